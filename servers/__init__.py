@@ -1,0 +1,1 @@
+"""MCP tool servers of the ultra-eval toolkit; each subpackage is one server."""

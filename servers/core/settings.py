@@ -1,0 +1,65 @@
+"""A server's ``parameter.yaml``: the single source of its settings' defaults, and ``${VAR}`` expansion."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def load_parameter_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent)."""
+    import yaml
+
+    file = Path(path)
+    if not file.exists():
+        return {}
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(file), line=line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping of setting name to value", path=str(file))
+    return data
+
+
+def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
+    """Replace ``${VAR}`` in strings (recursively in lists and dicts) with the environment's value.
+
+    A reference to an unset variable raises InputError naming the variable; values are never
+    logged, so a secret stays in memory only.
+    """
+    env = os.environ if environ is None else environ
+    if isinstance(value, str):
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                raise InputError(f"environment variable {name} is not set; export {name}=... before running")
+            return env[name]
+
+        return _ENV_REFERENCE.sub(substitute, value)
+    if isinstance(value, list):
+        return [expand_env(item, env) for item in value]
+    if isinstance(value, dict):
+        return {key: expand_env(item, env) for key, item in value.items()}
+    return value
+
+
+def env_references(value: Any) -> set[str]:
+    """The names of all ``${VAR}`` references inside ``value``."""
+    if isinstance(value, str):
+        return set(_ENV_REFERENCE.findall(value))
+    if isinstance(value, list):
+        return set().union(*(env_references(item) for item in value)) if value else set()
+    if isinstance(value, dict):
+        return set().union(*(env_references(item) for item in value.values())) if value else set()
+    return set()

@@ -1,0 +1,3 @@
+from servers.evaluation.server import main
+
+main()

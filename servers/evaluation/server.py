@@ -1,0 +1,41 @@
+"""The evaluation MCP server: ``python -m servers.evaluation`` serves it over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servers.core.factory import build_server
+
+INSTRUCTIONS = (
+    "Scores retrieval runs against qrels exactly as trec_eval 10.0 does (evaluate_trec), tests whether "
+    "one run beats another (evaluate_trec_pvalue), and scores answers against references (evaluate)."
+)
+
+
+def create_app():
+    """Build the evaluation server with every tool it offers."""
+    tools: list = []
+    try:
+        from servers.evaluation.trec_tools import TOOLS as retrieval_tools
+
+        tools += retrieval_tools
+    except ModuleNotFoundError as exc:  # pragma: no cover - while the module is being written
+        if exc.name != "servers.evaluation.trec_tools":
+            raise
+    try:
+        from servers.evaluation.answer_tools import TOOLS as answer_tools
+
+        tools += answer_tools
+    except ModuleNotFoundError as exc:  # pragma: no cover - while the module is being written
+        if exc.name != "servers.evaluation.answer_tools":
+            raise
+    return build_server("evaluation", tools, package_dir=Path(__file__).parent, instructions=INSTRUCTIONS)
+
+
+def main() -> None:
+    """Serve over stdio."""
+    create_app().run()
+
+
+if __name__ == "__main__":
+    main()

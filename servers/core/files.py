@@ -11,6 +11,15 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once: os.umask is process-wide and not thread-safe
+
+
 def unique_path(path: str | os.PathLike[str]) -> Path:
     """Return ``path`` itself if free, else the same name with ``_1``, ``_2`` ... before the suffix."""
     path = Path(path)
@@ -45,6 +54,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o666 & ~_UMASK)
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

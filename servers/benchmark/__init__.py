@@ -1,0 +1,1 @@
+"""The benchmark server: dataset loading (get_data)."""

@@ -1,0 +1,3 @@
+from servers.benchmark.server import main
+
+main()

@@ -1,0 +1,108 @@
+"""Turn records into the pipeline's aligned column lists through a key_map; drop, shuffle, limit."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from servers.benchmark.formats import Record, read_records
+from servers.core.errors import InputError
+
+OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls")
+_MISSING = object()
+
+
+@dataclass
+class LoadedData:
+    """Aligned columns (one entry per kept record) and what was dropped and why."""
+
+    columns: dict[str, list[Any]]
+    total_rows: int
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def kept_rows(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+
+def load_dataset(
+    path: str,
+    key_map: dict[str, str],
+    *,
+    limit: int = -1,
+    shuffle: bool = False,
+    seed: int = 42,
+    fmt: str = "auto",
+    split: str | None = None,
+) -> LoadedData:
+    """Read ``path`` and return the columns named by ``key_map`` (variable -> source field).
+
+    A record missing any mapped field (or holding null there) is dropped whole, so the columns
+    never shift against each other. Dropping happens first, then the seeded shuffle, then ``limit``.
+    """
+    check_key_map(key_map)
+    check_limit(limit)
+    records = read_records(path, fmt, split)
+    if not records:
+        raise InputError("the dataset holds no records", path=path)
+    check_fields_exist(records, key_map, path)
+    kept: list[Record] = []
+    dropped: Counter[str] = Counter()
+    for record in records:
+        missing = [source for source in key_map.values() if field_value(record, source) in (_MISSING, None)]
+        if missing:
+            dropped[f"missing or null field '{missing[0]}'"] += 1
+        else:
+            kept.append(record)
+    if shuffle:
+        random.Random(seed).shuffle(kept)
+    if limit != -1:
+        kept = kept[:limit]
+    columns = {variable: [field_value(r, source) for r in kept] for variable, source in key_map.items()}
+    return LoadedData(columns=columns, total_rows=len(records), dropped=dropped)
+
+
+def check_key_map(key_map: dict[str, str]) -> None:
+    """key_map must map known output variables to field names."""
+    if not isinstance(key_map, dict) or not key_map:
+        raise InputError(f"benchmark.key_map must map output variables ({', '.join(OUTPUT_VARIABLES)}) to source fields")
+    for variable, source in key_map.items():
+        if variable not in OUTPUT_VARIABLES:
+            raise InputError(f"benchmark.key_map: unknown output variable '{variable}'; use one of {', '.join(OUTPUT_VARIABLES)}")
+        if not isinstance(source, str) or not source:
+            raise InputError(f"benchmark.key_map.{variable} must be a field name (a string), not {source!r}")
+
+
+def check_limit(limit: int) -> None:
+    """limit is -1 (all records) or a positive count."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or (limit < 1 and limit != -1):
+        raise InputError(f"benchmark.limit must be -1 (all records) or a positive number, not {limit!r}")
+
+
+def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str) -> None:
+    """A mapped field that no record has is a typo, not missing data: fail naming it."""
+    for variable, source in key_map.items():
+        if not any(field_value(record, source) is not _MISSING for record in records):
+            first = records[0]
+            fields = sorted(k for k in first if k != "_line")
+            raise InputError(
+                f"field '{source}' (key_map.{variable}) is in no record; line {first.get('_line')} has fields {fields}",
+                path=path,
+            )
+
+
+def field_value(record: Record, source: str) -> Any:
+    """The value of ``source`` in ``record``; ``a.b`` reaches into nested objects. _MISSING if absent."""
+    if source in record:
+        return record[source]
+    value: Any = record
+    for part in source.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value

@@ -1,0 +1,204 @@
+"""Readers that turn each supported dataset format into a list of records (dicts), in file order.
+
+Supported: JSON Lines, a JSON list, CSV/TSV, Parquet, a BEIR folder, SQuAD JSON and RAGAS JSON.
+Every record carries ``_line``, the line (or record number) it came from, for error messages.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.core.readers import existing_file, read_csv, read_json, read_jsonl, read_parquet
+
+Record = dict[str, Any]
+
+FORMATS = ("jsonl", "json", "csv", "tsv", "parquet", "beir", "squad", "ragas")
+
+
+def read_records(path: str, fmt: str = "auto", split: str | None = None) -> list[Record]:
+    """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content)."""
+    source = Path(path).expanduser()
+    if fmt == "auto":
+        fmt = detect_format(source)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(FORMATS)}")
+    if fmt == "beir":
+        return read_beir(source, split)
+    if fmt == "jsonl":
+        return _numbered(read_jsonl(source), start=1)
+    if fmt in ("csv", "tsv"):
+        return _numbered(read_csv(source), start=2)
+    if fmt == "parquet":
+        return _numbered(read_parquet(source), start=1)
+    data = read_json(source)
+    if fmt == "json":
+        return _json_list(data, path)
+    if fmt == "squad":
+        return read_squad(data, path)
+    return read_ragas(data, path)
+
+
+def detect_format(source: Path) -> str:
+    """Guess the format from the path: a folder is BEIR, a .json file is inspected."""
+    if source.is_dir():
+        return "beir"
+    existing_file(source, what="dataset file")
+    suffix = source.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix in (".csv", ".tsv", ".parquet"):
+        return suffix[1:]
+    if suffix == ".json":
+        data = read_json(source)
+        if isinstance(data, list):
+            return "json"
+        if isinstance(data, dict) and isinstance(data.get("data"), list):
+            return "squad"
+        if isinstance(data, dict) and isinstance(data.get("question"), list):
+            return "ragas"
+        raise InputError(
+            "cannot tell the JSON layout: expected a list of records, SQuAD ({'data': [...]}) "
+            "or RAGAS ({'question': [...], 'answer': [...], ...}); set benchmark.format",
+            path=str(source),
+        )
+    raise InputError(
+        f"unsupported file extension '{suffix}'; expected .jsonl, .json, .csv, .tsv, .parquet or a BEIR folder",
+        path=str(source),
+    )
+
+
+def _numbered(rows: list[Record], start: int) -> list[Record]:
+    for offset, row in enumerate(rows):
+        row["_line"] = start + offset
+    return rows
+
+
+def _json_list(data: Any, path: str) -> list[Record]:
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON list of records, found a {type(data).__name__}", path=path)
+    for index, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise InputError(f"record {index} is a {type(row).__name__}, expected an object", path=path)
+    return _numbered(data, start=0)
+
+
+def read_squad(data: Any, path: str) -> list[Record]:
+    """SQuAD v1/v2: ``data[].paragraphs[].qas[]`` -> one record per question.
+
+    Fields: id, question, context, title, answers (list of answer texts), is_impossible.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise InputError("expected SQuAD JSON: an object with a 'data' list", path=path)
+    records: list[Record] = []
+    for article_index, article in enumerate(data["data"]):
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            raise InputError(f"data[{article_index}] has no 'paragraphs' list", path=path)
+        for paragraph_index, paragraph in enumerate(paragraphs):
+            where = f"data[{article_index}].paragraphs[{paragraph_index}]"
+            if not isinstance(paragraph, dict) or not isinstance(paragraph.get("qas"), list):
+                raise InputError(f"{where} has no 'qas' list", path=path)
+            for qa_index, qa in enumerate(paragraph["qas"]):
+                if not isinstance(qa, dict) or "question" not in qa:
+                    raise InputError(f"{where}.qas[{qa_index}] has no 'question'", path=path)
+                answers = qa.get("answers") or []
+                records.append(
+                    {
+                        "id": qa.get("id"),
+                        "question": qa["question"],
+                        "context": paragraph.get("context"),
+                        "title": article.get("title"),
+                        "answers": [a["text"] for a in answers if isinstance(a, dict) and "text" in a],
+                        "is_impossible": bool(qa.get("is_impossible", False)),
+                        "_line": len(records),
+                    }
+                )
+    return records
+
+
+RAGAS_COLUMNS = ("question", "contexts", "answer", "ground_truths")
+
+
+def read_ragas(data: Any, path: str) -> list[Record]:
+    """RAGAS: an object of equally long column lists (question, contexts, answer, ground_truths ...)."""
+    if not isinstance(data, dict):
+        raise InputError("expected RAGAS JSON: an object of column lists", path=path)
+    columns = {name: values for name, values in data.items() if isinstance(values, list)}
+    if "question" not in columns:
+        raise InputError(f"RAGAS JSON needs a 'question' list; columns found: {sorted(data)}", path=path)
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise InputError(f"RAGAS columns have different lengths {lengths}; every column needs one entry per question", path=path)
+    count = lengths["question"]
+    return [{**{name: values[i] for name, values in columns.items()}, "_line": i} for i in range(count)]
+
+
+def read_beir(folder: Path, split: str | None) -> list[Record]:
+    """A BEIR folder -> one record per judged query of the split.
+
+    Fields: id, question, qrels ({docid: grade}), relevant_docs (ids with grade > 0, by grade then
+    file order), relevant_passages (their corpus texts, "title text" when a title exists).
+    """
+    if not folder.is_dir():
+        raise InputError("BEIR dataset must be a folder with corpus.jsonl, queries.jsonl and qrels/", path=str(folder))
+    qrels_file = _beir_qrels_file(folder, split)
+    corpus = {str(row["_id"]): row for row in read_jsonl(folder / "corpus.jsonl") if "_id" in row}
+    queries = read_jsonl(folder / "queries.jsonl")
+    qrels = _read_beir_qrels(qrels_file, corpus)
+    records: list[Record] = []
+    for line, query in enumerate(queries, start=1):
+        qid = str(query.get("_id", ""))
+        if qid not in qrels:
+            continue
+        judged = qrels[qid]
+        relevant = sorted((d for d, g in judged.items() if g > 0), key=lambda d: -judged[d])
+        records.append(
+            {
+                "id": qid,
+                "question": query.get("text"),
+                "qrels": judged,
+                "relevant_docs": relevant,
+                "relevant_passages": [_passage_text(corpus[d]) for d in relevant],
+                "_line": line,
+            }
+        )
+    return records
+
+
+def _beir_qrels_file(folder: Path, split: str | None) -> Path:
+    qrels_dir = folder / "qrels"
+    available = sorted(p.stem for p in qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
+    if not available:
+        raise InputError("BEIR folder has no qrels/*.tsv file", path=str(folder))
+    if split is None:
+        split = "test" if "test" in available else available[0] if len(available) == 1 else None
+    if split not in available:
+        raise InputError(f"choose benchmark.split among {available}", path=str(qrels_dir))
+    return qrels_dir / f"{split}.tsv"
+
+
+def _read_beir_qrels(file: Path, corpus: dict[str, Record]) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with open(file, encoding="utf-8", newline="") as handle:
+        for line_number, fields in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not fields or (line_number == 1 and not fields[-1].lstrip("-").isdigit()):
+                continue  # blank line or the header row
+            if len(fields) != 3:
+                raise InputError(f"expected 3 tab-separated fields (query-id, corpus-id, score), found {len(fields)}", path=str(file), line=line_number)
+            qid, docid, score = fields
+            try:
+                grade = int(score)
+            except ValueError:
+                raise InputError(f"score '{score}' is not an integer", path=str(file), line=line_number) from None
+            if docid not in corpus:
+                raise InputError(f"corpus-id '{docid}' is not in corpus.jsonl", path=str(file), line=line_number)
+            qrels.setdefault(qid, {})[docid] = grade
+    return qrels
+
+
+def _passage_text(doc: Record) -> str:
+    title, text = doc.get("title") or "", doc.get("text") or ""
+    return f"{title} {text}".strip() if title else text

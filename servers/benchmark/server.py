@@ -1,0 +1,98 @@
+"""The benchmark MCP server: ``get_data`` loads a dataset into aligned lists for the pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
+
+from servers.benchmark.dataset import load_dataset
+from servers.core.factory import build_server, tool_hints
+
+
+class BenchmarkSpec(TypedDict, total=False):
+    """Which dataset to load and how; omitted keys take the defaults shown in parameter.yaml."""
+
+    name: str
+    path: str
+    format: str
+    split: str | None
+    key_map: dict[str, str]
+    limit: int
+    shuffle: bool
+    seed: int
+
+
+class DataInfo(TypedDict):
+    name: str
+    path: str
+    total_rows: int
+    kept_rows: int
+    dropped_rows: int
+    dropped_reasons: dict[str, int]
+
+
+class GetDataResult(TypedDict):
+    q_ls: NotRequired[list[Any]]
+    gt_ls: NotRequired[list[Any]]
+    pred_ls: NotRequired[list[Any]]
+    id_ls: NotRequired[list[Any]]
+    ctx_ls: NotRequired[list[Any]]
+    data_info: DataInfo
+
+
+@tool_hints(read_only=True, idempotent=True)
+def get_data(
+    benchmark: Annotated[
+        BenchmarkSpec,
+        Field(description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls -> source field), limit, shuffle, seed, name"),
+    ],
+) -> GetDataResult:
+    """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD or RAGAS JSON) as aligned lists.
+
+    Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
+    field is dropped whole; `data_info` says how many and why.
+    """
+    path = str(benchmark.get("path") or "")
+    loaded = load_dataset(
+        path,
+        benchmark.get("key_map") or {},
+        limit=benchmark.get("limit", -1),
+        shuffle=bool(benchmark.get("shuffle", False)),
+        seed=int(benchmark.get("seed", 42)),
+        fmt=benchmark.get("format") or "auto",
+        split=benchmark.get("split"),
+    )
+    info: DataInfo = {
+        "name": benchmark.get("name") or Path(path).stem,
+        "path": path,
+        "total_rows": loaded.total_rows,
+        "kept_rows": loaded.kept_rows,
+        "dropped_rows": sum(loaded.dropped.values()),
+        "dropped_reasons": dict(loaded.dropped),
+    }
+    return {**loaded.columns, "data_info": info}  # type: ignore[typeddict-item]
+
+
+TOOLS = [get_data]
+
+
+def create_app():
+    """Build the benchmark server."""
+    return build_server(
+        "benchmark",
+        TOOLS,
+        package_dir=Path(__file__).parent,
+        instructions="Loads evaluation datasets as aligned lists (questions, golden answers, predictions, ids, contexts).",
+    )
+
+
+def main() -> None:
+    """Serve over stdio."""
+    create_app().run()
+
+
+if __name__ == "__main__":
+    main()

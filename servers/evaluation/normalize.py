@@ -1,0 +1,53 @@
+"""Answer normalisation before matching: SQuAD's (the default) and UltraRAG's.
+
+``squad``: lower-case, delete ASCII punctuation, remove the articles a/an/the as words, collapse
+white space (SQuAD v1.1, FlashRAG, MT-RAG).
+``ultrarag``: whole-string "True"/"False" -> yes/no, ``_`` -> space, lower-case, punctuation plus
+curly quotes, acute accent and backtick *replaced by a space*, articles removed, white space
+collapsed (UltraRAG's ``normalize_text``).
+
+A gold answer that normalises to the empty string keeps its lower-cased raw text instead
+(``normalize_gold``): otherwise a gold such as "A" or "?" would equal every empty prediction and be
+a substring of every prediction.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+
+from servers.core.errors import InputError
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_PUNCTUATION_TO_SPACE = str.maketrans({ch: " " for ch in string.punctuation + "\u2018\u2019\u00b4`"})
+_BOOLEANS = {"True": "yes", "False": "no"}
+
+
+def squad_normalize(text: str) -> str:
+    """SQuAD normalisation: lower, drop punctuation, drop articles, collapse white space."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_DELETE_PUNCTUATION)).split())
+
+
+def ultrarag_normalize(text: str) -> str:
+    """UltraRAG normalisation: booleans to yes/no, ``_`` and punctuation to spaces, drop articles."""
+    text = _BOOLEANS.get(text, text).replace("_", " ").lower().translate(_PUNCTUATION_TO_SPACE)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+NORMALIZERS: dict[str, Callable[[str], str]] = {"squad": squad_normalize, "ultrarag": ultrarag_normalize}
+
+
+def get_normalizer(name: str) -> Callable[[str], str]:
+    """The normalisation function called ``name``; an unknown name lists the known ones."""
+    try:
+        return NORMALIZERS[name]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown normalize '{name}'; use one of: {', '.join(NORMALIZERS)}") from None
+
+
+def normalize_gold(text: str, normalize: Callable[[str], str]) -> str:
+    """Normalise a gold answer, keeping its lower-cased raw text when normalisation empties it."""
+    normalized = normalize(text)
+    return normalized if normalized else text.lower()

@@ -1,0 +1,155 @@
+"""ROUGE-N and ROUGE-L F-measures identical to the ``rouge-score`` package, with cached tokens.
+
+``rouge_score.rouge_scorer.RougeScorer(types, use_stemmer=s).score(target, prediction)`` is
+reproduced float for float: the same tokenizer (lower-case, every run of characters outside
+``[a-z0-9]`` is a separator, Porter stemming (NLTK's, as rouge-score uses) of tokens longer than
+three characters), the same counts and the same floating-point expressions. What differs is the
+work: a word's stem is computed once per process, a text is tokenised once however many metrics
+and golds use it, and the LCS is bit-parallel (``servers.evaluation.lcs``) instead of a Python
+table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from servers.evaluation.lcs import lcs_length_masks, match_masks
+
+_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+_VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+class Stemmer:
+    """rouge-score's stemming of a token (Porter, tokens longer than 3 characters), memoised per word."""
+
+    def __init__(self) -> None:
+        from nltk.stem import porter  # rouge-score's own stemmer, imported only when stemming
+
+        self._porter = porter.PorterStemmer()
+        self._cache: dict[str, str] = {}
+
+    def __call__(self, word: str) -> str:
+        stem = self._cache.get(word)
+        if stem is None:
+            stem = self._porter.stem(word) if len(word) > 3 else word
+            self._cache[word] = stem
+        return stem
+
+
+_STEMMER: Stemmer | None = None
+
+
+def shared_stemmer() -> Stemmer:
+    """The process-wide stemmer (its cache is the point: words repeat across texts)."""
+    global _STEMMER
+    if _STEMMER is None:
+        _STEMMER = Stemmer()
+    return _STEMMER
+
+
+def rouge_tokenize(text: str, stemmer: Stemmer | None = None) -> list[str]:
+    """rouge-score's default tokenizer: ``rouge_score.tokenize.tokenize(text, stemmer)``."""
+    words = _NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+    if stemmer is not None:
+        words = [stemmer(word) for word in words]
+        # rouge-score's final check; a Porter stem of [a-z0-9]+ never fails it, but keep it exact.
+        words = [word for word in words if _VALID_TOKEN.match(word)]
+    return words
+
+
+def fmeasure(precision: float, recall: float) -> float:
+    """rouge-score's F-measure (``scoring.fmeasure``)."""
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
+@dataclass
+class RougeText:
+    """One tokenised text with the n-gram counts and LCS masks computed on first use."""
+
+    tokens: list[str]
+    _ngrams: dict[int, Counter] = field(default_factory=dict, repr=False)
+
+    def ngrams(self, n: int) -> Counter:
+        """Counts of the text's n-grams (as rouge-score's ``_create_ngrams``)."""
+        counts = self._ngrams.get(n)
+        if counts is None:
+            tokens = self.tokens
+            if n == 1:
+                counts = Counter(tokens)
+            else:
+                counts = Counter(zip(*(tokens[i:] for i in range(n))))
+            self._ngrams[n] = counts
+        return counts
+
+    @cached_property
+    def masks(self) -> dict[str, int]:
+        return match_masks(self.tokens)
+
+
+def rouge_n(target: RougeText, prediction: RougeText, n: int) -> float:
+    """ROUGE-N F-measure, as rouge-score's ``_score_ngrams`` computes it."""
+    target_ngrams = target.ngrams(n)
+    prediction_ngrams = prediction.ngrams(n)
+    intersection = 0
+    for ngram, count in target_ngrams.items():
+        other = prediction_ngrams.get(ngram)
+        if other:
+            intersection += count if count < other else other
+    target_count = max(len(target.tokens) - n + 1, 0)
+    prediction_count = max(len(prediction.tokens) - n + 1, 0)
+    precision = intersection / max(prediction_count, 1)
+    recall = intersection / max(target_count, 1)
+    return fmeasure(precision, recall)
+
+
+def lcs(target: RougeText, prediction: RougeText) -> int:
+    """LCS length of two texts' tokens, iterating over the shorter one."""
+    if len(target.tokens) <= len(prediction.tokens):
+        return lcs_length_masks(target.tokens, prediction.masks, len(prediction.tokens))
+    return lcs_length_masks(prediction.tokens, target.masks, len(target.tokens))
+
+
+def rouge_l(target: RougeText, prediction: RougeText) -> float:
+    """ROUGE-L F-measure, as rouge-score's ``_score_lcs`` computes it."""
+    if not target.tokens or not prediction.tokens:
+        return 0.0
+    length = lcs(target, prediction)
+    precision = length / len(prediction.tokens)
+    recall = length / len(target.tokens)
+    return fmeasure(precision, recall)
+
+
+class RougeScorer:
+    """Tokenise once, score many: ``score(target, prediction)`` like rouge-score's RougeScorer."""
+
+    def __init__(self, use_stemmer: bool = True) -> None:
+        self.stemmer = shared_stemmer() if use_stemmer else None
+
+    def text(self, text: str) -> RougeText:
+        """Tokenise ``text`` for scoring (keep the result to reuse it across metrics and pairs)."""
+        return RougeText(rouge_tokenize(text, self.stemmer))
+
+    def score(self, target: str, prediction: str, rouge_types: Sequence[str] = ROUGE_TYPES) -> dict[str, float]:
+        """F-measures of ``prediction`` against ``target`` for each of ``rouge_types``."""
+        return score_texts(self.text(target), self.text(prediction), rouge_types)
+
+
+def score_texts(target: RougeText, prediction: RougeText, rouge_types: Sequence[str] = ROUGE_TYPES) -> dict[str, float]:
+    """F-measures for already tokenised texts; ``rougeN`` for any N >= 1 and ``rougeL``."""
+    scores: dict[str, float] = {}
+    for rouge_type in rouge_types:
+        if rouge_type == "rougeL":
+            scores[rouge_type] = rouge_l(target, prediction)
+        elif re.fullmatch(r"rouge[1-9]", rouge_type):
+            scores[rouge_type] = rouge_n(target, prediction, int(rouge_type[5:]))
+        else:
+            raise ValueError(f"unknown ROUGE type {rouge_type!r}; use rouge1..rouge9 or rougeL")
+    return scores

@@ -1,0 +1,409 @@
+"""The LLM client shared by the judge and generation servers.
+
+Chat completions and embeddings against any OpenAI-compatible endpoint (the ``openai`` async
+client), or a local in-process model (``servers.judge.local``, optional extra ``local-llm``).
+It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
+``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
+with the server's message, answers repeated requests from the on-disk cache, and counts tokens.
+The API key lives only in memory: it is never part of a cache key, a result, a log line or an
+error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from servers.core.errors import InputError
+from servers.judge.cache import AnswerCache, CachedAnswer, NoCache, cache_key
+
+log = logging.getLogger("ultra.judge.llm")
+
+BACKENDS = ("openai", "local")
+LLM_KEYS = {"backend", "base_url", "model_id", "api_key", "reasoning", "structured_output", "embedding_model"}
+# Parameters an endpoint may reject; dropped (and said once) when the server names them in a 400.
+OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
+REASONING_MAX_TOKENS = 4096
+MAX_RETRY_AFTER = 120.0
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Where and how to ask: the ``judge_llm`` mapping plus the client limits."""
+
+    model_id: str
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    backend: Literal["openai", "local"] = "openai"
+    reasoning: bool = False
+    structured_output: bool = False
+    embedding_model: str = ""
+    timeout: float = 60.0
+    max_retries: int = 3
+    max_workers: int = 8
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+
+    @classmethod
+    def from_settings(
+        cls, judge_llm: dict[str, Any], *, judge_timeout: float, judge_max_retries: int, judge_max_workers: int, **extra: Any
+    ) -> LLMSettings:
+        """Validate the server settings; unknown or missing keys raise InputError."""
+        if not isinstance(judge_llm, dict):
+            raise InputError(f"judge_llm must be a mapping with keys {sorted(LLM_KEYS)}, got {type(judge_llm).__name__}")
+        unknown = set(judge_llm) - LLM_KEYS
+        if unknown:
+            raise InputError(f"judge_llm has unknown keys {sorted(unknown)}; known keys: {sorted(LLM_KEYS)}")
+        backend = judge_llm.get("backend") or "openai"
+        if backend not in BACKENDS:
+            raise InputError(f"judge_llm.backend must be one of {list(BACKENDS)}, got {backend!r}")
+        model_id = str(judge_llm.get("model_id") or "")
+        base_url = str(judge_llm.get("base_url") or "")
+        if backend == "openai" and not (model_id and base_url):
+            raise InputError("judge_llm needs base_url and model_id for the openai backend (any OpenAI-compatible server)")
+        if float(judge_timeout) <= 0 or int(judge_max_workers) < 1 or int(judge_max_retries) < 0:
+            raise InputError("judge_timeout must be > 0, judge_max_workers >= 1 and judge_max_retries >= 0")
+        return cls(
+            model_id=model_id,
+            base_url=base_url,
+            api_key=str(judge_llm.get("api_key") or ""),
+            backend=backend,
+            reasoning=bool(judge_llm.get("reasoning", False)),
+            structured_output=bool(judge_llm.get("structured_output", False)),
+            embedding_model=str(judge_llm.get("embedding_model") or ""),
+            timeout=float(judge_timeout),
+            max_retries=int(judge_max_retries),
+            max_workers=int(judge_max_workers),
+            **extra,
+        )
+
+    def public(self) -> dict[str, Any]:
+        """The settings as they may be written to a result: without the API key."""
+        data = asdict(self)
+        data.pop("api_key")
+        return data
+
+
+@dataclass
+class Reply:
+    """The outcome of one chat or embeddings request."""
+
+    status: Literal["ok", "error"]
+    text: str = ""
+    reasoning: str | None = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    attempts: int = 0
+    vectors: list[list[float]] | None = None
+
+
+@dataclass
+class Usage:
+    """Tokens and requests of one tool call; cached answers cost nothing now."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
+
+    def add(self, reply: Reply) -> None:
+        self.requests += reply.attempts
+        if reply.status != "ok":
+            self.errors += 1
+        elif reply.cached:
+            self.cache_hits += 1
+            self.cached_prompt_tokens += reply.prompt_tokens
+            self.cached_completion_tokens += reply.completion_tokens
+        else:
+            self.prompt_tokens += reply.prompt_tokens
+            self.completion_tokens += reply.completion_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        data = asdict(self)
+        data["total_tokens"] = self.prompt_tokens + self.completion_tokens
+        return data
+
+
+class _Retry(Exception):
+    """A transient failure: wait ``delay`` seconds (None = backoff) and try again."""
+
+    def __init__(self, reason: str, delay: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+
+
+class _Fail(Exception):
+    """A permanent failure: report ``reason`` without retrying."""
+
+
+class LLMClient:
+    """Asynchronous chat and embeddings with bounded concurrency, retries, cache and accounting.
+
+    Create it inside the event loop that uses it; ``await client.aclose()`` (or ``async with``).
+    """
+
+    def __init__(self, settings: LLMSettings, cache: AnswerCache | NoCache | None = None) -> None:
+        self.settings = settings
+        self.cache = cache if cache is not None else NoCache()
+        self.usage = Usage()
+        self.dropped: set[str] = set()
+        self._slots = asyncio.Semaphore(settings.max_workers)
+        self._openai: Any = None
+        self._local: Any = None
+        self._local_lock = asyncio.Lock()
+        self._secret = settings.api_key
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        if self._openai is not None:
+            await self._openai.close()
+            self._openai = None
+
+    # --- public API ------------------------------------------------------------------------
+    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Reply:
+        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key."""
+        sampling = self._effective_sampling(sampling)
+        key = cache_key(
+            model_id=self.settings.model_id,
+            base_url=self._endpoint(),
+            messages=messages,
+            sampling=sampling,
+            prompt_version=prompt,
+        )
+        hit = self.cache.get(key)
+        if hit is not None:
+            reply = Reply("ok", hit.text, hit.reasoning, None, hit.prompt_tokens, hit.completion_tokens, cached=True)
+        else:
+            if self.settings.backend == "local":
+                reply = await self._with_retries(lambda: self._local_chat(messages, sampling))
+            else:
+                reply = await self._with_retries(lambda: self._openai_chat(messages, sampling))
+            if reply.status == "ok":
+                answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
+                request = {"messages": messages, "sampling": sampling}
+                self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
+        self.usage.add(reply)
+        return reply
+
+    async def embed(self, texts: list[str]) -> Reply:
+        """Embeddings of ``texts`` (``reply.vectors``), cached like chat answers."""
+        model = self.settings.embedding_model or self.settings.model_id
+        key = cache_key(model_id=model, base_url=self._endpoint(), messages=[{"input": texts}], sampling={}, prompt_version="embeddings")
+        hit = self.cache.get(key)
+        if hit is not None:
+            reply = Reply("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
+        else:
+            call = self._local_embed if self.settings.backend == "local" else self._openai_embed
+            reply = await self._with_retries(lambda: call(model, texts))
+            if reply.status == "ok":
+                answer = CachedAnswer(json.dumps(reply.vectors), None, reply.prompt_tokens, 0)
+                self.cache.put(key, model_id=model, prompt="embeddings", request={"input": texts}, answer=answer)
+        self.usage.add(reply)
+        return reply
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key and anything shaped like a key replaced by ``***``."""
+        if self._secret:
+            text = text.replace(self._secret, "***")
+        return re.sub(r"\b(sk-[A-Za-z0-9_\-*]{6,})", "***", text)
+
+    # --- retries -----------------------------------------------------------------------------
+    async def _with_retries(self, call: Callable[[], Awaitable[Reply]]) -> Reply:
+        attempts = 0
+        last_reason = ""
+        for attempt in range(self.settings.max_retries + 1):
+            attempts += 1
+            try:
+                async with self._slots:
+                    reply = await call()
+                reply.attempts = attempts
+                return reply
+            except _Fail as exc:
+                return Reply("error", error=self.redact(str(exc)), attempts=attempts)
+            except _Retry as exc:
+                last_reason = self.redact(exc.reason)
+                if attempt == self.settings.max_retries:
+                    break
+                delay = exc.delay if exc.delay is not None else self._backoff(attempt)
+                log.info("retrying in %.2f s after: %s", delay, last_reason)
+                await asyncio.sleep(delay)
+        return Reply("error", error=f"gave up after {attempts} attempts: {last_reason}", attempts=attempts)
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with full jitter."""
+        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * 2**attempt)
+        return random.uniform(0, ceiling)
+
+    # --- the OpenAI-compatible backend ----------------------------------------------------------
+    def _client(self) -> Any:
+        if self._openai is None:
+            from openai import AsyncOpenAI
+
+            self._openai = AsyncOpenAI(
+                base_url=self.settings.base_url,
+                api_key=self.settings.api_key or "EMPTY",
+                timeout=self.settings.timeout,
+                max_retries=0,  # retries are ours: one policy, counted
+            )
+        return self._openai
+
+    def _endpoint(self) -> str:
+        if self.settings.backend == "local":
+            return "local"
+        return self.settings.base_url
+
+    def _effective_sampling(self, sampling: dict[str, Any]) -> dict[str, Any]:
+        """Reasoning models take no temperature-like settings and a larger token budget."""
+        sampling = dict(sampling)
+        if self.settings.reasoning:
+            for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty"):
+                sampling.pop(name, None)
+            budget = max(int(sampling.pop("max_tokens", 0) or 0), REASONING_MAX_TOKENS)
+            sampling["max_completion_tokens"] = budget
+        return sampling
+
+    async def _openai_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+        response = await self._request(
+            lambda kwargs: self._client().chat.completions.create(**kwargs),
+            {"model": self.settings.model_id, "messages": messages, **sampling},
+        )
+        try:
+            message = response.choices[0].message
+            text = message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            raise _Retry("malformed reply: no choices[0].message in the response") from None
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if not isinstance(text, str):
+            raise _Retry("malformed reply: message content is not text")
+        usage = getattr(response, "usage", None)
+        return Reply(
+            "ok",
+            text,
+            reasoning if isinstance(reasoning, str) else None,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+
+    async def _openai_embed(self, model: str, texts: list[str]) -> Reply:
+        response = await self._request(
+            lambda kwargs: self._client().embeddings.create(**kwargs), {"model": model, "input": texts}
+        )
+        try:
+            vectors = [list(map(float, item.embedding)) for item in sorted(response.data, key=lambda d: d.index)]
+        except (AttributeError, TypeError, ValueError):
+            raise _Retry("malformed reply: no embeddings in the response") from None
+        if len(vectors) != len(texts):
+            raise _Retry(f"malformed reply: {len(vectors)} embeddings for {len(texts)} inputs")
+        usage = getattr(response, "usage", None)
+        return Reply("ok", prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0), vectors=vectors)
+
+    async def _request(self, send: Callable[[dict[str, Any]], Awaitable[Any]], kwargs: dict[str, Any]) -> Any:
+        """Send once, mapping failures to _Retry / _Fail; drops parameters the endpoint rejects."""
+        import openai
+
+        kwargs = {k: v for k, v in kwargs.items() if k not in self.dropped}
+        for _ in range(len(OPTIONAL_PARAMS) + 1):
+            try:
+                return await send(kwargs)
+            except openai.RateLimitError as exc:
+                raise _Retry(f"429 rate limited: {_server_message(exc)}", _retry_after(exc.response)) from None
+            except openai.APITimeoutError:
+                raise _Retry(f"timed out after {self.settings.timeout:g} s") from None
+            except openai.APIConnectionError as exc:
+                raise _Retry(f"connection error: {exc.__cause__ or exc}") from None
+            except openai.APIStatusError as exc:
+                if exc.status_code >= 500:
+                    raise _Retry(f"{exc.status_code} server error: {_server_message(exc)}", _retry_after(exc.response)) from None
+                rejected = self._rejected_param(exc, kwargs)
+                if rejected is None:
+                    raise _Fail(f"{exc.status_code} from the endpoint: {_server_message(exc)}") from None
+                kwargs = {k: v for k, v in kwargs.items() if k != rejected}
+            except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+                raise _Retry(f"malformed reply: {type(exc).__name__}") from None
+        raise _Fail("the endpoint rejected every optional parameter")  # pragma: no cover - bounded loop
+
+    def _rejected_param(self, exc: Any, kwargs: dict[str, Any]) -> str | None:
+        """The optional parameter a 400/422 complains about, remembered so it is dropped from now on."""
+        if exc.status_code not in (400, 422):
+            return None
+        message = _server_message(exc)
+        for name in OPTIONAL_PARAMS:
+            if name in kwargs and re.search(rf"\b{name}\b", message):
+                if name not in self.dropped:
+                    log.warning("the endpoint rejects '%s'; sending requests without it (%s)", name, message[:200])
+                    self.dropped.add(name)
+                return name
+        return None
+
+    # --- the local backend -----------------------------------------------------------------------
+    async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+        import anyio.to_thread
+
+        from servers.judge import local
+
+        async with self._local_lock:  # one model, one generation at a time
+            if self._local is None:
+                self._local = await anyio.to_thread.run_sync(local.load_chat_model, self.settings.model_id)
+            max_tokens = int(sampling.get("max_tokens") or sampling.get("max_completion_tokens") or 256)
+            text, n_in, n_out = await anyio.to_thread.run_sync(local.generate, self._local, messages, max_tokens)
+        return Reply("ok", text, prompt_tokens=n_in, completion_tokens=n_out)
+
+    async def _local_embed(self, model: str, texts: list[str]) -> Reply:
+        import anyio.to_thread
+
+        from servers.judge import local
+
+        async with self._local_lock:
+            vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)
+        return Reply("ok", vectors=vectors)
+
+
+def _server_message(exc: Any) -> str:
+    """The error message the server sent (OpenAI error shape or plain text)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return str(getattr(exc, "message", exc))
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), capped."""
+    headers = getattr(response, "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return min(float(headers["retry-after-ms"]) / 1000.0, MAX_RETRY_AFTER)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            seconds = when.timestamp() - time.time()
+        return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+    except (TypeError, ValueError, OverflowError):
+        return None

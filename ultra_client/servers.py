@@ -1,0 +1,189 @@
+"""Find server packages, start them as stdio subprocesses, and learn their tools."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ultra_client.errors import UltraError
+
+ULTRA_HOME = Path(__file__).resolve().parent.parent
+PASSTHROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                   "OMP_NUM_THREADS", "TMPDIR", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES")
+START_TIMEOUT = 120.0
+
+
+@dataclass
+class ServerLocation:
+    """Where a server package is: ``python -m module`` with ``root`` on PYTHONPATH."""
+
+    alias: str
+    module: str
+    root: Path
+    package_dir: Path
+
+
+@dataclass
+class ToolInfo:
+    """What the client knows of a tool: its parameters (settings and variables) and outputs."""
+
+    name: str
+    description: str
+    parameters: list[str]
+    required: set[str]
+    outputs: list[str]
+    settings: dict[str, Any]
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def variables(self) -> list[str]:
+        return [p for p in self.parameters if p not in self.settings]
+
+
+def locate_server(alias: str, location: str, search_dirs: list[Path]) -> ServerLocation:
+    """Resolve a server path from the pipeline (relative to the working directory, the pipeline, or ultra)."""
+    raw = Path(location).expanduser()
+    candidates = [raw] if raw.is_absolute() else [base / raw for base in [*search_dirs, ULTRA_HOME]]
+    for candidate in candidates:
+        if candidate.is_dir() and ((candidate / "__main__.py").exists() or (candidate / "server.py").exists()):
+            package_dir = candidate.resolve()
+            root, parts = package_dir, []
+            while (root / "__init__.py").exists():
+                parts.insert(0, root.name)
+                root = root.parent
+            if not parts:
+                raise UltraError(f"server '{alias}': {package_dir} is not a Python package (no __init__.py)")
+            module = ".".join(parts) if (package_dir / "__main__.py").exists() else ".".join([*parts, "server"])
+            return ServerLocation(alias=alias, module=module, root=root, package_dir=package_dir)
+    tried = ", ".join(str(c) for c in candidates)
+    raise UltraError(f"server '{alias}': no server package at '{location}' (looked in {tried})")
+
+
+def server_parameters(location: ServerLocation) -> dict[str, Any]:
+    """The server's own parameter.yaml (defaults of its settings), read without starting it."""
+    from servers.core.errors import InputError
+    from servers.core.settings import load_parameter_file
+
+    try:
+        return load_parameter_file(location.package_dir / "parameter.yaml")
+    except InputError as exc:
+        raise UltraError(str(exc)) from None
+
+
+def server_env(location: ServerLocation) -> dict[str, str]:
+    """Environment for the subprocess: the SDK's safe defaults plus PYTHONPATH and offline-model switches."""
+    env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
+    python_path = [str(location.root), str(ULTRA_HOME)]
+    if os.environ.get("PYTHONPATH"):
+        python_path.append(os.environ["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@dataclass
+class RunningServer:
+    """A started server: its client session, tools and stderr log."""
+
+    location: ServerLocation
+    log_path: Path
+    settings: dict[str, Any]
+    client: Any = None
+    tools: dict[str, ToolInfo] = field(default_factory=dict)
+    error: BaseException | None = None
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+class ServerPool:
+    """Starts every server once (concurrently), keeps the sessions open, and stops them on exit."""
+
+    def __init__(self, locations: list[ServerLocation], log_dir: Path) -> None:
+        self.servers = {
+            loc.alias: RunningServer(loc, log_dir / f"{loc.alias}.stderr.log", server_parameters(loc)) for loc in locations
+        }
+        self.log_dir = log_dir
+        self._stop = anyio.Event()
+        self._group: Any = None
+
+    async def __aenter__(self) -> ServerPool:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        ready = {alias: anyio.Event() for alias in self.servers}
+        for alias, server in self.servers.items():
+            self._group.start_soon(self._serve, server, ready[alias])
+        with anyio.move_on_after(START_TIMEOUT):
+            for event in ready.values():
+                await event.wait()
+        for alias, server in self.servers.items():
+            if server.client is None:
+                cause = server.error or TimeoutError(f"no answer within {START_TIMEOUT:.0f} s")
+                await self.__aexit__(None, None, None)
+                raise UltraError(self.describe_failure(alias, f"failed to start ({cause})"))
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._group is not None:
+            group, self._group = self._group, None
+            await group.__aexit__(None, None, None)
+
+    async def _serve(self, server: RunningServer, ready: anyio.Event) -> None:
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", server.location.module],
+            env=server_env(server.location),
+            cwd=os.getcwd(),
+        )
+        try:
+            with open(server.log_path, "w", encoding="utf-8") as errlog:
+                async with Client(stdio_client(params, errlog=errlog)) as client:
+                    listing = await client.list_tools()
+                    server.tools = {t.name: tool_info(t, server.settings) for t in listing.tools}
+                    server.client = client
+                    ready.set()
+                    await self._stop.wait()
+        except Exception as exc:  # noqa: BLE001 - reported with the server's log tail
+            server.error = exc
+        finally:
+            server.client = None if server.error else server.client
+            ready.set()
+
+    def describe_failure(self, alias: str, what: str) -> str:
+        """A message naming the server, what went wrong, and the tail of its stderr log."""
+        server = self.servers[alias]
+        tail = server.log_tail()
+        message = f"server '{alias}' ({server.location.module}) {what}"
+        if tail:
+            message += f"\n--- last lines of {server.log_path} ---\n{tail}"
+        return message
+
+
+def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:
+    """ToolInfo from an MCP tool listing entry and the server's parameter.yaml."""
+    schema = tool.input_schema or {}
+    properties = list((schema.get("properties") or {}).keys())
+    outputs = list(((tool.output_schema or {}).get("properties") or {}).keys())
+    return ToolInfo(
+        name=tool.name,
+        description=(tool.description or "").strip(),
+        parameters=properties,
+        required=set(schema.get("required") or []),
+        outputs=outputs,
+        settings={name: settings[name] for name in properties if name in settings},
+        input_schema=schema,
+    )

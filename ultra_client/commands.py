@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
+from contextlib import asynccontextmanager
 import time
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +29,14 @@ from ultra_client.params import (
 from ultra_client.pipeline import Pipeline, load_pipeline, require_file
 from ultra_client.runner import Runner, link_written_files, structured_result
 from ultra_client.servers import ULTRA_HOME, ServerLocation, ServerPool, ToolInfo, locate_server
+
+
+@asynccontextmanager
+async def scratch_logs(command: str):
+    """A temporary folder for server logs, removed on success and kept (and named) on failure."""
+    folder = Path(tempfile.mkdtemp(prefix=f"ultra-{command}-logs-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def builtin_servers() -> dict[str, str]:
@@ -66,9 +76,8 @@ async def build(pipeline_file: str) -> tuple[Path, MergeReport]:
     """``ultra build``: start the servers, check the pipeline, write its parameter file."""
     pipeline = load_pipeline(require_file(pipeline_file))
     target = parameter_path(pipeline.path)
-    with tempfile.TemporaryDirectory(prefix="ultra-build-") as logs:
-        async with ServerPool(pipeline_locations(pipeline), Path(logs)) as pool:
-            report = build_parameters(pipeline, pool, target)
+    async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline), logs) as pool:
+        report = build_parameters(pipeline, pool, target)
     return target, report
 
 
@@ -143,16 +152,15 @@ async def call(target: str, pairs: list[str], timeout: float | None) -> dict[str
     if not server or not tool:
         raise UltraError(f"'{target}' is not server.tool, e.g. evaluation.evaluate_trec")
     location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
-    with tempfile.TemporaryDirectory(prefix="ultra-call-") as logs:
-        async with ServerPool([location], Path(logs)) as pool:
-            running = pool.servers[server]
-            if tool not in running.tools:
-                raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
-            args = parse_assignments(pairs, running.tools[tool])
-            try:
-                result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
-            except Exception as exc:  # noqa: BLE001 - reported with the server's log
-                raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
+    async with scratch_logs("call") as logs, ServerPool([location], logs) as pool:
+        running = pool.servers[server]
+        if tool not in running.tools:
+            raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
+        args = parse_assignments(pairs, running.tools[tool])
+        try:
+            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
+        except Exception as exc:  # noqa: BLE001 - reported with the server's log
+            raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
     if result.is_error:
         text = " ".join(getattr(block, "text", "") for block in result.content).strip()
         raise UltraError(f"{target} failed: {text}")
@@ -165,9 +173,8 @@ async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:
     if server is not None:
         servers = {server: servers.get(server, server)}
     locations = [locate_server(name, path, [Path.cwd()]) for name, path in servers.items()]
-    with tempfile.TemporaryDirectory(prefix="ultra-tools-") as logs:
-        async with ServerPool(locations, Path(logs)) as pool:
-            return tool_table(pool)
+    async with scratch_logs("tools") as logs, ServerPool(locations, logs) as pool:
+        return tool_table(pool)
 
 
 def describe_tools(table: dict[str, dict[str, ToolInfo]]) -> str:

@@ -173,11 +173,12 @@ def link_written_files(memory: Memory, folder: Path, started: float) -> list[Pat
 
 
 def _strings(value: Any, depth: int = 0):
+    """Strings inside a result: mappings three levels deep, the first 50 items of lists two levels deep."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict) and depth < 3:
         for item in value.values():
             yield from _strings(item, depth + 1)
-    elif isinstance(value, list) and depth < 1:
+    elif isinstance(value, list) and depth < 2:
         for item in value[:50]:
             yield from _strings(item, depth + 1)

@@ -164,11 +164,17 @@ class ServerPool:
             ready.set()
 
     def describe_failure(self, alias: str, what: str) -> str:
-        """A message naming the server, what went wrong, and the tail of its stderr log."""
+        """A message naming the server, what went wrong, and the end of its stderr log.
+
+        A Python traceback in the log is cut down to its final exception line; the full log stays on disk.
+        """
         server = self.servers[alias]
-        tail = server.log_tail()
         message = f"server '{alias}' ({server.location.module}) {what}"
-        if tail:
+        tail = server.log_tail()
+        if "Traceback (most recent call last)" in tail:
+            last = [line for line in tail.splitlines() if line.strip() and not line.startswith((" ", "\t"))]
+            message += f"\n  {last[-1] if last else 'the server crashed'}\n  (full log: {server.log_path})"
+        elif tail:
             message += f"\n--- last lines of {server.log_path} ---\n{tail}"
         return message
 

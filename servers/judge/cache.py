@@ -71,7 +71,10 @@ class AnswerCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot open the judge cache as SQLite ({exc}); delete it or choose another judge_cache", path=str(path)) from None
+            raise InputError(
+                f"cannot open the judge cache as SQLite ({exc}); delete it or choose another judge_cache",
+                path=str(path),
+            ) from None
         self._lock = threading.Lock()
 
     def get(self, key: str) -> CachedAnswer | None:

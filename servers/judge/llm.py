@@ -54,11 +54,19 @@ class LLMSettings:
 
     @classmethod
     def from_settings(
-        cls, judge_llm: dict[str, Any], *, judge_timeout: float, judge_max_retries: int, judge_max_workers: int, **extra: Any
+        cls,
+        judge_llm: dict[str, Any],
+        *,
+        judge_timeout: float,
+        judge_max_retries: int,
+        judge_max_workers: int,
+        **extra: Any,
     ) -> LLMSettings:
         """Validate the server settings; unknown or missing keys raise InputError."""
         if not isinstance(judge_llm, dict):
-            raise InputError(f"judge_llm must be a mapping with keys {sorted(LLM_KEYS)}, got {type(judge_llm).__name__}")
+            raise InputError(
+                f"judge_llm must be a mapping with keys {sorted(LLM_KEYS)}, got {type(judge_llm).__name__}"
+            )
         unknown = set(judge_llm) - LLM_KEYS
         if unknown:
             raise InputError(f"judge_llm has unknown keys {sorted(unknown)}; known keys: {sorted(LLM_KEYS)}")
@@ -68,7 +76,9 @@ class LLMSettings:
         model_id = str(judge_llm.get("model_id") or "")
         base_url = str(judge_llm.get("base_url") or "")
         if backend == "openai" and not (model_id and base_url):
-            raise InputError("judge_llm needs base_url and model_id for the openai backend (any OpenAI-compatible server)")
+            raise InputError(
+                "judge_llm needs base_url and model_id for the openai backend (any OpenAI-compatible server)"
+            )
         if float(judge_timeout) <= 0 or int(judge_max_workers) < 1 or int(judge_max_retries) < 0:
             raise InputError("judge_timeout must be > 0, judge_max_workers >= 1 and judge_max_retries >= 0")
         return cls(
@@ -208,7 +218,13 @@ class LLMClient:
     async def embed(self, texts: list[str]) -> Reply:
         """Embeddings of ``texts`` (``reply.vectors``), cached like chat answers."""
         model = self.settings.embedding_model or self.settings.model_id
-        key = cache_key(model_id=model, base_url=self._endpoint(), messages=[{"input": texts}], sampling={}, prompt_version="embeddings")
+        key = cache_key(
+            model_id=model,
+            base_url=self._endpoint(),
+            messages=[{"input": texts}],
+            sampling={},
+            prompt_version="embeddings",
+        )
         hit = self.cache.get(key)
         if hit is not None:
             reply = Reply("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
@@ -333,7 +349,9 @@ class LLMClient:
                 raise _Retry(f"connection error: {exc.__cause__ or exc}") from None
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500:
-                    raise _Retry(f"{exc.status_code} server error: {_server_message(exc)}", _retry_after(exc.response)) from None
+                    raise _Retry(
+                        f"{exc.status_code} server error: {_server_message(exc)}", _retry_after(exc.response)
+                    ) from None
                 rejected = self._rejected_param(exc, kwargs)
                 if rejected is None:
                     raise _Fail(f"{exc.status_code} from the endpoint: {_server_message(exc)}") from None

@@ -32,7 +32,10 @@ def _package_dir(package: str) -> Path:
     """The folder of an installed package, found without importing it (its __init__ may pull in more)."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError(f"the model package '{package.replace('_', '-')}' is not installed; install the extra: pip install -e '.[{EXTRA}]'")
+        raise InputError(
+            f"the model package '{package.replace('_', '-')}' is not installed; "
+            f"install the extra: pip install -e '.[{EXTRA}]'"
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -95,7 +98,9 @@ def resolve_embedding_model(model_id: str) -> Path:
         return _package_dir(MINILM_PACKAGE) / "model"
     path = Path(model_id).expanduser()
     if not path.is_dir():
-        raise InputError(f"local embedding model {model_id!r} is not a folder; give 'all-minilm-l6-v2' or a path", path=model_id)
+        raise InputError(
+            f"local embedding model {model_id!r} is not a folder; give 'all-minilm-l6-v2' or a path", path=model_id
+        )
     return path
 
 

@@ -4,7 +4,7 @@ It answers ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` determinist
 request content, counts requests and the peak number in flight, and injects faults on demand:
 slow replies, hangs (client time-outs), 429 with ``Retry-After``, 5xx, other 4xx, malformed JSON
 bodies and truncated bodies. No network beyond 127.0.0.1; every wait is bounded and ends when
-the server stops.
+the server stops. It runs on asyncio, so a thousand slow replies cost no threads.
 
     with OpenAIStub() as stub:
         stub.add_fault("status", status=429, headers={"Retry-After": "1"}, times=1)
@@ -13,6 +13,8 @@ the server stops.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -20,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Responder = Callable[[dict[str, Any]], str]
@@ -86,7 +87,10 @@ class Served:
 
 
 class OpenAIStub:
-    """The server; use as a context manager or call ``start()`` / ``stop()``."""
+    """The server, run on its own event loop in a background thread.
+
+    Use as a context manager or call ``start()`` / ``stop()``. ``latency`` delays every reply.
+    """
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0, model: str = "stub-model") -> None:
         self.responder: Responder = responder or hashed_grade
@@ -97,33 +101,58 @@ class OpenAIStub:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
+        self._port = 0
 
     # --- life cycle -------------------------------------------------------------------------
     def start(self) -> OpenAIStub:
         """Listen on a free port of 127.0.0.1 and serve in a background thread."""
-        stub = self
+        ready = threading.Event()
+        failure: list[BaseException] = []
 
-        class Handler(_Handler):
-            owner = stub
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._open())
+            except BaseException as exc:  # noqa: BLE001 - reported to start()
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._close())
+            loop.close()
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 256
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=run, name="openai-stub", daemon=True)
         self._thread.start()
+        if not ready.wait(10) or failure:
+            raise RuntimeError(f"the OpenAI stub did not start: {failure}")
         return self
 
-    def stop(self) -> None:
-        """Stop serving; sleeping fault handlers wake up at once."""
+    async def _open(self) -> None:
+        self._stopping = asyncio.Event()
+        self._server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0, backlog=1024)
+        self._port = self._server.sockets[0].getsockname()[1]
+
+    async def _close(self) -> None:
+        assert self._server is not None and self._stopping is not None
         self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def stop(self) -> None:
+        """Stop serving; replies being delayed are dropped at once."""
+        if self._loop is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=10)
 
     def __enter__(self) -> OpenAIStub:
         return self.start()
@@ -133,8 +162,7 @@ class OpenAIStub:
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None, "start() the stub first"
-        return self._httpd.server_address[1]
+        return self._port
 
     @property
     def base_url(self) -> str:
@@ -143,6 +171,8 @@ class OpenAIStub:
     # --- configuration and counters --------------------------------------------------------
     def add_fault(self, kind: str, **options: Any) -> Fault:
         """Inject a fault (see ``Fault``); faults are tried in the order they were added."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; known: {FAULT_KINDS}")
         fault = Fault(kind=kind, **options)
         with self._lock:
             self.faults.append(fault)
@@ -165,7 +195,6 @@ class OpenAIStub:
         with self._lock:
             return [s.body for s in self.served if s.path.endswith("/chat/completions")]
 
-    # --- internals used by the handler -----------------------------------------------------
     def _pick_fault(self, text: str) -> Fault | None:
         with self._lock:
             for fault in self.faults:
@@ -177,102 +206,129 @@ class OpenAIStub:
                 return fault
         return None
 
-    def _sleep(self, seconds: float) -> None:
-        self._stopping.wait(min(seconds, MAX_SLEEP))
+    # --- HTTP/1.1, just enough for the openai client -----------------------------------------
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                method, path, headers, raw = request
+                keep_open = await self._handle(method, path, headers, raw, writer)
+                if not keep_open:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
 
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: OpenAIStub
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
-        return
-
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
-        stub = self.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
+    async def _handle(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
-            self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
-            return
-        record = Served(self.path, body, self.headers.get("Authorization", ""), "ok", time.monotonic())
-        with stub._lock:
-            stub.served.append(record)
-            stub.in_flight += 1
-            stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+            return await _send_json(
+                writer, 400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+            )
+        record = Served(path, body, headers.get("authorization", ""), "ok", time.monotonic())
+        with self._lock:
+            self.served.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            self._answer(stub, body, record)
+            return await self._answer(method, path, body, record, writer)
         finally:
             record.ended = time.monotonic()
-            with stub._lock:
-                stub.in_flight -= 1
+            with self._lock:
+                self.in_flight -= 1
 
-    def _answer(self, stub: OpenAIStub, body: dict[str, Any], record: Served) -> None:
-        is_chat = self.path.rstrip("/").endswith("/chat/completions")
-        is_embed = self.path.rstrip("/").endswith("/embeddings")
-        if not (is_chat or is_embed):
-            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
-            return
+    async def _answer(
+        self, method: str, path: str, body: dict[str, Any], record: Served, writer: asyncio.StreamWriter
+    ) -> bool:
+        route = path.split("?")[0].rstrip("/")
+        is_chat, is_embed = route.endswith("/chat/completions"), route.endswith("/embeddings")
+        if method != "POST" or not (is_chat or is_embed):
+            return await _send_json(
+                writer, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}}
+            )
         text = content_of(body) if is_chat else json.dumps(body.get("input"))
-        if stub.latency:
-            stub._sleep(stub.latency)
-        fault = stub._pick_fault(text)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        fault = self._pick_fault(text)
+        reply_text = None
         if fault is not None:
             record.outcome = fault.kind
-            if self._serve_fault(stub, fault):
-                return
-        if is_chat:
-            reply = fault.text if fault is not None and fault.kind == "reply" else stub.responder(body)
-            self._send_json(200, chat_completion(body, reply, stub.model))
-        else:
-            self._send_json(200, embeddings(body, stub.model))
+            if fault.kind == "delay":
+                await asyncio.sleep(min(fault.seconds, MAX_SLEEP))
+            elif fault.kind == "reply":
+                reply_text = fault.text
+            elif fault.kind == "hang":
+                await asyncio.sleep(min(fault.seconds or MAX_SLEEP, MAX_SLEEP))
+                return False
+            elif fault.kind == "status":
+                error = {"error": {"message": fault.message, "type": "stub_error", "code": fault.status}}
+                return await _send_json(writer, fault.status, error, fault.headers)
+            elif fault.kind == "malformed":
+                return await _send_raw(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"message": ')
+            elif fault.kind == "truncated":
+                payload = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": []}'
+                await _send_raw(writer, 200, payload[: len(payload) // 2], declared_length=len(payload) + 100)
+                return False
+        if is_embed:
+            return await _send_json(writer, 200, embeddings(body, self.model))
+        if reply_text is None:
+            reply_text = self.responder(body)
+        return await _send_json(writer, 200, chat_completion(body, reply_text, self.model))
 
-    def _serve_fault(self, stub: OpenAIStub, fault: Fault) -> bool:
-        """Serve ``fault``; True when the response is complete, False to go on answering normally."""
-        if fault.kind == "delay":
-            stub._sleep(fault.seconds)
-            return False
-        if fault.kind == "reply":
-            return False
-        if fault.kind == "hang":
-            stub._sleep(fault.seconds or MAX_SLEEP)
-            self.close_connection = True
-            return True
-        if fault.kind == "status":
-            error = {"error": {"message": fault.message, "type": "stub_error", "code": fault.status}}
-            self._send_json(fault.status, error, fault.headers)
-            return True
-        if fault.kind == "malformed":
-            self._send_raw(200, b'{"id": "chatcmpl-x", "choices": [{"message": ', "application/json")
-            return True
-        if fault.kind == "truncated":
-            payload = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": []}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload) + 100))
-            self.end_headers()
-            self.wfile.write(payload[: len(payload) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return True
-        raise ValueError(f"unknown fault kind {fault.kind!r}")
 
-    def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        self._send_raw(status, json.dumps(data).encode(), "application/json", headers)
+FAULT_KINDS = ("delay", "hang", "status", "malformed", "truncated", "reply")
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
 
-    def _send_raw(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request (method, path, lower-cased headers, body), or None at end of stream."""
+    line = await reader.readline()
+    if not line:
+        return None
+    method, path, _version = line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while True:
+        header = await reader.readline()
+        if header in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = header.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length") or 0)
+    body = await reader.readexactly(length) if length else b""
+    return method, path, headers, body
+
+
+async def _send_json(
+    writer: asyncio.StreamWriter, status: int, data: Any, headers: dict[str, str] | None = None
+) -> bool:
+    return await _send_raw(writer, status, json.dumps(data).encode(), headers=headers)
+
+
+async def _send_raw(
+    writer: asyncio.StreamWriter,
+    status: int,
+    payload: bytes,
+    *,
+    headers: dict[str, str] | None = None,
+    declared_length: int | None = None,
+) -> bool:
+    """Write one response; True to keep the connection open."""
+    lines = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+        "Content-Type: application/json",
+        f"Content-Length: {declared_length if declared_length is not None else len(payload)}",
+    ]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+    await writer.drain()
+    return True
 
 
 _WORD = re.compile(r"\S+")

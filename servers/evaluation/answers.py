@@ -1,0 +1,247 @@
+"""QA answer metrics over aligned predictions and golds: ``evaluate_answers`` (the ``evaluate`` tool).
+
+Each item has one prediction and one or more golds: a string, a list of aliases, or a list of
+answer sets (each a list of aliases) for nested QA. Every metric except ``stringem`` and ``bleu``
+is the maximum over all golds of the item; ``stringem`` is the mean over answer sets of "some
+alias of the set is a substring of the prediction"; ``bleu`` takes all golds as references.
+Texts are normalised and tokenised once per item, whatever the number of metrics and golds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.evaluation.normalize import get_normalizer, normalize_gold
+from servers.evaluation.rouge import RougeScorer, RougeText, rouge_l, rouge_n
+
+Gold = str | Sequence[str] | Sequence[Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named answer metric: ``score(item)`` gives the item's value."""
+
+    name: str
+    description: str
+    score: Callable[[Item], float] | None  # None: computed for all items at once (bleu, meteor)
+
+
+class Item:
+    """One prediction with its golds, normalised and tokenised lazily and only once."""
+
+    def __init__(self, prediction: str, answer_sets: list[list[str]], normalize: Callable[[str], str], rouge: RougeScorer):
+        self.prediction = prediction
+        self.answer_sets = answer_sets
+        self.golds = [alias for answer_set in answer_sets for alias in answer_set]
+        self._normalize = normalize
+        self._rouge = rouge
+
+    @cached_property
+    def pred_norm(self) -> str:
+        return self._normalize(self.prediction)
+
+    @cached_property
+    def pred_tokens(self) -> list[str]:
+        return self.pred_norm.split()
+
+    @cached_property
+    def gold_norms(self) -> dict[str, str]:
+        """Each distinct gold alias -> its normalised text."""
+        return {gold: normalize_gold(gold, self._normalize) for gold in self.golds}
+
+    @cached_property
+    def gold_tokens(self) -> list[list[str]]:
+        return [norm.split() for norm in dict.fromkeys(self.gold_norms.values())]
+
+    @cached_property
+    def pred_rouge(self) -> RougeText:
+        return self._rouge.text(self.pred_norm)
+
+    @cached_property
+    def gold_rouge(self) -> list[RougeText]:
+        return [self._rouge.text(norm) for norm in dict.fromkeys(self.gold_norms.values())]
+
+    @cached_property
+    def overlap(self) -> list[tuple[float, float, float]]:
+        """SQuAD (precision, recall, f1) against each gold."""
+        return [token_overlap(self.pred_tokens, gold) for gold in self.gold_tokens]
+
+
+def token_overlap(prediction: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
+    """SQuAD token precision, recall and F1 (multiset intersection); zeros when nothing is shared."""
+    common = Counter(prediction) & Counter(gold)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0, 0.0, 0.0
+    precision = same / len(prediction)
+    recall = same / len(gold)
+    return precision, recall, 2 * precision * recall / (precision + recall)
+
+
+def exact_match(item: Item) -> float:
+    return float(any(item.pred_norm == gold for gold in item.gold_norms.values()))
+
+
+def accuracy(item: Item) -> float:
+    if not item.pred_norm:
+        return 0.0
+    return float(any(gold in item.pred_norm for gold in item.gold_norms.values()))
+
+
+def cover_exact_match(item: Item) -> float:
+    tokens = set(item.pred_tokens)
+    return float(any(all(token in tokens for token in gold) for gold in item.gold_tokens))
+
+
+def string_exact_match(item: Item) -> float:
+    norms = item.gold_norms
+    hits = [any(norms[alias] in item.pred_norm for alias in answer_set) for answer_set in item.answer_sets]
+    return sum(hits) / len(hits)
+
+
+def _max_overlap(index: int) -> Callable[[Item], float]:
+    return lambda item: max(scores[index] for scores in item.overlap)
+
+
+def _max_rouge_n(n: int) -> Callable[[Item], float]:
+    return lambda item: max(rouge_n(gold, item.pred_rouge, n) for gold in item.gold_rouge)
+
+
+def max_rouge_l(item: Item) -> float:
+    return max(rouge_l(gold, item.pred_rouge) for gold in item.gold_rouge)
+
+
+def word_count(item: Item) -> float:
+    return float(len(item.prediction.split()))
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in [
+        Metric("em", "normalised prediction equals a normalised gold", exact_match),
+        Metric("acc", "a normalised gold is a substring of the normalised prediction", accuracy),
+        Metric("coverem", "every token of a gold occurs among the prediction tokens", cover_exact_match),
+        Metric("stringem", "mean over answer sets: some alias is a substring of the prediction", string_exact_match),
+        Metric("f1", "SQuAD token F1", _max_overlap(2)),
+        Metric("precision", "SQuAD token precision", _max_overlap(0)),
+        Metric("recall", "SQuAD token recall", _max_overlap(1)),
+        Metric("rouge-1", "rouge-score ROUGE-1 F-measure", _max_rouge_n(1)),
+        Metric("rouge-2", "rouge-score ROUGE-2 F-measure", _max_rouge_n(2)),
+        Metric("rouge-l", "rouge-score ROUGE-L F-measure", max_rouge_l),
+        Metric("bleu", "sacreBLEU sentence BLEU (effective order) / 100; also corpus_bleu", None),
+        Metric("meteor", "NLTK METEOR (needs WordNet data)", None),
+        Metric("length", "words in the prediction", word_count),
+    ]
+}
+
+DEFAULT_METRICS = ["em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l"]
+
+
+def resolve_metrics(names: Sequence[str] | None) -> list[str]:
+    """Lower-cased, de-duplicated metric names; an unknown one lists the known ones."""
+    if names is None:
+        return list(DEFAULT_METRICS)
+    if isinstance(names, str):
+        names = [names]
+    resolved: list[str] = []
+    for name in names:
+        key = str(name).strip().lower()
+        if key not in METRICS:
+            raise InputError(f"unknown metric '{name}'; known metrics: {', '.join(METRICS)}")
+        if key not in resolved:
+            resolved.append(key)
+    if not resolved:
+        raise InputError(f"metrics is empty; choose from: {', '.join(METRICS)}")
+    return resolved
+
+
+def answer_sets(gold: Any, index: int) -> list[list[str]]:
+    """An item's golds as answer sets: a string is one set; in a list, a string is its own set."""
+    if isinstance(gold, str):
+        sets = [[gold]]
+    elif isinstance(gold, (list, tuple)) and gold:
+        sets = []
+        for entry in gold:
+            if isinstance(entry, str):
+                sets.append([entry])
+            elif isinstance(entry, (list, tuple)) and entry and all(isinstance(a, str) for a in entry):
+                sets.append(list(entry))
+            else:
+                raise InputError(
+                    f"gt_ls[{index}]: expected a string, a list of strings or a list of non-empty lists of "
+                    f"strings, found the entry {entry!r}"
+                )
+    else:
+        raise InputError(f"gt_ls[{index}]: expected a gold answer (a string or a non-empty list), found {gold!r}")
+    for answer_set in sets:
+        for alias in answer_set:
+            if not alias.strip():
+                raise InputError(f"gt_ls[{index}]: a gold answer is empty; drop the item or give its answer")
+    return sets
+
+
+def check_inputs(pred_ls: Any, gt_ls: Any) -> None:
+    """Predictions and golds must be equally long, non-empty lists; predictions strings."""
+    if not isinstance(pred_ls, (list, tuple)) or not isinstance(gt_ls, (list, tuple)):
+        raise InputError("pred_ls and gt_ls must be lists (one entry per item)")
+    if not pred_ls:
+        raise InputError("pred_ls is empty: there is nothing to evaluate")
+    if len(pred_ls) != len(gt_ls):
+        raise InputError(
+            f"pred_ls has {len(pred_ls)} predictions but gt_ls has {len(gt_ls)} golds; they are aligned by "
+            "position and must have equal length"
+        )
+    for index, prediction in enumerate(pred_ls):
+        if not isinstance(prediction, str):
+            raise InputError(f"pred_ls[{index}] is a {type(prediction).__name__}, expected a string")
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def evaluate_answers(
+    pred_ls: Sequence[str],
+    gt_ls: Sequence[Gold],
+    metrics: Sequence[str] | None = None,
+    *,
+    normalize: str = "squad",
+    rouge_stemmer: bool = True,
+    wordnet_path: str = "",
+    progress: Callable[[float, float | None, str | None], None] | None = None,
+) -> dict[str, Any]:
+    """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
+
+    With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``.
+    """
+    check_inputs(pred_ls, gt_ls)
+    names = resolve_metrics(metrics)
+    normalizer = get_normalizer(normalize)
+    rouge = RougeScorer(use_stemmer=bool(rouge_stemmer))
+    items = [Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls))]
+    per_item: dict[str, list[float]] = {}
+    extra: dict[str, Any] = {}
+    for done, name in enumerate(names):
+        metric = METRICS[name]
+        if metric.score is not None:
+            per_item[name] = [metric.score(item) for item in items]
+        elif name == "bleu":
+            from servers.evaluation.bleu import bleu_scores
+
+            bleu = bleu_scores([item.prediction for item in items], [item.golds for item in items])
+            per_item[name] = bleu.sentence
+            extra.update(corpus_bleu=bleu.corpus, bleu_signature=bleu.sentence_signature)
+        else:
+            from servers.evaluation.meteor import meteor_scores
+
+            per_item[name] = meteor_scores(
+                [item.pred_tokens for item in items], [item.gold_tokens for item in items], wordnet_path=wordnet_path
+            )
+        if progress is not None:
+            progress(done + 1, len(names), name)
+    return {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}, **extra}

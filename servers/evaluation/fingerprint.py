@@ -1,0 +1,67 @@
+"""64-bit fingerprints of Arrow string columns, computed with numpy straight from the buffers.
+
+Hashing millions of docids through a hash table (``dictionary_encode``) costs seconds; reading
+three 8-byte words of each string (head, middle, tail) plus its length and mixing them costs a few
+numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
+agree on length, first, middle and last 8 bytes, so every user of a fingerprint match checks the
+actual strings before acting on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def mix64(values: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser: a bijection of uint64 that spreads every input bit."""
+    x = values.astype(np.uint64, copy=True)
+    x ^= x >> np.uint64(30)
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def string_fingerprints(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """One uint64 per value of a string or binary column (32-bit offsets)."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = [_chunk_fingerprints(chunk) for chunk in chunks if len(chunk)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+def _chunk_fingerprints(chunk: pa.Array) -> np.ndarray:
+    import pyarrow as pa
+
+    if pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type):
+        chunk = chunk.cast(pa.binary())
+    buffers = chunk.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    # 8 zero bytes either side, so every 8-byte read below stays inside the buffer.
+    padded = np.zeros(last - first + 16, dtype=np.uint8)
+    padded[8 : 8 + last - first] = data[first:last]
+    words = np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offsets[:-1].astype(np.int64) - first + 8
+    lengths = np.diff(offsets).astype(np.int64)
+    head = words[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
+    fingerprint = mix64(head ^ (lengths.astype(np.uint64) << np.uint64(56)))
+    longer = np.flatnonzero(lengths > 8)
+    if longer.size:
+        start, length = starts[longer], lengths[longer]
+        tail = words[start + length - 8]
+        middle = words[start + (length >> 1) - 4]
+        fingerprint[longer] ^= mix64(tail ^ mix64(middle))
+    return fingerprint

@@ -1,0 +1,248 @@
+"""Retrieval evaluation with trec_eval 10.0 semantics, as a pure, importable API.
+
+    from servers.evaluation.trec import evaluate
+    result = evaluate("qrels.test", "results.test", ["map", "ndcg@10", "P@5"])
+    result.aggregate      # {"map": 0.1785, "ndcg@10": ..., "P@5": 0.2667}
+    result.per_query      # {"301": {"map": 0.0324, ...}, ...}
+    result.counts         # {"num_q": 3, "num_ret": 1500, "num_rel": 561, "num_rel_ret": 131, ...}
+
+Runs and qrels may be file paths or in-memory mappings (``{qid: {docid: score}}``, a run also
+``{qid: [docid, ...]}`` in rank order; ``{qid: {docid: grade}}`` for qrels). Semantics (see
+METRICS.md "Retrieval"): the evaluated set is the qrels queries; a qrels query missing from the
+run scores 0 on every measure and counts in the mean (trec_eval ``-c``); run queries absent from
+the qrels are ignored; both are counted. Values are full-precision floats.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from servers.core.errors import InputError
+from servers.evaluation.measures import Measure, parse_measures
+from servers.evaluation.ranking import Hits, rank_hits
+from servers.evaluation.trec_io import TrecTable, load_qrels, load_run
+
+RunLike = str | os.PathLike[str] | Mapping[str, Any] | TrecTable
+QrelsLike = str | os.PathLike[str] | Mapping[str, Mapping[str, int]] | TrecTable
+
+
+@dataclass(frozen=True)
+class TrecResult:
+    """Per-query values of each measure over the evaluated query set, plus counts.
+
+    ``values[name]`` is aligned with ``qids`` (sorted in byte order); ``aggregate`` is the mean.
+    """
+
+    measures: tuple[Measure, ...]
+    qids: tuple[str, ...]
+    values: dict[str, np.ndarray]
+    num_ret: np.ndarray
+    num_rel: np.ndarray
+    num_rel_ret: np.ndarray
+    queries_missing_in_run: int
+    queries_only_in_run: int
+    relevance_level: int = 1
+    max_depth: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def aggregate(self) -> dict[str, float]:
+        """The mean of each measure over the evaluated queries (``{"ndcg@10": 0.3016, ...}``)."""
+        return {name: float(column.mean()) if column.size else 0.0 for name, column in self.values.items()}
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """trec_eval's counts summed over queries, and how many queries were filled or ignored."""
+        return {
+            "num_q": len(self.qids),
+            "num_ret": int(self.num_ret.sum()),
+            "num_rel": int(self.num_rel.sum()),
+            "num_rel_ret": int(self.num_rel_ret.sum()),
+            "queries_missing_in_run": self.queries_missing_in_run,
+            "queries_only_in_run": self.queries_only_in_run,
+        }
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """``{qid: {measure: value, "num_ret": n, "num_rel": n, "num_rel_ret": n}}``."""
+        columns = {name: column.tolist() for name, column in self.values.items()}
+        counts = {"num_ret": self.num_ret.tolist(), "num_rel": self.num_rel.tolist(), "num_rel_ret": self.num_rel_ret.tolist()}
+        return {
+            qid: {**{name: values[i] for name, values in columns.items()}, **{name: c[i] for name, c in counts.items()}}
+            for i, qid in enumerate(self.qids)
+        }
+
+    def column(self, measure: str | Measure) -> np.ndarray:
+        """Per-query values of one measure, aligned with ``qids``."""
+        name = measure.name if isinstance(measure, Measure) else measure
+        if name not in self.values:
+            raise InputError(f"measure {name!r} was not evaluated; evaluated: {', '.join(self.values)}")
+        return self.values[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: aggregate, per_query, counts and settings."""
+        return {
+            "aggregate": self.aggregate,
+            "per_query": self.per_query,
+            "counts": self.counts,
+            "settings": {
+                "measures": [m.name for m in self.measures],
+                "relevance_level": self.relevance_level,
+                "max_depth": self.max_depth,
+                **self.settings,
+            },
+        }
+
+
+def evaluate(
+    qrels: QrelsLike,
+    run: RunLike,
+    measures: str | Sequence[str | Measure] = ("map", "ndcg@10"),
+    *,
+    ks: Sequence[int] | None = None,
+    relevance_level: int = 1,
+    max_depth: int | None = None,
+) -> TrecResult:
+    """Score ``run`` against ``qrels`` exactly as trec_eval 10.0 (``-c``) does.
+
+    ``measures`` are names such as ``map``, ``mrr``, ``P@5``, ``recall@100``, ``ndcg@10``,
+    ``ndcg``, ``success@1``, ``map@10``, ``R-prec``; bare ``precision``/``recall``/``ndcg``/
+    ``success`` expand over ``ks``. A document is relevant when its grade >= ``relevance_level``;
+    nDCG gains are the grades (> 0) whatever the level. ``max_depth`` cuts each ranking (``-M``).
+    """
+    parsed = parse_measures(measures, ks)
+    level = _check_int(relevance_level, "relevance_level", minimum=0)
+    depth = None if max_depth is None else _check_int(max_depth, "max_depth", minimum=1)
+    qrels_table = load_qrels(qrels)
+    run_table = load_run(run)
+    return evaluate_tables(qrels_table, run_table, parsed, relevance_level=level, max_depth=depth)
+
+
+def evaluate_tables(
+    qrels: TrecTable,
+    run: TrecTable,
+    measures: Sequence[Measure],
+    *,
+    relevance_level: int = 1,
+    max_depth: int | None = None,
+) -> TrecResult:
+    """``evaluate`` on tables already read (reuse one qrels table for several runs)."""
+    qids = tuple(sorted(qrels.qids, key=lambda q: q.encode("utf-8", "surrogateescape")))
+    index = {qid: i for i, qid in enumerate(qids)}
+    qrels_query = np.asarray([index[q] for q in qrels.qids], dtype=np.int64)[qrels.qid_codes]
+    run_map = np.asarray([index.get(q, -1) for q in run.qids], dtype=np.int64)
+    only_in_run = int(np.count_nonzero(run_map < 0))
+    if only_in_run == len(run.qids):
+        raise InputError(
+            f"the run has no query in common with the qrels ({qrels.source}); "
+            f"run queries look like {run.qids[:3]}, qrels queries like {list(qids[:3])}",
+            path=run.source,
+        )
+    run_query = run_map[run.qid_codes]
+    hits = rank_hits(
+        run, run_query, qrels, qrels_query, len(qids), relevance_level=relevance_level, max_depth=max_depth
+    )
+    grades = qrels.values
+    num_rel = np.bincount(qrels_query[grades >= relevance_level], minlength=len(qids)).astype(np.int64)
+    relevant = hits.grade >= relevance_level
+    num_rel_ret = np.bincount(hits.query[relevant], minlength=len(qids)).astype(np.int64)
+    ideal = _IdealGains(qrels_query[grades > 0], grades[grades > 0], len(qids))
+    values = {m.name: _compute(m, hits, relevant, num_rel, ideal, len(qids)) for m in measures}
+    return TrecResult(
+        measures=tuple(measures),
+        qids=qids,
+        values=values,
+        num_ret=hits.num_ret,
+        num_rel=num_rel,
+        num_rel_ret=num_rel_ret,
+        queries_missing_in_run=int(np.count_nonzero(hits.num_ret == 0)),
+        queries_only_in_run=only_in_run,
+        relevance_level=relevance_level,
+        max_depth=max_depth,
+        settings={"qrels": qrels.source, "run": run.source},
+    )
+
+
+class _IdealGains:
+    """Per-query ideal DCG: all judged grades > 0 of the query, sorted descending."""
+
+    def __init__(self, query: np.ndarray, grade: np.ndarray, num_queries: int) -> None:
+        order = np.lexsort((-grade, query))
+        self.query = query[order]
+        starts = np.concatenate(([0], np.flatnonzero(self.query[1:] != self.query[:-1]) + 1)) if order.size else order
+        first = np.repeat(starts, np.diff(np.append(starts, order.size)))
+        self.rank = np.arange(order.size) - first
+        self.gain = grade[order] / np.log2(self.rank + 2.0)
+        self.num_queries = num_queries
+
+    def at(self, k: int | None) -> np.ndarray:
+        keep = slice(None) if k is None else self.rank < k
+        return np.bincount(self.query[keep], weights=self.gain[keep], minlength=self.num_queries)
+
+
+def _compute(
+    measure: Measure,
+    hits: Hits,
+    relevant: np.ndarray,
+    num_rel: np.ndarray,
+    ideal: _IdealGains,
+    num_queries: int,
+) -> np.ndarray:
+    """One measure's per-query values from the ranked hits (sorted by query, rank)."""
+    k = measure.k
+    query, rank = hits.query[relevant], hits.rank[relevant]
+    within = np.ones(query.size, dtype=bool) if k is None else rank < k
+
+    def per_query(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        w = None if weights is None else weights[mask]
+        return np.bincount(query[mask], weights=w, minlength=num_queries).astype(np.float64)
+
+    def over_num_rel(total: np.ndarray) -> np.ndarray:
+        return np.divide(total, num_rel, out=np.zeros(num_queries), where=num_rel > 0)
+
+    family = measure.family
+    if family == "map":
+        seen = _running_count(query)  # relevant docs retrieved so far, this one included
+        return over_num_rel(per_query(within, seen / (rank + 1.0)))
+    if family == "mrr":
+        values = np.zeros(num_queries)
+        first = _running_count(query) == 1
+        values[query[first]] = 1.0 / (rank[first] + 1.0)
+        return values
+    if family == "P":
+        return per_query(within) / k
+    if family == "recall":
+        return over_num_rel(per_query(within))
+    if family == "success":
+        return (per_query(within) > 0).astype(np.float64)
+    if family == "R-prec":
+        return over_num_rel(per_query(rank < num_rel[query]))
+    if family == "ndcg":
+        gained = hits.grade > 0
+        g_query, g_rank = hits.query[gained], hits.rank[gained]
+        keep = np.ones(g_query.size, dtype=bool) if k is None else g_rank < k
+        dcg_terms = hits.grade[gained][keep] / np.log2(g_rank[keep] + 2.0)
+        dcg = np.bincount(g_query[keep], weights=dcg_terms, minlength=num_queries)
+        idcg = ideal.at(k)
+        return np.divide(dcg, idcg, out=np.zeros(num_queries), where=idcg > 0)
+    raise AssertionError(f"no computation for {family}")  # pragma: no cover - registry and code agree
+
+
+def _running_count(query: np.ndarray) -> np.ndarray:
+    """1, 2, 3 ... within each run of equal query indices."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+    first = np.repeat(starts, np.diff(np.append(starts, query.size)))
+    return (np.arange(query.size) - first + 1).astype(np.float64)
+
+
+def _check_int(value: Any, name: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

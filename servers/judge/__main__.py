@@ -1,0 +1,3 @@
+from servers.judge.server import main
+
+main()

@@ -1,0 +1,190 @@
+"""What the judge tools do, callable from Python without MCP: judge, summarise, write the files.
+
+result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, judge_llm={...}))
+report = run_agreement(llm_qrels_path=result["qrels_path"], human_qrels_path="qrels.txt", run_paths=[])
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypedDict
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write_json, result_path, unique_path
+from servers.judge import agreement, inputs, umbrela
+from servers.judge.cache import open_cache
+from servers.judge.llm import LLMClient, LLMSettings
+
+log = logging.getLogger("ultra.judge")
+
+MAX_INLINE_FAILURES = 50
+DEFAULT_K_VALUES = [1, 3, 5, 10]
+
+
+class UmbrelaResult(TypedDict):
+    result_path: str
+    qrels_path: str
+    run_path: str | None
+    aggregate: dict[str, Any]
+    per_query: dict[str, dict[str, Any]]
+    scores: dict[str, dict[str, int | None]]
+    counts: dict[str, int]
+    failures: list[dict[str, Any]]
+    usage: dict[str, int]
+    prompt: dict[str, str]
+
+
+class AgreementResult(TypedDict):
+    result_path: str
+    num_pairs: int
+    only_llm: int
+    only_human: int
+    exact_agreement: float
+    kappa_graded: float | None
+    kappa_binary: float | None
+    binary_agreement: float
+    confusion: dict[str, Any]
+    per_grade: dict[str, dict[str, Any]]
+    ranking: dict[str, Any] | None
+
+
+async def run_umbrela(
+    *,
+    query: str | None = None,
+    passages: dict[str, str] | list[str] | None = None,
+    query_id: str = "q1",
+    queries_path: str = "",
+    run_path: str = "",
+    corpus_path: str = "",
+    depth: int = 10,
+    k_values: list[int] | None = None,
+    judge_llm: dict[str, Any],
+    judge_timeout: float = 60.0,
+    judge_max_retries: int = 3,
+    judge_max_workers: int = 8,
+    judge_cache: str = "",
+    save_path: str = "output/judge",
+    progress: umbrela.Progress | None = None,
+    **client_options: Any,
+) -> UmbrelaResult:
+    """``umbrela_judge`` for Python callers (``client_options``: e.g. ``backoff_base``)."""
+    k_values = list(DEFAULT_K_VALUES if k_values is None else k_values)
+    if not k_values or any(not isinstance(k, int) or k < 1 for k in k_values):
+        raise InputError(f"k_values must be positive integers, got {k_values!r}")
+    settings = LLMSettings.from_settings(
+        judge_llm,
+        judge_timeout=judge_timeout,
+        judge_max_retries=judge_max_retries,
+        judge_max_workers=judge_max_workers,
+        **client_options,
+    )
+    if query is not None or passages is not None:
+        if query is None or passages is None:
+            raise InputError("inline mode needs both query and passages")
+        pairs = inputs.inline_pairs(query, passages, query_id=query_id)
+        judged_run = None
+    else:
+        pairs = inputs.file_pairs(queries_path, run_path, corpus_path, depth=depth)
+        judged_run = str(run_path)
+    cache = open_cache(judge_cache)
+    try:
+        async with LLMClient(settings, cache) as client:
+            judgments = await umbrela.judge_pairs(pairs, client, max_retries=judge_max_retries, progress=progress)
+            usage = client.usage.as_dict()
+            dropped = sorted(client.dropped)
+    finally:
+        cache.close()
+    return _write_umbrela(judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache)
+
+
+def _write_umbrela(
+    judgments: list[umbrela.Judgment],
+    k_values: list[int],
+    settings: LLMSettings,
+    usage: dict[str, int],
+    dropped: list[str],
+    judged_run: str | None,
+    depth: int,
+    save_path: str,
+    judge_cache: str,
+) -> UmbrelaResult:
+    per_query, aggregate = umbrela.summarise(judgments, k_values)
+    counts = umbrela.count_statuses(judgments)
+    prompt, repair = umbrela.umbrela_prompts()
+    failures = [j.as_dict() for j in judgments if j.status != "ok"]
+    scores: dict[str, dict[str, int | None]] = {}
+    for judgment in judgments:
+        scores.setdefault(judgment.qid, {})[judgment.docid] = judgment.score
+    out = result_path(save_path, "umbrela_judge")
+    qrels = unique_path(out.with_suffix(".qrels"))
+    umbrela.write_qrels(qrels, judgments)
+    prompt_info = {**prompt.describe(), "repair": repair.describe()["version"]}
+    document = {
+        "tool": "umbrela_judge",
+        "aggregate": aggregate,
+        "counts": counts,
+        "per_query": per_query,
+        "judgments": [j.as_dict() for j in judgments],
+        "usage": usage,
+        "prompt": prompt_info,
+        "qrels_path": str(qrels),
+        "settings": {
+            "judge_llm": settings.public(),
+            "run_path": judged_run,
+            "depth": depth if judged_run else None,
+            "k_values": k_values,
+            "relevant_grade": umbrela.RELEVANT_GRADE,
+            "sampling": umbrela.SAMPLING,
+            "dropped_parameters": dropped,
+            "judge_cache": judge_cache or None,
+        },
+    }
+    atomic_write_json(out, document)
+    if counts["parse_error"] or counts["error"]:
+        log.warning("umbrela_judge: %d parse errors, %d errors (see %s)", counts["parse_error"], counts["error"], out)
+    return UmbrelaResult(
+        result_path=str(out),
+        qrels_path=str(qrels),
+        run_path=judged_run,
+        aggregate=aggregate,
+        per_query=per_query,
+        scores=scores,
+        counts=counts,
+        failures=failures[:MAX_INLINE_FAILURES],
+        usage=usage,
+        prompt=prompt_info,
+    )
+
+
+def run_agreement(
+    *,
+    llm_qrels_path: str,
+    human_qrels_path: str,
+    run_paths: list[str],
+    measure: str = "ndcg@10",
+    relevant_grade: int = 2,
+    save_path: str = "output/judge",
+) -> AgreementResult:
+    """``judge_agreement`` for Python callers."""
+    llm = agreement.read_qrels(llm_qrels_path)
+    human = agreement.read_qrels(human_qrels_path)
+    labels = agreement.label_agreement(llm, human, relevant_grade=relevant_grade)
+    ranking = (
+        agreement.ranking_agreement(llm_qrels_path, human_qrels_path, run_paths, measure=measure) if run_paths else None
+    )
+    out = result_path(save_path, "judge_agreement")
+    document = {
+        "tool": "judge_agreement",
+        **labels,
+        "ranking": ranking,
+        "settings": {
+            "llm_qrels_path": str(llm_qrels_path),
+            "human_qrels_path": str(human_qrels_path),
+            "run_paths": [str(p) for p in run_paths],
+            "measure": measure,
+        },
+    }
+    atomic_write_json(out, document)
+    return AgreementResult(
+        result_path=str(out), ranking=ranking, **{k: v for k, v in labels.items() if k != "relevant_grade"}
+    )

@@ -1,0 +1,85 @@
+"""Reading a grade out of an LLM reply, or saying that there is none.
+
+The order is fixed (JUDGES.md): the last ``##final score: N`` marker; else a JSON object's
+``score`` field (also inside a code fence); else an explicit phrase such as "final score is N"
+or "score: N"; else nothing. A bare digit elsewhere in the text is never taken, so a reply that
+mentions "a scale from 0 to 3" is not read as a 3, and an unparseable reply is never a 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+_MARKER = re.compile(r"#+\s*final\s+score\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.DOTALL)
+_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
+_PHRASES = (
+    re.compile(r"\bfinal\s+(?:score|grade|rating|answer)\s*(?:is|of|=|:)\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE),
+    re.compile(
+        r"\b(?:score|grade|rating)\s*(?:is|=|:)\s*\**\s*(-?\d+(?:\.\d+)?)\s*\**\s*(?:/\s*3\b|out of 3\b)?\s*$",
+        re.IGNORECASE | re.MULTILINE,
+    ),
+    re.compile(
+        r"\bI\s+(?:would\s+)?(?:give|assign|rate)\s+(?:it|this(?:\s+passage)?)\s+(?:a\s+)?(?:score\s+of\s+)?(-?\d+(?:\.\d+)?)\b",
+        re.IGNORECASE,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ParsedScore:
+    """A grade found in a reply, or ``score=None`` with the reason."""
+
+    score: int | None
+    how: str  # "marker" | "json" | "phrase" | the reason nothing was found
+
+
+def parse_grade(text: str | None, *, low: int = 0, high: int = 3) -> ParsedScore:
+    """The integer grade in ``text`` within [low, high], found as the module docstring says."""
+    if text is None or not text.strip():
+        return ParsedScore(None, "empty reply")
+    markers = _MARKER.findall(text)
+    if markers:
+        return _checked(markers[-1], "marker", low, high)
+    from_json = _json_score(text)
+    if from_json is not None:
+        return _checked(from_json, "json", low, high)
+    for pattern in _PHRASES:
+        found = pattern.findall(text)
+        if found:
+            return _checked(found[-1], "phrase", low, high)
+    return ParsedScore(None, "no '##final score: N' marker, JSON score or explicit score phrase")
+
+
+def _checked(value: str | int | float, how: str, low: int, high: int) -> ParsedScore:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ParsedScore(None, f"{how}: score {value!r} is not a number")
+    if number != int(number):
+        return ParsedScore(None, f"{how}: score {value} is not an integer")
+    if not low <= number <= high:
+        return ParsedScore(None, f"{how}: score {int(number)} is outside {low}-{high}")
+    return ParsedScore(int(number), how)
+
+
+def _json_score(text: str) -> str | int | float | None:
+    """The ``score`` field of the last JSON object in ``text`` that has one (fenced first)."""
+    candidates = _FENCE.findall(text) + _OBJECT.findall(text)
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        candidates.insert(0, stripped)
+    found = None
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            for key in ("score", "final_score", "grade", "O"):
+                if key in data and isinstance(data[key], (int, float, str)) and not isinstance(data[key], bool):
+                    found = data[key]
+                    break
+    return found

@@ -1,0 +1,117 @@
+"""The judge server's tools: ``umbrela_judge`` and ``judge_agreement``, thin MCP faces over ``jobs``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from servers.core.factory import tool_hints
+from servers.judge.jobs import DEFAULT_K_VALUES, AgreementResult, UmbrelaResult, run_agreement, run_umbrela
+
+DEFAULT_LLM = {
+    "backend": "openai",
+    "base_url": "https://api.openai.com/v1",
+    "model_id": "gpt-4o-mini",
+    "api_key": "${OPENAI_API_KEY}",
+    "reasoning": False,
+    "structured_output": False,
+    "embedding_model": "",
+}
+DEFAULT_RUNS = ["data/umbrela/run.bm25.trec", "data/umbrela/run.tfidf.trec", "data/umbrela/run.title.trec"]
+
+
+LLMSpec = Annotated[
+    dict[str, Any],
+    Field(
+        description="OpenAI-compatible endpoint {backend, base_url, model_id, api_key, reasoning, structured_output}"
+    ),
+]
+
+
+@tool_hints(read_only=False, idempotent=True, open_world=True)
+async def umbrela_judge(
+    ctx: Context,
+    query: Annotated[str | None, Field(description="inline mode: the query (then give passages)")] = None,
+    passages: Annotated[
+        dict[str, str] | list[str] | None, Field(description="inline mode: {docid: text} or a list of texts")
+    ] = None,
+    query_id: Annotated[str, Field(description="inline mode: the query id written to the qrels")] = "q1",
+    queries_path: Annotated[
+        str, Field(description="file mode: queries JSONL or TSV (qid, query)")
+    ] = "data/umbrela/queries.jsonl",
+    run_path: Annotated[
+        str, Field(description="file mode: TREC run whose top `depth` passages are judged")
+    ] = "data/umbrela/run.bm25.trec",
+    corpus_path: Annotated[
+        str, Field(description="file mode: corpus JSONL (docid, text, optional title)")
+    ] = "data/umbrela/corpus.jsonl",
+    depth: Annotated[int, Field(description="passages judged per query in file mode", ge=1)] = 10,
+    k_values: Annotated[list[int], Field(description="cut-offs for P@k and AP@k")] = DEFAULT_K_VALUES,
+    judge_llm: LLMSpec = DEFAULT_LLM,
+    judge_timeout: Annotated[float, Field(description="seconds per request")] = 60.0,
+    judge_max_retries: Annotated[int, Field(description="retries per request, and per unreadable reply")] = 3,
+    judge_max_workers: Annotated[int, Field(description="requests in flight at most")] = 8,
+    judge_cache: Annotated[str, Field(description="SQLite answer cache ('' = none)")] = "output/judge_cache.sqlite",
+    save_path: Annotated[str, Field(description="directory or file name for the result")] = "output/judge",
+) -> UmbrelaResult:
+    """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
+
+    Inline: `query` and `passages`. Files: `queries_path`, a TREC `run_path` (top `depth` per query)
+    and `corpus_path`. Per passage a grade and a status (ok / parse_error with the raw reply /
+    error); per query the mean grade and, with relevant = grade >= 2, P@k, AP@k and MRR. The
+    qrels file (`qid 0 docid grade`, graded pairs only) is ready for evaluate_trec.
+    """
+
+    async def progress(done: int, total: int) -> None:
+        await ctx.report_progress(done, total, f"judged {done}/{total} passages")
+
+    return await run_umbrela(
+        query=query,
+        passages=passages,
+        query_id=query_id,
+        queries_path=queries_path,
+        run_path=run_path,
+        corpus_path=corpus_path,
+        depth=depth,
+        k_values=k_values,
+        judge_llm=judge_llm,
+        judge_timeout=judge_timeout,
+        judge_max_retries=judge_max_retries,
+        judge_max_workers=judge_max_workers,
+        judge_cache=judge_cache,
+        save_path=save_path,
+        progress=progress,
+    )
+
+
+@tool_hints(read_only=False, idempotent=True)
+def judge_agreement(
+    llm_qrels_path: Annotated[str, Field(description="qrels written by umbrela_judge")],
+    human_qrels_path: Annotated[
+        str, Field(description="human qrels over the same pairs")
+    ] = "data/umbrela/qrels.human.txt",
+    run_paths: Annotated[list[str], Field(description="runs to rank under both qrels (may be empty)")] = DEFAULT_RUNS,
+    measure: Annotated[str, Field(description="the measure that ranks the runs, e.g. ndcg@10")] = "ndcg@10",
+    relevant_grade: Annotated[int, Field(description="binary relevance: grade >= this")] = 2,
+    save_path: Annotated[str, Field(description="directory or file name for the result")] = "output/judge",
+) -> AgreementResult:
+    """Compare LLM relevance grades with human ones: Cohen's kappa, confusion matrix, system rankings.
+
+    Over the pairs both qrels grade: kappa on the grades and on relevant = grade >= relevant_grade,
+    the confusion matrix (rows human, columns LLM) and per-grade agreement. With run_paths, each
+    run is scored under `measure` with both qrels, and Kendall's tau / Spearman's rho compare the
+    two rankings of the runs.
+    """
+    return run_agreement(
+        llm_qrels_path=llm_qrels_path,
+        human_qrels_path=human_qrels_path,
+        run_paths=run_paths,
+        measure=measure,
+        relevant_grade=relevant_grade,
+        save_path=save_path,
+    )
+
+
+TOOLS = [umbrela_judge, judge_agreement]

@@ -1,0 +1,191 @@
+"""Every dataset format loads into aligned columns; bad input names file, line and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from servers.benchmark.dataset import load_dataset
+from servers.core.errors import InputError
+
+ROWS = [
+    {"id": "q1", "question": "Who wrote Hamlet?", "answers": ["Shakespeare"], "pred": "William Shakespeare"},
+    {"id": "q2", "question": "Capital of France?", "answers": ["Paris"], "pred": "Paris"},
+    {"id": "q3", "question": "2+2?", "answers": ["4", "four"], "pred": "4"},
+]
+KEY_MAP = {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "pred_ls": "pred"}
+
+
+def expected_columns(rows: list[dict]) -> dict[str, list]:
+    return {variable: [row[source] for row in rows] for variable, source in KEY_MAP.items()}
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_jsonl(tmp_path: Path) -> None:
+    loaded = load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), KEY_MAP)
+    assert loaded.columns == expected_columns(ROWS)
+    assert (loaded.total_rows, loaded.kept_rows, sum(loaded.dropped.values())) == (3, 3, 0)
+
+
+def test_json_list(tmp_path: Path) -> None:
+    (tmp_path / "d.json").write_text(json.dumps(ROWS), encoding="utf-8")
+    assert load_dataset(str(tmp_path / "d.json"), KEY_MAP).columns == expected_columns(ROWS)
+
+
+def test_csv(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("id,question,answer\nq1,\"Who, what?\",x\nq2,Why?,y\n", encoding="utf-8")
+    loaded = load_dataset(str(tmp_path / "d.csv"), {"id_ls": "id", "q_ls": "question", "gt_ls": "answer"})
+    assert loaded.columns == {"id_ls": ["q1", "q2"], "q_ls": ["Who, what?", "Why?"], "gt_ls": ["x", "y"]}
+
+
+def test_parquet(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({key: [row[key] for row in ROWS] for key in ROWS[0]})
+    pq.write_table(table, tmp_path / "d.parquet")
+    assert load_dataset(str(tmp_path / "d.parquet"), KEY_MAP).columns == expected_columns(ROWS)
+
+
+def test_squad(tmp_path: Path) -> None:
+    squad = {
+        "version": "v2.0",
+        "data": [
+            {
+                "title": "Paris",
+                "paragraphs": [
+                    {
+                        "context": "Paris is the capital of France.",
+                        "qas": [
+                            {"id": "a1", "question": "Capital of France?", "answers": [{"text": "Paris", "answer_start": 0}]},
+                            {"id": "a2", "question": "Capital of Mars?", "answers": [], "is_impossible": True},
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "squad.json").write_text(json.dumps(squad), encoding="utf-8")
+    loaded = load_dataset(str(tmp_path / "squad.json"), {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "ctx_ls": "context"})
+    assert loaded.columns == {
+        "id_ls": ["a1", "a2"],
+        "q_ls": ["Capital of France?", "Capital of Mars?"],
+        "gt_ls": [["Paris"], []],
+        "ctx_ls": ["Paris is the capital of France."] * 2,
+    }
+
+
+def test_ragas(tmp_path: Path) -> None:
+    ragas = {
+        "question": ["q one", "q two"],
+        "contexts": [["c1", "c2"], ["c3"]],
+        "answer": ["a1", "a2"],
+        "ground_truths": [["g1"], ["g2", "g3"]],
+    }
+    (tmp_path / "ragas.json").write_text(json.dumps(ragas), encoding="utf-8")
+    key_map = {"q_ls": "question", "ctx_ls": "contexts", "pred_ls": "answer", "gt_ls": "ground_truths"}
+    loaded = load_dataset(str(tmp_path / "ragas.json"), key_map)
+    assert loaded.columns == {"q_ls": ["q one", "q two"], "ctx_ls": [["c1", "c2"], ["c3"]], "pred_ls": ["a1", "a2"], "gt_ls": [["g1"], ["g2", "g3"]]}
+    ragas["answer"].append("a3")
+    (tmp_path / "ragas.json").write_text(json.dumps(ragas), encoding="utf-8")
+    with pytest.raises(InputError, match="different lengths"):
+        load_dataset(str(tmp_path / "ragas.json"), key_map)
+
+
+def make_beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    write_jsonl(folder / "corpus.jsonl", [
+        {"_id": "d1", "title": "Paris", "text": "Paris is in France."},
+        {"_id": "d2", "title": "", "text": "Berlin is in Germany."},
+        {"_id": "d3", "title": "Rome", "text": "Rome is in Italy."},
+    ])
+    write_jsonl(folder / "queries.jsonl", [
+        {"_id": "q1", "text": "Where is Paris?"},
+        {"_id": "q2", "text": "Where is Berlin?"},
+        {"_id": "q9", "text": "Unjudged query"},
+    ])
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t0\nq2\td2\t1\nq2\td1\t1\n", encoding="utf-8")
+    return folder
+
+
+def test_beir_folder(tmp_path: Path) -> None:
+    folder = make_beir(tmp_path / "beir")
+    loaded = load_dataset(str(folder), {"id_ls": "id", "q_ls": "question", "gt_ls": "relevant_docs", "ctx_ls": "relevant_passages"})
+    assert loaded.columns == {
+        "id_ls": ["q1", "q2"],
+        "q_ls": ["Where is Paris?", "Where is Berlin?"],
+        "gt_ls": [["d1"], ["d2", "d1"]],
+        "ctx_ls": [["Paris Paris is in France."], ["Berlin is in Germany.", "Paris Paris is in France."]],
+    }
+
+
+def test_beir_qrels_naming_unknown_document(tmp_path: Path) -> None:
+    folder = make_beir(tmp_path / "beir")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td7\t1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"test\.tsv:2: corpus-id 'd7' is not in corpus\.jsonl"):
+        load_dataset(str(folder), {"q_ls": "question"})
+
+
+def test_row_missing_a_mapped_field_is_dropped_whole(tmp_path: Path) -> None:
+    rows = [dict(ROWS[0]), {k: v for k, v in ROWS[1].items() if k != "pred"}, dict(ROWS[2], answers=None)]
+    loaded = load_dataset(str(write_jsonl(tmp_path / "d.jsonl", rows)), KEY_MAP)
+    assert loaded.columns == expected_columns([ROWS[0]])
+    assert dict(loaded.dropped) == {"missing or null field 'pred'": 1, "missing or null field 'answers'": 1}
+
+
+def test_shuffle_is_seeded_and_keeps_columns_aligned(tmp_path: Path) -> None:
+    rows = [{"id": str(i), "question": f"q{i}", "answers": [f"a{i}"], "pred": f"p{i}"} for i in range(50)]
+    path = str(write_jsonl(tmp_path / "d.jsonl", rows))
+    first = load_dataset(path, KEY_MAP, shuffle=True, seed=7, limit=10).columns
+    again = load_dataset(path, KEY_MAP, shuffle=True, seed=7, limit=10).columns
+    other = load_dataset(path, KEY_MAP, shuffle=True, seed=8, limit=10).columns
+    assert first == again and first != other
+    assert first["id_ls"] != [str(i) for i in range(10)]
+    for index, qid in enumerate(first["id_ls"]):
+        assert first["q_ls"][index] == f"q{qid}" and first["pred_ls"][index] == f"p{qid}"
+
+
+def test_limit_takes_the_first_records(tmp_path: Path) -> None:
+    loaded = load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), KEY_MAP, limit=2)
+    assert loaded.columns["id_ls"] == ["q1", "q2"]
+
+
+@pytest.mark.parametrize("limit", [0, -2, 1.5, True])
+def test_bad_limit(tmp_path: Path, limit) -> None:
+    with pytest.raises(InputError, match="limit must be -1"):
+        load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), KEY_MAP, limit=limit)
+
+
+def test_unknown_field_names_field_and_available_ones(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"d\.jsonl: field 'golden' \(key_map\.gt_ls\) is in no record; line 1 has fields \['answers', 'id', 'pred', 'question'\]"):
+        load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), {"q_ls": "question", "gt_ls": "golden"})
+
+
+def test_unknown_output_variable(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown output variable 'answers_ls'"):
+        load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), {"answers_ls": "answers"})
+
+
+def test_malformed_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(ROWS[0]) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.jsonl:2: invalid JSON"):
+        load_dataset(str(path), KEY_MAP)
+
+
+def test_nested_field_path(tmp_path: Path) -> None:
+    rows = [{"meta": {"id": "x", "turns": [{"text": "hi"}, {"text": "last"}]}}]
+    loaded = load_dataset(str(write_jsonl(tmp_path / "d.jsonl", rows)), {"id_ls": "meta.id", "q_ls": "meta.turns.-1.text"})
+    assert loaded.columns == {"id_ls": ["x"], "q_ls": ["last"]}
+
+
+def test_unsupported_extension(tmp_path: Path) -> None:
+    (tmp_path / "d.xml").write_text("<x/>")
+    with pytest.raises(InputError, match="unsupported file extension '.xml'"):
+        load_dataset(str(tmp_path / "d.xml"), KEY_MAP)

@@ -1,0 +1,70 @@
+"""The benchmark server over MCP: in-process, and once as a real stdio subprocess."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from servers.benchmark.server import create_app
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample_qa.jsonl"
+
+
+def sample_rows() -> list[dict]:
+    return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.anyio
+async def test_get_data_with_defaults_loads_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    rows = sample_rows()
+    async with Client(create_app()) as client:
+        result = await client.call_tool("get_data", {})
+    assert not result.is_error
+    data = result.structured_content
+    assert data["q_ls"] == [r["question"] for r in rows]
+    assert data["gt_ls"] == [r["golden_answers"] for r in rows]
+    assert data["id_ls"] == [r["id"] for r in rows]
+    assert data["data_info"]["kept_rows"] == len(rows)
+    assert "pred_ls" not in data
+
+
+@pytest.mark.anyio
+async def test_get_data_reports_dropped_rows(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"q": "a", "p": "x"}\n{"q": "b"}\n{"q": "c", "p": "z"}\n', encoding="utf-8")
+    spec = {"path": str(path), "key_map": {"q_ls": "q", "pred_ls": "p"}}
+    async with Client(create_app()) as client:
+        result = await client.call_tool("get_data", {"benchmark": spec})
+    data = result.structured_content
+    assert (data["q_ls"], data["pred_ls"]) == (["a", "c"], ["x", "z"])
+    assert data["data_info"]["dropped_rows"] == 1
+    assert data["data_info"]["dropped_reasons"] == {"missing or null field 'p'": 1}
+
+
+@pytest.mark.anyio
+async def test_get_data_bad_line_is_a_tool_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"q": "a"}\n{"q": \n', encoding="utf-8")
+    async with Client(create_app()) as client:
+        result = await client.call_tool("get_data", {"benchmark": {"path": str(path), "key_map": {"q_ls": "q"}}})
+    assert result.is_error
+    assert f"{path}:2: invalid JSON" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_get_data_over_real_stdio(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("question,answer\nq1,a1\nq2,a2\n", encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "servers.benchmark"], cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)})
+    async with Client(params) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["get_data"].input_schema["properties"]["benchmark"]["default"]["path"] == "data/sample_qa.jsonl"
+        result = await client.call_tool("get_data", {"benchmark": {"path": str(path), "key_map": {"q_ls": "question", "gt_ls": "answer"}, "limit": 1}})
+    assert result.structured_content["q_ls"] == ["q1"]
+    assert result.structured_content["gt_ls"] == ["a1"]

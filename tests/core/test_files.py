@@ -1,0 +1,61 @@
+"""Atomic writes leave either the whole new file or nothing; names never collide."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from servers.core.files import atomic_write, atomic_write_json, atomic_write_jsonl, result_path, unique_path
+
+
+def test_atomic_write_json_round_trips_and_uses_normal_permissions(tmp_path: Path) -> None:
+    target = atomic_write_json(tmp_path / "sub" / "r.json", {"ß": [1, 2.5]})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"ß": [1, 2.5]}
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_failed_write_leaves_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    target.write_text("old", encoding="utf-8")
+
+    def explode(handle) -> None:
+        handle.write("partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, explode)
+    assert target.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_jsonl_writes_one_object_per_line(tmp_path: Path) -> None:
+    target = atomic_write_jsonl(tmp_path / "rows.jsonl", iter([{"a": 1}, {"a": 2}]))
+    assert [json.loads(line) for line in target.read_text().splitlines()] == [{"a": 1}, {"a": 2}]
+
+
+def test_unique_path_counts_up(tmp_path: Path) -> None:
+    first = tmp_path / "eval.json"
+    assert unique_path(first) == first
+    first.write_text("x")
+    second = unique_path(first)
+    assert second.name == "eval_1.json"
+    second.write_text("x")
+    assert unique_path(first).name == "eval_2.json"
+
+
+def test_result_path_directory_and_file_forms(tmp_path: Path) -> None:
+    in_dir = result_path(tmp_path / "out", "evaluate_trec")
+    assert in_dir.parent == tmp_path / "out"
+    assert in_dir.name.startswith("evaluate_trec_") and in_dir.suffix == ".json"
+    named = tmp_path / "mine.json"
+    named.write_text("{}")
+    assert result_path(named, "evaluate_trec").name == "mine_1.json"

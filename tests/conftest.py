@@ -17,7 +17,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def run_ultra(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_ultra(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run ``python ultra.py ARGS`` in ``cwd`` and capture its output."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(

@@ -28,11 +28,15 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a pipeline (builds its parameter file first if missing)")
     run.add_argument("pipeline")
     run.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
-    run.add_argument("--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own")
+    run.add_argument(
+        "--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own"
+    )
     run.add_argument("--output-dir", default="output", help="where run folders are written (default: output)")
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
-    call.add_argument("assignments", nargs="*", metavar="key=value", help="value parsed as YAML; a.b=v sets one key of a mapping")
+    call.add_argument(
+        "assignments", nargs="*", metavar="key=value", help="value parsed as YAML; a.b=v sets one key of a mapping"
+    )
     call.add_argument("--timeout", type=float, default=None)
     tools = commands.add_parser("tools", help="list tools with their variables, settings and outputs")
     tools.add_argument("server", nargs="?")
@@ -71,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "tools":
             table = anyio.run(commands.list_tools, args.server)
             if args.json:
-                payload = {a: {n: vars(i) | {"required": sorted(i.required)} for n, i in t.items()} for a, t in table.items()}
+                payload = {
+                    a: {n: vars(i) | {"required": sorted(i.required)} for n, i in t.items()} for a, t in table.items()
+                }
                 print(json.dumps(payload, indent=2, default=str))
             else:
                 print(commands.describe_tools(table))

@@ -7,8 +7,8 @@ import os
 import shutil
 import sys
 import tempfile
-from contextlib import asynccontextmanager
 import time
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,10 @@ def builtin_servers() -> dict[str, str]:
     return {
         p.name: f"servers/{p.name}"
         for p in sorted(root.iterdir())
-        if p.is_dir() and p.name != "core" and (p / "__init__.py").exists() and ((p / "server.py").exists() or (p / "__main__.py").exists())
+        if p.is_dir()
+        and p.name != "core"
+        and (p / "__init__.py").exists()
+        and ((p / "server.py").exists() or (p / "__main__.py").exists())
     }
 
 
@@ -111,7 +114,9 @@ async def run(pipeline_file: str, param_file: str | None, timeout: float | None,
         memory = await runner.run()
     atomic_write_json(folder / "memory.json", memory)
     link_written_files(memory, folder / "files", started)
-    atomic_write_json(folder / "timings.json", {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)})
+    atomic_write_json(
+        folder / "timings.json", {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
+    )
     for name, seconds in runner.timings:
         print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
     return folder
@@ -127,7 +132,9 @@ def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
         try:
             value = yaml.safe_load(text) if text else ""
         except yaml.YAMLError as exc:
-            raise UltraError(f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})") from None
+            raise UltraError(
+                f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})"
+            ) from None
         name, _, rest = key.partition(".")
         if name not in info.parameters:
             raise UltraError(f"'{info.name}' has no parameter '{name}'; its parameters: {info.parameters}")

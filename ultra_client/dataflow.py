@@ -16,7 +16,9 @@ def check_dataflow(pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]]) ->
     return _check_steps(pipeline, pipeline.steps, tools, set())
 
 
-def _check_steps(pipeline: Pipeline, steps: list[Step], tools: dict[str, dict[str, ToolInfo]], known: set[str]) -> set[str]:
+def _check_steps(
+    pipeline: Pipeline, steps: list[Step], tools: dict[str, dict[str, ToolInfo]], known: set[str]
+) -> set[str]:
     for step in steps:
         if isinstance(step, ToolStep):
             known = known | _check_tool_step(pipeline, step, tools, known)
@@ -25,7 +27,11 @@ def _check_steps(pipeline: Pipeline, steps: list[Step], tools: dict[str, dict[st
         elif isinstance(step, BranchStep):
             known = _check_steps(pipeline, step.router, tools, known)
             if ROUTE_OUTPUT not in known:
-                raise located(pipeline.path, step.line, f"the branch router must produce a '{ROUTE_OUTPUT}' variable (a branch name, or one per item)")
+                raise located(
+                    pipeline.path,
+                    step.line,
+                    f"the branch router must produce a '{ROUTE_OUTPUT}' variable (a branch name, or one per item)",
+                )
             produced = [_check_steps(pipeline, branch, tools, known) for branch in step.branches.values()]
             known = set.intersection(*produced)
     return known
@@ -36,22 +42,38 @@ def tool_for(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, Tool
     server_tools = tools[step.server]
     if step.tool not in server_tools:
         raise located(
-            pipeline.path, step.line, f"server '{step.server}' has no tool '{step.tool}'; its tools: {sorted(server_tools)}"
+            pipeline.path,
+            step.line,
+            f"server '{step.server}' has no tool '{step.tool}'; its tools: {sorted(server_tools)}",
         )
     return server_tools[step.tool]
 
 
-def _check_tool_step(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, ToolInfo]], known: set[str]) -> set[str]:
+def _check_tool_step(
+    pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, ToolInfo]], known: set[str]
+) -> set[str]:
     """Check one step against what is known so far; return the variables it produces."""
     info = tool_for(pipeline, step, tools)
     for parameter in step.inputs:
         if parameter not in info.parameters:
-            raise located(pipeline.path, step.line, f"input rename: '{step.name}' has no parameter '{parameter}'; its parameters: {info.parameters}")
+            raise located(
+                pipeline.path,
+                step.line,
+                f"input rename: '{step.name}' has no parameter '{parameter}'; its parameters: {info.parameters}",
+            )
         if parameter in info.settings:
-            raise located(pipeline.path, step.line, f"input rename: '{parameter}' of '{step.name}' is a setting; set it in the parameter file instead")
+            raise located(
+                pipeline.path,
+                step.line,
+                f"input rename: '{parameter}' of '{step.name}' is a setting; set it in the parameter file instead",
+            )
     for output in step.outputs:
         if output not in info.outputs:
-            raise located(pipeline.path, step.line, f"output rename: '{step.name}' has no output '{output}'; its outputs: {info.outputs}")
+            raise located(
+                pipeline.path,
+                step.line,
+                f"output rename: '{step.name}' has no output '{output}'; its outputs: {info.outputs}",
+            )
 
     for parameter in info.variables:
         variable = step.inputs.get(parameter, parameter)
@@ -61,7 +83,8 @@ def _check_tool_step(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[s
             raise located(
                 pipeline.path,
                 step.line,
-                f"'{step.name}' needs variable '{variable}'{hint}, which no earlier step produces; available: {available}",
+                f"'{step.name}' needs variable '{variable}'{hint}, which no earlier step produces; "
+                f"available: {available}",
             )
     return {step.outputs.get(output, output) for output in info.outputs}
 

@@ -33,7 +33,9 @@ def parameter_path(pipeline_path: Path) -> Path:
     return pipeline_path.parent / "parameters" / f"{pipeline_path.stem}_parameter.yaml"
 
 
-def merge_settings(defaults: dict[str, Any], existing: dict[str, Any], prefix: str = "") -> tuple[dict[str, Any], MergeReport]:
+def merge_settings(
+    defaults: dict[str, Any], existing: dict[str, Any], prefix: str = ""
+) -> tuple[dict[str, Any], MergeReport]:
     """Keep the user's values for keys still in use, add new keys with defaults, drop unused keys.
 
     Mappings merge recursively, so a user's edit of one nested key (benchmark.path) survives a
@@ -58,7 +60,9 @@ def merge_settings(defaults: dict[str, Any], existing: dict[str, Any], prefix: s
 
 def write_parameter_file(path: Path, pipeline_name: str, settings: dict[str, dict[str, Any]]) -> Path:
     """Write settings (unexpanded: ``${VAR}`` stays as written) atomically."""
-    body = yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, default_flow_style=False) if settings else "{}\n"
+    body = (
+        yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, default_flow_style=False) if settings else "{}\n"
+    )
     return atomic_write_text(path, HEADER.format(pipeline=pipeline_name) + body)
 
 
@@ -68,7 +72,9 @@ def read_parameter_file(path: Path) -> dict[str, dict[str, Any]]:
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
-        raise UltraError(f"{path}: a parameter file maps each server name to its settings, e.g. benchmark: {{benchmark: ...}}")
+        raise UltraError(
+            f"{path}: a parameter file maps each server name to its settings, e.g. benchmark: {{benchmark: ...}}"
+        )
     return {str(k): plain(v or {}) for k, v in data.items()}
 
 

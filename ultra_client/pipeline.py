@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ultra_client.errors import UltraError, located
 from ultra_client.yaml_lines import load_yaml_with_lines
@@ -16,7 +16,10 @@ _STEP_KEYS = {"input", "output", "timeout"}
 
 @dataclass
 class ToolStep:
-    """Call ``server.tool``; ``inputs`` maps tool parameter -> pipeline variable, ``outputs`` tool output -> variable."""
+    """Call ``server.tool``.
+
+    ``inputs`` maps tool parameter -> pipeline variable, ``outputs`` tool output -> pipeline variable.
+    """
 
     server: str
     tool: str
@@ -48,7 +51,7 @@ class BranchStep:
     line: int
 
 
-Step = Union[ToolStep, LoopStep, BranchStep]
+Step = ToolStep | LoopStep | BranchStep
 
 
 @dataclass
@@ -92,7 +95,11 @@ def load_pipeline(path: str | Path) -> Pipeline:
         raise located(path, data.line, f"unknown top-level key(s) {sorted(unknown)}; expected 'servers' and 'pipeline'")
     servers = data.get("servers")
     if not isinstance(servers, dict) or not servers:
-        raise located(path, getattr(servers, "line", data.line), "'servers' must map server names to paths, e.g. benchmark: servers/benchmark")
+        raise located(
+            path,
+            getattr(servers, "line", data.line),
+            "'servers' must map server names to paths, e.g. benchmark: servers/benchmark",
+        )
     for alias, location in servers.items():
         if not isinstance(location, str) or not location:
             raise located(path, servers.line, f"server '{alias}' needs a path such as servers/{alias}")
@@ -123,8 +130,12 @@ class _StepParser:
         if isinstance(item, str):
             return self.tool(item, line)
         if not isinstance(item, dict) or len(item) != 1:
-            raise located(self.path, line, "a step is 'server.tool', {server.tool: {input, output, timeout}}, {loop: ...} or {branch: ...}")
-        (key, body), = item.items()
+            raise located(
+                self.path,
+                line,
+                "a step is 'server.tool', {server.tool: {input, output, timeout}}, {loop: ...} or {branch: ...}",
+            )
+        ((key, body),) = item.items()
         if key == "loop":
             return self.loop(body, line)
         if key == "branch":
@@ -137,7 +148,9 @@ class _StepParser:
             raise located(self.path, line, f"'{ref}' is not a step; write server.tool, e.g. benchmark.get_data")
         server, tool = match.groups()
         if server not in self.servers:
-            raise located(self.path, line, f"unknown server '{server}' in '{ref}'; declared servers: {sorted(self.servers)}")
+            raise located(
+                self.path, line, f"unknown server '{server}' in '{ref}'; declared servers: {sorted(self.servers)}"
+            )
         step = ToolStep(server=server, tool=tool, line=line or 0)
         if body is None:
             return step
@@ -145,13 +158,19 @@ class _StepParser:
             raise located(self.path, line, f"the settings of step '{ref}' must be a mapping with input/output/timeout")
         unknown = set(body) - _STEP_KEYS
         if unknown:
-            raise located(self.path, getattr(body, "line", line), f"unknown key(s) {sorted(unknown)} in step '{ref}'; allowed: input, output, timeout")
+            raise located(
+                self.path,
+                getattr(body, "line", line),
+                f"unknown key(s) {sorted(unknown)} in step '{ref}'; allowed: input, output, timeout",
+            )
         step.inputs = self.renames(body.get("input"), "input", line)
         step.outputs = self.renames(body.get("output"), "output", line)
         timeout = body.get("timeout")
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-                raise located(self.path, line, f"timeout of '{ref}' must be a positive number of seconds, not {timeout!r}")
+                raise located(
+                    self.path, line, f"timeout of '{ref}' must be a positive number of seconds, not {timeout!r}"
+                )
             step.timeout = float(timeout)
         return step
 
@@ -163,7 +182,9 @@ class _StepParser:
             raise located(self.path, where, f"'{kind}' must map names to pipeline variables, e.g. {{pred_ls: ans_ls}}")
         for key, target in value.items():
             if not isinstance(target, str) or not target.isidentifier():
-                raise located(self.path, where, f"'{kind}' rename {key}: {target!r} must name a variable (an identifier)")
+                raise located(
+                    self.path, where, f"'{kind}' rename {key}: {target!r} must name a variable (an identifier)"
+                )
         return {str(k): str(v) for k, v in value.items()}
 
     def loop(self, body: Any, line: int | None) -> LoopStep:
@@ -171,18 +192,24 @@ class _StepParser:
             raise located(self.path, getattr(body, "line", line), "a loop is {loop: {times: N, steps: [...]}}")
         times = body["times"]
         if isinstance(times, bool) or not isinstance(times, int) or times < 1:
-            raise located(self.path, getattr(body, "line", line), f"loop times must be a positive integer, not {times!r}")
+            raise located(
+                self.path, getattr(body, "line", line), f"loop times must be a positive integer, not {times!r}"
+            )
         return LoopStep(times=times, steps=self.steps(body["steps"], line), line=line or 0)
 
     def branch(self, body: Any, line: int | None) -> BranchStep:
         if not isinstance(body, dict) or set(body) != {"router", "branches"}:
-            raise located(self.path, getattr(body, "line", line), "a branch is {branch: {router: [...], branches: {name: [...]}}}")
+            raise located(
+                self.path, getattr(body, "line", line), "a branch is {branch: {router: [...], branches: {name: [...]}}}"
+            )
         branches = body["branches"]
         if not isinstance(branches, dict) or not branches:
             raise located(self.path, getattr(branches, "line", line), "branches must map route names to lists of steps")
         return BranchStep(
             router=self.steps(body["router"], line),
-            branches={str(name): self.steps(steps, getattr(branches, "line", line)) for name, steps in branches.items()},
+            branches={
+                str(name): self.steps(steps, getattr(branches, "line", line)) for name, steps in branches.items()
+            },
             line=line or 0,
         )
 

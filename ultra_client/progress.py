@@ -26,7 +26,11 @@ class ProgressBar:
         if not self.interactive and not finished and now - self._last < self.min_interval:
             return
         self._last = now
-        self.stream.write(("\r" if self.interactive else "") + self.render(progress, total, message) + ("" if self.interactive else "\n"))
+        self.stream.write(
+            ("\r" if self.interactive else "")
+            + self.render(progress, total, message)
+            + ("" if self.interactive else "\n")
+        )
         self.stream.flush()
         self.drawn = True
 

@@ -61,12 +61,18 @@ class Runner:
         if isinstance(route, str):
             return await self.run_steps(self._branch(step, route), memory)
         if not isinstance(route, list):
-            raise located(self.pipeline.path, step.line, f"the router's '{ROUTE_OUTPUT}' must be a branch name or a list of them, not {type(route).__name__}")
+            raise located(
+                self.pipeline.path,
+                step.line,
+                f"the router's '{ROUTE_OUTPUT}' must be a branch name or a list of them, not {type(route).__name__}",
+            )
         return await self._run_per_item(step, route, memory)
 
     def _branch(self, step: BranchStep, name: Any) -> list[Step]:
         if name not in step.branches:
-            raise located(self.pipeline.path, step.line, f"the router chose branch {name!r}; branches are {sorted(step.branches)}")
+            raise located(
+                self.pipeline.path, step.line, f"the router chose branch {name!r}; branches are {sorted(step.branches)}"
+            )
         return step.branches[name]
 
     async def _run_per_item(self, step: BranchStep, route: list[Any], memory: Memory) -> Memory:
@@ -105,7 +111,11 @@ class Runner:
             if variable in memory:
                 args[parameter] = memory[variable]
             elif parameter in info.required:
-                raise located(self.pipeline.path, step.line, f"'{step.name}' needs variable '{variable}', but no earlier step returned it")
+                raise located(
+                    self.pipeline.path,
+                    step.line,
+                    f"'{step.name}' needs variable '{variable}', but no earlier step returned it",
+                )
         return args
 
     async def call(self, step: ToolStep, memory: Memory) -> Memory:

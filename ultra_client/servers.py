@@ -13,8 +13,17 @@ import anyio
 from ultra_client.errors import UltraError
 
 ULTRA_HOME = Path(__file__).resolve().parent.parent
-PASSTHROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-                   "OMP_NUM_THREADS", "TMPDIR", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES")
+PASSTHROUGH_ENV = (
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_HOME",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "OMP_NUM_THREADS",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+    "CUDA_VISIBLE_DEVICES",
+)
 START_TIMEOUT = 120.0
 
 
@@ -110,7 +119,8 @@ class ServerPool:
 
     def __init__(self, locations: list[ServerLocation], log_dir: Path) -> None:
         self.servers = {
-            loc.alias: RunningServer(loc, log_dir / f"{loc.alias}.stderr.log", server_parameters(loc)) for loc in locations
+            loc.alias: RunningServer(loc, log_dir / f"{loc.alias}.stderr.log", server_parameters(loc))
+            for loc in locations
         }
         self.log_dir = log_dir
         self._stop = anyio.Event()

@@ -67,10 +67,14 @@ def load_dataset(
 def check_key_map(key_map: dict[str, str]) -> None:
     """key_map must map known output variables to field names."""
     if not isinstance(key_map, dict) or not key_map:
-        raise InputError(f"benchmark.key_map must map output variables ({', '.join(OUTPUT_VARIABLES)}) to source fields")
+        raise InputError(
+            f"benchmark.key_map must map output variables ({', '.join(OUTPUT_VARIABLES)}) to source fields"
+        )
     for variable, source in key_map.items():
         if variable not in OUTPUT_VARIABLES:
-            raise InputError(f"benchmark.key_map: unknown output variable '{variable}'; use one of {', '.join(OUTPUT_VARIABLES)}")
+            raise InputError(
+                f"benchmark.key_map: unknown output variable '{variable}'; use one of {', '.join(OUTPUT_VARIABLES)}"
+            )
         if not isinstance(source, str) or not source:
             raise InputError(f"benchmark.key_map.{variable} must be a field name (a string), not {source!r}")
 

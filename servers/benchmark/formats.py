@@ -131,7 +131,9 @@ def read_ragas(data: Any, path: str) -> list[Record]:
         raise InputError(f"RAGAS JSON needs a 'question' list; columns found: {sorted(data)}", path=path)
     lengths = {name: len(values) for name, values in columns.items()}
     if len(set(lengths.values())) > 1:
-        raise InputError(f"RAGAS columns have different lengths {lengths}; every column needs one entry per question", path=path)
+        raise InputError(
+            f"RAGAS columns have different lengths {lengths}; every column needs one entry per question", path=path
+        )
     count = lengths["question"]
     return [{**{name: values[i] for name, values in columns.items()}, "_line": i} for i in range(count)]
 
@@ -187,7 +189,11 @@ def _read_beir_qrels(file: Path, corpus: dict[str, Record]) -> dict[str, dict[st
             if not fields or (line_number == 1 and not fields[-1].lstrip("-").isdigit()):
                 continue  # blank line or the header row
             if len(fields) != 3:
-                raise InputError(f"expected 3 tab-separated fields (query-id, corpus-id, score), found {len(fields)}", path=str(file), line=line_number)
+                raise InputError(
+                    f"expected 3 tab-separated fields (query-id, corpus-id, score), found {len(fields)}",
+                    path=str(file),
+                    line=line_number,
+                )
             qid, docid, score = fields
             try:
                 grade = int(score)

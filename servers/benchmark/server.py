@@ -47,7 +47,9 @@ class GetDataResult(TypedDict):
 def get_data(
     benchmark: Annotated[
         BenchmarkSpec,
-        Field(description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls -> source field), limit, shuffle, seed, name"),
+        Field(
+            description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls -> source field), limit, shuffle, seed, name"
+        ),
     ],
 ) -> GetDataResult:
     """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD or RAGAS JSON) as aligned lists.
@@ -85,7 +87,7 @@ def create_app():
         "benchmark",
         TOOLS,
         package_dir=Path(__file__).parent,
-        instructions="Loads evaluation datasets as aligned lists (questions, golden answers, predictions, ids, contexts).",
+        instructions="Loads evaluation datasets as aligned lists (questions, answers, predictions, ids, contexts).",
     )
 
 

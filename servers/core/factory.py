@@ -78,7 +78,7 @@ def with_settings(fn: Callable[..., Any], settings: dict[str, Any]) -> Callable[
     signature = inspect.signature(fn)
     parameters = []
     for param in signature.parameters.values():
-        default = settings[param.name] if param.name in settings else param.default
+        default = settings.get(param.name, param.default)
         parameters.append(
             param.replace(
                 kind=inspect.Parameter.KEYWORD_ONLY,
@@ -103,7 +103,9 @@ def with_settings(fn: Callable[..., Any], settings: dict[str, Any]) -> Callable[
                 return fn(**prepare(kwargs))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
-    tool.__signature__ = signature.replace(parameters=parameters, return_annotation=hints.get("return", signature.return_annotation))
+    tool.__signature__ = signature.replace(
+        parameters=parameters, return_annotation=hints.get("return", signature.return_annotation)
+    )
     tool.__annotations__ = dict(hints)
     return tool
 

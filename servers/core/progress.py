@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +24,8 @@ def progress_from_context(ctx: Any | None) -> ProgressCallback:
     import anyio.from_thread
 
     def report(done: float, total: float | None = None, message: str | None = None) -> None:
-        try:
+        # Outside a worker thread (on the loop itself) anyio raises RuntimeError: progress is best effort.
+        with contextlib.suppress(RuntimeError):
             anyio.from_thread.run(ctx.report_progress, done, total, message)
-        except RuntimeError:
-            # Not in a worker thread (called on the loop itself): progress is best effort.
-            pass
 
     return report

@@ -39,9 +39,13 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(_json_error(exc) + "; each line must be one JSON object", path=str(path), line=line_number) from None
+                raise InputError(
+                    _json_error(exc) + "; each line must be one JSON object", path=str(path), line=line_number
+                ) from None
             if not isinstance(row, dict):
-                raise InputError(f"expected a JSON object, found {type(row).__name__}", path=str(path), line=line_number)
+                raise InputError(
+                    f"expected a JSON object, found {type(row).__name__}", path=str(path), line=line_number
+                )
             rows.append(row)
     return rows
 

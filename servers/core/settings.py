@@ -40,6 +40,7 @@ def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
     """
     env = os.environ if environ is None else environ
     if isinstance(value, str):
+
         def substitute(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in env:

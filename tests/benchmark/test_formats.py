@@ -39,7 +39,7 @@ def test_json_list(tmp_path: Path) -> None:
 
 
 def test_csv(tmp_path: Path) -> None:
-    (tmp_path / "d.csv").write_text("id,question,answer\nq1,\"Who, what?\",x\nq2,Why?,y\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text('id,question,answer\nq1,"Who, what?",x\nq2,Why?,y\n', encoding="utf-8")
     loaded = load_dataset(str(tmp_path / "d.csv"), {"id_ls": "id", "q_ls": "question", "gt_ls": "answer"})
     assert loaded.columns == {"id_ls": ["q1", "q2"], "q_ls": ["Who, what?", "Why?"], "gt_ls": ["x", "y"]}
 
@@ -63,7 +63,11 @@ def test_squad(tmp_path: Path) -> None:
                     {
                         "context": "Paris is the capital of France.",
                         "qas": [
-                            {"id": "a1", "question": "Capital of France?", "answers": [{"text": "Paris", "answer_start": 0}]},
+                            {
+                                "id": "a1",
+                                "question": "Capital of France?",
+                                "answers": [{"text": "Paris", "answer_start": 0}],
+                            },
                             {"id": "a2", "question": "Capital of Mars?", "answers": [], "is_impossible": True},
                         ],
                     }
@@ -72,7 +76,9 @@ def test_squad(tmp_path: Path) -> None:
         ],
     }
     (tmp_path / "squad.json").write_text(json.dumps(squad), encoding="utf-8")
-    loaded = load_dataset(str(tmp_path / "squad.json"), {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "ctx_ls": "context"})
+    loaded = load_dataset(
+        str(tmp_path / "squad.json"), {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "ctx_ls": "context"}
+    )
     assert loaded.columns == {
         "id_ls": ["a1", "a2"],
         "q_ls": ["Capital of France?", "Capital of Mars?"],
@@ -91,7 +97,12 @@ def test_ragas(tmp_path: Path) -> None:
     (tmp_path / "ragas.json").write_text(json.dumps(ragas), encoding="utf-8")
     key_map = {"q_ls": "question", "ctx_ls": "contexts", "pred_ls": "answer", "gt_ls": "ground_truths"}
     loaded = load_dataset(str(tmp_path / "ragas.json"), key_map)
-    assert loaded.columns == {"q_ls": ["q one", "q two"], "ctx_ls": [["c1", "c2"], ["c3"]], "pred_ls": ["a1", "a2"], "gt_ls": [["g1"], ["g2", "g3"]]}
+    assert loaded.columns == {
+        "q_ls": ["q one", "q two"],
+        "ctx_ls": [["c1", "c2"], ["c3"]],
+        "pred_ls": ["a1", "a2"],
+        "gt_ls": [["g1"], ["g2", "g3"]],
+    }
     ragas["answer"].append("a3")
     (tmp_path / "ragas.json").write_text(json.dumps(ragas), encoding="utf-8")
     with pytest.raises(InputError, match="different lengths"):
@@ -100,23 +111,33 @@ def test_ragas(tmp_path: Path) -> None:
 
 def make_beir(folder: Path) -> Path:
     (folder / "qrels").mkdir(parents=True)
-    write_jsonl(folder / "corpus.jsonl", [
-        {"_id": "d1", "title": "Paris", "text": "Paris is in France."},
-        {"_id": "d2", "title": "", "text": "Berlin is in Germany."},
-        {"_id": "d3", "title": "Rome", "text": "Rome is in Italy."},
-    ])
-    write_jsonl(folder / "queries.jsonl", [
-        {"_id": "q1", "text": "Where is Paris?"},
-        {"_id": "q2", "text": "Where is Berlin?"},
-        {"_id": "q9", "text": "Unjudged query"},
-    ])
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t0\nq2\td2\t1\nq2\td1\t1\n", encoding="utf-8")
+    write_jsonl(
+        folder / "corpus.jsonl",
+        [
+            {"_id": "d1", "title": "Paris", "text": "Paris is in France."},
+            {"_id": "d2", "title": "", "text": "Berlin is in Germany."},
+            {"_id": "d3", "title": "Rome", "text": "Rome is in Italy."},
+        ],
+    )
+    write_jsonl(
+        folder / "queries.jsonl",
+        [
+            {"_id": "q1", "text": "Where is Paris?"},
+            {"_id": "q2", "text": "Where is Berlin?"},
+            {"_id": "q9", "text": "Unjudged query"},
+        ],
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t0\nq2\td2\t1\nq2\td1\t1\n", encoding="utf-8"
+    )
     return folder
 
 
 def test_beir_folder(tmp_path: Path) -> None:
     folder = make_beir(tmp_path / "beir")
-    loaded = load_dataset(str(folder), {"id_ls": "id", "q_ls": "question", "gt_ls": "relevant_docs", "ctx_ls": "relevant_passages"})
+    loaded = load_dataset(
+        str(folder), {"id_ls": "id", "q_ls": "question", "gt_ls": "relevant_docs", "ctx_ls": "relevant_passages"}
+    )
     assert loaded.columns == {
         "id_ls": ["q1", "q2"],
         "q_ls": ["Where is Paris?", "Where is Berlin?"],
@@ -163,7 +184,11 @@ def test_bad_limit(tmp_path: Path, limit) -> None:
 
 
 def test_unknown_field_names_field_and_available_ones(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"d\.jsonl: field 'golden' \(key_map\.gt_ls\) is in no record; line 1 has fields \['answers', 'id', 'pred', 'question'\]"):
+    with pytest.raises(
+        InputError,
+        match=r"d\.jsonl: field 'golden' \(key_map\.gt_ls\) is in no record; "
+        r"line 1 has fields \['answers', 'id', 'pred', 'question'\]",
+    ):
         load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), {"q_ls": "question", "gt_ls": "golden"})
 
 
@@ -181,7 +206,9 @@ def test_malformed_line_is_named(tmp_path: Path) -> None:
 
 def test_nested_field_path(tmp_path: Path) -> None:
     rows = [{"meta": {"id": "x", "turns": [{"text": "hi"}, {"text": "last"}]}}]
-    loaded = load_dataset(str(write_jsonl(tmp_path / "d.jsonl", rows)), {"id_ls": "meta.id", "q_ls": "meta.turns.-1.text"})
+    loaded = load_dataset(
+        str(write_jsonl(tmp_path / "d.jsonl", rows)), {"id_ls": "meta.id", "q_ls": "meta.turns.-1.text"}
+    )
     assert loaded.columns == {"id_ls": ["x"], "q_ls": ["last"]}
 
 

@@ -61,10 +61,15 @@ async def test_get_data_bad_line_is_a_tool_error(tmp_path: Path) -> None:
 async def test_get_data_over_real_stdio(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("question,answer\nq1,a1\nq2,a2\n", encoding="utf-8")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "servers.benchmark"], cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)})
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "servers.benchmark"], cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)}
+    )
     async with Client(params) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert tools["get_data"].input_schema["properties"]["benchmark"]["default"]["path"] == "data/sample_qa.jsonl"
-        result = await client.call_tool("get_data", {"benchmark": {"path": str(path), "key_map": {"q_ls": "question", "gt_ls": "answer"}, "limit": 1}})
+        result = await client.call_tool(
+            "get_data",
+            {"benchmark": {"path": str(path), "key_map": {"q_ls": "question", "gt_ls": "answer"}, "limit": 1}},
+        )
     assert result.structured_content["q_ls"] == ["q1"]
     assert result.structured_content["gt_ls"] == ["a1"]

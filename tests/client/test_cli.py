@@ -52,7 +52,9 @@ def test_build_then_run_the_load_data_example(project: Path) -> None:
 
 
 def test_call_prints_json_and_merges_dotted_settings(project: Path) -> None:
-    result = run_ultra("call", "benchmark.get_data", "benchmark.limit=2", "benchmark.key_map={q_ls: question}", cwd=project)
+    result = run_ultra(
+        "call", "benchmark.get_data", "benchmark.limit=2", "benchmark.key_map={q_ls: question}", cwd=project
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert len(data["q_ls"]) == 2 and set(data) == {"q_ls", "data_info"}
@@ -62,7 +64,10 @@ def test_tools_lists_settings_and_outputs(project: Path) -> None:
     result = run_ultra("tools", "benchmark", cwd=project)
     assert result.returncode == 0, result.stderr
     assert "benchmark.get_data" in result.stdout
-    assert "setting benchmark = " in result.stdout and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, data_info" in result.stdout
+    assert (
+        "setting benchmark = " in result.stdout
+        and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, data_info" in result.stdout
+    )
 
 
 @pytest.mark.parametrize("host", ["claude", "cursor", "vscode"])
@@ -91,15 +96,45 @@ BROKEN_SERVER = "import nonexistent_module_for_ultra_test\n"
 @pytest.mark.parametrize(
     ("case", "pipeline_text", "fragments"),
     [
-        ("yaml-syntax", "servers:\n  benchmark: servers/benchmark\npipeline:\n  - benchmark.get_data: [\n", ["bad.yaml:", "YAML syntax error"]),
-        ("step-shape", "servers:\n  benchmark: servers/benchmark\npipeline:\n  - {a: 1, b: 2}\n", ["bad.yaml:4: a step is"]),
-        ("unknown-server", "servers:\n  benchmark: servers/benchmark\npipeline:\n  - bench.get_data\n", ["bad.yaml:4: unknown server 'bench'"]),
-        ("missing-server-path", "servers:\n  benchmark: servers/nowhere\npipeline:\n  - benchmark.get_data\n", ["server 'benchmark': no server package at 'servers/nowhere'"]),
-        ("unknown-tool", "servers:\n  benchmark: servers/benchmark\npipeline:\n  - benchmark.get_dat\n", ["bad.yaml:4: server 'benchmark' has no tool 'get_dat'; its tools: ['get_data']"]),
-        ("broken-server", "servers:\n  broken: brokenpkg\npipeline:\n  - broken.x\n", ["server 'broken' (brokenpkg.server) failed to start", "ModuleNotFoundError: No module named 'nonexistent_module_for_ultra_test'", "full log:"]),
+        (
+            "yaml-syntax",
+            "servers:\n  benchmark: servers/benchmark\npipeline:\n  - benchmark.get_data: [\n",
+            ["bad.yaml:", "YAML syntax error"],
+        ),
+        (
+            "step-shape",
+            "servers:\n  benchmark: servers/benchmark\npipeline:\n  - {a: 1, b: 2}\n",
+            ["bad.yaml:4: a step is"],
+        ),
+        (
+            "unknown-server",
+            "servers:\n  benchmark: servers/benchmark\npipeline:\n  - bench.get_data\n",
+            ["bad.yaml:4: unknown server 'bench'"],
+        ),
+        (
+            "missing-server-path",
+            "servers:\n  benchmark: servers/nowhere\npipeline:\n  - benchmark.get_data\n",
+            ["server 'benchmark': no server package at 'servers/nowhere'"],
+        ),
+        (
+            "unknown-tool",
+            "servers:\n  benchmark: servers/benchmark\npipeline:\n  - benchmark.get_dat\n",
+            ["bad.yaml:4: server 'benchmark' has no tool 'get_dat'; its tools: ['get_data']"],
+        ),
+        (
+            "broken-server",
+            "servers:\n  broken: brokenpkg\npipeline:\n  - broken.x\n",
+            [
+                "server 'broken' (brokenpkg.server) failed to start",
+                "ModuleNotFoundError: No module named 'nonexistent_module_for_ultra_test'",
+                "full log:",
+            ],
+        ),
     ],
 )
-def test_build_rejects_bad_pipelines_without_writing(project: Path, case: str, pipeline_text: str, fragments: list[str]) -> None:
+def test_build_rejects_bad_pipelines_without_writing(
+    project: Path, case: str, pipeline_text: str, fragments: list[str]
+) -> None:
     (project / "brokenpkg").mkdir()
     (project / "brokenpkg" / "__init__.py").write_text("")
     (project / "brokenpkg" / "server.py").write_text(BROKEN_SERVER)
@@ -113,16 +148,34 @@ def test_build_rejects_bad_pipelines_without_writing(project: Path, case: str, p
 def write_params(project: Path, benchmark: dict) -> None:
     params = project / "examples" / "parameters"
     params.mkdir(exist_ok=True)
-    (params / "load_data_parameter.yaml").write_text(yaml.safe_dump({"benchmark": {"benchmark": benchmark}}), encoding="utf-8")
+    (params / "load_data_parameter.yaml").write_text(
+        yaml.safe_dump({"benchmark": {"benchmark": benchmark}}), encoding="utf-8"
+    )
 
 
 @pytest.mark.parametrize(
     ("case", "setup", "fragments"),
     [
-        ("missing-data-file", {"path": "data/absent.jsonl", "key_map": {"q_ls": "question"}}, ["data/absent.jsonl: dataset file not found"]),
-        ("bad-jsonl-line", {"path": "data/bad.jsonl", "key_map": {"q_ls": "question"}}, ["data/bad.jsonl:2: invalid JSON"]),
-        ("absent-field", {"path": "data/sample_qa.jsonl", "key_map": {"q_ls": "query"}}, ["field 'query' (key_map.q_ls) is in no record"]),
-        ("limit-zero", {"path": "data/sample_qa.jsonl", "key_map": {"q_ls": "question"}, "limit": 0}, ["benchmark.limit must be -1"]),
+        (
+            "missing-data-file",
+            {"path": "data/absent.jsonl", "key_map": {"q_ls": "question"}},
+            ["data/absent.jsonl: dataset file not found"],
+        ),
+        (
+            "bad-jsonl-line",
+            {"path": "data/bad.jsonl", "key_map": {"q_ls": "question"}},
+            ["data/bad.jsonl:2: invalid JSON"],
+        ),
+        (
+            "absent-field",
+            {"path": "data/sample_qa.jsonl", "key_map": {"q_ls": "query"}},
+            ["field 'query' (key_map.q_ls) is in no record"],
+        ),
+        (
+            "limit-zero",
+            {"path": "data/sample_qa.jsonl", "key_map": {"q_ls": "question"}, "limit": 0},
+            ["benchmark.limit must be -1"],
+        ),
     ],
 )
 def test_run_rejects_bad_data_without_memory(project: Path, case: str, setup: dict, fragments: list[str]) -> None:
@@ -142,7 +195,9 @@ def test_malformed_parameter_file(project: Path) -> None:
 
 
 def test_missing_pipeline_file(project: Path) -> None:
-    assert_one_clear_error(run_ultra("run", "examples/nope.yaml", cwd=project), "examples/nope.yaml: pipeline file not found")
+    assert_one_clear_error(
+        run_ultra("run", "examples/nope.yaml", cwd=project), "examples/nope.yaml: pipeline file not found"
+    )
 
 
 def test_call_with_unknown_parameter(project: Path) -> None:
@@ -157,7 +212,11 @@ def test_call_tool_error(project: Path) -> None:
 
 
 def test_variable_used_before_produced_in_a_real_build(tmp_path: Path) -> None:
-    shutil.copytree(Path(__file__).parent / "toy_server", tmp_path / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(__file__).parent / "toy_server",
+        tmp_path / "toyservers" / "toy",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (tmp_path / "pipes").mkdir()
     pipeline = write_pipeline(tmp_path, "flow", "  - toy.upper\n  - toy.make_items\n")
     result = run_ultra("build", str(pipeline), cwd=tmp_path)

@@ -12,7 +12,9 @@ from ultra_client.pipeline import load_pipeline
 from ultra_client.servers import ToolInfo
 
 
-def tool(name: str, variables: list[str], outputs: list[str], settings: dict | None = None, optional: tuple = ()) -> ToolInfo:
+def tool(
+    name: str, variables: list[str], outputs: list[str], settings: dict | None = None, optional: tuple = ()
+) -> ToolInfo:
     settings = settings or {}
     parameters = variables + list(settings)
     return ToolInfo(name, "", parameters, set(variables) - set(optional), outputs, settings)
@@ -37,12 +39,19 @@ def check(tmp_path: Path, steps: str):
 
 
 def test_renames_make_the_flow_valid(tmp_path: Path) -> None:
-    _, known = check(tmp_path, "  - bench.get_data\n  - gen.generate\n  - ev.evaluate:\n      input: {pred_ls: ans_ls}\n      output: {eval_res: scores}\n")
+    _, known = check(
+        tmp_path,
+        "  - bench.get_data\n  - gen.generate\n  - ev.evaluate:\n"
+        "      input: {pred_ls: ans_ls}\n      output: {eval_res: scores}\n",
+    )
     assert known == {"q_ls", "gt_ls", "ans_ls", "scores"}
 
 
 def test_variable_used_before_produced(tmp_path: Path) -> None:
-    with pytest.raises(UltraError, match=r"p\.yaml:6: 'gen\.generate' needs variable 'q_ls', which no earlier step produces; available: none yet"):
+    with pytest.raises(
+        UltraError,
+        match=r"p\.yaml:6: 'gen\.generate' needs variable 'q_ls', which no earlier step produces; available: none yet",
+    ):
         check(tmp_path, "  - gen.generate\n  - bench.get_data\n")
 
 
@@ -52,7 +61,9 @@ def test_renamed_variable_missing_mentions_rename(tmp_path: Path) -> None:
 
 
 def test_unknown_tool_lists_the_servers_tools(tmp_path: Path) -> None:
-    with pytest.raises(UltraError, match=r"p\.yaml:7: server 'gen' has no tool 'generat'; its tools: \['generate', 'refine', 'route'\]"):
+    with pytest.raises(
+        UltraError, match=r"p\.yaml:7: server 'gen' has no tool 'generat'; its tools: \['generate', 'refine', 'route'\]"
+    ):
         check(tmp_path, "  - bench.get_data\n  - gen.generat\n")
 
 
@@ -83,7 +94,10 @@ def test_loop_body_is_checked(tmp_path: Path) -> None:
 
 def test_branch_needs_a_route_and_keeps_only_common_outputs(tmp_path: Path) -> None:
     with pytest.raises(UltraError, match="the branch router must produce a 'route' variable"):
-        check(tmp_path, "  - bench.get_data\n  - branch:\n      router: [gen.generate]\n      branches: {a: [gen.generate]}\n")
+        check(
+            tmp_path,
+            "  - bench.get_data\n  - branch:\n      router: [gen.generate]\n      branches: {a: [gen.generate]}\n",
+        )
     steps = (
         "  - bench.get_data\n  - gen.generate\n  - branch:\n      router: [gen.route]\n"
         "      branches:\n        done: [gen.refine]\n        more: [ev.evaluate: {input: {pred_ls: ans_ls}}]\n"
@@ -93,10 +107,15 @@ def test_branch_needs_a_route_and_keeps_only_common_outputs(tmp_path: Path) -> N
     with pytest.raises(UltraError, match="needs variable 'eval_res'"):
         tools = dict(TOOLS, ev={**TOOLS["ev"], "report": tool("report", ["eval_res"], [])})
         path = tmp_path / "p.yaml"
-        path.write_text("servers:\n  bench: b\n  gen: g\n  ev: e\npipeline:\n" + steps + "  - ev.report\n", encoding="utf-8")
+        path.write_text(
+            "servers:\n  bench: b\n  gen: g\n  ev: e\npipeline:\n" + steps + "  - ev.report\n", encoding="utf-8"
+        )
         check_dataflow(load_pipeline(path), tools)
 
 
 def test_settings_used_holds_only_the_pipelines_tools(tmp_path: Path) -> None:
     pipeline, _ = check(tmp_path, "  - bench.get_data\n  - gen.generate\n")
-    assert settings_used(pipeline, TOOLS) == {"bench": {"benchmark": {"path": "x"}}, "gen": {"model": "m", "temperature": 0.0}}
+    assert settings_used(pipeline, TOOLS) == {
+        "bench": {"benchmark": {"path": "x"}},
+        "gen": {"model": "m", "temperature": 0.0},
+    }

@@ -50,8 +50,12 @@ def test_full_grammar(tmp_path: Path) -> None:
     assert isinstance(loop, LoopStep) and loop.times == 3 and loop.steps[0].name == "benchmark.get_data"
     assert isinstance(branch, BranchStep) and sorted(branch.branches) == ["complete", "incomplete"]
     assert [s.name for s in pipeline.tool_steps()] == [
-        "benchmark.get_data", "evaluation.evaluate", "benchmark.get_data",
-        "evaluation.route", "benchmark.get_data", "evaluation.evaluate",
+        "benchmark.get_data",
+        "evaluation.evaluate",
+        "benchmark.get_data",
+        "evaluation.route",
+        "benchmark.get_data",
+        "evaluation.evaluate",
     ]
 
 
@@ -61,11 +65,23 @@ def test_full_grammar(tmp_path: Path) -> None:
         ("servers:\n  a: servers/a\npipeline:\n  - a.x\n  - a.y: [\n", r"p\.yaml:\d+: YAML syntax error"),
         ("servers:\n  a: servers/a\npipeline:\n  - b.x\n", r"p\.yaml:4: unknown server 'b' in 'b\.x'"),
         ("servers:\n  a: servers/a\npipeline:\n  - just_a_word\n", r"p\.yaml:4: 'just_a_word' is not a step"),
-        ("servers:\n  a: servers/a\npipeline:\n  - a.x\n  - a.y:\n      inputs: {p: q}\n", r"p\.yaml:6: unknown key\(s\) \['inputs'\]"),
-        ("servers:\n  a: servers/a\npipeline:\n  - a.x:\n      input: {p: 3}\n", r"p\.yaml:\d: 'input' rename p: 3 must name a variable"),
-        ("servers:\n  a: servers/a\npipeline:\n  - loop: {times: 0, steps: [a.x]}\n", r"p\.yaml:4: loop times must be a positive integer"),
+        (
+            "servers:\n  a: servers/a\npipeline:\n  - a.x\n  - a.y:\n      inputs: {p: q}\n",
+            r"p\.yaml:6: unknown key\(s\) \['inputs'\]",
+        ),
+        (
+            "servers:\n  a: servers/a\npipeline:\n  - a.x:\n      input: {p: 3}\n",
+            r"p\.yaml:\d: 'input' rename p: 3 must name a variable",
+        ),
+        (
+            "servers:\n  a: servers/a\npipeline:\n  - loop: {times: 0, steps: [a.x]}\n",
+            r"p\.yaml:4: loop times must be a positive integer",
+        ),
         ("servers:\n  a: servers/a\npipeline:\n  - branch: {router: [a.x]}\n", r"p\.yaml:4: a branch is"),
-        ("servers:\n  a: servers/a\npipeline:\n  - a.x:\n      timeout: -1\n", r"p\.yaml:4: timeout of 'a\.x' must be a positive number"),
+        (
+            "servers:\n  a: servers/a\npipeline:\n  - a.x:\n      timeout: -1\n",
+            r"p\.yaml:4: timeout of 'a\.x' must be a positive number",
+        ),
         ("servers:\n  a: servers/a\npipeline: []\n", r"p\.yaml:3: 'pipeline' must be a non-empty list"),
         ("pipeline:\n  - a.x\n", r"p\.yaml:1: 'servers' must map server names"),
         ("servers:\n  a: servers/a\npipeline:\n  - a.x\nextra: 1\n", r"unknown top-level key\(s\) \['extra'\]"),

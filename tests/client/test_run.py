@@ -79,7 +79,8 @@ def test_string_route_to_unknown_branch(toy_project: Path, ultra) -> None:
 def test_per_item_branch_merges_back_in_order(toy_project: Path, ultra) -> None:
     steps = (
         "  - toy.make_items\n"
-        "  - branch:\n      router: [toy.route_each]\n      branches:\n        short: [toy.upper]\n        long: [toy.append_mark]\n"
+        "  - branch:\n      router: [toy.route_each]\n"
+        "      branches:\n        short: [toy.upper]\n        long: [toy.append_mark]\n"
     )
     pipeline = write_pipeline(toy_project, "items", steps)
     params = toy_project / "pipes" / "parameters" / "items_parameter.yaml"

@@ -217,8 +217,8 @@ class OpenAIStub:
                 keep_open = await self._handle(method, path, headers, raw, writer)
                 if not keep_open:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
+            pass  # the client went away, or the stub is stopping
         finally:
             with contextlib.suppress(Exception):
                 writer.close()

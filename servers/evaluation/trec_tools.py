@@ -1,0 +1,204 @@
+"""MCP tools for retrieval runs: ``evaluate_trec`` and ``evaluate_trec_pvalue`` (thin faces over pure code).
+
+Settings (keys of parameter.yaml) give file paths and options; the optional variables ``run``,
+``qrels``, ``run_new`` and ``run_old`` let an earlier pipeline step pass a run instead: a path, a
+``{qid: {docid: score}}`` mapping or a ``{qid: [docid, ...]}`` ranked list. A variable, when given,
+takes precedence over the matching ``*_path`` setting.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.core.errors import InputError
+from servers.core.factory import tool_hints
+from servers.core.files import atomic_write_json, result_path
+from servers.core.progress import progress_from_context
+
+RunInput = str | dict[str, dict[str, float]] | dict[str, list[str]]
+QrelsInput = str | dict[str, dict[str, int]]
+
+# Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
+DEFAULT_IR_METRICS = ["mrr", "map", "recall", "ndcg", "precision"]
+DEFAULT_KS = [1, 5, 10, 20, 50, 100]
+
+
+class TrecCounts(TypedDict):
+    """trec_eval's counts over the evaluated queries, and how the query sets differed."""
+
+    num_q: int
+    num_ret: int
+    num_rel: int
+    num_rel_ret: int
+    queries_missing_in_run: int
+    queries_only_in_run: int
+
+
+class EvaluateTrecResult(TypedDict):
+    """The aggregate per measure, the counts, and the JSON file holding per-query values and settings."""
+
+    eval_res: dict[str, float]
+    counts: TrecCounts
+    result_path: str
+
+
+class PValueRow(TypedDict):
+    """One (new run, metric) comparison with the baseline."""
+
+    run: str
+    metric: str
+    A_mean: float
+    B_mean: float
+    diff: float
+    p_value: float
+    p_value_adjusted: float
+    significant: bool
+    t_test_p_value: float | None
+    ci_low: float
+    ci_high: float
+    effect_size: float | None
+
+
+class PValueResult(TypedDict):
+    """UltraRAG's ``eval_res`` ({metric: row}; {"run/metric": row} for several runs), the table and the file."""
+
+    eval_res: dict[str, PValueRow]
+    table: list[PValueRow]
+    num_q: int
+    result_path: str
+
+
+MetricsParam = Annotated[
+    list[str],
+    Field(description="measures: mrr, map, recall, ndcg, precision, success (bare: expanded over ks) or explicit "
+    "ndcg@10, P@5, recall@100, success@1, map@10, ndcg, R-prec"),
+]
+KsParam = Annotated[list[int], Field(description="cutoffs for bare recall/ndcg/precision/success; [] for none")]
+LevelParam = Annotated[int, Field(description="a document is relevant when rel >= relevance_level (trec_eval -l)")]
+SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate_trec(
+    run_path: Annotated[str, Field(description="TREC run file: qid Q0 docid rank score tag")] = "data/trec/results.test",
+    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
+    ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
+    ks: KsParam = DEFAULT_KS,
+    relevance_level: LevelParam = 1,
+    max_depth: Annotated[int | None, Field(description="cut each ranking at this rank (trec_eval -M)")] = None,
+    save_path: SavePathParam = "output/evaluation",
+    run: Annotated[
+        RunInput | None,
+        Field(description="a run from an earlier step instead of run_path: a path, {qid: {docid: score}} or {qid: [docid, ...]}"),
+    ] = None,
+    qrels: Annotated[QrelsInput | None, Field(description="qrels instead of qrels_path: a path or {qid: {docid: grade}}")] = None,
+    ctx: Context | None = None,
+) -> EvaluateTrecResult:
+    """Score a retrieval run against qrels exactly as trec_eval 10.0 does (with -c).
+
+    Measures: map, mrr, P@k, recall@k, ndcg@k, ndcg, success@k, map@k, R-prec, plus the counts
+    num_q, num_ret, num_rel, num_rel_ret. Ties in score are broken by docid descending (byte order);
+    qrels queries missing from the run score 0 and count in the mean; run-only queries are ignored.
+    Returns the mean of each measure (eval_res) and writes a JSON file with aggregate, per_query,
+    counts and settings.
+    """
+    from servers.evaluation.trec import evaluate
+
+    report = progress_from_context(ctx)
+    report(0, 2, "reading and ranking")
+    result = evaluate(
+        qrels if qrels is not None else qrels_path,
+        run if run is not None else run_path,
+        ir_metrics,
+        ks=ks,
+        relevance_level=relevance_level,
+        max_depth=max_depth,
+    )
+    report(1, 2, "writing the result file")
+    data = result.to_dict()
+    data["settings"].update({"ir_metrics": list(ir_metrics), "ks": list(ks), "tool": "evaluate_trec"})
+    path = atomic_write_json(result_path(save_path, "evaluate_trec"), data, indent=None)
+    report(2, 2, "done")
+    return {"eval_res": data["aggregate"], "counts": data["counts"], "result_path": str(path)}
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate_trec_pvalue(
+    run_new_path: Annotated[str, Field(description="the new run (A)")] = "data/trec/results.perturbed",
+    run_old_path: Annotated[str, Field(description="the baseline run (B)")] = "data/trec/results.test",
+    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
+    run_paths: Annotated[
+        list[str] | None, Field(description="several new runs, each tested against run_old_path (replaces run_new_path)")
+    ] = None,
+    ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
+    ks: KsParam = DEFAULT_KS,
+    relevance_level: LevelParam = 1,
+    n_resamples: Annotated[int, Field(description="random sign flips and bootstrap samples", ge=1)] = 10_000,
+    seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same p-values", ge=0)] = 42,
+    alpha: Annotated[float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)] = 0.05,
+    correction: Annotated[Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")] = "holm",
+    save_path: SavePathParam = "output/evaluation",
+    run_new: Annotated[RunInput | None, Field(description="the new run from an earlier step (path or mapping)")] = None,
+    run_old: Annotated[RunInput | None, Field(description="the baseline from an earlier step (path or mapping)")] = None,
+    ctx: Context | None = None,
+) -> PValueResult:
+    """Test whether new runs beat a baseline, per metric, with paired tests over queries.
+
+    Two-sided paired randomisation (sign-flip) test (exact enumeration when 2^queries <= n_resamples),
+    paired t-test, bootstrap confidence interval of the mean difference, effect size mean(d)/sd(d),
+    Holm-adjusted p-values. Queries missing from a run score 0. Deterministic for a given seed.
+    """
+    from servers.evaluation.compare import compare_runs
+
+    report = progress_from_context(ctx)
+    new_runs: list[Any]
+    if run_new is not None:
+        new_runs = [run_new]
+    elif run_paths:
+        new_runs = list(run_paths)
+    else:
+        new_runs = [run_new_path]
+    if not all(isinstance(r, (str, dict)) for r in new_runs):
+        raise InputError("run_paths must be a list of file paths")
+    report(0, 2, f"evaluating {len(new_runs) + 1} runs and testing")
+    names = [r if isinstance(r, str) else "run_new" for r in new_runs]
+    comparison = compare_runs(
+        qrels_path,
+        new_runs,
+        run_old if run_old is not None else run_old_path,
+        ir_metrics,
+        ks=ks,
+        relevance_level=relevance_level,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        run_names=names,
+    )
+    report(1, 2, "writing the result file")
+    data = {
+        "eval_res": comparison.by_metric(),
+        "table": comparison.rows,
+        "baseline": comparison.baseline,
+        "runs": comparison.runs,
+        "num_q": comparison.num_queries,
+        "settings": {**comparison.settings, "qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
+        "per_query": {
+            result.settings["run"]: result.per_query for result in comparison.results
+        },
+    }
+    path = atomic_write_json(result_path(save_path, "evaluate_trec_pvalue"), data, indent=None)
+    report(2, 2, "done")
+    return {
+        "eval_res": data["eval_res"],
+        "table": comparison.rows,
+        "num_q": comparison.num_queries,
+        "result_path": str(path),
+    }  # type: ignore[typeddict-item]
+
+
+TOOLS = [evaluate_trec, evaluate_trec_pvalue]

@@ -1,0 +1,45 @@
+"""Fixtures of the judge tests: the local OpenAI-compatible stub server and LLM settings pointing at it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.openai_stub import OpenAIStub, content_of
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "umbrela"
+SECRET = "sk-test-DO-NOT-LEAK-4f9c2a7e1b"
+
+_QUERY = re.compile(r"Query: (.*?)\n\nPassage: ", re.DOTALL)
+_PASSAGE = re.compile(r"\n\nPassage: (.*?)\n\nYour single line", re.DOTALL)
+
+
+def query_and_passage(request: dict[str, Any]) -> tuple[str, str]:
+    """The query and passage an umbrela_v1 request asks about."""
+    text = content_of(request)
+    return _QUERY.search(text).group(1), _PASSAGE.search(text).group(1)
+
+
+def oracle(grades: dict[tuple[str, str], int], default: int = 0):
+    """A responder that answers each (query, passage) with the grade in ``grades``."""
+
+    def respond(request: dict[str, Any]) -> str:
+        return f"##final score: {grades.get(query_and_passage(request), default)}"
+
+    return respond
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub() as server:
+        yield server
+
+
+def llm_settings(stub: OpenAIStub, **overrides: Any) -> dict[str, Any]:
+    """``judge_llm`` for the stub, with the test secret as API key."""
+    return {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-judge", "api_key": SECRET, **overrides}

@@ -108,6 +108,7 @@ async def run(pipeline_file: str, param_file: str | None, timeout: float | None,
         else:
             check_dataflow(pipeline, tool_table(pool))
         raw = read_parameter_file(target)
+        _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
         atomic_write_text(folder / "parameters.yaml", target.read_text(encoding="utf-8"))
         settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
         runner = Runner(pipeline, pool, settings, default_timeout=timeout)
@@ -120,6 +121,17 @@ async def run(pipeline_file: str, param_file: str | None, timeout: float | None,
     for name, seconds in runner.timings:
         print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
     return folder
+
+
+def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[str, Any]], target: Path) -> None:
+    """Say which settings the parameter file lacks (the servers' defaults apply to them)."""
+    missing = [f"{alias}.{name}" for alias, names in used.items() for name in names if name not in raw.get(alias, {})]
+    if missing:
+        print(
+            f"[ultra] note: {target} has no value for {', '.join(missing)}; the servers' defaults apply "
+            "(run `ultra build` to add them)",
+            file=sys.stderr,
+        )
 
 
 def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
@@ -207,7 +219,7 @@ def mcp_config(host: str) -> dict[str, Any]:
         entry = {
             "command": sys.executable,
             "args": ["-m", f"servers.{name}"],
-            "env": {"PYTHONPATH": str(ULTRA_HOME), "ULTRA_HOME": str(ULTRA_HOME)},
+            "env": {"PYTHONPATH": str(ULTRA_HOME)},
         }
         entries[f"ultra-{name}"] = {"type": "stdio", **entry} if host == "vscode" else entry
     return {"servers": entries} if host == "vscode" else {"mcpServers": entries}

@@ -165,3 +165,15 @@ def test_files_written_by_tools_are_linked(toy_project: Path, ultra) -> None:
     assert result.returncode == 0, result.stderr
     link = only_run_folder(toy_project) / "files" / "items.txt"
     assert link.is_symlink() and link.read_text() == "upper"
+
+
+def test_run_notes_settings_missing_from_the_parameter_file(toy_project: Path, ultra) -> None:
+    pipeline = write_pipeline(toy_project, "stale", "  - toy.make_items\n  - toy.append_mark\n")
+    params = toy_project / "pipes" / "parameters" / "stale_parameter.yaml"
+    params.parent.mkdir()
+    params.write_text("toy:\n  words: a bb\n", encoding="utf-8")
+    result = ultra("run", str(pipeline), cwd=toy_project)
+    assert result.returncode == 0, result.stderr
+    assert "has no value for toy.mark; the servers' defaults apply" in result.stderr
+    memory = json.loads((only_run_folder(toy_project) / "memory.json").read_text())
+    assert memory["items"] == ["a!", "bb!"]

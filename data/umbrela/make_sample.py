@@ -19,14 +19,46 @@ SOURCE = HERE.parents[2] / "shared" / "mtrag" / "reference_subset_with_human_eva
 RUN_DEPTH = 20
 POOL_DEPTH = 10
 RELEVANT = 2  # MT-RAG's binary "relevant" written as UMBRELA grade 2 (the lowest grade counted relevant)
-STOP = set("a an and are as at be by can do does for from how i if in is it my of on or that the this to what when where which who why will with you your".split())
+STOP = {
+    *[
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "my",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+    ],
+    *["to", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"],
+}
 
 
 def tokens(text: str) -> list[str]:
     return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in STOP]
 
 
-def bm25(queries: dict[str, str], docs: dict[str, str], k1: float = 0.9, b: float = 0.4) -> dict[str, list[tuple[str, float]]]:
+def bm25(
+    queries: dict[str, str], docs: dict[str, str], k1: float = 0.9, b: float = 0.4
+) -> dict[str, list[tuple[str, float]]]:
     doc_tokens = {d: Counter(tokens(t)) for d, t in docs.items()}
     lengths = {d: sum(c.values()) for d, c in doc_tokens.items()}
     avg = sum(lengths.values()) / len(lengths)

@@ -34,7 +34,9 @@ class Metric:
 class Item:
     """One prediction with its golds, normalised and tokenised lazily and only once."""
 
-    def __init__(self, prediction: str, answer_sets: list[list[str]], normalize: Callable[[str], str], rouge: RougeScorer):
+    def __init__(
+        self, prediction: str, answer_sets: list[list[str]], normalize: Callable[[str], str], rouge: RougeScorer
+    ):
         self.prediction = prediction
         self.answer_sets = answer_sets
         self.golds = [alias for answer_set in answer_sets for alias in answer_set]
@@ -223,7 +225,9 @@ def evaluate_answers(
     names = resolve_metrics(metrics)
     normalizer = get_normalizer(normalize)
     rouge = RougeScorer(use_stemmer=bool(rouge_stemmer))
-    items = [Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls))]
+    items = [
+        Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls, strict=False))
+    ]
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):

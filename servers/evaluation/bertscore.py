@@ -49,6 +49,7 @@ class BertScorer:
         torch = require("torch", extra="bertscore")
         transformers = require("transformers", extra="bertscore")
         path = resolve_model_path(model)
+        transformers.utils.logging.disable_progress_bar()  # the weight-loading bar is noise on a server's stderr
         self.torch = torch
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self.model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True).eval()

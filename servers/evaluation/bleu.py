@@ -28,7 +28,10 @@ def bleu_scores(predictions: Sequence[str], references: Sequence[Sequence[str]])
     """Sentence BLEU of each prediction against its references, and the corpus BLEU of all."""
     sacrebleu = require("sacrebleu", extra="bleu")
     sentence_metric = sacrebleu.BLEU(effective_order=True)
-    sentence = [sentence_metric.sentence_score(p, list(refs)).score / 100 for p, refs in zip(predictions, references, strict=True)]
+    sentence = [
+        sentence_metric.sentence_score(p, list(refs)).score / 100
+        for p, refs in zip(predictions, references, strict=True)
+    ]
     corpus_metric = sacrebleu.BLEU()
     depth = max(len(refs) for refs in references)
     # sacreBLEU reads references as streams (one per reference position); None pads the items

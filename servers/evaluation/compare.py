@@ -1,8 +1,8 @@
 """Compare new runs with a baseline on every measure: one table of paired tests (pure API).
 
-    from servers.evaluation.compare import compare_runs
-    table = compare_runs("qrels.test", ["bm25+rerank.run"], "bm25.run", ["map", "ndcg@10"])
-    table.rows[0]   # {"run": ..., "metric": "map", "A_mean": ..., "B_mean": ..., "diff": ..., "p_value": ...}
+>>> table = compare_runs("qrels.test", ["bm25+rerank.run"], "bm25.run", ["map", "ndcg@10"])  # doctest: +SKIP
+>>> table.rows[0]  # doctest: +SKIP
+{"run": "bm25+rerank.run", "metric": "map", "A_mean": ..., "B_mean": ..., "diff": ..., "p_value": ..., ...}
 """
 
 from __future__ import annotations

@@ -119,23 +119,7 @@ def known_names() -> str:
 
 def parse_measure(text: str) -> Measure:
     """Parse one measure name (``ndcg@10``, ``P_5``, ``recip_rank``) into a Measure."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(f"a measure name must be a non-empty string, got {text!r}; {known_names()}")
-    name = text.strip()
-    family = ALIASES.get(name.lower())
-    if family is not None:
-        return Measure(family)
-    match = _NAME.match(name)
-    if match is None or (family := ALIASES.get(match.group("family").lower())) is None:
-        raise InputError(f"unknown measure {text!r}; {known_names()}")
-    raw_k = match.group("k")
-    if raw_k is None:
-        return Measure(family)
-    try:
-        k = int(raw_k)
-    except ValueError:
-        raise InputError(f"cutoff of {text!r} must be a positive integer, got {raw_k!r}") from None
-    return Measure(family, k)
+    return Measure(*_parse_name(text))
 
 
 def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | None = None) -> list[Measure]:
@@ -143,25 +127,48 @@ def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | Non
 
     A name without a cutoff whose family accepts one (``precision``, ``recall``, ``success``,
     ``ndcg``) becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
-    With no ``ks``, a bare ``ndcg`` is nDCG over the whole ranking. Duplicates are dropped, order
-    kept. An empty list is an error.
+    With no ``ks``, a bare ``ndcg`` is nDCG over the whole ranking (list ``ndcg`` and ``ndcg@10``
+    with empty ``ks`` to get both). Duplicates are dropped, order kept. An empty list is an error.
     """
     if isinstance(names, (str, Measure)):
         names = [names]
     cutoffs = _parse_ks(ks)
     measures: list[Measure] = []
     for item in names:
-        measure = item if isinstance(item, Measure) else parse_measure(item)
-        if measure.k is None and FAMILIES[measure.family].cutoff != "none" and measure.family != "map":
-            if cutoffs:
-                measures.extend(Measure(measure.family, k) for k in cutoffs)
-                continue
-            if FAMILIES[measure.family].cutoff == "required":
-                raise InputError(f"{item!r} needs a cutoff: write {measure.family}@10, or give ks (e.g. [1, 5, 10])")
-        measures.append(measure)
+        family, k = (item.family, item.k) if isinstance(item, Measure) else _parse_name(item)
+        expands = k is None and FAMILIES[family].cutoff != "none" and family != "map"
+        if expands and cutoffs:
+            measures.extend(Measure(family, cutoff) for cutoff in cutoffs)
+        elif expands and FAMILIES[family].cutoff == "required":
+            raise InputError(f"{item!r} needs a cutoff: write {family}@10, or give ks (e.g. [1, 5, 10])")
+        else:
+            measures.append(Measure(family, k))
     if not measures:
         raise InputError(f"no measures given; {known_names()}")
     return list(dict.fromkeys(measures))
+
+
+def _parse_name(text: str) -> tuple[str, int | None]:
+    """(family, cutoff or None) of a measure name; the cutoff is not yet checked against the family."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"a measure name must be a non-empty string, got {text!r}; {known_names()}")
+    name = text.strip()
+    family = ALIASES.get(name.lower())
+    if family is not None:
+        return family, None
+    match = _NAME.match(name)
+    if match is None or (family := ALIASES.get(match.group("family").lower())) is None:
+        raise InputError(f"unknown measure {text!r}; {known_names()}")
+    raw_k = match.group("k")
+    if raw_k is None:
+        return family, None
+    try:
+        k = int(raw_k)
+    except ValueError:
+        raise InputError(f"cutoff of {text!r} must be a positive integer, got {raw_k!r}") from None
+    if k <= 0:
+        raise InputError(f"cutoff of {text!r} must be a positive integer (k >= 1), got {k}")
+    return family, k
 
 
 def _parse_ks(ks: Iterable[int] | None) -> list[int]:

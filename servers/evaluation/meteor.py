@@ -54,8 +54,12 @@ def has_wordnet_files(directory: str | os.PathLike[str]) -> bool:
     return all((Path(directory) / name).is_file() for name in _REQUIRED_FILES)
 
 
+@lru_cache(maxsize=4)
 def _directory_reader(directory: str) -> Any:
-    """An NLTK WordNet reader over a plain WordNet directory (supplying ``lexnames`` if absent)."""
+    """An NLTK WordNet reader over a plain WordNet directory (supplying ``lexnames`` if absent).
+
+    Loading takes seconds (NLTK indexes every lemma), so one reader per directory is kept.
+    """
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -80,7 +84,6 @@ def _directory_reader(directory: str) -> Any:
         return DirectoryWordNetReader(directory, None)
 
 
-@lru_cache(maxsize=4)
 def load_wordnet(wordnet_path: str = "") -> Any:
     """An NLTK WordNet reader from ``wordnet_path``, NLTK's data or Debian's; InputError if none."""
     require("nltk", extra="meteor")

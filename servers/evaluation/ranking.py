@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.evaluation.trec_io import TrecTable, pair_keys
+from servers.evaluation.trec_io import TrecTable, rekey
 
 
 @dataclass(frozen=True)
@@ -95,17 +95,25 @@ def _judged_positions(
     qrels_rows = np.flatnonzero(matters & (qrels_query >= 0))
     if qrels_rows.size == 0 or query.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    num_queries = int(max(query.max(), qrels_query.max())) + 1
-    qrels_keys = pair_keys(qrels.fingerprints[qrels_rows], qrels_query[qrels_rows], num_queries)
-    run_keys = pair_keys(run.fingerprints if rows is None else run.fingerprints[rows], query, num_queries)
+    # Compare in the run's own key space: renumber the qrels rows' queries to the run's qid codes.
+    run_code = {qid: code for code, qid in enumerate(run.qids)}
+    to_run_code = np.asarray([run_code.get(qid, -1) for qid in qrels.qids], dtype=np.int64)
+    qrels_rows = qrels_rows[to_run_code[qrels.qid_codes[qrels_rows]] >= 0]
+    if qrels_rows.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    own = qrels.qid_codes[qrels_rows]
+    qrels_keys = rekey(qrels.keys[qrels_rows], own, to_run_code[own])
+    run_keys = run.keys if rows is None else run.keys[rows]
 
     # A bitmap on the low key bits discards almost every unjudged row before any binary search.
     bits = int(min(max(qrels_keys.size * 16, 1 << 16), 1 << 26))
     bits = 1 << (bits - 1).bit_length()
     mask = np.uint64(bits - 1)
     bitmap = np.zeros(bits, dtype=bool)
-    bitmap[(qrels_keys & mask).astype(np.int64)] = True
-    candidates = np.flatnonzero(bitmap[(run_keys & mask).astype(np.int64)])
+    bitmap[(qrels_keys & mask).view(np.int64)] = True
+    low_bits = np.bitwise_and(run_keys, mask).view(np.int64)
+    candidates = np.flatnonzero(bitmap[low_bits])
+    del low_bits
 
     by_key = np.argsort(qrels_keys, kind="stable")
     sorted_keys = qrels_keys[by_key]
@@ -158,19 +166,22 @@ def _break_ties(
     group_start_flags[1:] |= scores[1:] != scores[:-1]
     starts = np.flatnonzero(group_start_flags)
     del group_start_flags
-    ends = np.append(starts[1:], n)
+
+    def ends(groups: np.ndarray) -> np.ndarray:
+        following = groups + 1
+        return np.where(following < starts.size, starts[np.minimum(following, starts.size - 1)], n)
 
     tied_hits = np.flatnonzero(tied)  # positions ascend, so their groups do too
     group = np.searchsorted(starts, position[tied_hits], side="right") - 1
     groups, first, hit_count = np.unique(group, return_index=True, return_counts=True)
-    size = ends[groups] - starts[groups]
+    size = ends(groups) - starts[groups]
     lowest = np.minimum.reduceat(grade[tied_hits], first)
     highest = np.maximum.reduceat(grade[tied_hits], first)
     dirty = groups[(hit_count < size) | (lowest != highest)]
     if dirty.size == 0:
         return position
 
-    lengths = ends[dirty] - starts[dirty]
+    lengths = ends(dirty) - starts[dirty]
     members = np.repeat(starts[dirty] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     member_group = np.repeat(np.arange(dirty.size), lengths)
     new_position = _sorted_by_docid(run, members if rows is None else rows[members], member_group, members)

@@ -82,10 +82,8 @@ class RougeText:
         counts = self._ngrams.get(n)
         if counts is None:
             tokens = self.tokens
-            if n == 1:
-                counts = Counter(tokens)
-            else:
-                counts = Counter(zip(*(tokens[i:] for i in range(n))))
+            # Unigrams as plain tokens, longer n-grams as tuples: the counts are what matter.
+            counts = Counter(tokens) if n == 1 else Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
             self._ngrams[n] = counts
         return counts
 

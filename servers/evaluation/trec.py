@@ -71,7 +71,11 @@ class TrecResult:
     def per_query(self) -> dict[str, dict[str, float]]:
         """``{qid: {measure: value, "num_ret": n, "num_rel": n, "num_rel_ret": n}}``."""
         columns = {name: column.tolist() for name, column in self.values.items()}
-        counts = {"num_ret": self.num_ret.tolist(), "num_rel": self.num_rel.tolist(), "num_rel_ret": self.num_rel_ret.tolist()}
+        counts = {
+            "num_ret": self.num_ret.tolist(),
+            "num_rel": self.num_rel.tolist(),
+            "num_rel_ret": self.num_rel_ret.tolist(),
+        }
         return {
             qid: {**{name: values[i] for name, values in columns.items()}, **{name: c[i] for name, c in counts.items()}}
             for i, qid in enumerate(self.qids)
@@ -134,8 +138,8 @@ def evaluate_tables(
     """``evaluate`` on tables already read (reuse one qrels table for several runs)."""
     qids = tuple(sorted(qrels.qids, key=lambda q: q.encode("utf-8", "surrogateescape")))
     index = {qid: i for i, qid in enumerate(qids)}
-    qrels_query = np.asarray([index[q] for q in qrels.qids], dtype=np.int64)[qrels.qid_codes]
-    run_map = np.asarray([index.get(q, -1) for q in run.qids], dtype=np.int64)
+    qrels_query = np.asarray([index[q] for q in qrels.qids], dtype=np.int32)[qrels.qid_codes]
+    run_map = np.asarray([index.get(q, -1) for q in run.qids], dtype=np.int32)
     only_in_run = int(np.count_nonzero(run_map < 0))
     if only_in_run == len(run.qids):
         raise InputError(

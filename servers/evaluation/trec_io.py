@@ -55,17 +55,17 @@ class TrecTable:
     values: np.ndarray
     lines: np.ndarray | None = None
     path: Path | None = None
-    _fingerprints: np.ndarray | None = field(default=None, repr=False)
+    _keys: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.values)
 
     @property
-    def fingerprints(self) -> np.ndarray:
-        """64-bit fingerprints of the docids (equal docids, equal fingerprints)."""
-        if self._fingerprints is None:
-            self._fingerprints = string_fingerprints(self.docids)
-        return self._fingerprints
+    def keys(self) -> np.ndarray:
+        """64-bit keys of (qid code, docid) per row: equal pairs, equal keys (see ``pair_keys``)."""
+        if self._keys is None:
+            self._keys = pair_keys(string_fingerprints(self.docids), self.qid_codes)
+        return self._keys
 
     def line_of(self, row: int) -> int | None:
         """The line number of ``row`` in the source file (None for in-memory data)."""
@@ -162,20 +162,28 @@ def table_from_mapping(data: Mapping[str, Any], kind: Kind, *, name: str) -> Tre
 # --------------------------------------------------------------------------- duplicates
 
 
-def pair_keys(fingerprints: np.ndarray, query: np.ndarray, num_queries: int) -> np.ndarray:
-    """64-bit keys of (query index, docid) per row; equal pairs have equal keys (distinct pairs rarely do)."""
-    keys = mix64(np.arange(1, num_queries + 1, dtype=np.uint64))[query]
+def pair_keys(fingerprints: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """64-bit keys of (query index, docid) per row: ``fingerprint ^ mix64(query + 1)``.
+
+    Equal pairs have equal keys; distinct pairs rarely do, so a key match is checked on the bytes.
+    """
+    keys = mix64(query.astype(np.uint64) + np.uint64(1))
     keys ^= fingerprints
     return keys
 
 
+def rekey(keys: np.ndarray, old_query: np.ndarray, new_query: np.ndarray) -> np.ndarray:
+    """The keys of the same rows with query indices renumbered from ``old_query`` to ``new_query``."""
+    return keys ^ mix64(old_query.astype(np.uint64) + np.uint64(1)) ^ mix64(new_query.astype(np.uint64) + np.uint64(1))
+
+
 def check_duplicates(table: TrecTable) -> None:
     """Raise InputError naming both lines if a (qid, docid) pair occurs twice."""
-    keys = pair_keys(table.fingerprints, table.qid_codes, len(table.qids))
-    keys.sort()  # in place: a run can hold millions of rows
-    if not np.any(keys[1:] == keys[:-1]):
+    ordered = np.sort(table.keys)
+    if not np.any(ordered[1:] == ordered[:-1]):
         return
-    keys = pair_keys(table.fingerprints, table.qid_codes, len(table.qids))
+    del ordered
+    keys = table.keys
     # A key collision or a real duplicate: compare the actual strings of the candidate rows.
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
@@ -286,12 +294,12 @@ def _read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | 
             if qid_codes is None:
                 return None
             docids.append(batch.column(2))
-            columns.append(qid_codes, string_fingerprints(batch.column(2)), column.to_numpy())
+            columns.append(qid_codes, pair_keys(string_fingerprints(batch.column(2)), qid_codes), column.to_numpy())
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
         return None
     if columns.size == 0:
         return None
-    codes, fingerprints, values = columns.arrays()
+    codes, keys, values = columns.arrays()
     if kind == "run" and np.isnan(values).any():
         return None
     return TrecTable(
@@ -302,36 +310,36 @@ def _read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | 
         docids=pa.chunked_array(docids, type=pa.binary()),
         values=values,
         path=file,
-        _fingerprints=fingerprints,
+        _keys=keys,
     )
 
 
 class _Columns:
-    """Growable qid-code, fingerprint and value columns, filled batch by batch without a final concatenation."""
+    """Growable qid-code, key and value columns, filled batch by batch without a final concatenation."""
 
     def __init__(self, capacity: int, value_dtype: type) -> None:
         self.size = 0
         self.codes = np.empty(capacity, dtype=np.int32)
-        self.fingerprints = np.empty(capacity, dtype=np.uint64)
+        self.keys = np.empty(capacity, dtype=np.uint64)
         self.values = np.empty(capacity, dtype=value_dtype)
 
-    def append(self, codes: np.ndarray, fingerprints: np.ndarray, values: np.ndarray) -> None:
+    def append(self, codes: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
         end = self.size + codes.size
         if end > self.codes.size:
             capacity = max(end, int(self.codes.size * 1.5))
             self.codes = _grown(self.codes, capacity)
-            self.fingerprints = _grown(self.fingerprints, capacity)
+            self.keys = _grown(self.keys, capacity)
             self.values = _grown(self.values, capacity)
         self.codes[self.size : end] = codes
-        self.fingerprints[self.size : end] = fingerprints
+        self.keys[self.size : end] = keys
         self.values[self.size : end] = values
         self.size = end
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.size
         if n < 0.9 * self.codes.size:  # a poor estimate: give the spare memory back
-            return self.codes[:n].copy(), self.fingerprints[:n].copy(), self.values[:n].copy()
-        return self.codes[:n], self.fingerprints[:n], self.values[:n]
+            return self.codes[:n].copy(), self.keys[:n].copy(), self.values[:n].copy()
+        return self.codes[:n], self.keys[:n], self.values[:n]
 
 
 def _grown(array: np.ndarray, capacity: int) -> np.ndarray:

@@ -8,6 +8,8 @@ takes precedence over the matching ``*_path`` setting.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -16,15 +18,15 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.factory import tool_hints
-from servers.core.files import atomic_write_json, result_path
+from servers.core.files import atomic_write_text, result_path
 from servers.core.progress import progress_from_context
 
 RunInput = str | dict[str, dict[str, float]] | dict[str, list[str]]
 QrelsInput = str | dict[str, dict[str, int]]
 
 # Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
-DEFAULT_IR_METRICS = ["mrr", "map", "recall", "ndcg", "precision"]
-DEFAULT_KS = [1, 5, 10, 20, 50, 100]
+DEFAULT_IR_METRICS = ("mrr", "map", "recall", "ndcg", "precision")
+DEFAULT_KS = (1, 5, 10, 20, 50, 100)
 
 
 class TrecCounts(TypedDict):
@@ -73,18 +75,22 @@ class PValueResult(TypedDict):
 
 
 MetricsParam = Annotated[
-    list[str],
-    Field(description="measures: mrr, map, recall, ndcg, precision, success (bare: expanded over ks) or explicit "
-    "ndcg@10, P@5, recall@100, success@1, map@10, ndcg, R-prec"),
+    Sequence[str],
+    Field(
+        description="measures: mrr, map, recall, ndcg, precision, success (bare: expanded over ks) or explicit "
+        "ndcg@10, P@5, recall@100, success@1, map@10, ndcg, R-prec"
+    ),
 ]
-KsParam = Annotated[list[int], Field(description="cutoffs for bare recall/ndcg/precision/success; [] for none")]
+KsParam = Annotated[Sequence[int], Field(description="cutoffs for bare recall/ndcg/precision/success; [] for none")]
 LevelParam = Annotated[int, Field(description="a document is relevant when rel >= relevance_level (trec_eval -l)")]
 SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
 
 
 @tool_hints(read_only=False, idempotent=True)
 def evaluate_trec(
-    run_path: Annotated[str, Field(description="TREC run file: qid Q0 docid rank score tag")] = "data/trec/results.test",
+    run_path: Annotated[
+        str, Field(description="TREC run file: qid Q0 docid rank score tag")
+    ] = "data/trec/results.test",
     qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
     ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
     ks: KsParam = DEFAULT_KS,
@@ -93,9 +99,13 @@ def evaluate_trec(
     save_path: SavePathParam = "output/evaluation",
     run: Annotated[
         RunInput | None,
-        Field(description="a run from an earlier step instead of run_path: a path, {qid: {docid: score}} or {qid: [docid, ...]}"),
+        Field(
+            description="a run from an earlier step (overrides run_path): path, {qid: {docid: score}} or {qid: [docid]}"
+        ),
     ] = None,
-    qrels: Annotated[QrelsInput | None, Field(description="qrels instead of qrels_path: a path or {qid: {docid: grade}}")] = None,
+    qrels: Annotated[
+        QrelsInput | None, Field(description="qrels instead of qrels_path: a path or {qid: {docid: grade}}")
+    ] = None,
     ctx: Context | None = None,
 ) -> EvaluateTrecResult:
     """Score a retrieval run against qrels exactly as trec_eval 10.0 does (with -c).
@@ -121,7 +131,7 @@ def evaluate_trec(
     report(1, 2, "writing the result file")
     data = result.to_dict()
     data["settings"].update({"ir_metrics": list(ir_metrics), "ks": list(ks), "tool": "evaluate_trec"})
-    path = atomic_write_json(result_path(save_path, "evaluate_trec"), data, indent=None)
+    path = atomic_write_text(result_path(save_path, "evaluate_trec"), json.dumps(data))  # C encoder: fast
     report(2, 2, "done")
     return {"eval_res": data["aggregate"], "counts": data["counts"], "result_path": str(path)}
 
@@ -132,18 +142,25 @@ def evaluate_trec_pvalue(
     run_old_path: Annotated[str, Field(description="the baseline run (B)")] = "data/trec/results.test",
     qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
     run_paths: Annotated[
-        list[str] | None, Field(description="several new runs, each tested against run_old_path (replaces run_new_path)")
+        list[str] | None,
+        Field(description="several new runs, each tested against run_old_path (replaces run_new_path)"),
     ] = None,
     ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
     ks: KsParam = DEFAULT_KS,
     relevance_level: LevelParam = 1,
     n_resamples: Annotated[int, Field(description="random sign flips and bootstrap samples", ge=1)] = 10_000,
     seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same p-values", ge=0)] = 42,
-    alpha: Annotated[float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)] = 0.05,
-    correction: Annotated[Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")] = "holm",
+    alpha: Annotated[
+        float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)
+    ] = 0.05,
+    correction: Annotated[
+        Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")
+    ] = "holm",
     save_path: SavePathParam = "output/evaluation",
     run_new: Annotated[RunInput | None, Field(description="the new run from an earlier step (path or mapping)")] = None,
-    run_old: Annotated[RunInput | None, Field(description="the baseline from an earlier step (path or mapping)")] = None,
+    run_old: Annotated[
+        RunInput | None, Field(description="the baseline from an earlier step (path or mapping)")
+    ] = None,
     ctx: Context | None = None,
 ) -> PValueResult:
     """Test whether new runs beat a baseline, per metric, with paired tests over queries.
@@ -188,10 +205,11 @@ def evaluate_trec_pvalue(
         "num_q": comparison.num_queries,
         "settings": {**comparison.settings, "qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
         "per_query": {
-            result.settings["run"]: result.per_query for result in comparison.results
+            "baseline": comparison.results[0].per_query,
+            **{name: result.per_query for name, result in zip(comparison.runs, comparison.results[1:], strict=True)},
         },
     }
-    path = atomic_write_json(result_path(save_path, "evaluate_trec_pvalue"), data, indent=None)
+    path = atomic_write_text(result_path(save_path, "evaluate_trec_pvalue"), json.dumps(data))
     report(2, 2, "done")
     return {
         "eval_res": data["eval_res"],

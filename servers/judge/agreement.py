@@ -31,6 +31,8 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     for qid_code, docid, grade in zip(
         table.qid_codes.tolist(), table.docids.to_pylist(), table.values.tolist(), strict=True
     ):
+        if isinstance(docid, bytes):
+            docid = docid.decode("utf-8", "surrogateescape")
         qrels.setdefault(table.qids[qid_code], {})[docid] = int(grade)
     return qrels
 

@@ -141,7 +141,9 @@ def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
 
     table = read_run(path)
     check_duplicates(table)
-    docids = table.docids.to_pylist()
+    raw = table.docids.to_pylist()  # bytes (or str): sort on the bytes, as trec_eval does
+    keys = [d if isinstance(d, bytes) else d.encode("utf-8", "surrogateescape") for d in raw]
+    docids = [k.decode("utf-8", "surrogateescape") for k in keys]
     scores = table.values.tolist()
     rows_by_query: dict[int, list[int]] = {}
     for row, code in enumerate(table.qid_codes.tolist()):
@@ -151,7 +153,7 @@ def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
     for code, rows in rows_by_query.items():
         qid = table.qids[code]
         first_row[qid] = rows[0]
-        rows = sorted(rows, key=lambda r: docids[r].encode("utf-8", "surrogateescape"), reverse=True)
+        rows = sorted(rows, key=lambda r: keys[r], reverse=True)
         rows.sort(key=lambda r: scores[r], reverse=True)  # stable: equal scores keep docid descending
         ranked[qid] = [docids[r] for r in rows[:depth]]
     return RankedRun(ranked, first_row, table)

@@ -1,7 +1,7 @@
 """What the judge tools do, callable from Python without MCP: judge, summarise, write the files.
 
 result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, judge_llm={...}))
-report = run_agreement(llm_qrels_path=result["qrels_path"], human_qrels_path="qrels.txt", run_paths=[])
+report = run_agreement(llm_qrels_path=result["llm_qrels_path"], human_qrels_path="qrels.txt", run_paths=[])
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ DEFAULT_K_VALUES = [1, 3, 5, 10]
 
 class UmbrelaResult(TypedDict):
     result_path: str
-    qrels_path: str
-    run_path: str | None
+    llm_qrels_path: str
+    judged_run_path: str | None
     aggregate: dict[str, Any]
     per_query: dict[str, dict[str, Any]]
     scores: dict[str, dict[str, int | None]]
@@ -144,8 +144,8 @@ def _write_umbrela(
         log.warning("umbrela_judge: %d parse errors, %d errors (see %s)", counts["parse_error"], counts["error"], out)
     return UmbrelaResult(
         result_path=str(out),
-        qrels_path=str(qrels),
-        run_path=judged_run,
+        llm_qrels_path=str(qrels),
+        judged_run_path=judged_run,
         aggregate=aggregate,
         per_query=per_query,
         scores=scores,

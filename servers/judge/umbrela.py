@@ -27,6 +27,20 @@ REPAIR_PROMPT_NAME = "umbrela_repair_v1"
 RELEVANT_GRADE = 2
 # The reference implementation's sampling; max_tokens leaves room for a model that explains anyway.
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "frequency_penalty": 0.5, "max_tokens": 100, "seed": 42}
+# Opt-in structured output (judge_llm.structured_output): a JSON object {"score": 0-3}, read by the same parser.
+SCORE_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "umbrela_grade",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 3}},
+            "required": ["score"],
+            "additionalProperties": False,
+        },
+    },
+}
 
 Progress = Callable[[int, int], Awaitable[None] | None]
 
@@ -81,9 +95,10 @@ async def judge_one(
 ) -> Judgment:
     """Ask for one grade; on an unreadable reply, ask again with a repair message."""
     messages = prompt.render(query=pair.query, passage=pair.passage)
+    sampling = {**SAMPLING, "response_format": SCORE_SCHEMA} if client.settings.structured_output else SAMPLING
     requests, all_cached = 0, True
     for attempt in range(max_retries + 1):
-        reply = await client.chat(messages, SAMPLING, prompt=version)
+        reply = await client.chat(messages, sampling, prompt=version)
         requests += reply.attempts
         all_cached = all_cached and reply.cached
         base = {"qid": pair.qid, "docid": pair.docid, "rank": pair.rank, "requests": requests, "cached": all_cached}

@@ -55,7 +55,6 @@ async def test_server_errors_retried_then_reported(stub: OpenAIStub) -> None:
 async def test_429_honours_retry_after(stub: OpenAIStub) -> None:
     stub.add_fault("status", status=429, headers={"Retry-After": "1"}, times=1, message="slow down")
     async with LLMClient(settings(stub)) as client:
-        started = time.monotonic()
         reply = await client.chat(ask("x"), {}, prompt="p")
     assert reply.status == "ok" and reply.attempts == 2
     first, second = stub.served
@@ -153,3 +152,15 @@ def test_settings_validation() -> None:
         {"model_id": "m", "base_url": "x", "api_key": SECRET}, judge_timeout=1, judge_max_retries=1, judge_max_workers=1
     )
     assert SECRET not in repr(llm) and "api_key" not in llm.public()
+
+
+async def test_structured_output_is_opt_in(stub: OpenAIStub, tmp_path) -> None:
+    from servers.judge.jobs import run_umbrela
+    from tests.judge.conftest import llm_settings
+
+    stub.responder = lambda request: '{"score": 2}'
+    result = await run_umbrela(
+        query="q", passages=["p"], judge_llm=llm_settings(stub, structured_output=True), save_path=str(tmp_path)
+    )
+    assert result["scores"] == {"q1": {"1": 2}}
+    assert stub.chat_requests()[0]["response_format"]["type"] == "json_schema"

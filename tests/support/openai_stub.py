@@ -226,8 +226,12 @@ class OpenAIStub:
     async def _handle(
         self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
     ) -> bool:
+        if method == "GET" and path.split("?")[0].rstrip("/").endswith("/stats"):
+            with self._lock:  # not counted as a request
+                stats = {"requests": len(self.served), "max_in_flight": self.max_in_flight}
+            return await _send_json(writer, 200, stats)
         try:
-            body = json.loads(raw or b"{}")
+            body = json.loads(raw or b"{}") if method == "POST" else {}
         except json.JSONDecodeError:
             return await _send_json(
                 writer, 400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
@@ -367,3 +371,24 @@ def embeddings(request: dict[str, Any], model: str) -> dict[str, Any]:
         "model": request.get("model", model),
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     }
+
+
+def main() -> None:
+    """Serve in the foreground: ``python -m tests.support.openai_stub [--latency S]``; prints the port.
+
+    Stops when standard input closes. ``GET /v1/stats`` returns the request count (not counting
+    itself) and the peak number in flight.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    options = parser.parse_args()
+    with OpenAIStub(latency=options.latency) as stub:
+        print(stub.port, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The custom server: small glue tools between pipeline steps (answer extraction, qrels selection)."""

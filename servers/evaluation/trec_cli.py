@@ -1,0 +1,49 @@
+"""Command line for ``evaluate_trec`` without MCP: ``python -m servers.evaluation.trec_cli QRELS RUN -m map ...``.
+
+It does what the tool does (evaluate, write the JSON result file, print ``eval_res``) and starts in
+a fraction of the time an MCP round trip needs, so benchmarks can time the computation itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write_text, result_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, evaluate, save, print; exit status 2 on bad input."""
+    parser = argparse.ArgumentParser(prog="python -m servers.evaluation.trec_cli", description=__doc__)
+    parser.add_argument("qrels")
+    parser.add_argument("run")
+    parser.add_argument("-m", "--metrics", nargs="+", default=["map", "ndcg@10"])
+    parser.add_argument("-k", "--ks", nargs="*", type=int, default=[])
+    parser.add_argument("-l", "--relevance-level", type=int, default=1)
+    parser.add_argument("-M", "--max-depth", type=int, default=None)
+    parser.add_argument("--save-path", default="output/evaluation")
+    args = parser.parse_args(argv)
+    from servers.evaluation.trec import evaluate
+
+    try:
+        result = evaluate(
+            args.qrels,
+            args.run,
+            args.metrics,
+            ks=args.ks,
+            relevance_level=args.relevance_level,
+            max_depth=args.max_depth,
+        )
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    data = result.to_dict()
+    path = atomic_write_text(result_path(args.save_path, "evaluate_trec"), json.dumps(data))
+    print(json.dumps({"eval_res": data["aggregate"], "counts": data["counts"], "result_path": str(path)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from servers.generation.server import main
+
+main()

@@ -1,0 +1,112 @@
+"""Generation over the shared LLM client (``servers.judge.llm``): settings, one client per process, batch answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from servers.core.errors import InputError
+
+PROMPT_VERSION = "generation"  # the rendered prompt text is in the messages, so it is part of the cache key
+_RENAMES = {
+    "judge_llm": "generation_llm",
+    "judge_timeout": "generation_timeout",
+    "judge_max_workers": "generation_max_workers",
+    "judge_max_retries": "generation_max_retries",
+    "judge_cache": "generation_cache",
+}
+
+
+def llm_settings(generation_llm: dict[str, Any], *, timeout: float, max_retries: int, max_workers: int):
+    """Checked ``LLMSettings`` from the generation server's settings."""
+    from servers.judge.llm import LLMSettings
+
+    try:
+        return LLMSettings.from_settings(
+            dict(generation_llm or {}),
+            judge_timeout=timeout,
+            judge_max_retries=max_retries,
+            judge_max_workers=max_workers,
+        )
+    except InputError as exc:  # the client names its own settings; say ours
+        message = str(exc)
+        for theirs, ours in _RENAMES.items():
+            message = message.replace(theirs, ours)
+        raise InputError(message) from None
+
+
+_clients: dict[tuple[int, Any, str], Any] = {}
+
+
+def shared_client(settings: Any, cache_path: str):
+    """The LLMClient for a generate call.
+
+    A local model is loaded once per server process: its client is kept per (event loop, settings,
+    cache). An OpenAI-compatible client is cheap and holds connections, so each call gets its own
+    and closes it (``owned`` is True).
+    """
+    from servers.judge.cache import open_cache
+    from servers.judge.llm import LLMClient
+
+    if settings.backend != "local":
+        return LLMClient(settings, open_cache(cache_path)), True
+    key = (id(asyncio.get_running_loop()), settings, cache_path)
+    client = _clients.get(key)
+    if client is None:
+        client = LLMClient(settings, open_cache(cache_path))
+        _clients[key] = client
+    return client, False
+
+
+def messages_for(prompt: str, system_prompt: str = "") -> list[dict[str, str]]:
+    """The chat messages of one prompt: an optional system message, then the prompt as the user's."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return messages + [{"role": "user", "content": prompt}]
+
+
+@dataclass
+class Generated:
+    """One answer with its status and token counts."""
+
+    answer: str
+    status: str
+    error: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+
+
+async def generate_all(
+    client: Any,
+    prompts: Sequence[str],
+    sampling: dict[str, Any],
+    system_prompt: str = "",
+    on_done: Callable[[int, int], Awaitable[None]] | None = None,
+) -> tuple[list[Generated], dict[str, int]]:
+    """Answer every prompt (bounded concurrency in the client); returns answers in order and this call's usage."""
+    from servers.judge.llm import Usage
+
+    usage = Usage()
+    done = 0
+
+    async def one(prompt: str) -> Generated:
+        nonlocal done
+        reply = await client.chat(messages_for(prompt, system_prompt), sampling, prompt=PROMPT_VERSION)
+        usage.add(reply)
+        done += 1
+        if on_done is not None:
+            await on_done(done, len(prompts))
+        ok = reply.status == "ok"
+        return Generated(
+            reply.text if ok else "",
+            reply.status,
+            None if ok else reply.error,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.cached,
+        )
+
+    results = await asyncio.gather(*(one(p) for p in prompts))
+    return list(results), usage.as_dict()

@@ -1,0 +1,1 @@
+"""The prompt server: renders sandboxed Jinja2 templates (files under templates/ or a user's folder)."""

@@ -1,0 +1,3 @@
+from servers.prompt.server import main
+
+main()

@@ -1,0 +1,1 @@
+"""The retriever server: BM25 (default) and dense retrieval over a passage corpus, with a saved index."""

@@ -1,0 +1,3 @@
+from servers.retriever.server import main
+
+main()

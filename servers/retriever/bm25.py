@@ -1,0 +1,72 @@
+"""The BM25 backend (the ``bm25s`` package): build, save, load and search a sparse index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.core.extras import require
+from servers.core.progress import ProgressCallback, no_progress
+from servers.retriever.corpus import Passage
+from servers.retriever.ranking import Hit, rank
+from servers.retriever.tokenize import stopword_set, tokenize
+
+EXTRA = "rag"
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en"}
+
+
+def bm25_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``bm25`` setting with defaults filled in, checked."""
+    merged = {**DEFAULTS, **(options or {})}
+    unknown = set(merged) - set(DEFAULTS)
+    if unknown:
+        raise InputError(f"bm25 has unknown keys {sorted(unknown)}; known keys: {sorted(DEFAULTS)}")
+    if merged["method"] not in METHODS:
+        raise InputError(f"bm25.method must be one of {list(METHODS)}, got {merged['method']!r}")
+    try:
+        merged["k1"], merged["b"] = float(merged["k1"]), float(merged["b"])
+    except (TypeError, ValueError):
+        raise InputError("bm25.k1 and bm25.b must be numbers") from None
+    stopword_set(merged["stopwords"])  # validates
+    return merged
+
+
+def build(passages: Sequence[Passage], options: dict[str, Any], folder: Path, progress: ProgressCallback = no_progress):
+    """Tokenize and index ``passages`` and save the index into ``folder``; returns the bm25s model."""
+    bm25s = require("bm25s", extra=EXTRA)
+    stop = stopword_set(options["stopwords"])
+    tokens = []
+    total = len(passages)
+    for number, passage in enumerate(passages, start=1):
+        tokens.append(tokenize(passage.text, stop))
+        if number % 1000 == 0 or number == total:
+            progress(number, total, f"tokenized {number}/{total} passages")
+    model = bm25s.BM25(k1=options["k1"], b=options["b"], method=options["method"])
+    model.index(tokens, show_progress=False)
+    model.save(str(folder), show_progress=False)
+    return model
+
+
+def load(folder: Path):
+    """Load a saved bm25s index (memory-mapped)."""
+    bm25s = require("bm25s", extra=EXTRA)
+    return bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+
+
+def search(model: Any, queries: Sequence[str], doc_ids: Sequence[str], top_k: int, stopwords: str) -> list[list[Hit]]:
+    """The matching passages of each query, best first; a query without known terms gets none."""
+    stop = stopword_set(stopwords)
+    vocabulary = model.vocab_dict
+    query_tokens = [[t for t in tokenize(q, stop) if t in vocabulary] for q in queries]
+    results: list[list[Hit]] = [[] for _ in queries]
+    asked = [i for i, tokens in enumerate(query_tokens) if tokens]
+    if not asked:
+        return results
+    k = min(top_k, len(doc_ids))
+    indices, scores = model.retrieve([query_tokens[i] for i in asked], k=k, show_progress=False, n_threads=1)
+    for row, position in enumerate(asked):
+        results[position] = rank(list(zip(indices[row], scores[row], strict=True)), doc_ids, top_k, keep_zero=False)
+    return results

@@ -1,0 +1,66 @@
+"""Reading a passage corpus (JSON Lines) and fingerprinting it, so a saved index knows what it indexed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from servers.core.errors import InputError
+from servers.core.readers import existing_file, read_jsonl
+
+ID_FIELDS = ("id", "_id", "docid", "doc_id")
+TEXT_FIELDS = ("contents", "text", "passage")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrievable passage: its id and the text that is indexed and returned."""
+
+    id: str
+    text: str
+
+
+def passage_from_record(record: dict, path: str, line: int) -> Passage:
+    """A Passage from a corpus record: id from id/_id/docid, text from contents/text (title prepended if absent)."""
+    doc_id = next((record[f] for f in ID_FIELDS if record.get(f) not in (None, "")), None)
+    text = next((record[f] for f in TEXT_FIELDS if isinstance(record.get(f), str)), None)
+    if doc_id is None or text is None:
+        raise InputError(
+            f"a corpus record needs an id ({'/'.join(ID_FIELDS)}) and a text ({'/'.join(TEXT_FIELDS)}); "
+            f"found fields {sorted(record)}",
+            path=path,
+            line=line,
+        )
+    doc_id = str(doc_id)
+    if any(ch.isspace() for ch in doc_id):
+        raise InputError(f"document id {doc_id!r} contains white space, which a TREC run cannot hold", path=path)
+    title = record.get("title")
+    if isinstance(title, str) and title.strip() and not text.startswith(title.strip()):
+        text = f"{title.strip()}\n{text}"
+    return Passage(doc_id, text)
+
+
+def load_corpus(path: str | os.PathLike[str]) -> list[Passage]:
+    """The passages of a JSONL corpus, in file order; duplicate ids and an empty corpus are errors."""
+    file = existing_file(path, what="corpus file")
+    passages: list[Passage] = []
+    seen: set[str] = set()
+    for number, record in enumerate(read_jsonl(file), start=1):
+        item = passage_from_record(record, str(path), number)
+        if item.id in seen:
+            raise InputError(f"document id {item.id!r} appears twice; ids must be unique", path=str(path), line=number)
+        seen.add(item.id)
+        passages.append(item)
+    if not passages:
+        raise InputError("the corpus is empty; expected one JSON object per line with an id and a text", path=str(path))
+    return passages
+
+
+def fingerprint(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of the corpus file's bytes: an index built from other bytes is stale."""
+    digest = hashlib.sha256()
+    with open(existing_file(path, what="corpus file"), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

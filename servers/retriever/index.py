@@ -1,0 +1,156 @@
+"""The saved index: one folder per backend holding the index, the passages and a ``meta.json``.
+
+``meta.json`` records the corpus fingerprint and the settings the index was built with. An index
+whose corpus or settings differ is stale and is rebuilt; a matching one is reused as is. Loaded
+indexes are kept in memory per folder, so a server answers many searches from one load.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write_json, atomic_write_jsonl
+from servers.core.progress import ProgressCallback, no_progress
+from servers.core.readers import read_jsonl
+from servers.retriever import bm25, dense
+from servers.retriever.corpus import fingerprint, load_corpus
+
+BACKENDS = ("bm25", "dense")
+META = "meta.json"
+PASSAGES = "passages.jsonl"
+EMBEDDINGS = "embeddings.npy"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class LoadedIndex:
+    """An index in memory: the passages, the backend's model or matrix, and its meta."""
+
+    folder: Path
+    meta: dict[str, Any]
+    doc_ids: list[str]
+    texts: list[str]
+    model: Any  # bm25s.BM25 or a numpy matrix
+
+
+_loaded: dict[str, tuple[float, LoadedIndex]] = {}
+_lock = threading.Lock()
+
+
+def index_folder(index_path: str, backend: str) -> Path:
+    """Where the ``backend`` index of ``index_path`` lives: ``<index_path>/<backend>``."""
+    if backend not in BACKENDS:
+        raise InputError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    if not index_path:
+        raise InputError("index_path is empty; give a folder for the saved index, e.g. output/index/rag")
+    return Path(index_path).expanduser() / backend
+
+
+def wanted_meta(backend: str, corpus_path: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The meta an index of ``corpus_path`` with these options must have to be reused."""
+    settings = options if backend == "bm25" else dense.identity(options)
+    return {
+        "format_version": FORMAT_VERSION,
+        "backend": backend,
+        "corpus_sha256": fingerprint(corpus_path),
+        "settings": settings,
+    }
+
+
+def read_meta(folder: Path) -> dict[str, Any] | None:
+    """The saved meta of an index folder, or None if there is no complete index."""
+    try:
+        return json.loads((folder / META).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def stale_reason(saved: dict[str, Any] | None, wanted: dict[str, Any]) -> str | None:
+    """Why a saved index cannot be reused ('' never); None when it matches."""
+    if saved is None:
+        return "no index yet"
+    for key in ("format_version", "backend", "corpus_sha256", "settings"):
+        if saved.get(key) != wanted[key]:
+            return {"corpus_sha256": "the corpus changed"}.get(key, f"{key} changed")
+    return None
+
+
+async def ensure_index(
+    backend: str,
+    corpus_path: str,
+    index_path: str,
+    options: dict[str, Any],
+    *,
+    overwrite: bool = False,
+    progress: ProgressCallback = no_progress,
+) -> dict[str, Any]:
+    """Build the index unless a matching one is saved; returns its meta plus ``status`` and ``reason``."""
+    import anyio.to_thread
+
+    folder = index_folder(index_path, backend)
+    wanted = wanted_meta(backend, corpus_path, options)
+    reason = "overwrite: true" if overwrite else stale_reason(read_meta(folder), wanted)
+    if reason is None:
+        return {
+            **read_meta(folder),
+            "status": "reused",
+            "reason": "corpus and settings unchanged",
+            "folder": str(folder),
+        }
+    started = time.perf_counter()
+    passages = await anyio.to_thread.run_sync(load_corpus, corpus_path)
+    building = folder.with_name(f".{folder.name}.building")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    if backend == "bm25":
+        await anyio.to_thread.run_sync(lambda: bm25.build(passages, options, building, progress))
+    else:
+        import numpy as np
+
+        matrix = await dense.embed([p.text for p in passages], options, progress)
+        np.save(building / EMBEDDINGS, matrix)
+        wanted["dimensions"] = int(matrix.shape[1])
+    atomic_write_jsonl(building / PASSAGES, ({"id": p.id, "text": p.text} for p in passages))
+    meta = {**wanted, "passages": len(passages), "corpus_path": str(corpus_path), "built": time.time()}
+    meta["build_seconds"] = round(time.perf_counter() - started, 3)
+    atomic_write_json(building / META, meta)
+    # Swap the finished folder into place: a reader never sees half an index.
+    shutil.rmtree(folder, ignore_errors=True)
+    building.rename(folder)
+    with _lock:
+        _loaded.pop(str(folder), None)
+    return {**meta, "status": "built", "reason": reason, "folder": str(folder)}
+
+
+def open_index(index_path: str, backend: str) -> LoadedIndex:
+    """The saved index of ``backend`` under ``index_path``, loaded once per process (reloaded if rebuilt)."""
+    folder = index_folder(index_path, backend)
+    meta_file = folder / META
+    if not meta_file.is_file():
+        raise InputError(
+            f"no {backend} index in {folder}; build it first with retriever_index (same index_path and backend)"
+        )
+    stamp = meta_file.stat().st_mtime
+    key = str(folder.resolve())
+    with _lock:
+        cached = _loaded.get(key)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        rows = read_jsonl(folder / PASSAGES)
+        if backend == "bm25":
+            model = bm25.load(folder)
+        else:
+            import numpy as np
+
+            model = np.load(folder / EMBEDDINGS, mmap_mode="r")
+        loaded = LoadedIndex(folder, meta, [r["id"] for r in rows], [r["text"] for r in rows], model)
+        _loaded[key] = (stamp, loaded)
+    return loaded

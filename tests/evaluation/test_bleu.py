@@ -1,0 +1,34 @@
+"""BLEU: sacreBLEU's sentence BLEU (effective order) and corpus BLEU, divided by 100."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from servers.evaluation.answers import evaluate_answers
+
+sacrebleu = pytest.importorskip("sacrebleu")
+
+ANSWERS = Path(__file__).resolve().parents[2] / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
+
+
+def test_sentence_and_corpus_bleu_equal_sacrebleu_on_real_answers() -> None:
+    records = [json.loads(line) for line in ANSWERS.read_text(encoding="utf-8").splitlines()][:60]
+    preds = [r["pred_answer"] for r in records]
+    # Items with one and with two references, so the corpus reference streams need padding.
+    golds = [r["golden_answers"] + ([r["question"]] if i % 3 == 0 else []) for i, r in enumerate(records)]
+    result = evaluate_answers(preds, golds, ["bleu"])
+    expected = [sacrebleu.sentence_bleu(p, g).score / 100 for p, g in zip(preds, golds, strict=False)]
+    assert result["bleu"] == pytest.approx(expected, abs=1e-12, rel=0)
+    streams = [[g[k] if k < len(g) else None for g in golds] for k in range(2)]
+    assert result["corpus_bleu"] == pytest.approx(sacrebleu.corpus_bleu(preds, streams).score / 100, abs=1e-12)
+    assert result["avg_bleu"] == pytest.approx(sum(expected) / len(expected), abs=1e-12)
+    assert "tok:13a" in result["bleu_signature"] and "eff:yes" in result["bleu_signature"]
+
+
+def test_identical_prediction_scores_one_and_disjoint_scores_zero() -> None:
+    result = evaluate_answers(["the cat sat on the mat", "zzz"], [["the cat sat on the mat"], ["the cat"]], ["bleu"])
+    assert result["bleu"][0] == pytest.approx(1.0)
+    assert result["bleu"][1] == 0.0

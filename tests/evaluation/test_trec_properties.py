@@ -1,0 +1,108 @@
+"""Property tests against pytrec_eval (trec_eval's C code) on random runs with many tied scores.
+
+pytrec_eval evaluates only the queries present in both run and qrels; ours also fills qrels queries
+missing from the run with zeros, so the comparison is on the shared queries, and the filled ones
+are checked to be zero.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from servers.evaluation.measures import parse_measures
+from servers.evaluation.trec import evaluate
+from servers.evaluation.trec_io import read_run
+
+KS = (1, 2, 3, 5, 10)
+OURS = parse_measures(["map", "mrr", "ndcg", "R-prec", "precision", "recall", "ndcg", "success", "map@1"], KS)
+OURS = parse_measures(["map", "mrr", "ndcg", "R-prec"] + [f"{f}@{k}" for f in ("P", "recall", "ndcg", "success", "map") for k in KS])
+THEIRS = {"map", "recip_rank", "ndcg", "Rprec"} | {
+    f"{name}.{','.join(map(str, KS))}" for name in ("P", "recall", "ndcg_cut", "success", "map_cut")
+}
+# Docids whose byte order differs from their numeric and from their "natural" order.
+DOCIDS = [f"d{i}" for i in range(25)] + ["D3", "doc-1", "d1a", "é9", "z", "Z0", "d09"]
+
+
+def random_case(seed: int, tie_mode: str) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(int(rng.integers(1, 7))):
+        qid = f"q{q}"
+        pool = rng.choice(DOCIDS, size=int(rng.integers(1, len(DOCIDS))), replace=False)
+        if rng.random() < 0.9:  # most queries are judged
+            judged = rng.choice(DOCIDS, size=int(rng.integers(1, len(DOCIDS))), replace=False)
+            qrels[qid] = {str(d): int(g) for d, g in zip(judged, rng.integers(-1, 4, judged.size), strict=True)}
+        if rng.random() < 0.85:  # most queries are in the run
+            if tie_mode == "integers":
+                scores = rng.integers(-2, 3, pool.size).astype(float)
+            elif tie_mode == "all-equal":
+                scores = np.zeros(pool.size)
+            else:
+                scores = np.round(rng.normal(0, 1, pool.size), 1)
+            run[qid] = {str(d): float(s) for d, s in zip(pool, scores, strict=True)}
+    if not qrels:
+        qrels["q0"] = {"d1": 1}
+    if not set(run) & set(qrels):
+        run[next(iter(qrels))] = {"d1": 1.0, "d2": 1.0, "d10": 1.0}
+    return qrels, run
+
+
+def compare_with_pytrec(qrels: dict, run: dict, relevance_level: int) -> None:
+    ours = evaluate(qrels, run, OURS, relevance_level=relevance_level)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, THEIRS, relevance_level=relevance_level).evaluate(run)
+    per_query = ours.per_query
+    assert set(theirs) == set(run) & set(qrels)
+    for qid, values in theirs.items():
+        for name, value in values.items():
+            key = {"recip_rank": "mrr", "Rprec": "R-prec", "ndcg": "ndcg"}.get(name)
+            if key is None:
+                family, k = name.rsplit("_", 1)
+                family = {"ndcg_cut": "ndcg", "map_cut": "map"}.get(family, family)
+                key = f"{family}@{k}"
+            assert per_query[qid][key] == pytest.approx(value, abs=1e-12), (qid, key)
+    for qid in set(qrels) - set(run):
+        assert all(per_query[qid][m.name] == 0 for m in OURS)
+    assert ours.counts["queries_missing_in_run"] == len(set(qrels) - set(run))
+    assert ours.counts["queries_only_in_run"] == len(set(run) - set(qrels))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    tie_mode=st.sampled_from(["integers", "all-equal", "one-decimal"]),
+    relevance_level=st.sampled_from([0, 1, 2]),
+)
+def test_matches_pytrec_eval_with_ties(seed: int, tie_mode: str, relevance_level: int) -> None:
+    qrels, run = random_case(seed, tie_mode)
+    compare_with_pytrec(qrels, run, relevance_level)
+
+
+def write_run(path: Path, run: dict, separator: str) -> None:
+    lines = [
+        separator.join([qid, "Q0", docid, str(rank), repr(score), "tag"])
+        for qid, docs in run.items()
+        for rank, (docid, score) in enumerate(docs.items(), start=1)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), tie_mode=st.sampled_from(["integers", "one-decimal"]))
+def test_file_readers_and_mapping_agree(seed: int, tie_mode: str) -> None:
+    qrels, run = random_case(seed, tie_mode)
+    expected = evaluate(qrels, run, OURS).per_query
+    with tempfile.TemporaryDirectory() as folder:
+        for name, separator in (("fast.run", " "), ("tabs.run", "\t"), ("padded.run", " \t ")):
+            path = Path(folder) / name
+            write_run(path, run, separator)
+            table = read_run(path)
+            assert (table.lines is None) == (name != "padded.run")  # padded columns take the careful reader
+            assert evaluate(qrels, table, OURS).per_query == expected

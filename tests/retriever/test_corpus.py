@@ -1,0 +1,57 @@
+"""Reading a corpus: id and text fields, titles, duplicate ids, fingerprints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servers.core.errors import InputError
+from servers.retriever.corpus import fingerprint, load_corpus
+from tests.retriever.conftest import write_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_fields_and_title(tmp_path: Path) -> None:
+    path = write_corpus(
+        tmp_path,
+        [
+            {"_id": 7, "title": "Head", "text": "body"},
+            {"docid": "x", "contents": "Head line\nrest", "title": "Head line"},
+        ],
+    )
+    passages = load_corpus(path)
+    assert [(p.id, p.text) for p in passages] == [("7", "Head\nbody"), ("x", "Head line\nrest")]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "appears twice"),
+        ([{"id": "a"}], "needs an id"),
+        ([{"id": "a b", "text": "x"}], "white space"),
+    ],
+)
+def test_bad_corpora(tmp_path: Path, rows: list[dict], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_corpus(write_corpus(tmp_path, rows))
+
+
+def test_empty_corpus(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text("\n")
+    with pytest.raises(InputError, match="empty"):
+        load_corpus(tmp_path / "c.jsonl")
+
+
+def test_fingerprint_follows_the_bytes(tmp_path: Path) -> None:
+    path = write_corpus(tmp_path, [{"id": "a", "text": "x"}])
+    before = fingerprint(path)
+    write_corpus(tmp_path, [{"id": "a", "text": "y"}])
+    assert fingerprint(path) != before
+
+
+def test_the_shipped_corpus_matches_the_shipped_qrels() -> None:
+    ids = {p.id for p in load_corpus(ROOT / "data/rag/corpus.jsonl")}
+    judged = {line.split()[2] for line in (ROOT / "data/rag/qrels.trec").read_text().splitlines()}
+    assert len(ids) == 371 and judged <= ids

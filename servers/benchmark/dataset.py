@@ -10,7 +10,7 @@ from typing import Any
 from servers.benchmark.formats import Record, read_records
 from servers.core.errors import InputError
 
-OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls")
+OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")
 _MISSING = object()
 
 

@@ -40,6 +40,8 @@ class GetDataResult(TypedDict):
     pred_ls: NotRequired[list[Any]]
     id_ls: NotRequired[list[Any]]
     ctx_ls: NotRequired[list[Any]]
+    answerability_ls: NotRequired[list[Any]]
+    idk_ls: NotRequired[list[Any]]
     data_info: DataInfo
 
 
@@ -48,7 +50,8 @@ def get_data(
     benchmark: Annotated[
         BenchmarkSpec,
         Field(
-            description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls -> source field), limit, shuffle, seed, name"
+            description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/idk_ls -> source field), "
+            "limit, shuffle, seed, name"
         ),
     ],
 ) -> GetDataResult:

@@ -66,7 +66,7 @@ def test_tools_lists_settings_and_outputs(project: Path) -> None:
     assert "benchmark.get_data" in result.stdout
     assert (
         "setting benchmark = " in result.stdout
-        and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, data_info" in result.stdout
+        and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, answerability_ls, idk_ls, data_info" in result.stdout
     )
 
 

@@ -1,0 +1,228 @@
+"""AutoNuggetizer (Pradeep et al., arXiv:2411.09607): create, score and assign nuggets, and the six scores.
+
+Create: passages in windows of ``WINDOW`` (in order); each request sends the current list and the
+window and gets the updated full list back (at most ``max_nuggets``). Score: nuggets in batches of
+``BATCH`` -> vital / okay. Assign: per answer, nuggets in batches of ``BATCH`` -> support /
+partial_support / not_support. A label list whose length differs from its batch is a parse error;
+after the retries the batch is marked failed and counted, and its nuggets keep ``None`` labels:
+they are never dropped and never silently labelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
+from servers.judge.llm import LLMClient
+from servers.judge.prompting import Prompt, load_prompt
+
+WINDOW = 10
+BATCH = 10
+MAX_NUGGETS = 30
+MAX_WORDS = 12
+IMPORTANCE = {"vital": "vital", "okay": "okay"}
+SUPPORT = {
+    "support": "support",
+    "supported": "support",
+    "partial_support": "partial_support",
+    "partial": "partial_support",
+    "not_support": "not_support",
+    "not_supported": "not_support",
+    "no_support": "not_support",
+}
+CREDIT = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
+STRICT_CREDIT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
+SCORE_NAMES = ("all", "all_strict", "vital", "vital_strict", "weighted", "weighted_strict")
+
+
+def prompts() -> dict[str, Prompt]:
+    return {stage: load_prompt(f"nugget_{stage}_v1") for stage in ("create", "score", "assign")}
+
+
+def prompt_info() -> dict[str, str]:
+    return {stage: prompt.version for stage, prompt in prompts().items()}
+
+
+@dataclass
+class Batch:
+    """One request's outcome: which stage, which items, status, and the raw reply when unreadable."""
+
+    stage: str
+    start: int
+    size: int
+    status: str
+    requests: int
+    error: str | None = None
+    raw: str | None = None
+
+
+@dataclass
+class QueryNuggets:
+    """The nuggets of one query: texts, importance labels (None = its score batch failed), and the batches."""
+
+    qid: str
+    query: str
+    texts: list[str] = field(default_factory=list)
+    importance: list[str | None] = field(default_factory=list)
+    batches: list[Batch] = field(default_factory=list)
+    num_passages: int = 0
+    reused: bool = False
+
+    @property
+    def failed_batches(self) -> int:
+        return sum(b.status != "ok" for b in self.batches)
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "qid": self.qid,
+            "query": self.query,
+            "nuggets": [{"text": t, "importance": i} for t, i in zip(self.texts, self.importance, strict=True)],
+            "num_passages": self.num_passages,
+            "failed_batches": self.failed_batches,
+            "batches": [asdict(b) for b in self.batches],
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> QueryNuggets:
+        nuggets = record.get("nuggets") or []
+        return cls(
+            qid=str(record["qid"]),
+            query=str(record.get("query", "")),
+            texts=[str(n["text"]) for n in nuggets],
+            importance=[n.get("importance") for n in nuggets],
+            batches=[Batch(**b) for b in record.get("batches", [])],
+            num_passages=int(record.get("num_passages", 0)),
+            reused=True,
+        )
+
+
+def _nugget_list(text: str, limit: int) -> list[str]:
+    values = last_json(text, list)
+    if not all(isinstance(v, str) and v.strip() for v in values):
+        raise Unreadable("expected a JSON array of non-empty strings")
+    if len(values) > limit:
+        raise Unreadable(f"expected at most {limit} nuggets, got {len(values)}")
+    return [v.strip() for v in values]
+
+
+def _numbered(items: Sequence[str]) -> str:
+    return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1))
+
+
+async def create(
+    qid: str, query: str, passages: Sequence[str], client: LLMClient, *, max_retries: int, max_nuggets: int
+) -> QueryNuggets:
+    """The iterative create stage: one request per window of passages, in order."""
+    prompt = prompts()["create"]
+    result = QueryNuggets(qid, query, num_passages=len(passages))
+    for start in range(0, len(passages), WINDOW):
+        window = passages[start : start + WINDOW]
+        messages = prompt.render(
+            query=query,
+            max_nuggets=str(max_nuggets),
+            count=str(len(result.texts)),
+            nuggets=json.dumps(result.texts, ensure_ascii=False),
+            passages=_numbered(window),
+        )
+        answer = await ask(
+            client,
+            messages,
+            read=lambda text: _nugget_list(text, max_nuggets),
+            repair=f"Reply with the full updated list as a JSON array of at most {max_nuggets} strings.",
+            version=prompt.version,
+            max_retries=max_retries,
+        )
+        result.batches.append(_batch("create", start, len(window), answer))
+        if answer.status == "ok":  # a failed window keeps the list as it was, and is counted
+            result.texts = answer.value
+    result.importance = [None] * len(result.texts)
+    return result
+
+
+async def score(nuggets: QueryNuggets, client: LLMClient, *, max_retries: int) -> None:
+    """Label every nugget vital or okay, in batches; failed batches leave ``None`` and are counted."""
+    prompt = prompts()["score"]
+
+    async def one(start: int) -> None:
+        batch = nuggets.texts[start : start + BATCH]
+        messages = prompt.render(query=nuggets.query, count=str(len(batch)), nuggets=_numbered(batch))
+        answer = await ask(
+            client,
+            messages,
+            read=lambda text: label_list(text, allowed=IMPORTANCE, length=len(batch)),
+            repair=f'Reply with a JSON array of exactly {len(batch)} labels, each "vital" or "okay".',
+            version=prompt.version,
+            max_retries=max_retries,
+        )
+        nuggets.batches.append(_batch("score", start, len(batch), answer))
+        if answer.status == "ok":
+            nuggets.importance[start : start + len(batch)] = answer.value
+
+    await asyncio.gather(*(one(start) for start in range(0, len(nuggets.texts), BATCH)))
+    nuggets.batches.sort(key=lambda b: (b.stage != "create", b.stage, b.start))
+
+
+def selected(nuggets: QueryNuggets, top_k: int) -> list[int]:
+    """Indices of the nuggets assigned: all, or the first ``top_k`` with vital ones first (0 = all)."""
+    order = list(range(len(nuggets.texts)))
+    if top_k <= 0:
+        return order
+    order.sort(key=lambda i: nuggets.importance[i] != "vital")  # stable: importance order within each group
+    return sorted(order[:top_k])
+
+
+async def assign(
+    nuggets: QueryNuggets, answer_text: str, indices: Sequence[int], client: LLMClient, *, max_retries: int
+) -> tuple[list[str | None], list[Batch]]:
+    """Support labels of the chosen nuggets for one answer (``None`` where the batch failed) and the batches."""
+    prompt = prompts()["assign"]
+    labels: list[str | None] = [None] * len(indices)
+    batches: list[Batch] = []
+
+    async def one(start: int) -> None:
+        batch = [nuggets.texts[i] for i in indices[start : start + BATCH]]
+        messages = prompt.render(
+            query=nuggets.query, answer=answer_text, count=str(len(batch)), nuggets=_numbered(batch)
+        )
+        answer = await ask(
+            client,
+            messages,
+            read=lambda text: label_list(text, allowed=SUPPORT, length=len(batch)),
+            repair=f'Reply with a JSON array of exactly {len(batch)} labels: "support", "partial_support" '
+            'or "not_support".',
+            version=prompt.version,
+            max_retries=max_retries,
+        )
+        batches.append(_batch("assign", start, len(batch), answer))
+        if answer.status == "ok":
+            labels[start : start + len(batch)] = answer.value
+
+    await asyncio.gather(*(one(start) for start in range(0, len(indices), BATCH)))
+    batches.sort(key=lambda b: b.start)
+    return labels, batches
+
+
+def answer_scores(importance: Sequence[str | None], labels: Sequence[str | None]) -> dict[str, float | None]:
+    """All, Vital, Weighted and their strict variants over the nuggets that have both labels.
+
+    All = mean credit over the nuggets; Vital = mean over the vital ones; Weighted = (sum over vital
+    + 0.5 * sum over okay) / (#vital + 0.5 * #okay). An empty set gives None, never a made-up value.
+    """
+    scores: dict[str, float | None] = {}
+    for suffix, credit in (("", CREDIT), ("_strict", STRICT_CREDIT)):
+        every = [credit[lab] for lab in labels if lab is not None]
+        vital = [credit[lab] for imp, lab in zip(importance, labels, strict=True) if lab and imp == "vital"]
+        okay = [credit[lab] for imp, lab in zip(importance, labels, strict=True) if lab and imp == "okay"]
+        weight = len(vital) + 0.5 * len(okay)
+        scores["all" + suffix] = sum(every) / len(every) if every else None
+        scores["vital" + suffix] = sum(vital) / len(vital) if vital else None
+        scores["weighted" + suffix] = (sum(vital) + 0.5 * sum(okay)) / weight if weight else None
+    return {name: scores[name] for name in SCORE_NAMES}
+
+
+def _batch(stage: str, start: int, size: int, answer: Answer) -> Batch:
+    return Batch(stage, start, size, answer.status, answer.requests, answer.error, answer.raw)

@@ -14,22 +14,12 @@ INSTRUCTIONS = (
 
 def create_app():
     """Build the evaluation server with every tool it offers."""
-    tools: list = []
-    try:
-        from servers.evaluation.trec_tools import TOOLS as retrieval_tools
+    from servers.evaluation.answer_tools import TOOLS as answer_tools
+    from servers.evaluation.trec_tools import TOOLS as retrieval_tools
 
-        tools += retrieval_tools
-    except ModuleNotFoundError as exc:  # pragma: no cover - while the module is being written
-        if exc.name != "servers.evaluation.trec_tools":
-            raise
-    try:
-        from servers.evaluation.answer_tools import TOOLS as answer_tools
-
-        tools += answer_tools
-    except ModuleNotFoundError as exc:  # pragma: no cover - while the module is being written
-        if exc.name != "servers.evaluation.answer_tools":
-            raise
-    return build_server("evaluation", tools, package_dir=Path(__file__).parent, instructions=INSTRUCTIONS)
+    return build_server(
+        "evaluation", [*retrieval_tools, *answer_tools], package_dir=Path(__file__).parent, instructions=INSTRUCTIONS
+    )
 
 
 def main() -> None:

@@ -8,7 +8,18 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from servers.core.factory import tool_hints
+from servers.judge.answer_judges_tool import (
+    answer_correctness,
+    answer_relevancy,
+    citation_judge,
+    context_precision,
+    context_recall,
+    faithfulness,
+    idk_judge,
+    rag_judge,
+)
 from servers.judge.jobs import DEFAULT_K_VALUES, AgreementResult, UmbrelaResult, run_agreement, run_umbrela
+from servers.judge.nuggets_tool import nuggetize
 
 DEFAULT_LLM = {
     "backend": "openai",
@@ -114,4 +125,16 @@ def judge_agreement(
     )
 
 
-TOOLS = [umbrela_judge, judge_agreement]
+TOOLS = [
+    umbrela_judge,
+    judge_agreement,
+    nuggetize,
+    idk_judge,
+    citation_judge,
+    rag_judge,
+    faithfulness,
+    answer_relevancy,
+    context_precision,
+    context_recall,
+    answer_correctness,
+]

@@ -110,9 +110,10 @@ def test_run_order_does_not_matter(tmp_path: Path) -> None:
     shuffled = tmp_path / "shuffled.run"
     shuffled.write_text("\n".join(sorted(lines, key=lambda line: line.split()[2])) + "\n")
     measures = [parse_measure(name) for name in ("map", "mrr", "ndcg@10", "P@5", "R-prec")]
-    assert evaluate(DATA / "qrels.test", shuffled, measures).per_query == evaluate(
-        DATA / "qrels.test", DATA / "results.test", measures
-    ).per_query
+    assert (
+        evaluate(DATA / "qrels.test", shuffled, measures).per_query
+        == evaluate(DATA / "qrels.test", DATA / "results.test", measures).per_query
+    )
 
 
 def test_single_space_copy_takes_the_fast_reader_and_agrees(tmp_path: Path) -> None:

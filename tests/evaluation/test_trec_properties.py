@@ -7,6 +7,7 @@ are checked to be zero.
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from servers.evaluation.trec import evaluate
 from servers.evaluation.trec_io import read_run
 
 KS = (1, 2, 3, 5, 10)
-OURS = parse_measures(["map", "mrr", "ndcg", "R-prec", "precision", "recall", "ndcg", "success", "map@1"], KS)
-OURS = parse_measures(["map", "mrr", "ndcg", "R-prec"] + [f"{f}@{k}" for f in ("P", "recall", "ndcg", "success", "map") for k in KS])
+OURS = parse_measures(
+    ["map", "mrr", "ndcg", "R-prec"] + [f"{f}@{k}" for f in ("P", "recall", "ndcg", "success", "map") for k in KS]
+)
 THEIRS = {"map", "recip_rank", "ndcg", "Rprec"} | {
     f"{name}.{','.join(map(str, KS))}" for name in ("P", "recall", "ndcg_cut", "success", "map_cut")
 }
@@ -30,16 +32,24 @@ THEIRS = {"map", "recip_rank", "ndcg", "Rprec"} | {
 DOCIDS = [f"d{i}" for i in range(25)] + ["D3", "doc-1", "d1a", "é9", "z", "Z0", "d09"]
 
 
+_CASES = itertools.count()
+
+
 def random_case(seed: int, tie_mode: str) -> tuple[dict, dict]:
+    """Random qrels and run; query ids are unique per case because trec_eval caches per-query state
+    in statics keyed by the query id, which makes repeated pytrec_eval calls unreliable otherwise."""
     rng = np.random.default_rng(seed)
+    case = next(_CASES)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for q in range(int(rng.integers(1, 7))):
-        qid = f"q{q}"
+        qid = f"c{case}q{q}"
         pool = rng.choice(DOCIDS, size=int(rng.integers(1, len(DOCIDS))), replace=False)
         if rng.random() < 0.9:  # most queries are judged
             judged = rng.choice(DOCIDS, size=int(rng.integers(1, len(DOCIDS))), replace=False)
-            qrels[qid] = {str(d): int(g) for d, g in zip(judged, rng.integers(-1, 4, judged.size), strict=True)}
+            grades = rng.integers(-1, 4, judged.size)
+            grades[0] = max(grades[0], 0)  # trec_eval reads out of bounds when every grade is negative
+            qrels[qid] = {str(d): int(g) for d, g in zip(judged, grades, strict=True)}
         if rng.random() < 0.85:  # most queries are in the run
             if tie_mode == "integers":
                 scores = rng.integers(-2, 3, pool.size).astype(float)
@@ -49,7 +59,7 @@ def random_case(seed: int, tie_mode: str) -> tuple[dict, dict]:
                 scores = np.round(rng.normal(0, 1, pool.size), 1)
             run[qid] = {str(d): float(s) for d, s in zip(pool, scores, strict=True)}
     if not qrels:
-        qrels["q0"] = {"d1": 1}
+        qrels[f"c{case}q0"] = {"d1": 1}
     if not set(run) & set(qrels):
         run[next(iter(qrels))] = {"d1": 1.0, "d2": 1.0, "d10": 1.0}
     return qrels, run
@@ -62,7 +72,7 @@ def compare_with_pytrec(qrels: dict, run: dict, relevance_level: int) -> None:
     assert set(theirs) == set(run) & set(qrels)
     for qid, values in theirs.items():
         for name, value in values.items():
-            key = {"recip_rank": "mrr", "Rprec": "R-prec", "ndcg": "ndcg"}.get(name)
+            key = {"recip_rank": "mrr", "Rprec": "R-prec", "ndcg": "ndcg", "map": "map"}.get(name)
             if key is None:
                 family, k = name.rsplit("_", 1)
                 family = {"ndcg_cut": "ndcg", "map_cut": "map"}.get(family, family)
@@ -78,7 +88,7 @@ def compare_with_pytrec(qrels: dict, run: dict, relevance_level: int) -> None:
 @given(
     seed=st.integers(0, 2**32 - 1),
     tie_mode=st.sampled_from(["integers", "all-equal", "one-decimal"]),
-    relevance_level=st.sampled_from([0, 1, 2]),
+    relevance_level=st.sampled_from([1, 2]),
 )
 def test_matches_pytrec_eval_with_ties(seed: int, tie_mode: str, relevance_level: int) -> None:
     qrels, run = random_case(seed, tie_mode)

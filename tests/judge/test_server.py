@@ -39,7 +39,7 @@ def test_parameter_file_holds_no_secret() -> None:
 async def test_tools_publish_schemas() -> None:
     async with Client(create_app()) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(listed) == {"umbrela_judge", "judge_agreement"}
+    assert {"umbrela_judge", "judge_agreement"} <= set(listed)  # later issues add tools
     umbrela = listed["umbrela_judge"]
     assert umbrela.input_schema["properties"]["depth"]["default"] == PARAMETERS["depth"]
     assert {"llm_qrels_path", "judged_run_path", "counts", "usage", "prompt"} <= set(

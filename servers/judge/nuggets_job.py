@@ -1,0 +1,299 @@
+"""``nuggetize`` for Python callers: read the inputs, create/score/reuse nuggets, assign answers, write files.
+
+result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA": "..."}, judge_llm={...}))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from servers.core.readers import existing_file
+from servers.judge import inputs, nuggets
+from servers.judge.cache import open_cache
+from servers.judge.llm import LLMClient, LLMSettings
+
+ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
+RUN_KEYS = ("run", "run_id", "answer_id", "system")
+
+
+class NuggetizeResult(TypedDict):
+    result_path: str
+    nuggets_path: str
+    assignments_path: str
+    aggregate: dict[str, dict[str, Any]]
+    per_query: dict[str, dict[str, dict[str, Any]]]
+    counts: dict[str, int]
+    usage: dict[str, int]
+    prompt: dict[str, str]
+
+
+def read_answers(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """``{qid: {run: answer}}`` from JSONL rows with a query id, an answer text and an optional run name."""
+    file = existing_file(path, what="answers file")
+    answers: dict[str, dict[str, str]] = {}
+    for line, row in inputs._jsonl_rows(file):
+        qid = inputs._field(row, inputs.QID_KEYS, file, line, "query id")
+        text = inputs._field(row, ANSWER_KEYS, file, line, "answer text", allow_empty=True)
+        run = next((str(row[k]) for k in RUN_KEYS if row.get(k) not in (None, "")), "run")
+        if run in answers.setdefault(qid, {}):
+            raise InputError(f"query {qid!r} has two answers of run {run!r}", path=str(file), line=line)
+        answers[qid][run] = text
+    return answers
+
+
+def read_nuggets(path: str | os.PathLike[str]) -> dict[str, nuggets.QueryNuggets]:
+    """Stored nuggets (the ``nuggets_path`` a previous call wrote), by query id."""
+    file = existing_file(path, what="nuggets file")
+    stored = {}
+    for line, row in inputs._jsonl_rows(file):
+        try:
+            item = nuggets.QueryNuggets.from_record(row)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not a nuggets record ({exc})", path=str(file), line=line) from None
+        stored[item.qid] = item
+    return stored
+
+
+def _inline_answers(answers: Mapping[str, str] | Sequence[str] | str) -> dict[str, str]:
+    if isinstance(answers, str):
+        return {"run": answers}
+    if isinstance(answers, Mapping):
+        return {str(k): str(v) for k, v in answers.items()}
+    if isinstance(answers, Sequence):
+        return {f"answer{i}": str(text) for i, text in enumerate(answers, start=1)}
+    raise InputError("answers must be a text, a {run: text} mapping or a list of texts")
+
+
+def _filter(pairs: list[inputs.Pair], scores: Mapping[str, Any] | None, min_judgment: int) -> dict[str, Any]:
+    """The passages of each query that are used to create nuggets, in rank order."""
+    by_query: dict[str, dict[str, Any]] = {}
+    for pair in sorted(pairs, key=lambda p: p.rank):
+        entry = by_query.setdefault(pair.qid, {"query": pair.query, "passages": [], "unjudged": 0})
+        if scores is None:
+            entry["passages"].append(pair.passage)
+            continue
+        grade = (scores.get(pair.qid) or {}).get(pair.docid)
+        if grade is None:
+            entry["unjudged"] += 1
+        elif grade >= min_judgment:
+            entry["passages"].append(pair.passage)
+    return by_query
+
+
+async def run_nuggetize(
+    *,
+    query: str | None = None,
+    passages: dict[str, str] | list[str] | None = None,
+    answers: dict[str, str] | list[str] | str | None = None,
+    query_id: str = "q1",
+    scores: dict[str, dict[str, int | None]] | None = None,
+    nuggets_path: str = "",
+    queries_path: str = "",
+    run_path: str = "",
+    corpus_path: str = "",
+    answers_path: str = "",
+    depth: int = 10,
+    min_judgment: int = 2,
+    max_nuggets: int = nuggets.MAX_NUGGETS,
+    nugget_top_k: int = 0,
+    judge_llm: dict[str, Any],
+    judge_timeout: float = 60.0,
+    judge_max_retries: int = 3,
+    judge_max_workers: int = 8,
+    judge_cache: str = "",
+    save_path: str = "output/judge",
+    **client_options: Any,
+) -> NuggetizeResult:
+    """Nuggets per query (created and scored once, or reused from ``nuggets_path``), assigned for every answer."""
+    if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
+        raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
+    settings = LLMSettings.from_settings(
+        judge_llm,
+        judge_timeout=judge_timeout,
+        judge_max_retries=judge_max_retries,
+        judge_max_workers=judge_max_workers,
+        **client_options,
+    )
+    stored = read_nuggets(nuggets_path) if nuggets_path else {}
+    if query is not None:
+        if answers is None:
+            raise InputError("inline mode needs query and answers (and passages unless nuggets_path has the query)")
+        pairs = inputs.inline_pairs(query, passages, query_id=query_id) if passages else []
+        wanted = {query_id: {"query": query, "passages": [], "unjudged": 0}}
+        wanted.update(_filter(pairs, scores, min_judgment))
+        all_answers = {query_id: _inline_answers(answers)}
+    else:
+        if not answers_path:
+            raise InputError("give query, passages and answers inline, or answers_path (with the query files)")
+        all_answers = read_answers(answers_path)
+        pairs = inputs.file_pairs(queries_path, run_path, corpus_path, depth=depth) if run_path else []
+        wanted = _filter(pairs, scores, min_judgment)
+        missing = [qid for qid in all_answers if qid not in wanted and qid not in stored]
+        if missing:
+            raise InputError(f"answers for queries without passages or stored nuggets: {missing[:5]}", answers_path)
+    cache = open_cache(judge_cache)
+    try:
+        async with LLMClient(settings, cache) as client:
+
+            async def per_query(qid: str) -> tuple[nuggets.QueryNuggets, list[dict[str, Any]]]:
+                item = stored.get(qid)
+                if item is None:
+                    info = wanted[qid]
+                    item = await nuggets.create(
+                        qid, info["query"], info["passages"], client, max_retries=judge_max_retries,
+                        max_nuggets=max_nuggets,
+                    )  # fmt: skip
+                    await nuggets.score(item, client, max_retries=judge_max_retries)
+                indices = nuggets.selected(item, nugget_top_k)
+                runs = all_answers.get(qid, {})
+                labelled = await asyncio.gather(
+                    *(nuggets.assign(item, text, indices, client, max_retries=judge_max_retries)
+                      for text in runs.values())
+                )  # fmt: skip
+                records = [
+                    _answer_record(qid, run, item, indices, labels, batches)
+                    for run, (labels, batches) in zip(runs, labelled, strict=True)
+                ]
+                return item, records
+
+            qids = sorted(set(all_answers) | set(wanted))
+            done = await asyncio.gather(*(per_query(qid) for qid in qids))
+            usage = client.usage.as_dict()
+    finally:
+        cache.close()
+    return _write(done, wanted, stored, settings, usage, locals_settings(min_judgment, max_nuggets, nugget_top_k),
+                  save_path)  # fmt: skip
+
+
+def locals_settings(min_judgment: int, max_nuggets: int, nugget_top_k: int) -> dict[str, Any]:
+    return {"min_judgment": min_judgment, "max_nuggets": max_nuggets, "nugget_top_k": nugget_top_k}
+
+
+def _answer_record(
+    qid: str,
+    run: str,
+    item: nuggets.QueryNuggets,
+    indices: list[int],
+    labels: list[str | None],
+    batches: list[nuggets.Batch],
+) -> dict[str, Any]:
+    importance = [item.importance[i] for i in indices]
+    complete = all(label is not None for label in labels) and all(imp is not None for imp in importance)
+    failed = sum(b.status != "ok" for b in batches)
+    if not indices:
+        status = "no_nuggets"
+    elif complete and not item.failed_batches:
+        status = "ok"
+    else:
+        status = "incomplete"
+    return {
+        "qid": qid,
+        "run": run,
+        "status": status,
+        "scores": nuggets.answer_scores(importance, labels),
+        "nuggets": [
+            {"text": item.texts[i], "importance": imp, "assignment": lab}
+            for i, imp, lab in zip(indices, importance, labels, strict=True)
+        ],
+        "num_unlabelled": sum(lab is None or imp is None for imp, lab in zip(importance, labels, strict=True)),
+        "failed_batches": failed,
+        "batches": [asdict(b) for b in batches],
+    }
+
+
+def _write(
+    done: list[tuple[nuggets.QueryNuggets, list[dict[str, Any]]]],
+    wanted: dict[str, Any],
+    stored: dict[str, Any],
+    settings: LLMSettings,
+    usage: dict[str, int],
+    options: dict[str, Any],
+    save_path: str,
+) -> NuggetizeResult:
+    per_query: dict[str, dict[str, dict[str, Any]]] = {}
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    counts = {"queries": len(done), "reused_queries": 0, "nuggets": 0, "answers": 0, "ok_answers": 0}
+    counts.update({"create_failed": 0, "score_failed": 0, "assign_failed": 0, "batches": 0})
+    records = []
+    for item, answers in done:
+        counts["reused_queries"] += item.reused
+        counts["nuggets"] += len(item.texts)
+        record = item.as_record()
+        record["unjudged_passages"] = wanted.get(item.qid, {}).get("unjudged", 0)
+        records.append(record)
+        for batch in item.batches if not item.reused else []:
+            counts["batches"] += 1
+            counts[f"{batch.stage}_failed"] += batch.status != "ok"
+        for answer in answers:
+            counts["answers"] += 1
+            counts["ok_answers"] += answer["status"] == "ok"
+            counts["batches"] += len(answer["batches"])
+            counts["assign_failed"] += answer["failed_batches"]
+            per_query.setdefault(item.qid, {})[answer["run"]] = {
+                **answer["scores"],
+                "status": answer["status"],
+                "num_nuggets": len(answer["nuggets"]),
+            }
+            by_run.setdefault(answer["run"], []).append(answer)
+    aggregate = {run: _mean(answers) for run, answers in sorted(by_run.items())}
+    out = result_path(save_path, "nuggetize")
+    nuggets_file = unique_path(out.with_name(out.stem + ".nuggets.jsonl"))
+    assignments_file = unique_path(out.with_name(out.stem + ".assignments.jsonl"))
+    atomic_write_jsonl(nuggets_file, records)
+    atomic_write_jsonl(assignments_file, [a for _, answers in done for a in answers])
+    prompt = nuggets.prompt_info()
+    document = {
+        "tool": "nuggetize",
+        "aggregate": aggregate,
+        "counts": counts,
+        "per_query": per_query,
+        "usage": usage,
+        "prompt": prompt,
+        "nuggets_path": str(nuggets_file),
+        "assignments_path": str(assignments_file),
+        "settings": {"judge_llm": settings.public(), **options, "reused_from": sorted(stored) or None},
+    }
+    atomic_write_json(out, document)
+    return NuggetizeResult(
+        result_path=str(out),
+        nuggets_path=str(nuggets_file),
+        assignments_path=str(assignments_file),
+        aggregate=aggregate,
+        per_query=per_query,
+        counts=counts,
+        usage=usage,
+        prompt=prompt,
+    )
+
+
+def _mean(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each score's mean over the run's answers with status ok and a value; the rest are counted."""
+    ok = [a for a in answers if a["status"] == "ok"]
+    result: dict[str, Any] = {}
+    for name in nuggets.SCORE_NAMES:
+        values = [a["scores"][name] for a in ok if a["scores"][name] is not None]
+        result[name] = sum(values) / len(values) if values else None
+        result[f"num_{name}"] = len(values)
+    result["num_answers"] = len(answers)
+    result["num_excluded"] = len(answers) - len(ok)
+    result["excluded_by_status"] = {
+        s: sum(a["status"] == s for a in answers)
+        for s in ("incomplete", "no_nuggets")
+        if any(a["status"] == s for a in answers)
+    }
+    return result
+
+
+def dump(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL file this module wrote (for callers and tests)."""
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]

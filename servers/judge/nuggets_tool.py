@@ -1,0 +1,90 @@
+"""The ``nuggetize`` MCP tool: a thin face over ``nuggets_job.run_nuggetize``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from servers.core.factory import tool_hints
+from servers.judge.nuggets_job import NuggetizeResult, run_nuggetize
+from servers.judge.tool_specs import (
+    DEFAULT_CACHE,
+    DEFAULT_LLM,
+    DEFAULT_SAVE,
+    CachePath,
+    LLMSpec,
+    Retries,
+    SavePath,
+    Timeout,
+    Workers,
+)
+
+
+@tool_hints(read_only=False, idempotent=True, open_world=True)
+async def nuggetize(
+    query: Annotated[str | None, Field(description="inline mode: the query (then give answers)")] = None,
+    passages: Annotated[
+        dict[str, str] | list[str] | None, Field(description="inline mode: {docid: text} or a list of texts")
+    ] = None,
+    answers: Annotated[
+        dict[str, str] | list[str] | str | None, Field(description="inline mode: {run: answer}, a list or one text")
+    ] = None,
+    query_id: Annotated[str, Field(description="inline mode: the query id")] = "q1",
+    scores: Annotated[
+        dict[str, dict[str, int | None]] | None,
+        Field(description="UMBRELA grades {qid: {docid: grade}} (umbrela_judge's `scores`); None = use every passage"),
+    ] = None,
+    nuggets_path: Annotated[
+        str, Field(description="stored nuggets (a previous nuggetize's nuggets_path) to reuse; '' = create")
+    ] = "",
+    queries_path: Annotated[
+        str, Field(description="file mode: queries JSONL or TSV (qid, query)")
+    ] = "data/umbrela/queries.jsonl",
+    run_path: Annotated[
+        str, Field(description="file mode: TREC run whose top `depth` passages make the nuggets")
+    ] = "data/umbrela/run.bm25.trec",
+    corpus_path: Annotated[
+        str, Field(description="file mode: corpus JSONL (docid, text, optional title)")
+    ] = "data/umbrela/corpus.jsonl",
+    answers_path: Annotated[str, Field(description="file mode: JSONL answers (qid, answer, optional run)")] = "",
+    depth: Annotated[int, Field(description="passages per query in file mode", ge=1)] = 10,
+    min_judgment: Annotated[int, Field(description="with scores: use passages graded >= this")] = 2,
+    max_nuggets: Annotated[int, Field(description="nuggets per query at most", ge=1, le=100)] = 30,
+    nugget_top_k: Annotated[int, Field(description="assign the first k nuggets, vital first; 0 = all", ge=0)] = 0,
+    judge_llm: LLMSpec = DEFAULT_LLM,
+    judge_timeout: Timeout = 60.0,
+    judge_max_retries: Retries = 3,
+    judge_max_workers: Workers = 8,
+    judge_cache: CachePath = DEFAULT_CACHE,
+    save_path: SavePath = DEFAULT_SAVE,
+) -> NuggetizeResult:
+    """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
+
+    Per query, nuggets (atomic facts, at most max_nuggets) are created from the passages in windows
+    of 10 (only passages with UMBRELA grade >= min_judgment when `scores` is given), labelled vital
+    or okay in batches of 10, stored (nuggets_path) and reused; every answer (several runs per query)
+    gets support / partial_support / not_support per nugget in batches of 10. Scores per answer:
+    all, vital, weighted and their strict variants; the aggregate per run is the mean over answers
+    with status ok, with counts of the rest. Failed batches are counted, never dropped.
+    """
+    options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
+    return await run_nuggetize(
+        **options,
+        query_id=query_id,
+        nuggets_path=nuggets_path,
+        queries_path=queries_path,
+        run_path=run_path,
+        corpus_path=corpus_path,
+        answers_path=answers_path,
+        depth=depth,
+        min_judgment=min_judgment,
+        max_nuggets=max_nuggets,
+        nugget_top_k=nugget_top_k,
+        judge_llm=judge_llm,
+        judge_timeout=judge_timeout,
+        judge_max_retries=judge_max_retries,
+        judge_max_workers=judge_max_workers,
+        judge_cache=judge_cache,
+        save_path=save_path,
+    )

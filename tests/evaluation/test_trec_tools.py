@@ -1,0 +1,130 @@
+"""The MCP tools in-process and over real stdio: results, files written, bad input, defaults."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from mcp import Client, StdioServerParameters
+
+from servers.evaluation import trec_tools
+from servers.evaluation.server import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "trec_eval"
+
+
+def test_python_defaults_agree_with_parameter_yaml() -> None:
+    settings = yaml.safe_load((ROOT / "servers/evaluation/parameter.yaml").read_text())
+    assert list(trec_tools.DEFAULT_IR_METRICS) == settings["ir_metrics"]
+    assert list(trec_tools.DEFAULT_KS) == settings["ks"]
+    for key in ("run_path", "qrels_path", "run_new_path", "run_old_path"):
+        assert (ROOT / settings[key]).exists(), key
+
+
+def test_importing_the_server_stays_light() -> None:
+    code = (
+        "import sys, servers.evaluation.server; print([m for m in ('pyarrow', 'scipy', 'torch') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.anyio
+async def test_evaluate_trec_returns_ultrarag_keys_and_writes_file(tmp_path: Path) -> None:
+    args = {"run_path": str(DATA / "results.test"), "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path)}
+    async with Client(create_app()) as client:
+        result = await client.call_tool("evaluate_trec", {**args, "ks": [5, 10]})
+    assert not result.is_error
+    data = result.structured_content
+    assert list(data["eval_res"]) == ["mrr", "map", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "P@5", "P@10"]
+    assert data["eval_res"]["map"] == pytest.approx(0.1785, abs=1e-4)  # out.test
+    assert data["counts"]["num_rel_ret"] == 131
+    saved = json.loads(Path(data["result_path"]).read_text())
+    assert set(saved) == {"aggregate", "per_query", "counts", "settings"}
+    assert saved["per_query"]["301"]["map"] == pytest.approx(0.0324, abs=1e-4)
+
+
+@pytest.mark.anyio
+async def test_run_from_an_earlier_step_as_mapping(tmp_path: Path) -> None:
+    run = {"301": {"FBIS3-10082": 2.0, "missing-doc": 1.0}, "999": {"x": 1.0}}
+    async with Client(create_app()) as client:
+        result = await client.call_tool(
+            "evaluate_trec",
+            {
+                "run": run,
+                "qrels_path": str(DATA / "qrels.test"),
+                "ir_metrics": ["P@1", "mrr"],
+                "ks": [],
+                "save_path": str(tmp_path),
+            },
+        )
+    assert not result.is_error, result.content[0].text
+    counts = result.structured_content["counts"]
+    assert counts["queries_only_in_run"] == 1 and counts["queries_missing_in_run"] == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("301 Q0 d1 1 2.0 t\n301 Q0 d2 2\n", "bad.run:2: expected 6"),
+        ("301 Q0 d1 1 abc t\n", "bad.run:1: score 'abc'"),
+        ("301 Q0 d1 1 2.0 t\n301 Q0 d1 2 1.0 t\n", "line 1 and line 2"),
+        ("", "empty run file"),
+        ("# only a comment\n", "no run lines"),
+        ("777 Q0 d1 1 2.0 t\n", "no query in common"),
+    ],
+)
+async def test_bad_runs_are_tool_errors_and_write_nothing(tmp_path: Path, content: str, expected: str) -> None:
+    bad = tmp_path / "bad.run"
+    bad.write_text(content)
+    out = tmp_path / "out"
+    async with Client(create_app()) as client:
+        result = await client.call_tool(
+            "evaluate_trec", {"run_path": str(bad), "qrels_path": str(DATA / "qrels.test"), "save_path": str(out)}
+        )
+    assert result.is_error
+    assert expected in result.content[0].text
+    assert not out.exists()
+
+
+@pytest.mark.anyio
+async def test_unknown_metric_lists_known_ones(tmp_path: Path) -> None:
+    async with Client(create_app()) as client:
+        result = await client.call_tool("evaluate_trec", {"ir_metrics": ["nope"], "save_path": str(tmp_path / "o")})
+    assert result.is_error and "known measures" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_pvalue_table_for_several_runs_is_deterministic(tmp_path: Path) -> None:
+    args = {
+        "run_old_path": str(ROOT / "data/trec/results.test"),
+        "run_paths": [str(ROOT / "data/trec/results.perturbed"), str(DATA / "results.trunc")],
+        "qrels_path": str(DATA / "qrels.test"),
+        "ir_metrics": ["map", "ndcg@10"],
+        "ks": [],
+        "save_path": str(tmp_path),
+    }
+    async with Client(create_app()) as client:
+        first = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
+        again = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
+    assert first["table"] == again["table"]
+    assert len(first["table"]) == 4 and first["num_q"] == 3
+    row = first["eval_res"][f"{DATA / 'results.trunc'}/map"]
+    assert row["A_mean"] == pytest.approx(0.1016, abs=1e-4)  # out.test.aqc
+    assert row["B_mean"] == pytest.approx(0.1785, abs=1e-4)
+    assert {"p_value", "significant", "p_value_adjusted", "ci_low", "ci_high", "effect_size"} <= set(row)
+    assert row["p_value"] in {0.25, 0.5, 0.75, 1.0}  # 3 queries: exact enumeration of 8 sign patterns
+
+
+@pytest.mark.anyio
+async def test_real_stdio_server(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "servers.evaluation"], cwd=str(ROOT))
+    async with Client(params) as client:
+        result = await client.call_tool("evaluate_trec", {"ir_metrics": ["map"], "ks": [], "save_path": str(tmp_path)})
+    assert result.structured_content["eval_res"]["map"] == pytest.approx(0.1785, abs=1e-4)

@@ -120,7 +120,18 @@ async def run(pipeline_file: str, param_file: str | None, timeout: float | None,
     )
     for name, seconds in runner.timings:
         print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
+    for name, scores in score_summary(memory).items():
+        print(f"{name}: {json.dumps(scores)}")
     return folder
+
+
+def score_summary(memory: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The numeric entries of every ``eval_res*`` variable (aggregates, not per-item lists)."""
+    return {
+        name: {key: value for key, value in result.items() if isinstance(value, (int, float))}
+        for name, result in memory.items()
+        if name.startswith("eval_res") and isinstance(result, dict)
+    }
 
 
 def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[str, Any]], target: Path) -> None:

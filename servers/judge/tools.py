@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -20,25 +20,9 @@ from servers.judge.answer_judges_tool import (
 )
 from servers.judge.jobs import DEFAULT_K_VALUES, AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.nuggets_tool import nuggetize
+from servers.judge.tool_specs import DEFAULT_LLM, LLMSpec
 
-DEFAULT_LLM = {
-    "backend": "openai",
-    "base_url": "https://api.openai.com/v1",
-    "model_id": "gpt-4o-mini",
-    "api_key": "${OPENAI_API_KEY}",
-    "reasoning": False,
-    "structured_output": False,
-    "embedding_model": "",
-}
 DEFAULT_RUNS = ["data/umbrela/run.bm25.trec", "data/umbrela/run.tfidf.trec", "data/umbrela/run.title.trec"]
-
-
-LLMSpec = Annotated[
-    dict[str, Any],
-    Field(
-        description="OpenAI-compatible endpoint {backend, base_url, model_id, api_key, reasoning, structured_output}"
-    ),
-]
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)

@@ -18,7 +18,7 @@ from servers.core.errors import InputError
 from servers.evaluation.measures import Measure, parse_measures
 from servers.evaluation.significance import holm, paired_tests
 from servers.evaluation.trec import QrelsLike, RunLike, TrecResult, evaluate_tables
-from servers.evaluation.trec_io import load_qrels, load_run
+from servers.evaluation.trec_sources import load_qrels, load_run
 
 Correction = Literal["holm", "none"]
 

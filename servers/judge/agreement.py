@@ -123,7 +123,7 @@ def ranking_agreement(
     """Score each run under ``measure`` with both qrels; Kendall's tau-b and Spearman's rho of the two."""
     from servers.evaluation.measures import parse_measures
     from servers.evaluation.trec import evaluate_tables
-    from servers.evaluation.trec_io import load_qrels, load_run
+    from servers.evaluation.trec_sources import load_qrels, load_run
 
     measures = parse_measures([measure], None)
     if len(measures) != 1:

@@ -34,27 +34,26 @@ def parameter_path(pipeline_path: Path) -> Path:
 
 
 def merge_settings(
-    defaults: dict[str, Any], existing: dict[str, Any], prefix: str = ""
-) -> tuple[dict[str, Any], MergeReport]:
-    """Keep the user's values for keys still in use, add new keys with defaults, drop unused keys.
+    defaults: dict[str, dict[str, Any]], existing: dict[str, dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], MergeReport]:
+    """Per server: keep the user's value of every setting still in use, add new settings, drop unused ones.
 
-    Mappings merge recursively, so a user's edit of one nested key (benchmark.path) survives a
-    rebuild that adds another nested key.
+    A setting's value is kept whole, never merged into: a mapping such as ``benchmark.key_map`` is
+    the user's data, and adding or dropping keys inside it would change what the pipeline reads.
     """
     report = MergeReport()
-    merged: dict[str, Any] = {}
-    for key, default in defaults.items():
-        name = f"{prefix}{key}"
-        if key not in existing:
-            merged[key] = default
-            report.added.append(name)
-        elif isinstance(default, dict) and isinstance(existing[key], dict):
-            merged[key], inner = merge_settings(default, existing[key], f"{name}.")
-            report.added += inner.added
-            report.dropped += inner.dropped
-        else:
-            merged[key] = existing[key]
-    report.dropped += [f"{prefix}{key}" for key in existing if key not in defaults]
+    merged: dict[str, dict[str, Any]] = {}
+    for alias, settings in defaults.items():
+        current = existing.get(alias) or {}
+        merged[alias] = {}
+        for name, default in settings.items():
+            if name in current:
+                merged[alias][name] = current[name]
+            else:
+                merged[alias][name] = default
+                report.added.append(f"{alias}.{name}")
+        report.dropped += [f"{alias}.{name}" for name in current if name not in settings]
+    report.dropped += [alias for alias in existing if alias not in defaults]
     return merged, report
 
 

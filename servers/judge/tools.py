@@ -21,6 +21,7 @@ from servers.judge.answer_judges_tool import (
 from servers.judge.jobs import DEFAULT_K_VALUES, AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.nuggets_tool import nuggetize
 from servers.judge.tool_specs import DEFAULT_LLM, LLMSpec
+from servers.judge.trec_rag_table import trec_rag_table
 
 DEFAULT_RUNS = ["data/umbrela/run.bm25.trec", "data/umbrela/run.tfidf.trec", "data/umbrela/run.title.trec"]
 
@@ -121,4 +122,5 @@ TOOLS = [
     context_precision,
     context_recall,
     answer_correctness,
+    trec_rag_table,
 ]

@@ -8,12 +8,15 @@ from ultra_client.params import merge_settings, parameter_path, read_parameter_f
 
 
 def test_merge_keeps_edits_adds_and_drops() -> None:
-    defaults = {"bench": {"benchmark": {"path": "a", "limit": -1, "seed": 42}}, "gen": {"model": "m"}}
-    existing = {"bench": {"benchmark": {"path": "mine.jsonl", "limit": 5, "old": 1}}, "judge": {"x": 1}}
+    defaults = {"bench": {"benchmark": {"path": "a", "key_map": {"q_ls": "question", "gt_ls": "golden"}}, "seed": 42}}
+    defaults["gen"] = {"model": "m"}
+    user_benchmark = {"path": "mine.jsonl", "key_map": {"q_ls": "query", "pred_ls": "answer"}}
+    existing = {"bench": {"benchmark": user_benchmark, "old": 1}, "judge": {"x": 1}}
     merged, report = merge_settings(defaults, existing)
-    assert merged == {"bench": {"benchmark": {"path": "mine.jsonl", "limit": 5, "seed": 42}}, "gen": {"model": "m"}}
-    assert sorted(report.added) == ["bench.benchmark.seed", "gen"]
-    assert sorted(report.dropped) == ["bench.benchmark.old", "judge"]
+    # A setting's value is the user's whole: key_map gains no default key and loses none of its own.
+    assert merged == {"bench": {"benchmark": user_benchmark, "seed": 42}, "gen": {"model": "m"}}
+    assert sorted(report.added) == ["bench.seed", "gen.model"]
+    assert sorted(report.dropped) == ["bench.old", "judge"]
 
 
 def test_write_keeps_env_references_unexpanded(tmp_path: Path, monkeypatch) -> None:

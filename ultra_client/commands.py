@@ -27,7 +27,7 @@ from ultra_client.params import (
     write_parameter_file,
 )
 from ultra_client.pipeline import Pipeline, load_pipeline, require_file
-from ultra_client.runner import Runner, link_written_files, structured_result
+from ultra_client.runner import Runner, link_written_files, result_text, structured_result
 from ultra_client.servers import ULTRA_HOME, ServerLocation, ServerPool, ToolInfo, locate_server
 
 
@@ -192,8 +192,7 @@ async def call(target: str, pairs: list[str], timeout: float | None) -> dict[str
         except Exception as exc:  # noqa: BLE001 - reported with the server's log
             raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
     if result.is_error:
-        text = " ".join(getattr(block, "text", "") for block in result.content).strip()
-        raise UltraError(f"{target} failed: {text}")
+        raise UltraError(f"{target} failed: {result_text(result, ' ').strip()}")
     return structured_result(result)
 
 

@@ -137,8 +137,9 @@ class Runner:
         bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
         if result.is_error:
-            text = " ".join(getattr(block, "text", "") for block in result.content).strip()
-            raise located(self.pipeline.path, step.line, f"step '{step.name}' failed: {text}")
+            raise located(
+                self.pipeline.path, step.line, f"step '{step.name}' failed: {result_text(result, ' ').strip()}"
+            )
         outputs = structured_result(result)
         return {step.outputs.get(name, name): value for name, value in outputs.items()}
 
@@ -150,11 +151,16 @@ class Runner:
         return f"{where}: " + self.pool.describe_failure(step.server, f"stopped answering ({text})")
 
 
+def result_text(result: Any, separator: str = "") -> str:
+    """The text blocks of a tool result, joined."""
+    return separator.join(getattr(block, "text", "") for block in result.content)
+
+
 def structured_result(result: Any) -> dict[str, Any]:
     """The tool's structured output, or its text parsed as JSON, or ``{"result": text}``."""
     if isinstance(result.structured_content, dict):
         return result.structured_content
-    text = "".join(getattr(block, "text", "") for block in result.content)
+    text = result_text(result)
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError:

@@ -18,20 +18,11 @@ from servers.core.factory import __version__, tool_hints
 from servers.core.files import atomic_write_json, result_path
 from servers.core.progress import progress_from_context
 from servers.evaluation.answers import evaluate_answers, resolve_metrics
-from servers.evaluation.mtrag import evaluate_mtrag_records, resolve_mtrag_metrics
+from servers.evaluation.mtrag import MTRAG_METRICS, evaluate_mtrag_records, resolve_mtrag_metrics
 
 # Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
 DEFAULT_METRICS = ("em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l")
-DEFAULT_MTRAG_METRICS = (
-    "Recall",
-    "RougeL_stemFalse",
-    "BertscoreP",
-    "BertscoreR",
-    "BertKPrec",
-    "Extractiveness_RougeL",
-    "Length",
-    "RB_agg",
-)
+DEFAULT_MTRAG_METRICS = MTRAG_METRICS
 
 GoldInput = str | list[str | list[str]]
 PassageInput = str | dict[str, Any]

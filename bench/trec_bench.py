@@ -1,17 +1,22 @@
 """Benchmark ``evaluate_trec`` against pytrec_eval on a large generated fixture (whole processes).
 
     python bench/trec_bench.py                 # generate the fixture in a temp dir, 3 alternating rounds
-    python bench/trec_bench.py --via ultra     # time `ultra call evaluation.evaluate_trec` instead of the CLI
+    python bench/trec_bench.py --via ultra     # time `ultra call evaluation.evaluate_trec` (in-process call)
+    python bench/trec_bench.py --via stdio     # time `ultra call --stdio ...` (server subprocess + MCP)
     python bench/trec_bench.py --keep DIR      # keep (and reuse) the fixture in DIR
 
 The fixture is deterministic: 5,000 queries with 10-50 graded judgments each (grades 0-3), two
 runs of 1,000 documents per query (5M lines each) written in rank order, scores rounded to two
 decimals so ties are common, with most judged documents retrieved. Timed, alternating:
 (a) our tool on run A with 16 measures, as a process: ``python -m servers.evaluation.trec_cli``
-    (``--via cli``, the tool's code without the MCP round trip) or ``python ultra.py call
-    evaluation.evaluate_trec`` (``--via ultra``: client, server start-up and the MCP call);
+    (``--via cli``, the tool's code without the client), ``python ultra.py call
+    evaluation.evaluate_trec`` (``--via ultra``: the client runs the tool in-process, the
+    default of ``ultra call``) or ``ultra call --stdio`` (``--via stdio``: the client starts the
+    server as a subprocess and calls it over MCP);
 (b) pytrec_eval: parse both files with its parsers, evaluate, mean per measure.
 It prints medians, peak RSS (ru_maxrss of the process tree's largest process) and the ratio,
+(the fixture is generated in a subprocess: a child's ru_maxrss starts from its parent's size at
+fork, so a large parent would inflate every reading),
 checks per-query agreement within 1e-9, and times the significance test (16 measures, 5,000
 queries, 10,000 resamples) in-process on the per-query values of both runs.
 """
@@ -140,11 +145,12 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float]
 
 
 def ours_command(via: str, qrels: Path, run: Path, save: Path) -> list[str]:
-    if via == "ultra":
+    if via in ("ultra", "stdio"):
         return [
             sys.executable,
             str(ROOT / "ultra.py"),
             "call",
+            *(["--stdio"] if via == "stdio" else []),
             "evaluation.evaluate_trec",
             f"run_path={run}",
             f"qrels_path={qrels}",
@@ -211,16 +217,21 @@ def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--via", choices=["cli", "ultra"], default="cli")
+    parser.add_argument("--via", choices=["cli", "ultra", "stdio"], default="ultra")
+    parser.add_argument("--generate-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="fixture folder to keep and reuse (default: a temp dir)")
     parser.add_argument("--skip-significance", action="store_true")
     args = parser.parse_args()
+    if args.generate_only:
+        generate(args.generate_only)
+        return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory(prefix="trec_bench_") as scratch:
         folder = args.keep or Path(scratch) / "fixture"
         start = time.perf_counter()
-        qrels, run_a, run_b = generate(folder)
+        subprocess.run([sys.executable, __file__, "--generate-only", str(folder)], check=True)
+        qrels, run_a, run_b = (folder / name for name in ("qrels.txt", "run_a.txt", "run_b.txt"))
         print(
             f"fixture in {folder} ({time.perf_counter() - start:.1f} s): {run_a.stat().st_size / 2**20:.0f} MiB per run"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 
@@ -37,7 +38,12 @@ def parser() -> argparse.ArgumentParser:
     call.add_argument(
         "assignments", nargs="*", metavar="key=value", help="value parsed as YAML; a.b=v sets one key of a mapping"
     )
-    call.add_argument("--timeout", type=float, default=None)
+    call.add_argument(
+        "--timeout", type=float, default=None, help="seconds the tool may take (the server then runs as a subprocess)"
+    )
+    call.add_argument(
+        "--stdio", action="store_true", help="start the server and call over MCP stdio instead of in-process"
+    )
     tools = commands.add_parser("tools", help="list tools with their variables, settings and outputs")
     tools.add_argument("server", nargs="?")
     tools.add_argument("--json", action="store_true", help="print JSON")
@@ -69,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             folder = anyio.run(commands.run, args.pipeline, args.param, args.timeout, args.output_dir)
             print(f"done: {folder}")
         elif args.command == "call":
-            result = anyio.run(commands.call, args.target, args.assignments, args.timeout)
+            call = functools.partial(commands.call, stdio=args.stdio)
+            result = anyio.run(call, args.target, args.assignments, args.timeout)
             json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
             sys.stdout.write("\n")
         elif args.command == "tools":

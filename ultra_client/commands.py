@@ -176,12 +176,23 @@ def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
     return args
 
 
-async def call(target: str, pairs: list[str], timeout: float | None) -> dict[str, Any]:
-    """``ultra call server.tool key=value ...``: the tool's structured result."""
+async def call(target: str, pairs: list[str], timeout: float | None, *, stdio: bool = False) -> dict[str, Any]:
+    """``ultra call server.tool key=value ...``: the tool's structured result.
+
+    A server package that exposes a ``SPEC`` runs the tool in this process (no MCP round trip);
+    ``stdio=True``, a ``timeout`` (only a subprocess can be stopped), or a server without ``SPEC``
+    start the server over stdio instead. Both give the same result.
+    """
     server, _, tool = target.partition(".")
     if not server or not tool:
         raise UltraError(f"'{target}' is not server.tool, e.g. evaluation.evaluate_trec")
     location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
+    if not stdio and timeout is None:
+        from servers.core.inprocess import load_spec
+
+        spec = load_spec(location.module, location.root)
+        if spec is not None:
+            return await call_in_process(target, spec, pairs)
     async with scratch_logs("call") as logs, ServerPool([location], logs) as pool:
         running = pool.servers[server]
         if tool not in running.tools:
@@ -194,6 +205,37 @@ async def call(target: str, pairs: list[str], timeout: float | None) -> dict[str
     if result.is_error:
         raise UltraError(f"{target} failed: {result_text(result, ' ').strip()}")
     return structured_result(result)
+
+
+async def call_in_process(target: str, spec: Any, pairs: list[str]) -> dict[str, Any]:
+    """Run ``server.tool`` in this process; its log goes to a scratch file, kept (and named) on a crash."""
+    import logging
+    import traceback
+
+    from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
+
+    server, _, name = target.partition(".")
+    tools = local_tools(spec)
+    if name not in tools:
+        raise UltraError(f"server '{server}' has no tool '{name}'; its tools: {sorted(tools)}")
+    tool = tools[name]
+    info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
+    args = parse_assignments(pairs, info)
+    async with scratch_logs("call") as logs:
+        log_path = logs / f"{server}.stderr.log"
+        handler = logging.FileHandler(log_path, encoding="utf-8")
+        root = logging.getLogger()
+        root.addHandler(handler)
+        try:
+            return await call_local_tool(tool, args)
+        except ToolFailure as exc:
+            raise UltraError(f"{target} failed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
+            handler.stream.write(traceback.format_exc())
+            raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
+        finally:
+            root.removeHandler(handler)
+            handler.close()
 
 
 async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:

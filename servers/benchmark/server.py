@@ -9,7 +9,7 @@ from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from servers.benchmark.dataset import load_dataset
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import ServerSpec, tool_hints
 
 
 class BenchmarkSpec(TypedDict, total=False):
@@ -84,14 +84,21 @@ def get_data(
 TOOLS = [get_data]
 
 
+def _tools() -> list:
+    return TOOLS
+
+
+SPEC = ServerSpec(
+    "benchmark",
+    Path(__file__).parent,
+    _tools,
+    instructions="Loads evaluation datasets as aligned lists (questions, answers, predictions, ids, contexts).",
+)
+
+
 def create_app():
     """Build the benchmark server."""
-    return build_server(
-        "benchmark",
-        TOOLS,
-        package_dir=Path(__file__).parent,
-        instructions="Loads evaluation datasets as aligned lists (questions, answers, predictions, ids, contexts).",
-    )
+    return SPEC.create_app()
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import ServerSpec, tool_hints
 from servers.custom.boxed import extract_boxed
 
 DEFAULTS = {"qrels_path": "data/rag/qrels.trec"}
@@ -98,14 +98,21 @@ def select_qrels(
 TOOLS = [output_extract_from_boxed, select_qrels]
 
 
+def _tools() -> list:
+    return TOOLS
+
+
+SPEC = ServerSpec(
+    "custom",
+    Path(__file__).parent,
+    _tools,
+    instructions="Glue between pipeline steps: final answers from \\boxed{...}, qrels of the questions asked.",
+)
+
+
 def create_app():
     """Build the custom server."""
-    return build_server(
-        "custom",
-        TOOLS,
-        package_dir=Path(__file__).parent,
-        instructions="Glue between pipeline steps: final answers from \\boxed{...}, qrels of the questions asked.",
-    )
+    return SPEC.create_app()
 
 
 def main() -> None:

@@ -8,9 +8,8 @@ per-item lists, the ``avg_<metric>`` means (UltraRAG's shape), the settings and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -19,6 +18,9 @@ from servers.core.files import atomic_write_json, result_path
 from servers.core.progress import progress_from_context
 from servers.evaluation.answers import evaluate_answers, resolve_metrics
 from servers.evaluation.mtrag import MTRAG_METRICS, evaluate_mtrag_records, resolve_mtrag_metrics
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 # Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
 DEFAULT_METRICS = ("em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l")

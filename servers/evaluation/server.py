@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers.core.factory import build_server
+from servers.core.factory import ServerSpec
 
 INSTRUCTIONS = (
     "Scores retrieval runs against qrels exactly as trec_eval 10.0 does (evaluate_trec), tests whether "
@@ -12,14 +12,19 @@ INSTRUCTIONS = (
 )
 
 
-def create_app():
-    """Build the evaluation server with every tool it offers."""
+def _tools() -> list:
     from servers.evaluation.answer_tools import TOOLS as answer_tools
     from servers.evaluation.trec_tools import TOOLS as retrieval_tools
 
-    return build_server(
-        "evaluation", [*retrieval_tools, *answer_tools], package_dir=Path(__file__).parent, instructions=INSTRUCTIONS
-    )
+    return [*retrieval_tools, *answer_tools]
+
+
+SPEC = ServerSpec("evaluation", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)
+
+
+def create_app():
+    """Build the evaluation server with every tool it offers."""
+    return SPEC.create_app()
 
 
 def main() -> None:

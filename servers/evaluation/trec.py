@@ -25,8 +25,8 @@ import numpy as np
 from servers.core.errors import InputError
 from servers.evaluation.measures import Measure, parse_measures
 from servers.evaluation.ranking import Hits, rank_hits
-from servers.evaluation.trec_io import TrecTable
 from servers.evaluation.trec_sources import load_qrels, load_run
+from servers.evaluation.trec_table import TrecTable
 
 RunLike = str | os.PathLike[str] | Mapping[str, Any] | TrecTable
 QrelsLike = str | os.PathLike[str] | Mapping[str, Mapping[str, int]] | TrecTable

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -20,6 +19,9 @@ from servers.core.errors import InputError
 from servers.core.factory import tool_hints
 from servers.core.files import atomic_write_text, result_path
 from servers.core.progress import progress_from_context
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 RunInput = str | dict[str, dict[str, float]] | dict[str, list[str]]
 QrelsInput = str | dict[str, dict[str, int]]

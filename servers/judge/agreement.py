@@ -22,8 +22,8 @@ Qrels = dict[str, dict[str, int]]
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """``{qid: {docid: grade}}`` from a qrels file (errors name file and line)."""
-    from servers.evaluation.trec_io import check_duplicates
     from servers.evaluation.trec_io import read_qrels as read_table
+    from servers.evaluation.trec_table import check_duplicates
 
     table = read_table(path)
     check_duplicates(table)

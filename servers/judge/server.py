@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers.core.factory import build_server
+from servers.core.factory import ServerSpec
 
 INSTRUCTIONS = (
     "LLM judges as measuring instruments. umbrela_judge grades passages 0-3 for relevance to a query "
@@ -14,11 +14,18 @@ INSTRUCTIONS = (
 )
 
 
-def create_app():
-    """Build the judge server with every tool it offers."""
+def _tools() -> list:
     from servers.judge.tools import TOOLS
 
-    return build_server("judge", TOOLS, package_dir=Path(__file__).parent, instructions=INSTRUCTIONS)
+    return TOOLS
+
+
+SPEC = ServerSpec("judge", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)
+
+
+def create_app():
+    """Build the judge server with every tool it offers."""
+    return SPEC.create_app()
 
 
 def main() -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from servers.core.factory import tool_hints
@@ -23,12 +22,15 @@ from servers.judge.nuggets_tool import nuggetize
 from servers.judge.tool_specs import DEFAULT_LLM, LLMSpec
 from servers.judge.trec_rag_table import trec_rag_table
 
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
 DEFAULT_RUNS = ["data/umbrela/run.bm25.trec", "data/umbrela/run.tfidf.trec", "data/umbrela/run.title.trec"]
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def umbrela_judge(
-    ctx: Context,
+    ctx: Context | None = None,
     query: Annotated[str | None, Field(description="inline mode: the query (then give passages)")] = None,
     passages: Annotated[
         dict[str, str] | list[str] | None, Field(description="inline mode: {docid: text} or a list of texts")
@@ -61,7 +63,8 @@ async def umbrela_judge(
     """
 
     async def progress(done: int, total: int) -> None:
-        await ctx.report_progress(done, total, f"judged {done}/{total} passages")
+        if ctx is not None:
+            await ctx.report_progress(done, total, f"judged {done}/{total} passages")
 
     return await run_umbrela(
         query=query,

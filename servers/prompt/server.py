@@ -9,7 +9,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import ServerSpec, tool_hints
 from servers.prompt.templates import load_template, shorten
 
 TemplateDirs = Annotated[list[str], Field(description="your template folders, searched before the built-in ones")]
@@ -68,14 +68,21 @@ def qa_rag_boxed(
 TOOLS = [qa_boxed, qa_rag_boxed]
 
 
+def _tools() -> list:
+    return TOOLS
+
+
+SPEC = ServerSpec(
+    "prompt",
+    Path(__file__).parent,
+    _tools,
+    instructions="Renders prompts from sandboxed Jinja2 templates: questions, optionally with retrieved passages.",
+)
+
+
 def create_app():
     """Build the prompt server."""
-    return build_server(
-        "prompt",
-        TOOLS,
-        package_dir=Path(__file__).parent,
-        instructions="Renders prompts from sandboxed Jinja2 templates: questions, optionally with retrieved passages.",
-    )
+    return SPEC.create_app()
 
 
 def main() -> None:

@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import ServerSpec, tool_hints
 from servers.core.files import result_path
 from servers.core.progress import no_progress, progress_from_context
 from servers.retriever import bm25 as bm25_backend
 from servers.retriever import dense as dense_backend
 from servers.retriever.index import ensure_index, index_folder, open_index, read_meta, stale_reason, wanted_meta
 from servers.retriever.ranking import query_ids, run_lines, write_run
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 Backend = Annotated[Literal["bm25", "dense"], Field(description="bm25 (default, no model) or dense (embeddings)")]
 CorpusPath = Annotated[str, Field(description="JSONL corpus: id and contents/text per line")]
@@ -281,18 +283,25 @@ async def retriever_search(
 TOOLS = [retriever_init, retriever_embed, retriever_index, retriever_search]
 
 
+def _tools() -> list:
+    return TOOLS
+
+
+SPEC = ServerSpec(
+    "retriever",
+    Path(__file__).parent,
+    _tools,
+    instructions=(
+        "Retrieves passages from a corpus: BM25 by default, or dense embeddings. retriever_index builds "
+        "and saves the index (reused when unchanged); retriever_search returns passages per query and "
+        "writes a TREC run file for evaluation.evaluate_trec."
+    ),
+)
+
+
 def create_app():
     """Build the retriever server."""
-    return build_server(
-        "retriever",
-        TOOLS,
-        package_dir=Path(__file__).parent,
-        instructions=(
-            "Retrieves passages from a corpus: BM25 by default, or dense embeddings. retriever_index builds "
-            "and saves the index (reused when unchanged); retriever_search returns passages per query and "
-            "writes a TREC run file for evaluation.evaluate_trec."
-        ),
-    )
+    return SPEC.create_app()
 
 
 def main() -> None:

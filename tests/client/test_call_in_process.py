@@ -1,0 +1,114 @@
+"""``ultra call`` runs a tool in-process by default; ``--stdio`` goes through a server subprocess and MCP.
+
+Both must give the same output and the same errors, so every case runs both ways through the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from servers.core.errors import InputError
+from servers.core.factory import ServerSpec
+from tests.conftest import ROOT, run_ultra
+from ultra_client.commands import call_in_process
+from ultra_client.errors import UltraError
+
+SAME_OUTPUT = [
+    [
+        "evaluation.evaluate_trec",
+        f"run_path={ROOT}/data/trec/results.test",
+        f"qrels_path={ROOT}/data/trec/qrels.test",
+        "ir_metrics=[map, ndcg@10, P@5]",
+    ],
+    ["evaluation.evaluate", "pred_ls=[Paris, the cat sat]", "gt_ls=[[paris], [a cat sat down]]", "metrics=[em, f1]"],
+    ["benchmark.get_data", "benchmark.limit=2", f"benchmark.path={ROOT}/data/sample_qa.jsonl"],
+    ["custom.output_extract_from_boxed", 'ans_ls=["so \\\\boxed{42}", "no box"]'],
+]
+
+SAME_ERROR = [
+    ["evaluation.evaluate_trec", "run_path=missing.run", f"qrels_path={ROOT}/data/trec/qrels.test"],
+    ["evaluation.evaluate_trec", "ks=not-a-list"],
+    ["evaluation.evaluate_trec", f"run_path={ROOT}/data/trec/results.test", "ir_metrics=[nonsense]"],
+    ["evaluation.no_such_tool"],
+    ["evaluation.evaluate_trec", "no_such_parameter=1"],
+]
+
+
+def _without_paths(value: Any, folder: Path) -> Any:
+    """The output with the names of files written under ``folder`` replaced by their JSON content."""
+    if isinstance(value, dict):
+        return {k: _without_paths(v, folder) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_paths(v, folder) for v in value]
+    if isinstance(value, str) and value.startswith(str(folder)):
+        data = json.loads(Path(value).read_text(encoding="utf-8"))
+        return {"file": "written", "aggregate": data.get("aggregate")} if isinstance(data, dict) else "file"
+    return value
+
+
+@pytest.mark.parametrize("arguments", SAME_OUTPUT, ids=lambda a: a[0])
+def test_in_process_and_stdio_give_the_same_output(tmp_path: Path, arguments: list[str]) -> None:
+    outputs = []
+    for mode in ([], ["--stdio"]):
+        folder = tmp_path / ("stdio" if mode else "local")
+        save = [f"save_path={folder}"] if arguments[0].startswith("evaluation.") else []
+        done = run_ultra("call", *mode, *arguments, *save, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        outputs.append(_without_paths(json.loads(done.stdout), folder))
+    assert outputs[0] == outputs[1]
+    assert outputs[0]  # a real result, not an empty one
+
+
+@pytest.mark.parametrize("arguments", SAME_ERROR, ids=lambda a: " ".join(a)[:60])
+def test_in_process_and_stdio_give_the_same_error(tmp_path: Path, arguments: list[str]) -> None:
+    results = [run_ultra("call", *mode, *arguments, cwd=tmp_path) for mode in ([], ["--stdio"])]
+    assert [r.returncode for r in results] == [1, 1]
+    assert results[0].stderr == results[1].stderr
+    assert results[0].stderr.startswith("error: ") and "Traceback" not in results[0].stderr
+    assert not list(tmp_path.rglob("*.json"))  # nothing written
+
+
+def _spec(tmp_path: Path, *tools: Any) -> ServerSpec:
+    (tmp_path / "parameter.yaml").write_text("scale: 3\ntoken: ${SECRET_FOR_TEST}\n", encoding="utf-8")
+    return ServerSpec("toy", tmp_path, lambda: list(tools))
+
+
+def test_settings_context_and_async_tools_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    async def scaled(values: list[float], scale: int = 1, token: str = "", ctx: Context | None = None) -> dict:
+        seen.update(ctx=ctx, token=token)
+        return {"values": [v * scale for v in values]}
+
+    monkeypatch.setenv("SECRET_FOR_TEST", "s3cret")
+    result = anyio.run(call_in_process, "toy.scaled", _spec(tmp_path, scaled), ["values=[1, 2.5]"])
+    assert result == {"values": [3, 7.5]}  # the parameter.yaml default applies
+    assert seen == {"ctx": None, "token": "s3cret"}  # ${VAR} expanded at call time
+    result = anyio.run(call_in_process, "toy.scaled", _spec(tmp_path, scaled), ["values=[1]", "scale=-2"])
+    assert result == {"values": [-2]}
+
+
+def test_crash_in_process_names_the_log_with_its_traceback(tmp_path: Path) -> None:
+    def broken(path: str = "x") -> dict:
+        raise RuntimeError("internal bug")
+
+    def refused(path: str = "x") -> dict:
+        raise InputError("expected a number", path=path, line=3)
+
+    with pytest.raises(UltraError) as crash:
+        anyio.run(call_in_process, "toy.broken", _spec(tmp_path, broken), [])
+    message = str(crash.value)
+    assert "toy.broken failed: Error executing tool broken: internal bug" in message
+    log = Path(message.split("(full log: ")[1].rstrip(")"))
+    assert "Traceback" in log.read_text() and "RuntimeError: internal bug" in log.read_text()
+    with pytest.raises(UltraError, match=r"^toy.refused failed: Error executing tool refused: data.tsv:3: expected"):
+        anyio.run(call_in_process, "toy.refused", _spec(tmp_path, refused), ["path=data.tsv"])
+
+
+class Context:  # the name tool modules annotate with; in-process it resolves to a placeholder
+    pass

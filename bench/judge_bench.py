@@ -1,11 +1,12 @@
 """Benchmark of the judge's LLM client: 2,000 UMBRELA judgments against the local stub server.
 
-    python bench/judge_bench.py [--pairs 2000] [--workers 32] [--latency 0.05]
+    python bench/judge_bench.py [--pairs 2000] [--workers 32] [--latency 0.05] [--rounds 5]
 
 The stub (tests/support/openai_stub.py) runs in its own process with a fixed latency per request,
 so it does not compete with the client for the GIL. The ideal wall time is
 pairs x latency / workers (3.1 s for the defaults); the target is within 1.25x of it. A second
-run over the same SQLite cache must send zero requests and take under 1 s.
+run over the same SQLite cache must send zero requests and take under 1 s. Each round is a cold run
+(a fresh cache) and a warm one; the medians are reported with every round's ratio.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
 
     import openai  # noqa: F401 - imported before timing: a one-off cost of about a second
@@ -86,29 +89,37 @@ def main() -> None:
         base_url = f"http://127.0.0.1:{stub.stdout.readline().strip()}/v1"
         pairs = make_pairs(options.pairs)
         ideal = options.pairs * options.latency / options.workers
-        with tempfile.TemporaryDirectory() as tmp:
-            cache_path = Path(tmp) / "bench_cache.sqlite"
-            before = stub_requests(base_url)
-            cpu = time.process_time()
-            cold, usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
-            cpu = time.process_time() - cpu
-            cold_requests = stub_requests(base_url) - before
-            before = stub_requests(base_url)
-            warm, warm_usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
-            warm_requests = stub_requests(base_url) - before
+        rounds = []
+        for _ in range(options.rounds):
+            with tempfile.TemporaryDirectory() as tmp:
+                cache_path = Path(tmp) / "bench_cache.sqlite"
+                before = stub_requests(base_url)
+                cpu = time.process_time()
+                cold, usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
+                cpu = time.process_time() - cpu
+                cold_requests = stub_requests(base_url) - before
+                before = stub_requests(base_url)
+                warm, warm_usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
+                warm_requests = stub_requests(base_url) - before
+            rounds.append((cold, cpu, cold_requests, warm, warm_requests, warm_usage["cache_hits"]))
+            print(f"round {len(rounds)}: cold {cold:.2f} s ({cold / ideal:.2f}x), warm {warm:.2f} s")
     finally:
         stub.stdin.close()
         stub.wait(timeout=10)
     print(f"pairs {options.pairs}, judge_max_workers {options.workers}, stub latency {options.latency * 1000:.0f} ms")
-    ratio = cold / ideal
+    medians = (statistics.median(column) for column in zip(*rounds, strict=True))
+    cold, cpu, cold_requests, warm, warm_requests, hits = medians
     print(
-        f"cold run: {cold_requests} requests sent, wall {cold:.2f} s, ideal {ideal:.2f} s, "
-        f"ratio {ratio:.2f}x (target <= 1.25x)"
+        f"cold run (median of {len(rounds)}): {cold_requests:.0f} requests sent, wall {cold:.2f} s, "
+        f"ideal {ideal:.2f} s, ratio {cold / ideal:.2f}x (target <= 1.25x); "
+        f"rounds {', '.join(f'{r[0] / ideal:.2f}x' for r in rounds)}"
     )
     per_request = cpu / options.pairs * 1000
     print(f"          client CPU {cpu:.2f} s ({per_request:.2f} ms per request), tokens {usage['total_tokens']}")
-    hits = warm_usage["cache_hits"]
-    print(f"warm run: {warm_requests} requests sent, wall {warm:.2f} s (target < 1 s, 0 requests), cache hits {hits}")
+    print(
+        f"warm run (median): {warm_requests:.0f} requests sent, wall {warm:.2f} s (target < 1 s, 0 requests), "
+        f"cache hits {hits:.0f}"
+    )
     with contextlib.suppress(OSError):
         print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 

@@ -84,6 +84,7 @@ class Served:
     outcome: str  # "ok" or the kind of fault served
     started: float
     ended: float = 0.0
+    header_names: tuple[str, ...] = ()  # lower-cased, as received
 
 
 class OpenAIStub:
@@ -236,7 +237,9 @@ class OpenAIStub:
             return await _send_json(
                 writer, 400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
             )
-        record = Served(path, body, headers.get("authorization", ""), "ok", time.monotonic())
+        record = Served(
+            path, body, headers.get("authorization", ""), "ok", time.monotonic(), header_names=tuple(headers)
+        )
         with self._lock:
             self.served.append(record)
             self.in_flight += 1

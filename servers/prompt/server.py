@@ -68,14 +68,10 @@ def qa_rag_boxed(
 TOOLS = [qa_boxed, qa_rag_boxed]
 
 
-def _tools() -> list:
-    return TOOLS
-
-
 SPEC = ServerSpec(
     "prompt",
     Path(__file__).parent,
-    _tools,
+    lambda: TOOLS,
     instructions="Renders prompts from sandboxed Jinja2 templates: questions, optionally with retrieved passages.",
 )
 

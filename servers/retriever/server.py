@@ -283,14 +283,10 @@ async def retriever_search(
 TOOLS = [retriever_init, retriever_embed, retriever_index, retriever_search]
 
 
-def _tools() -> list:
-    return TOOLS
-
-
 SPEC = ServerSpec(
     "retriever",
     Path(__file__).parent,
-    _tools,
+    lambda: TOOLS,
     instructions=(
         "Retrieves passages from a corpus: BM25 by default, or dense embeddings. retriever_index builds "
         "and saves the index (reused when unchanged); retriever_search returns passages per query and "

@@ -112,3 +112,14 @@ def test_crash_in_process_names_the_log_with_its_traceback(tmp_path: Path) -> No
 
 class Context:  # the name tool modules annotate with; in-process it resolves to a placeholder
     pass
+
+
+def test_a_server_that_fails_to_import_is_reported_without_traceback(tmp_path: Path) -> None:
+    package = tmp_path / "brokenpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "server.py").write_text('raise RuntimeError("broken on import")\n', encoding="utf-8")
+    done = run_ultra("call", "brokenpkg.any_tool", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: server 'brokenpkg'") and "RuntimeError: broken on import" in done.stderr
+    assert "Traceback" not in done.stderr

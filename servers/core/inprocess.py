@@ -161,6 +161,10 @@ def _structured(tool: LocalTool, result: Any) -> dict[str, Any]:
 
     annotation = inspect.signature(tool.function).return_annotation
     plain = typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
+    stdlib_typeddict = typing_extensions.is_typeddict(plain) and type(plain).__module__ == "typing"
+    if sys.version_info < (3, 12) and stdlib_typeddict:
+        # pydantic cannot read a typing.TypedDict below 3.12 (the SDK rebuilds it); dump the data as is
+        return pydantic.TypeAdapter(Any).dump_python(result, mode="json")
     if annotation is inspect.Signature.empty or (
         isinstance(plain, type) and not typing_extensions.is_typeddict(plain) and _unstructured_class(plain)
     ):

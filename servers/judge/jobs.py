@@ -7,7 +7,9 @@ report = run_agreement(llm_qrels_path=result["llm_qrels_path"], human_qrels_path
 from __future__ import annotations
 
 import logging
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path, unique_path

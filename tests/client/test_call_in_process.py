@@ -123,3 +123,49 @@ def test_a_server_that_fails_to_import_is_reported_without_traceback(tmp_path: P
     assert done.returncode == 1
     assert done.stderr.startswith("error: server 'brokenpkg'") and "RuntimeError: broken on import" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_every_builtin_tool_has_the_parameters_its_mcp_listing_shows(tmp_path: Path) -> None:
+    from servers.core.inprocess import load_spec, local_tools
+
+    listing = json.loads(run_ultra("tools", "--json", cwd=tmp_path).stdout)
+    assert len(listing) == 7
+    for server, tools in listing.items():
+        spec = load_spec(f"servers.{server}", ROOT)
+        assert spec is not None, server
+        local = local_tools(spec)
+        assert sorted(local) == sorted(tools)
+        for name, info in tools.items():
+            assert local[name].parameters == info["parameters"], (server, name)
+            assert sorted(local[name].required) == info["required"], (server, name)
+            assert local[name].settings == info["settings"], (server, name)
+
+
+def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:
+    from tests.support.openai_stub import OpenAIStub
+
+    outputs = []
+    with OpenAIStub() as stub:
+        for mode in ([], ["--stdio"]):
+            folder = tmp_path / ("stdio" if mode else "local")
+            done = run_ultra(
+                "call",
+                *mode,
+                "judge.umbrela_judge",
+                "query=what is x",
+                "passages={d1: x is a letter, d2: unrelated text}",
+                f"judge_llm={{base_url: {stub.base_url}, model_id: stub-judge}}",
+                "judge_cache=",
+                f"save_path={folder}",
+                cwd=tmp_path,
+                env={"OPENAI_API_KEY": "sk-test-in-process-0123456789"},
+            )
+            assert done.returncode == 0, done.stderr
+            result = json.loads(done.stdout)
+            qrels = Path(result.pop("llm_qrels_path")).read_text()
+            assert qrels.split() == ["q1", "0", "d1", "3", "q1", "0", "d2", "3"]
+            outputs.append(_without_paths(result, folder))
+        assert stub.request_count == 4
+    assert outputs[0] == outputs[1]
+    assert outputs[0]["counts"] == {"pairs": 2, "ok": 2, "parse_error": 0, "error": 0}
+    assert "sk-test-in-process" not in json.dumps(outputs)

@@ -10,11 +10,13 @@ non-string parameter is parsed first), and the return value is validated and dum
 against its annotation (wrapped as ``{"result": ...}`` unless it is a TypedDict, a model or a
 ``dict[str, ...]``). Tests check that both paths give the same output.
 
-A ``Context`` parameter receives ``None``: in-process calls report no progress.
+A ``Context`` parameter receives ``None``: in-process calls report no progress. Sync tools run in
+a worker thread, as under the SDK.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
@@ -103,9 +105,12 @@ async def call_local_tool(tool: LocalTool, arguments: dict[str, Any]) -> dict[st
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     kwargs |= dict.fromkeys(tool.context_parameters)
     try:
-        result = tool.function(**kwargs)
-        if inspect.isawaitable(result):
-            result = await result
+        if inspect.iscoroutinefunction(tool.function):
+            result = await tool.function(**kwargs)
+        else:  # in a worker thread, as the SDK runs sync tools (they may start an event loop of their own)
+            import anyio.to_thread
+
+            result = await anyio.to_thread.run_sync(functools.partial(tool.function, **kwargs))
     except ToolFailure as exc:
         raise ToolFailure(f"Error executing tool {tool.name}: {exc}") from None
     return _structured(tool, result)

@@ -85,7 +85,14 @@ def test_settings_context_and_async_tools_in_process(tmp_path: Path, monkeypatch
         seen.update(ctx=ctx, token=token)
         return {"values": [v * scale for v in values]}
 
+    def runs_its_own_loop(values: list[float]) -> dict:  # fine under the SDK: sync tools run in a thread
+        import asyncio
+
+        return {"values": asyncio.run(asyncio.sleep(0, result=values))}
+
     monkeypatch.setenv("SECRET_FOR_TEST", "s3cret")
+    result = anyio.run(call_in_process, "toy.runs_its_own_loop", _spec(tmp_path, runs_its_own_loop), ["values=[4]"])
+    assert result == {"values": [4]}
     result = anyio.run(call_in_process, "toy.scaled", _spec(tmp_path, scaled), ["values=[1, 2.5]"])
     assert result == {"values": [3, 7.5]}  # the parameter.yaml default applies
     assert seen == {"ctx": None, "token": "s3cret"}  # ${VAR} expanded at call time

@@ -14,7 +14,8 @@ decimals so ties are common, with most judged documents retrieved. Timed, altern
     default of ``ultra call``) or ``ultra call --stdio`` (``--via stdio``: the client starts the
     server as a subprocess and calls it over MCP);
 (b) pytrec_eval: parse both files with its parsers, evaluate, mean per measure.
-It prints medians, peak RSS (ru_maxrss of the process tree's largest process) and the ratio,
+Before each timed process the input files are read once, untimed, so both start from the page
+cache. It prints medians, peak RSS (ru_maxrss of the process tree's largest process) and the ratio,
 (the fixture is generated in a subprocess: a child's ru_maxrss starts from its parent's size at
 fork, so a large parent would inflate every reading),
 checks per-query agreement within 1e-9, and times the significance test (16 measures, 5,000
@@ -130,6 +131,18 @@ def generate(folder: Path, seed: int = 2024) -> tuple[Path, Path, Path]:
         )
         pacsv.write_csv(table, path, write_options=write_options)
     return qrels_path, run_a, run_b
+
+
+def warm_page_cache(*paths: Path) -> None:
+    """Read the files once (untimed) so every timed process starts with them in the page cache.
+
+    Some virtual machines here reclaim the page cache within seconds; without this, each process
+    would also time a variable amount of disk reading.
+    """
+    for path in paths:
+        with open(path, "rb") as handle:
+            while handle.read(1 << 22):
+                pass
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
@@ -252,6 +265,7 @@ def main() -> None:
         samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
         for round_number in range(args.rounds):
             for name, command in commands.items():
+                warm_page_cache(qrels, run_a)
                 samples[name].append(timed(command, env))
             print(
                 f"round {round_number + 1}: "

@@ -11,7 +11,7 @@ import time
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -29,6 +29,9 @@ from ultra_client.params import (
 from ultra_client.pipeline import Pipeline, load_pipeline, require_file
 from ultra_client.runner import Runner, link_written_files, result_text, structured_result
 from ultra_client.servers import ULTRA_HOME, ServerLocation, ServerPool, ToolInfo, locate_server
+
+if TYPE_CHECKING:
+    from servers.core.factory import ServerSpec
 
 
 @asynccontextmanager
@@ -207,7 +210,7 @@ async def call(target: str, pairs: list[str], timeout: float | None, *, stdio: b
     return structured_result(result)
 
 
-async def call_in_process(target: str, spec: Any, pairs: list[str]) -> dict[str, Any]:
+async def call_in_process(target: str, spec: ServerSpec, pairs: list[str]) -> dict[str, Any]:
     """Run ``server.tool`` in this process; its log goes to a scratch file, kept (and named) on a crash."""
     import logging
     import traceback

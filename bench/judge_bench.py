@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.judge.cache import AnswerCache  # noqa: E402
+from servers.core.llm.cache import AnswerCache  # noqa: E402
 from servers.judge.inputs import Pair  # noqa: E402
-from servers.judge.llm import LLMClient, LLMSettings  # noqa: E402
+from servers.core.llm.client import LLMClient, LLMSettings  # noqa: E402
 from servers.judge.umbrela import judge_pairs  # noqa: E402
 
 

@@ -8,7 +8,7 @@
 The fixture is deterministic: 5,000 queries with 10-50 graded judgments each (grades 0-3), two
 runs of 1,000 documents per query (5M lines each) written in rank order, scores rounded to two
 decimals so ties are common, with most judged documents retrieved. Timed, alternating:
-(a) our tool on run A with 16 measures, as a process: ``python -m servers.evaluation.trec_cli``
+(a) our tool on run A with 16 measures, as a process: ``python -m servers.core.trec.cli``
     (``--via cli``, the tool's code without the client), ``python ultra.py call
     evaluation.evaluate_trec`` (``--via ultra``: the client runs the tool in-process, the
     default of ``ultra call``) or ``ultra call --stdio`` (``--via stdio``: the client starts the
@@ -188,7 +188,7 @@ def ours_command(via: str, qrels: Path, run: Path, save: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "servers.evaluation.trec_cli",
+        "servers.core.trec.cli",
         str(qrels),
         str(run),
         "-m",
@@ -221,11 +221,11 @@ def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: d
 def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, float]:
     """(seconds of the paired tests alone, seconds of compare_runs end to end) in this process."""
     sys.path.insert(0, str(ROOT))
-    from servers.evaluation.compare import compare_runs
-    from servers.evaluation.measures import parse_measures
-    from servers.evaluation.significance import holm, paired_tests
-    from servers.evaluation.trec import evaluate_tables
-    from servers.evaluation.trec_io import read_qrels, read_run
+    from servers.core.trec.compare import compare_runs
+    from servers.core.trec.measures import parse_measures
+    from servers.core.trec.significance import holm, paired_tests
+    from servers.core.trec.engine import evaluate_tables
+    from servers.core.trec.io import read_qrels, read_run
 
     start = time.perf_counter()
     compare_runs(qrels, [run_a], run_b, OUR_MEASURES, n_resamples=10_000, seed=42)

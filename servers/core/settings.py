@@ -64,3 +64,33 @@ def env_references(value: Any) -> set[str]:
     if isinstance(value, dict):
         return set().union(*(env_references(item) for item in value.values())) if value else set()
     return set()
+
+
+SERVERS_DIR = Path(__file__).resolve().parent.parent
+
+
+def defaults(server: str) -> dict[str, Any]:
+    """The settings' defaults of ``servers/<server>/parameter.yaml``: what Python callers use, as the tools do."""
+    path = SERVERS_DIR / server / "parameter.yaml"
+    if not path.is_file():
+        known = sorted(p.parent.name for p in SERVERS_DIR.glob("*/parameter.yaml"))
+        raise InputError(f"no server named {server!r}; servers with settings: {known}")
+    return load_parameter_file(path)
+
+
+def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]:
+    """A mapping setting with the keys the caller left out taken from ``parameter.yaml`` (``${VAR}`` expanded).
+
+    Keys that the default does not have are an error naming the known ones.
+    """
+    base = defaults(server).get(setting)
+    if not isinstance(base, dict):
+        raise InputError(f"{setting} is not a mapping setting of the {server} server")
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise InputError(f"{setting} must be a mapping with keys {sorted(base)}, got {type(given).__name__}")
+    unknown = set(given) - set(base)
+    if unknown:
+        raise InputError(f"{setting} has unknown keys {sorted(unknown)}; known keys: {sorted(base)}")
+    return {**{key: expand_env(value) for key, value in base.items() if key not in given}, **given}

@@ -57,7 +57,7 @@ def output_extract_from_boxed(
 
 def qrels_subset(qrels_path: str, query_ids: list[str]) -> dict[str, dict[str, int]]:
     """The judgments of ``query_ids`` from a TREC qrels file, as {qid: {docid: grade}}."""
-    from servers.evaluation.trec_io import read_qrels
+    from servers.core.trec.io import read_qrels
 
     wanted = {str(q) for q in query_ids}
     table = read_qrels(qrels_path)

@@ -118,7 +118,7 @@ def evaluate_trec(
     Returns the mean of each measure (eval_res) and writes a JSON file with aggregate, per_query,
     counts and settings.
     """
-    from servers.evaluation.trec import evaluate
+    from servers.core.trec.engine import evaluate
 
     report = progress_from_context(ctx)
     report(0, 2, "reading and ranking")
@@ -171,7 +171,7 @@ def evaluate_trec_pvalue(
     paired t-test, bootstrap confidence interval of the mean difference, effect size mean(d)/sd(d),
     Holm-adjusted p-values. Queries missing from a run score 0. Deterministic for a given seed.
     """
-    from servers.evaluation.compare import compare_runs
+    from servers.core.trec.compare import compare_runs
 
     report = progress_from_context(ctx)
     new_runs: list[Any]

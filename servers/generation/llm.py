@@ -1,4 +1,4 @@
-"""Generation over the shared LLM client (``servers.judge.llm``): settings, one client per process, batch answers."""
+"""Generation over the shared LLM client (``servers.core.llm.client``): settings, one client per process, batch answers."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ _RENAMES = {
 
 def llm_settings(generation_llm: dict[str, Any], *, timeout: float, max_retries: int, max_workers: int):
     """Checked ``LLMSettings`` from the generation server's settings."""
-    from servers.judge.llm import LLMSettings
+    from servers.core.llm.client import LLMSettings
 
     try:
         return LLMSettings.from_settings(
@@ -47,8 +47,8 @@ def shared_client(settings: Any, cache_path: str):
     cache). An OpenAI-compatible client is cheap and holds connections, so each call gets its own
     and closes it (``owned`` is True).
     """
-    from servers.judge.cache import open_cache
-    from servers.judge.llm import LLMClient
+    from servers.core.llm.cache import open_cache
+    from servers.core.llm.client import LLMClient
 
     if settings.backend != "local":
         return LLMClient(settings, open_cache(cache_path)), True
@@ -86,7 +86,7 @@ async def generate_all(
     on_done: Callable[[int, int], Awaitable[None]] | None = None,
 ) -> tuple[list[Generated], dict[str, int]]:
     """Answer every prompt (bounded concurrency in the client); returns answers in order and this call's usage."""
-    from servers.judge.llm import Usage
+    from servers.core.llm.client import Usage
 
     usage = Usage()
     done = 0

@@ -84,7 +84,7 @@ def generation_init(
     )
     model_path, note = "", ""
     if settings.backend == "local":
-        from servers.judge.local import resolve_chat_model
+        from servers.core.llm.local import resolve_chat_model
 
         folder, gguf = resolve_chat_model(settings.model_id)
         model_path = str(folder / gguf) if gguf else str(folder)

@@ -18,8 +18,8 @@ from typing_extensions import TypedDict
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path
 from servers.judge.asking import Answer, Unreadable, ask, last_json
-from servers.judge.cache import open_cache
-from servers.judge.llm import LLMClient, LLMSettings
+from servers.core.llm.cache import open_cache
+from servers.core.llm.client import LLMClient, LLMSettings
 from servers.judge.parsing import parse_grade
 from servers.judge.prompting import load_prompt
 

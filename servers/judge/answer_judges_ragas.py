@@ -16,7 +16,7 @@ from typing import Any
 
 from servers.judge.answer_judges import _SENTENCE, _base
 from servers.judge.asking import Answer, Unreadable, ask, last_json
-from servers.judge.llm import LLMClient
+from servers.core.llm.client import LLMClient
 from servers.judge.prompting import load_prompt
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from servers.judge.llm import LLMClient
+from servers.core.llm.client import LLMClient
 
 # Judges' sampling: deterministic where the endpoint allows it.
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 42}

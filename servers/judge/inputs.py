@@ -137,8 +137,8 @@ class RankedRun:
 
 def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
     """The run ranked as trec_eval ranks it (score descending, then docid descending), cut at ``depth``."""
-    from servers.evaluation.trec_io import read_run
-    from servers.evaluation.trec_table import check_duplicates
+    from servers.core.trec.io import read_run
+    from servers.core.trec.table import check_duplicates
 
     table = read_run(path)
     check_duplicates(table)

@@ -14,8 +14,8 @@ from typing_extensions import TypedDict
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path, unique_path
 from servers.judge import agreement, inputs, umbrela
-from servers.judge.cache import open_cache
-from servers.judge.llm import LLMClient, LLMSettings
+from servers.core.llm.cache import open_cache
+from servers.core.llm.client import LLMClient, LLMSettings
 
 log = logging.getLogger("ultra.judge")
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
-from servers.judge.llm import LLMClient
+from servers.core.llm.client import LLMClient
 from servers.judge.prompting import Prompt, load_prompt
 
 WINDOW = 10

@@ -19,8 +19,8 @@ from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
 from servers.core.readers import existing_file
 from servers.judge import inputs, nuggets
-from servers.judge.cache import open_cache
-from servers.judge.llm import LLMClient, LLMSettings
+from servers.core.llm.cache import open_cache
+from servers.core.llm.client import LLMClient, LLMSettings
 
 ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
 RUN_KEYS = ("run", "run_id", "answer_id", "system")

@@ -50,8 +50,8 @@ def identity(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def client_for(options: dict[str, Any]):
-    """An LLMClient (servers.judge.llm) configured for embeddings."""
-    from servers.judge.llm import LLMClient, LLMSettings
+    """An LLMClient (servers.core.llm.client) configured for embeddings."""
+    from servers.core.llm.client import LLMClient, LLMSettings
 
     settings = LLMSettings(
         model_id=options["model_id"],

@@ -117,7 +117,7 @@ def retriever_init(
 
     options = backend_options(backend, bm25 or {}, dense or {})
     if backend == "dense" and options["provider"] == "local":
-        from servers.judge.local import resolve_embedding_model
+        from servers.core.llm.local import resolve_embedding_model
 
         resolve_embedding_model(options["model_id"])
     passages = load_corpus(corpus_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from servers.core.errors import InputError
-from servers.evaluation.measures import Measure, parse_measure, parse_measures
+from servers.core.trec.measures import Measure, parse_measure, parse_measures
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from servers.evaluation.significance import holm, paired_tests
+from servers.core.trec.significance import holm, paired_tests
 
 
 def brute_force_p(d: list[Fraction]) -> float:

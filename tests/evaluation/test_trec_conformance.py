@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.evaluation.measures import FAMILIES, Measure, parse_measure
-from servers.evaluation.trec import evaluate
-from servers.evaluation.trec_io import read_qrels, read_run
+from servers.core.trec.measures import FAMILIES, Measure, parse_measure
+from servers.core.trec.engine import evaluate
+from servers.core.trec.io import read_qrels, read_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

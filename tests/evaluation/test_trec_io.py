@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from servers.core.errors import InputError
-from servers.evaluation import trec_csv
-from servers.evaluation.trec_io import _read_slow, read_qrels, read_run
-from servers.evaluation.trec_table import has_repeated_keys
+from servers.core.trec import fast_reader as trec_csv
+from servers.core.trec.io import _read_slow, read_qrels, read_run
+from servers.core.trec.table import has_repeated_keys
 
 
 @pytest.fixture

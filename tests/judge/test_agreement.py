@@ -8,7 +8,7 @@ import random
 import pytest
 
 from servers.core.errors import InputError
-from servers.evaluation.trec import evaluate
+from servers.core.trec.engine import evaluate
 from servers.judge.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
 from servers.judge.jobs import run_agreement
 from tests.judge.conftest import SAMPLE

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from servers.judge.cache import AnswerCache
-from servers.judge.llm import LLMClient, LLMSettings
+from servers.core.llm.cache import AnswerCache
+from servers.core.llm.client import LLMClient, LLMSettings
 from tests.judge.conftest import SECRET
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 

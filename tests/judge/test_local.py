@@ -35,7 +35,7 @@ async def test_smollm2_judges_two_passages(tmp_path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="sentence-transformers missing")
 def test_minilm_embeddings() -> None:
-    from servers.judge.local import embed
+    from servers.core.llm.local import embed
 
     vectors = embed("all-minilm-l6-v2", ["a cat sits on the mat", "a kitten is on the rug", "stock market report"])
     assert len(vectors[0]) == 384

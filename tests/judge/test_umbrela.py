@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from servers.core.errors import InputError
-from servers.evaluation.trec import evaluate
+from servers.core.trec.engine import evaluate
 from servers.judge import inputs
 from servers.judge.agreement import read_qrels
 from servers.judge.jobs import run_umbrela

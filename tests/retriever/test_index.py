@@ -74,7 +74,7 @@ async def test_no_padding_when_fewer_passages_match(tiny_corpus: Path, tmp_path:
 
 
 async def test_run_file_agrees_with_returned_passages_and_evaluate_trec(tiny_corpus: Path, tmp_path: Path) -> None:
-    from servers.evaluation.trec import evaluate
+    from servers.core.trec.engine import evaluate
 
     await ensure_index("bm25", str(tiny_corpus), str(tmp_path / "idx"), OPTIONS)
     queries = ["cat", "dog", "pets cats dogs", "mat milk"]

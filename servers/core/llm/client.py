@@ -1,7 +1,7 @@
-"""The LLM client shared by the judge and generation servers.
+"""The LLM client shared by the judge, generation and retriever servers.
 
 Chat completions and embeddings against any OpenAI-compatible endpoint (the ``openai`` async
-client), or a local in-process model (``servers.judge.local``, optional extra ``local-llm``).
+client), or a local in-process model (``servers.core.llm.local``, optional extra ``local-llm``).
 It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
 ``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
 with the server's message, answers repeated requests from the on-disk cache, and counts tokens.
@@ -19,16 +19,17 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from servers.core.errors import InputError
-from servers.judge.cache import AnswerCache, CachedAnswer, NoCache, cache_key
+from servers.core.llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key
+from servers.core.llm.http import lean_http_client
+from servers.core.llm.replies import Reply, Usage
+from servers.core.llm.settings import LLMSettings
 
-log = logging.getLogger("ultra.judge.llm")
+__all__ = ["LLMClient", "LLMSettings", "Reply", "Usage"]
 
-BACKENDS = ("openai", "local")
-LLM_KEYS = {"backend", "base_url", "model_id", "api_key", "reasoning", "structured_output", "embedding_model"}
+log = logging.getLogger("ultra.llm")
+
 # Parameters an endpoint may reject; dropped (and said once) when the server names them in a 400.
 OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
 REASONING_MAX_TOKENS = 4096
@@ -44,118 +45,6 @@ TELEMETRY_HEADERS = (
     "X-Stainless-Async",
 )
 PER_REQUEST_TELEMETRY = ("x-stainless-retry-count", "x-stainless-read-timeout")
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """Where and how to ask: the ``judge_llm`` mapping plus the client limits."""
-
-    model_id: str
-    base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    backend: Literal["openai", "local"] = "openai"
-    reasoning: bool = False
-    structured_output: bool = False
-    embedding_model: str = ""
-    timeout: float = 60.0
-    max_retries: int = 3
-    max_workers: int = 8
-    backoff_base: float = 0.5
-    backoff_max: float = 30.0
-
-    @classmethod
-    def from_settings(
-        cls,
-        judge_llm: dict[str, Any],
-        *,
-        judge_timeout: float,
-        judge_max_retries: int,
-        judge_max_workers: int,
-        **extra: Any,
-    ) -> LLMSettings:
-        """Validate the server settings; unknown or missing keys raise InputError."""
-        if not isinstance(judge_llm, dict):
-            raise InputError(
-                f"judge_llm must be a mapping with keys {sorted(LLM_KEYS)}, got {type(judge_llm).__name__}"
-            )
-        unknown = set(judge_llm) - LLM_KEYS
-        if unknown:
-            raise InputError(f"judge_llm has unknown keys {sorted(unknown)}; known keys: {sorted(LLM_KEYS)}")
-        backend = judge_llm.get("backend") or "openai"
-        if backend not in BACKENDS:
-            raise InputError(f"judge_llm.backend must be one of {list(BACKENDS)}, got {backend!r}")
-        model_id = str(judge_llm.get("model_id") or "")
-        base_url = str(judge_llm.get("base_url") or "")
-        if backend == "openai" and not (model_id and base_url):
-            raise InputError(
-                "judge_llm needs base_url and model_id for the openai backend (any OpenAI-compatible server)"
-            )
-        if float(judge_timeout) <= 0 or int(judge_max_workers) < 1 or int(judge_max_retries) < 0:
-            raise InputError("judge_timeout must be > 0, judge_max_workers >= 1 and judge_max_retries >= 0")
-        return cls(
-            model_id=model_id,
-            base_url=base_url,
-            api_key=str(judge_llm.get("api_key") or ""),
-            backend=backend,
-            reasoning=bool(judge_llm.get("reasoning", False)),
-            structured_output=bool(judge_llm.get("structured_output", False)),
-            embedding_model=str(judge_llm.get("embedding_model") or ""),
-            timeout=float(judge_timeout),
-            max_retries=int(judge_max_retries),
-            max_workers=int(judge_max_workers),
-            **extra,
-        )
-
-    def public(self) -> dict[str, Any]:
-        """The settings as they may be written to a result: without the API key."""
-        data = asdict(self)
-        data.pop("api_key")
-        return data
-
-
-@dataclass
-class Reply:
-    """The outcome of one chat or embeddings request."""
-
-    status: Literal["ok", "error"]
-    text: str = ""
-    reasoning: str | None = None
-    error: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached: bool = False
-    attempts: int = 0
-    vectors: list[list[float]] | None = None
-
-
-@dataclass
-class Usage:
-    """Tokens and requests of one tool call; cached answers cost nothing now."""
-
-    requests: int = 0
-    cache_hits: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    cached_completion_tokens: int = 0
-
-    def add(self, reply: Reply) -> None:
-        self.requests += reply.attempts
-        if reply.status != "ok":
-            self.errors += 1
-        elif reply.cached:
-            self.cache_hits += 1
-            self.cached_prompt_tokens += reply.prompt_tokens
-            self.cached_completion_tokens += reply.completion_tokens
-        else:
-            self.prompt_tokens += reply.prompt_tokens
-            self.completion_tokens += reply.completion_tokens
-
-    def as_dict(self) -> dict[str, int]:
-        data = asdict(self)
-        data["total_tokens"] = self.prompt_tokens + self.completion_tokens
-        return data
 
 
 class _Retry(Exception):
@@ -323,7 +212,7 @@ class LLMClient:
                 api_key=self.settings.api_key or "EMPTY",
                 timeout=self.settings.timeout,
                 max_retries=0,  # retries are ours: one policy, counted
-                http_client=_http_client(openai, self.settings),
+                http_client=lean_http_client(openai, self.settings.timeout),
                 default_headers=dict.fromkeys(TELEMETRY_HEADERS, openai.Omit()),
             )
             self._post_options = {"headers": dict.fromkeys(PER_REQUEST_TELEMETRY, openai.Omit())}
@@ -429,7 +318,7 @@ class LLMClient:
     async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
         import anyio.to_thread
 
-        from servers.judge import local
+        from servers.core.llm import local
 
         async with self._local_lock:  # one model, one generation at a time
             if self._local is None:
@@ -441,47 +330,11 @@ class LLMClient:
     async def _local_embed(self, model: str, texts: list[str]) -> Reply:
         import anyio.to_thread
 
-        from servers.judge import local
+        from servers.core.llm import local
 
         async with self._local_lock:
             vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)
         return Reply("ok", vectors=vectors)
-
-
-def _http_client(openai: Any, settings: LLMSettings) -> Any:
-    """The openai package's aiohttp transport when its ``aiohttp`` extra is installed (about half the CPU
-    per request of the default httpx transport, which bounds throughput at 32 requests in flight), else None.
-
-    Its ``send`` goes straight to the transport, skipping the generic client's auth, cookie and
-    redirect layers (another ~0.1 ms per request); a redirect reply is sent again the generic way.
-    """
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        return None
-
-    class LeanAioHttpClient(openai.DefaultAioHttpClient):
-        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-            if kwargs:
-                return await super().send(request, stream=stream, **kwargs)
-            self._set_timeout(request)
-            response = await self._transport.handle_async_request(request)
-            response.request = request
-            if response.is_redirect:
-                await response.aclose()
-                return await super().send(request, stream=stream)
-            if not stream:
-                try:
-                    await response.aread()
-                except BaseException:
-                    await response.aclose()
-                    raise
-            return response
-
-    try:
-        return LeanAioHttpClient(timeout=settings.timeout)
-    except RuntimeError:
-        return None
 
 
 def _count(usage: Any, key: str) -> int:

@@ -72,7 +72,7 @@ class AnswerCache:
             self._db.execute(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise InputError(
-                f"cannot open the judge cache as SQLite ({exc}); delete it or choose another judge_cache",
+                f"cannot open the answer cache as SQLite ({exc}); delete the file or set another cache path",
                 path=str(path),
             ) from None
         self._lock = threading.Lock()
@@ -114,7 +114,7 @@ class AnswerCache:
 
 
 class NoCache:
-    """The cache used when caching is switched off (``judge_cache: ''``)."""
+    """The cache used when caching is switched off (an empty cache path)."""
 
     path = None
 

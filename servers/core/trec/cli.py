@@ -1,4 +1,4 @@
-"""Command line for ``evaluate_trec`` without MCP: ``python -m servers.evaluation.trec_cli QRELS RUN -m map ...``.
+"""Command line for ``evaluate_trec`` without MCP: ``python -m servers.core.trec.cli QRELS RUN -m map ...``.
 
 It does what the tool does (evaluate, write the JSON result file, print ``eval_res``) and starts in
 a fraction of the time an MCP round trip needs, so benchmarks can time the computation itself.
@@ -16,7 +16,7 @@ from servers.core.files import atomic_write_text, result_path
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, evaluate, save, print; exit status 2 on bad input."""
-    parser = argparse.ArgumentParser(prog="python -m servers.evaluation.trec_cli", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m servers.core.trec.cli", description=__doc__)
     parser.add_argument("qrels")
     parser.add_argument("run")
     parser.add_argument("-m", "--metrics", nargs="+", default=["map", "ndcg@10"])
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-M", "--max-depth", type=int, default=None)
     parser.add_argument("--save-path", default="output/evaluation")
     args = parser.parse_args(argv)
-    from servers.evaluation.trec import evaluate
+    from servers.core.trec.engine import evaluate
 
     try:
         result = evaluate(

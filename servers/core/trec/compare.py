@@ -15,10 +15,10 @@ from typing import Any, Literal
 import numpy as np
 
 from servers.core.errors import InputError
-from servers.evaluation.measures import Measure, parse_measures
-from servers.evaluation.significance import holm, paired_tests
-from servers.evaluation.trec import QrelsLike, RunLike, TrecResult, evaluate_tables
-from servers.evaluation.trec_sources import load_qrels, load_run
+from servers.core.trec.measures import Measure, parse_measures
+from servers.core.trec.significance import holm, paired_tests
+from servers.core.trec.engine import QrelsLike, RunLike, TrecResult, evaluate_tables
+from servers.core.trec.sources import load_qrels, load_run
 
 Correction = Literal["holm", "none"]
 

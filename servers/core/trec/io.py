@@ -20,8 +20,8 @@ import numpy as np
 
 from servers.core.errors import InputError
 from servers.core.readers import existing_file
-from servers.evaluation.trec_csv import SNIFF_BYTES, read_fast
-from servers.evaluation.trec_table import LAYOUT, Kind, TrecTable, check_duplicates
+from servers.core.trec.fast_reader import SNIFF_BYTES, read_fast
+from servers.core.trec.table import LAYOUT, Kind, TrecTable, check_duplicates
 
 
 def read_run(path: str | os.PathLike[str]) -> TrecTable:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from servers.core.errors import InputError
-from servers.evaluation.fingerprint import mix64, string_fingerprints
+from servers.core.trec.fingerprint import mix64, string_fingerprints
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.evaluation.trec_table import TrecTable, rekey
+from servers.core.trec.table import TrecTable, rekey
 
 
 @dataclass(frozen=True)

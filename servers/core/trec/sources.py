@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from servers.core.errors import InputError
-from servers.evaluation.trec_io import read_qrels, read_run
-from servers.evaluation.trec_table import Kind, TrecTable, check_duplicates
+from servers.core.trec.io import read_qrels, read_run
+from servers.core.trec.table import Kind, TrecTable, check_duplicates
 
 
 def load_run(run: str | os.PathLike[str] | Mapping[str, Any] | TrecTable, *, name: str = "run") -> TrecTable:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from servers.evaluation.fingerprint import string_fingerprints
-from servers.evaluation.trec_table import LAYOUT, Kind, TrecTable, pair_keys
+from servers.core.trec.fingerprint import string_fingerprints
+from servers.core.trec.table import LAYOUT, Kind, TrecTable, pair_keys
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -1,6 +1,6 @@
 """Retrieval evaluation with trec_eval 10.0 semantics, as a pure, importable API.
 
-    from servers.evaluation.trec import evaluate
+    from servers.core.trec.engine import evaluate
     result = evaluate("qrels.test", "results.test", ["map", "ndcg@10", "P@5"])
     result.aggregate      # {"map": 0.1785, "ndcg@10": ..., "P@5": 0.2667}
     result.per_query      # {"301": {"map": 0.0324, ...}, ...}
@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from servers.core.errors import InputError
-from servers.evaluation.measures import Measure, parse_measures
-from servers.evaluation.ranking import Hits, rank_hits
-from servers.evaluation.trec_sources import load_qrels, load_run
-from servers.evaluation.trec_table import TrecTable
+from servers.core.trec.measures import Measure, parse_measures
+from servers.core.trec.ranking import Hits, rank_hits
+from servers.core.trec.sources import load_qrels, load_run
+from servers.core.trec.table import TrecTable
 
 RunLike = str | os.PathLike[str] | Mapping[str, Any] | TrecTable
 QrelsLike = str | os.PathLike[str] | Mapping[str, Mapping[str, int]] | TrecTable

@@ -1,6 +1,6 @@
 """Derive the RAG sample (corpus, questions with golden answers, qrels) from the MT-RAG benchmark files.
 
-    python data/rag/derive_mtrag.py [--source ../shared/mtrag] [--out data/rag]
+    python data/rag/derive_mtrag.py [--source MTRAG_FOLDER] [--out data/rag]
 
 Corpus: every passage that appears as a context in ``conformance_477.jsonl`` or ``taskb_input.jsonl``
 (deduplicated by document id). Questions: one per task of ``conformance_477.jsonl`` (the file holds each
@@ -68,9 +68,10 @@ def write(out: Path, corpus: list[dict], questions: list[dict], qrels: list[tupl
 
 
 def main() -> None:
-    root = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--source", type=Path, default=root.parent / "shared" / "mtrag")
+    parser.add_argument(
+        "--source", type=Path, required=True, help="folder with conformance_477.jsonl and taskb_input.jsonl"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = parser.parse_args()
     corpus, questions, qrels = derive(args.source)

@@ -31,11 +31,11 @@ def load_dataset(
     path: str,
     key_map: dict[str, str],
     *,
-    limit: int = -1,
-    shuffle: bool = False,
-    seed: int = 42,
-    fmt: str = "auto",
-    split: str | None = None,
+    limit: int,
+    shuffle: bool,
+    seed: int,
+    fmt: str,
+    split: str | None,
 ) -> LoadedData:
     """Read ``path`` and return the columns named by ``key_map`` (variable -> source field).
 

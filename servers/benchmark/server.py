@@ -10,6 +10,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from servers.benchmark.dataset import load_dataset
 from servers.core.factory import ServerSpec, tool_hints
+from servers.core.settings import complete_mapping
 
 
 class BenchmarkSpec(TypedDict, total=False):
@@ -47,6 +48,7 @@ class GetDataResult(TypedDict):
 
 @tool_hints(read_only=True, idempotent=True)
 def get_data(
+    *,
     benchmark: Annotated[
         BenchmarkSpec,
         Field(
@@ -60,18 +62,19 @@ def get_data(
     Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
     field is dropped whole; `data_info` says how many and why.
     """
-    path = str(benchmark.get("path") or "")
+    spec = complete_mapping(dict(benchmark), server="benchmark", setting="benchmark")
+    path = str(spec["path"] or "")
     loaded = load_dataset(
         path,
-        benchmark.get("key_map") or {},
-        limit=benchmark.get("limit", -1),
-        shuffle=bool(benchmark.get("shuffle", False)),
-        seed=int(benchmark.get("seed", 42)),
-        fmt=benchmark.get("format") or "auto",
-        split=benchmark.get("split"),
+        spec["key_map"] or {},
+        limit=spec["limit"],
+        shuffle=bool(spec["shuffle"]),
+        seed=int(spec["seed"]),
+        fmt=spec["format"] or "auto",
+        split=spec["split"],
     )
     info: DataInfo = {
-        "name": benchmark.get("name") or Path(path).stem,
+        "name": benchmark.get("name") or Path(path).stem,  # a path given without a name names the data
         "path": path,
         "total_rows": loaded.total_rows,
         "kept_rows": loaded.kept_rows,

@@ -13,8 +13,6 @@ from servers.core.errors import InputError
 from servers.core.factory import ServerSpec, tool_hints
 from servers.custom.boxed import extract_boxed
 
-DEFAULTS = {"qrels_path": "data/rag/qrels.trec"}
-
 
 class ExtractInfo(TypedDict):
     boxed: int
@@ -55,7 +53,7 @@ def output_extract_from_boxed(
     return {"pred_ls": [item.answer for item in extracted], "extract_info": info}
 
 
-def qrels_subset(qrels_path: str, query_ids: list[str]) -> dict[str, dict[str, int]]:
+def qrels_subset(query_ids: list[str], *, qrels_path: str) -> dict[str, dict[str, int]]:
     """The judgments of ``query_ids`` from a TREC qrels file, as {qid: {docid: grade}}."""
     from servers.core.trec.io import read_qrels
 
@@ -75,7 +73,8 @@ def qrels_subset(qrels_path: str, query_ids: list[str]) -> dict[str, dict[str, i
 @tool_hints(read_only=True, idempotent=True)
 def select_qrels(
     id_ls: Annotated[list[str], Field(description="the ids of the questions asked (the run's query ids)")],
-    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid grade")] = "data/rag/qrels.trec",
+    *,
+    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid grade")],
 ) -> QrelsResult:
     """The qrels of the questions asked, so evaluate_trec scores a run over exactly those questions.
 
@@ -84,7 +83,7 @@ def select_qrels(
     """
     if not id_ls:
         raise InputError("id_ls is empty; map id_ls in get_data's key_map")
-    selected = qrels_subset(qrels_path, id_ls)
+    selected = qrels_subset(id_ls, qrels_path=qrels_path)
     info: QrelsInfo = {
         "qrels_path": qrels_path,
         "queries_asked": len(id_ls),

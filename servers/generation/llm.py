@@ -1,4 +1,4 @@
-"""Generation over the shared LLM client (``servers.core.llm.client``): settings, one client per process, batch answers."""
+"""Generation over the shared LLM client (``servers.core.llm``): settings, one client per process, batch answers."""
 
 from __future__ import annotations
 
@@ -7,34 +7,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servers.core.errors import InputError
-
 PROMPT_VERSION = "generation"  # the rendered prompt text is in the messages, so it is part of the cache key
-_RENAMES = {
-    "judge_llm": "generation_llm",
-    "judge_timeout": "generation_timeout",
-    "judge_max_workers": "generation_max_workers",
-    "judge_max_retries": "generation_max_retries",
-    "judge_cache": "generation_cache",
-}
 
 
-def llm_settings(generation_llm: dict[str, Any], *, timeout: float, max_retries: int, max_workers: int):
-    """Checked ``LLMSettings`` from the generation server's settings."""
-    from servers.core.llm.client import LLMSettings
+def llm_settings(*, generation_llm: dict[str, Any]):
+    """Checked ``LLMSettings`` from the ``generation_llm`` setting; keys left out come from parameter.yaml.
 
-    try:
-        return LLMSettings.from_settings(
-            dict(generation_llm or {}),
-            judge_timeout=timeout,
-            judge_max_retries=max_retries,
-            judge_max_workers=max_workers,
-        )
-    except InputError as exc:  # the client names its own settings; say ours
-        message = str(exc)
-        for theirs, ours in _RENAMES.items():
-            message = message.replace(theirs, ours)
-        raise InputError(message) from None
+    Errors name the setting and its keys (``generation_llm.timeout`` ...) as the user writes them.
+    """
+    from servers.core.llm.settings import LLMSettings
+    from servers.core.settings import complete_mapping
+
+    mapping = complete_mapping(generation_llm, server="generation", setting="generation_llm")
+    return LLMSettings.from_mapping(mapping, name="generation_llm")
 
 
 _clients: dict[tuple[int, Any, str], Any] = {}
@@ -60,7 +45,7 @@ def shared_client(settings: Any, cache_path: str):
     return client, False
 
 
-def messages_for(prompt: str, system_prompt: str = "") -> list[dict[str, str]]:
+def messages_for(prompt: str, *, system_prompt: str) -> list[dict[str, str]]:
     """The chat messages of one prompt: an optional system message, then the prompt as the user's."""
     messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
     return messages + [{"role": "user", "content": prompt}]
@@ -82,7 +67,8 @@ async def generate_all(
     client: Any,
     prompts: Sequence[str],
     sampling: dict[str, Any],
-    system_prompt: str = "",
+    *,
+    system_prompt: str,
     on_done: Callable[[int, int], Awaitable[None]] | None = None,
 ) -> tuple[list[Generated], dict[str, int]]:
     """Answer every prompt (bounded concurrency in the client); returns answers in order and this call's usage."""
@@ -93,7 +79,7 @@ async def generate_all(
 
     async def one(prompt: str) -> Generated:
         nonlocal done
-        reply = await client.chat(messages_for(prompt, system_prompt), sampling, prompt=PROMPT_VERSION)
+        reply = await client.chat(messages_for(prompt, system_prompt=system_prompt), sampling, prompt=PROMPT_VERSION)
         usage.add(reply)
         done += 1
         if on_done is not None:

@@ -19,20 +19,11 @@ if TYPE_CHECKING:
 
 LLMParam = Annotated[
     dict[str, Any],
-    Field(description="backend (local | openai), model_id, base_url, api_key, reasoning"),
+    Field(
+        description="backend (local | openai), model_id, base_url, api_key, reasoning, timeout (seconds per "
+        "request), max_retries, max_workers (requests in flight); keys left out take their defaults"
+    ),
 ]
-DEFAULT_LLM = {"backend": "local", "model_id": "smollm2", "base_url": "", "api_key": "", "reasoning": False}
-DEFAULT_SAMPLING = {"temperature": 0, "max_tokens": 128}
-DEFAULTS: dict[str, Any] = {
-    "generation_llm": DEFAULT_LLM,
-    "sampling_params": DEFAULT_SAMPLING,
-    "system_prompt": "",
-    "generation_timeout": 120,
-    "generation_max_retries": 3,
-    "generation_max_workers": 8,
-    "generation_cache": "output/generation_cache.sqlite",
-    "save_path": "output/generation",
-}
 
 
 class GenerationInfo(TypedDict):
@@ -66,22 +57,12 @@ SMOKE_TEST_NOTE = "SmolLM2-135M is an offline smoke-test model: its answers show
 
 
 @tool_hints(read_only=True, idempotent=True)
-def generation_init(
-    generation_llm: LLMParam | None = None,
-    generation_timeout: Annotated[float, Field(description="seconds per request")] = 120,
-    generation_max_retries: Annotated[int, Field(description="retries per request")] = 3,
-    generation_max_workers: Annotated[int, Field(description="requests in flight")] = 8,
-) -> InitResult:
+def generation_init(*, generation_llm: LLMParam) -> InitResult:
     """Check the generation settings: the backend, the model (a local model must be installed) and the endpoint.
 
     Loads nothing; the model is loaded by the first generate call. No request is sent.
     """
-    settings = llm_settings(
-        generation_llm if generation_llm is not None else DEFAULT_LLM,
-        timeout=generation_timeout,
-        max_retries=generation_max_retries,
-        max_workers=generation_max_workers,
-    )
+    settings = llm_settings(generation_llm=generation_llm)
     model_path, note = "", ""
     if settings.backend == "local":
         from servers.core.llm.local import resolve_chat_model
@@ -103,38 +84,26 @@ def generation_init(
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def generate(
     prompt_ls: Annotated[list[str], Field(description="one prompt per item (the user message)")],
-    generation_llm: LLMParam | None = None,
+    *,
+    generation_llm: LLMParam,
     sampling_params: Annotated[
         dict[str, Any], Field(description="temperature, max_tokens, top_p, seed ... sent to the endpoint")
-    ]
-    | None = None,
-    system_prompt: Annotated[str, Field(description="optional system message")] = "",
-    generation_timeout: Annotated[float, Field(description="seconds per request")] = 120,
-    generation_max_retries: Annotated[int, Field(description="retries per request")] = 3,
-    generation_max_workers: Annotated[int, Field(description="requests in flight")] = 8,
-    generation_cache: Annotated[str, Field(description="SQLite answer cache; '' = off")] = (
-        "output/generation_cache.sqlite"
-    ),
-    save_path: Annotated[str, Field(description="folder (generate_<timestamp>.jsonl) or file name")] = (
-        "output/generation"
-    ),
+    ],
+    system_prompt: Annotated[str, Field(description="optional system message")],
+    generation_cache: Annotated[str, Field(description="SQLite answer cache; '' = off")],
+    save_path: Annotated[str, Field(description="folder (generate_<timestamp>.jsonl) or file name")],
     ctx: Context | None = None,
 ) -> GenerateResult:
     """Answer each prompt with the configured model; ans_ls is aligned with prompt_ls.
 
-    Requests run concurrently (generation_max_workers), transient failures are retried, repeated
+    Requests run concurrently (generation_llm.max_workers), transient failures are retried, repeated
     requests are answered from the cache, and tokens are counted. A prompt whose request failed
     gets "" and is counted in errors (the saved JSONL names the error); if every request fails the
     tool fails with the first error.
     """
     started = time.perf_counter()
-    settings = llm_settings(
-        generation_llm if generation_llm is not None else DEFAULT_LLM,
-        timeout=generation_timeout,
-        max_retries=generation_max_retries,
-        max_workers=generation_max_workers,
-    )
-    sampling = dict(DEFAULT_SAMPLING if sampling_params is None else sampling_params)
+    settings = llm_settings(generation_llm=generation_llm)
+    sampling = dict(sampling_params)
     if not prompt_ls:
         raise InputError("prompt_ls is empty; run a prompt tool (e.g. prompt.qa_rag_boxed) first")
     client, owned = shared_client(settings, generation_cache)
@@ -147,7 +116,7 @@ async def generate(
         loading = " (loading the local model first)" if settings.backend == "local" else ""
         await ctx.report_progress(0, len(prompt_ls), f"generating{loading}")
     try:
-        results, usage = await generate_all(client, prompt_ls, sampling, system_prompt, on_done)
+        results, usage = await generate_all(client, prompt_ls, sampling, system_prompt=system_prompt, on_done=on_done)
     finally:
         if owned:
             await client.aclose()

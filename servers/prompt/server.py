@@ -14,8 +14,6 @@ from servers.prompt.templates import load_template, shorten
 
 TemplateDirs = Annotated[list[str], Field(description="your template folders, searched before the built-in ones")]
 
-DEFAULTS = {"qa_template": "qa_boxed", "rag_template": "qa_rag_boxed", "template_dirs": [], "max_passage_words": 0}
-
 
 class PromptInfo(TypedDict):
     template: str
@@ -35,11 +33,12 @@ def _info(template, count: int) -> PromptInfo:
 @tool_hints(read_only=True, idempotent=True)
 def qa_boxed(
     q_ls: Annotated[list[str], Field(description="the questions")],
-    qa_template: Annotated[str, Field(description="template name or .jinja path; gets `question`")] = "qa_boxed",
-    template_dirs: TemplateDirs | None = None,
+    *,
+    qa_template: Annotated[str, Field(description="template name or .jinja path; gets `question`")],
+    template_dirs: TemplateDirs,
 ) -> PromptResult:
     """One prompt per question (no passages), asking for the answer inside \\boxed{}."""
-    template = load_template(qa_template, template_dirs or [])
+    template = load_template(qa_template, template_dirs=template_dirs)
     prompts = [template.render(question=question) for question in q_ls]
     return {"prompt_ls": prompts, "prompt_info": _info(template, len(prompts))}
 
@@ -48,16 +47,15 @@ def qa_boxed(
 def qa_rag_boxed(
     q_ls: Annotated[list[str], Field(description="the questions")],
     ret_psg: Annotated[list[list[str]], Field(description="the retrieved passages of each question, best first")],
-    rag_template: Annotated[
-        str, Field(description="template name or .jinja path; gets `question` and `passages`")
-    ] = "qa_rag_boxed",
-    template_dirs: TemplateDirs | None = None,
-    max_passage_words: Annotated[int, Field(description="cut each passage to this many words; 0 = whole", ge=0)] = 0,
+    *,
+    rag_template: Annotated[str, Field(description="template name or .jinja path; gets `question` and `passages`")],
+    template_dirs: TemplateDirs,
+    max_passage_words: Annotated[int, Field(description="cut each passage to this many words; 0 = whole", ge=0)],
 ) -> PromptResult:
     """One prompt per question with its retrieved passages, asking for the answer inside \\boxed{}."""
     if len(ret_psg) != len(q_ls):
         raise InputError(f"ret_psg has {len(ret_psg)} passage lists for {len(q_ls)} questions; they must be aligned")
-    template = load_template(rag_template, template_dirs or [])
+    template = load_template(rag_template, template_dirs=template_dirs)
     prompts = [
         template.render(question=question, passages=[shorten(p, max_passage_words) for p in passages])
         for question, passages in zip(q_ls, ret_psg, strict=True)

@@ -47,7 +47,7 @@ class Template:
             raise InputError(f"template does something the sandbox forbids: {exc}", path=str(self.path)) from None
 
 
-def find_template(reference: str, template_dirs: Sequence[str] = ()) -> Path:
+def find_template(reference: str, *, template_dirs: Sequence[str]) -> Path:
     """The file of ``reference``: an existing path, or ``<name>.jinja`` in template_dirs then the built-ins."""
     if not reference:
         raise InputError("the template name is empty; give a name such as qa_rag_boxed or a .jinja file")
@@ -63,10 +63,10 @@ def find_template(reference: str, template_dirs: Sequence[str] = ()) -> Path:
         file = folder / f"{reference}{SUFFIX}"
         if file.is_file():
             return file
-    raise InputError(f"no template named {reference!r}; known: {sorted(available(template_dirs))}")
+    raise InputError(f"no template named {reference!r}; known: {sorted(available(template_dirs=template_dirs))}")
 
 
-def available(template_dirs: Sequence[str] = ()) -> set[str]:
+def available(*, template_dirs: Sequence[str]) -> set[str]:
     """Names of all templates found in template_dirs and the built-in folder."""
     names: set[str] = set()
     for folder in [Path(d).expanduser() for d in template_dirs] + [BUILTIN_DIR]:
@@ -75,12 +75,12 @@ def available(template_dirs: Sequence[str] = ()) -> set[str]:
     return names
 
 
-def load_template(reference: str, template_dirs: Sequence[str] = ()) -> Template:
+def load_template(reference: str, *, template_dirs: Sequence[str]) -> Template:
     """Find, read and compile a template in the sandbox; syntax errors name the file and line."""
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
 
-    path = find_template(reference, template_dirs)
+    path = find_template(reference, template_dirs=template_dirs)
     source = path.read_text(encoding="utf-8")
     env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     try:

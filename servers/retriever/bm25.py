@@ -9,21 +9,18 @@ from typing import Any
 from servers.core.errors import InputError
 from servers.core.extras import require
 from servers.core.progress import ProgressCallback, no_progress
+from servers.core.settings import complete_mapping
 from servers.retriever.corpus import Passage
 from servers.retriever.ranking import Hit, rank
 from servers.retriever.tokenize import stopword_set, tokenize
 
 EXTRA = "rag"
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en"}
 
 
-def bm25_options(options: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``bm25`` setting with defaults filled in, checked."""
-    merged = {**DEFAULTS, **(options or {})}
-    unknown = set(merged) - set(DEFAULTS)
-    if unknown:
-        raise InputError(f"bm25 has unknown keys {sorted(unknown)}; known keys: {sorted(DEFAULTS)}")
+def bm25_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The ``bm25`` setting, checked, with the keys left out taken from parameter.yaml."""
+    merged = complete_mapping(options, server="retriever", setting="bm25")
     if merged["method"] not in METHODS:
         raise InputError(f"bm25.method must be one of {list(METHODS)}, got {merged['method']!r}")
     try:
@@ -56,7 +53,9 @@ def load(folder: Path):
     return bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
 
 
-def search(model: Any, queries: Sequence[str], doc_ids: Sequence[str], top_k: int, stopwords: str) -> list[list[Hit]]:
+def search(
+    model: Any, queries: Sequence[str], doc_ids: Sequence[str], *, top_k: int, stopwords: str
+) -> list[list[Hit]]:
     """The matching passages of each query, best first; a query without known terms gets none."""
     stop = stopword_set(stopwords)
     vocabulary = model.vocab_dict
@@ -68,5 +67,7 @@ def search(model: Any, queries: Sequence[str], doc_ids: Sequence[str], top_k: in
     k = min(top_k, len(doc_ids))
     indices, scores = model.retrieve([query_tokens[i] for i in asked], k=k, show_progress=False, n_threads=1)
     for row, position in enumerate(asked):
-        results[position] = rank(list(zip(indices[row], scores[row], strict=True)), doc_ids, top_k, keep_zero=False)
+        results[position] = rank(
+            list(zip(indices[row], scores[row], strict=True)), doc_ids, top_k=top_k, keep_zero=False
+        )
     return results

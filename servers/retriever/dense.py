@@ -13,28 +13,15 @@ from typing import Any
 
 from servers.core.errors import InputError
 from servers.core.progress import ProgressCallback, no_progress
+from servers.core.settings import complete_mapping
 from servers.retriever.ranking import Hit, rank
 
 PROVIDERS = ("local", "openai")
-DEFAULTS: dict[str, Any] = {
-    "provider": "local",
-    "model_id": "all-minilm-l6-v2",
-    "base_url": "",
-    "api_key": "",
-    "batch_size": 64,
-    "query_instruction": "",
-    "max_workers": 4,
-    "timeout": 60,
-    "max_retries": 3,
-}
 
 
-def dense_options(options: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``dense`` setting with defaults filled in, checked."""
-    merged = {**DEFAULTS, **(options or {})}
-    unknown = set(merged) - set(DEFAULTS)
-    if unknown:
-        raise InputError(f"dense has unknown keys {sorted(unknown)}; known keys: {sorted(DEFAULTS)}")
+def dense_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The ``dense`` setting, checked, with the keys left out taken from parameter.yaml."""
+    merged = complete_mapping(options, server="retriever", setting="dense")
     if merged["provider"] not in PROVIDERS:
         raise InputError(f"dense.provider must be one of {list(PROVIDERS)}, got {merged['provider']!r}")
     if merged["provider"] == "openai" and not (merged["base_url"] and merged["model_id"]):
@@ -53,11 +40,14 @@ def client_for(options: dict[str, Any]):
     """An LLMClient (servers.core.llm.client) configured for embeddings."""
     from servers.core.llm.client import LLMClient, LLMSettings
 
+    openai = options["provider"] == "openai"
     settings = LLMSettings(
         model_id=options["model_id"],
-        base_url=options["base_url"] if options["provider"] == "openai" else "",
+        base_url=options["base_url"] if openai else "",
         api_key=options["api_key"],
-        backend="openai" if options["provider"] == "openai" else "local",
+        backend="openai" if openai else "local",
+        reasoning=False,
+        structured_output=False,
         embedding_model=options["model_id"],
         timeout=float(options["timeout"]),
         max_retries=int(options["max_retries"]),
@@ -92,7 +82,7 @@ async def embed(texts: Sequence[str], options: dict[str, Any], progress: Progres
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
-def search(matrix: Any, query_vectors: Any, doc_ids: Sequence[str], top_k: int) -> list[list[Hit]]:
+def search(matrix: Any, query_vectors: Any, doc_ids: Sequence[str], *, top_k: int) -> list[list[Hit]]:
     """The ``top_k`` nearest passages of each query by inner product (faiss when installed, else numpy)."""
     import numpy as np
 
@@ -113,6 +103,6 @@ def search(matrix: Any, query_vectors: Any, doc_ids: Sequence[str], top_k: int) 
         indices = np.argsort(-similarity, axis=1, kind="stable")[:, :k]
         scores = np.take_along_axis(similarity, indices, axis=1)
     return [
-        rank(list(zip(indices[row], scores[row], strict=True)), doc_ids, top_k, keep_zero=True)
+        rank(list(zip(indices[row], scores[row], strict=True)), doc_ids, top_k=top_k, keep_zero=True)
         for row in range(len(query_vectors))
     ]

@@ -44,7 +44,7 @@ _loaded: dict[str, tuple[float, LoadedIndex]] = {}
 _lock = threading.Lock()
 
 
-def index_folder(index_path: str, backend: str) -> Path:
+def index_folder(*, index_path: str, backend: str) -> Path:
     """Where the ``backend`` index of ``index_path`` lives: ``<index_path>/<backend>``."""
     if backend not in BACKENDS:
         raise InputError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
@@ -53,7 +53,7 @@ def index_folder(index_path: str, backend: str) -> Path:
     return Path(index_path).expanduser() / backend
 
 
-def wanted_meta(backend: str, corpus_path: str, options: dict[str, Any]) -> dict[str, Any]:
+def wanted_meta(*, backend: str, corpus_path: str, options: dict[str, Any]) -> dict[str, Any]:
     """The meta an index of ``corpus_path`` with these options must have to be reused."""
     settings = options if backend == "bm25" else dense.identity(options)
     return {
@@ -83,19 +83,19 @@ def stale_reason(saved: dict[str, Any] | None, wanted: dict[str, Any]) -> str | 
 
 
 async def ensure_index(
+    *,
     backend: str,
     corpus_path: str,
     index_path: str,
     options: dict[str, Any],
-    *,
-    overwrite: bool = False,
+    overwrite: bool,
     progress: ProgressCallback = no_progress,
 ) -> dict[str, Any]:
     """Build the index unless a matching one is saved; returns its meta plus ``status`` and ``reason``."""
     import anyio.to_thread
 
-    folder = index_folder(index_path, backend)
-    wanted = wanted_meta(backend, corpus_path, options)
+    folder = index_folder(index_path=index_path, backend=backend)
+    wanted = wanted_meta(backend=backend, corpus_path=corpus_path, options=options)
     reason = "overwrite: true" if overwrite else stale_reason(read_meta(folder), wanted)
     if reason is None:
         return {
@@ -129,9 +129,9 @@ async def ensure_index(
     return {**meta, "status": "built", "reason": reason, "folder": str(folder)}
 
 
-def open_index(index_path: str, backend: str) -> LoadedIndex:
+def open_index(*, index_path: str, backend: str) -> LoadedIndex:
     """The saved index of ``backend`` under ``index_path``, loaded once per process (reloaded if rebuilt)."""
-    folder = index_folder(index_path, backend)
+    folder = index_folder(index_path=index_path, backend=backend)
     meta_file = folder / META
     if not meta_file.is_file():
         raise InputError(

@@ -26,7 +26,7 @@ class Hit:
     score: float
 
 
-def rank(candidates: Sequence[tuple[int, float]], doc_ids: Sequence[str], top_k: int, *, keep_zero: bool) -> list[Hit]:
+def rank(candidates: Sequence[tuple[int, float]], doc_ids: Sequence[str], *, top_k: int, keep_zero: bool) -> list[Hit]:
     """The best ``top_k`` of (corpus index, score) pairs, best first, ties by doc id descending.
 
     Drops invalid indices (< 0, as ANN libraries pad with -1), non-finite scores and, unless

@@ -6,6 +6,7 @@ indexes), so an agent may call ``retriever_search`` alone once an index is saved
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -28,22 +29,17 @@ if TYPE_CHECKING:
 Backend = Annotated[Literal["bm25", "dense"], Field(description="bm25 (default, no model) or dense (embeddings)")]
 CorpusPath = Annotated[str, Field(description="JSONL corpus: id and contents/text per line")]
 IndexPath = Annotated[str, Field(description="folder of saved indexes; <index_path>/<backend>/")]
-Bm25Options = Annotated[dict[str, Any], Field(description="k1, b, method (lucene ...), stopwords (en | none)")]
+Bm25Options = Annotated[
+    dict[str, Any], Field(description="k1, b, method (lucene ...), stopwords (en | none); keys left out take defaults")
+]
 DenseOptions = Annotated[
     dict[str, Any],
-    Field(description="provider (local | openai), model_id, base_url, api_key, batch_size, query_instruction, ..."),
+    Field(
+        description="provider (local | openai), model_id, base_url, api_key, batch_size, query_instruction, ...; "
+        "keys left out take their defaults"
+    ),
 ]
 Overwrite = Annotated[bool, Field(description="rebuild even if the saved index is current")]
-
-DEFAULTS: dict[str, Any] = {
-    "backend": "bm25",
-    "corpus_path": "data/rag/corpus.jsonl",
-    "index_path": "output/index/rag",
-    "overwrite": False,
-    "top_k": 5,
-    "save_path": "output/retriever",
-    "run_tag": "ultra",
-}
 
 
 class RetrieverInfo(TypedDict):
@@ -92,22 +88,23 @@ class SearchResult(TypedDict):
     search_info: SearchInfo
 
 
-def backend_options(backend: str, bm25_settings: dict[str, Any], dense_settings: dict[str, Any]) -> dict[str, Any]:
-    """The checked options of ``backend``."""
+def backend_options(*, backend: str, bm25: dict[str, Any], dense: dict[str, Any]) -> dict[str, Any]:
+    """The checked options of ``backend`` (its setting completed from parameter.yaml)."""
     if backend == "bm25":
-        return bm25_backend.bm25_options(bm25_settings)
+        return bm25_backend.bm25_options(bm25)
     if backend == "dense":
-        return dense_backend.dense_options(dense_settings)
+        return dense_backend.dense_options(dense)
     raise InputError(f"backend must be bm25 or dense, got {backend!r}")
 
 
 @tool_hints(read_only=True, idempotent=True)
 def retriever_init(
-    backend: Backend = "bm25",
-    corpus_path: CorpusPath = "data/rag/corpus.jsonl",
-    index_path: IndexPath = "output/index/rag",
-    bm25: Bm25Options | None = None,
-    dense: DenseOptions | None = None,
+    *,
+    backend: Backend,
+    corpus_path: CorpusPath,
+    index_path: IndexPath,
+    bm25: Bm25Options,
+    dense: DenseOptions,
 ) -> InitResult:
     """Check the retriever settings and the corpus, and say whether a saved index is current.
 
@@ -115,14 +112,14 @@ def retriever_init(
     """
     from servers.retriever.corpus import load_corpus
 
-    options = backend_options(backend, bm25 or {}, dense or {})
+    options = backend_options(backend=backend, bm25=bm25, dense=dense)
     if backend == "dense" and options["provider"] == "local":
         from servers.core.llm.local import resolve_embedding_model
 
         resolve_embedding_model(options["model_id"])
     passages = load_corpus(corpus_path)
-    folder = index_folder(index_path, backend)
-    reason = stale_reason(read_meta(folder), wanted_meta(backend, corpus_path, options))
+    folder = index_folder(index_path=index_path, backend=backend)
+    reason = stale_reason(read_meta(folder), wanted_meta(backend=backend, corpus_path=corpus_path, options=options))
     status = "current" if reason is None else f"needs building ({reason})"
     info: RetrieverInfo = {
         "backend": backend,
@@ -135,10 +132,17 @@ def retriever_init(
 
 
 async def _ensure(
-    backend: str, corpus_path: str, index_path: str, options: dict[str, Any], overwrite: bool, ctx: Context | None
+    *, backend: str, corpus_path: str, index_path: str, options: dict[str, Any], overwrite: bool, ctx: Context | None
 ) -> IndexInfo:
     started = time.perf_counter()
-    meta = await ensure_index(backend, corpus_path, index_path, options, overwrite=overwrite, progress=_progress(ctx))
+    meta = await ensure_index(
+        backend=backend,
+        corpus_path=corpus_path,
+        index_path=index_path,
+        options=options,
+        overwrite=overwrite,
+        progress=_progress(ctx),
+    )
     return {
         "backend": backend,
         "status": meta["status"],
@@ -177,11 +181,12 @@ def _progress(ctx: Context | None):
 @tool_hints(read_only=False, idempotent=True)
 async def retriever_embed(
     ctx: Context | None = None,
-    backend: Backend = "bm25",
-    corpus_path: CorpusPath = "data/rag/corpus.jsonl",
-    index_path: IndexPath = "output/index/rag",
-    dense: DenseOptions | None = None,
-    overwrite: Overwrite = False,
+    *,
+    backend: Backend,
+    corpus_path: CorpusPath,
+    index_path: IndexPath,
+    dense: DenseOptions,
+    overwrite: Overwrite,
 ) -> EmbedResult:
     """Embed the corpus and save the embeddings (dense backend); BM25 needs no embeddings and skips.
 
@@ -192,46 +197,52 @@ async def retriever_embed(
             "backend": "bm25",
             "status": "skipped",
             "reason": "bm25 needs no embeddings",
-            "folder": str(index_folder(index_path, "bm25")),
+            "folder": str(index_folder(index_path=index_path, backend="bm25")),
             "passages": 0,
             "seconds": 0.0,
         }
         return {"embed_info": info}
-    options = backend_options(backend, {}, dense or {})
-    return {"embed_info": await _ensure(backend, corpus_path, index_path, options, overwrite, ctx)}
+    options = backend_options(backend=backend, bm25={}, dense=dense)  # bm25 returned above: it has no embeddings
+    info = await _ensure(
+        backend=backend, corpus_path=corpus_path, index_path=index_path, options=options, overwrite=overwrite, ctx=ctx
+    )
+    return {"embed_info": info}
 
 
 @tool_hints(read_only=False, idempotent=True)
 async def retriever_index(
     ctx: Context | None = None,
-    backend: Backend = "bm25",
-    corpus_path: CorpusPath = "data/rag/corpus.jsonl",
-    index_path: IndexPath = "output/index/rag",
-    bm25: Bm25Options | None = None,
-    dense: DenseOptions | None = None,
-    overwrite: Overwrite = False,
+    *,
+    backend: Backend,
+    corpus_path: CorpusPath,
+    index_path: IndexPath,
+    bm25: Bm25Options,
+    dense: DenseOptions,
+    overwrite: Overwrite,
 ) -> IndexResult:
     """Build and save the index of the corpus, or reuse the saved one when corpus and settings are unchanged.
 
     The index lives in <index_path>/<backend>/ with meta.json (corpus SHA-256, settings, build time).
     """
-    options = backend_options(backend, bm25 or {}, dense or {})
-    return {"index_info": await _ensure(backend, corpus_path, index_path, options, overwrite, ctx)}
+    options = backend_options(backend=backend, bm25=bm25, dense=dense)
+    info = await _ensure(
+        backend=backend, corpus_path=corpus_path, index_path=index_path, options=options, overwrite=overwrite, ctx=ctx
+    )
+    return {"index_info": info}
 
 
 @tool_hints(read_only=False, idempotent=True)
 async def retriever_search(
     q_ls: Annotated[list[str], Field(description="the queries")],
     id_ls: Annotated[list[str] | None, Field(description="query ids for the run file (default q1..qN)")] = None,
-    backend: Backend = "bm25",
-    index_path: IndexPath = "output/index/rag",
-    top_k: Annotated[int, Field(description="passages per query; fewer when fewer match", ge=1)] = 5,
-    bm25: Bm25Options | None = None,
-    dense: DenseOptions | None = None,
-    save_path: Annotated[str, Field(description="folder (file retriever_search_<timestamp>.trec) or file name")] = (
-        "output/retriever"
-    ),
-    run_tag: Annotated[str, Field(description="the run's tag column")] = "ultra",
+    *,
+    backend: Backend,
+    index_path: IndexPath,
+    top_k: Annotated[int, Field(description="passages per query; fewer when fewer match", ge=1)],
+    bm25: Bm25Options,
+    dense: DenseOptions,
+    save_path: Annotated[str, Field(description="folder (file retriever_search_<timestamp>.trec) or file name")],
+    run_tag: Annotated[str, Field(description="the run's tag column")],
     ctx: Context | None = None,
 ) -> SearchResult:
     """Retrieve the top_k passages of each query from the saved index and write them as a TREC run file.
@@ -246,8 +257,8 @@ async def retriever_search(
     if top_k < 1:
         raise InputError(f"top_k must be >= 1, got {top_k}")
     qids = query_ids(id_ls, len(q_ls))
-    options = backend_options(backend, bm25 or {}, dense or {})
-    index = await anyio.to_thread.run_sync(open_index, index_path, backend)
+    options = backend_options(backend=backend, bm25=bm25, dense=dense)
+    index = await anyio.to_thread.run_sync(functools.partial(open_index, index_path=index_path, backend=backend))
     if backend == "dense" and index.meta.get("settings") != dense_backend.identity(options):
         raise InputError(
             f"the dense index in {index.folder} was built with {index.meta.get('settings')}, but the dense setting "
@@ -257,10 +268,12 @@ async def retriever_search(
     report(0, len(q_ls), "searching")
     if backend == "bm25":
         stop = index.meta["settings"]["stopwords"]
-        rankings = await anyio.to_thread.run_sync(bm25_backend.search, index.model, q_ls, index.doc_ids, top_k, stop)
+        search = functools.partial(bm25_backend.search, top_k=top_k, stopwords=stop)
+        rankings = await anyio.to_thread.run_sync(search, index.model, q_ls, index.doc_ids)
     else:
         vectors = await dense_backend.embed([options["query_instruction"] + q for q in q_ls], options)
-        rankings = await anyio.to_thread.run_sync(dense_backend.search, index.model, vectors, index.doc_ids, top_k)
+        search = functools.partial(dense_backend.search, top_k=top_k)
+        rankings = await anyio.to_thread.run_sync(search, index.model, vectors, index.doc_ids)
     report(len(q_ls), len(q_ls), "writing the run file")
     run_file = write_run(result_path(save_path, "retriever_search", ".trec"), run_lines(qids, rankings, run_tag))
     info: SearchInfo = {

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.benchmark.dataset import load_dataset
+from servers.benchmark import dataset
 from servers.core.errors import InputError
+from servers.core.settings import defaults
 
 ROWS = [
     {"id": "q1", "question": "Who wrote Hamlet?", "answers": ["Shakespeare"], "pred": "William Shakespeare"},
@@ -16,6 +17,13 @@ ROWS = [
     {"id": "q3", "question": "2+2?", "answers": ["4", "four"], "pred": "4"},
 ]
 KEY_MAP = {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "pred_ls": "pred"}
+
+
+def load_dataset(path: str, key_map: dict[str, str], **given) -> dataset.LoadedData:
+    """``dataset.load_dataset`` with the options not given taken from the benchmark setting's defaults."""
+    spec = defaults("benchmark")["benchmark"]
+    options = {key: spec[key] for key in ("limit", "shuffle", "seed", "split")} | {"fmt": spec["format"]}
+    return dataset.load_dataset(path, key_map, **(options | given))
 
 
 def expected_columns(rows: list[dict]) -> dict[str, list]:

@@ -31,3 +31,31 @@ def test_load_parameter_file_errors_name_the_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="expected a mapping"):
         load_parameter_file(file)
     assert load_parameter_file(tmp_path / "absent.yaml") == {}
+
+
+def test_defaults_reads_the_servers_parameter_file() -> None:
+    import yaml
+
+    from servers.core.settings import SERVERS_DIR, defaults
+
+    for folder in sorted(SERVERS_DIR.glob("*/parameter.yaml")):
+        assert defaults(folder.parent.name) == yaml.safe_load(folder.read_text(encoding="utf-8"))
+    with pytest.raises(InputError, match="no server named 'nosuch'.*evaluation"):
+        defaults("nosuch")
+
+
+def test_complete_mapping_fills_left_out_keys_from_parameter_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    from servers.core.settings import complete_mapping, defaults
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-value")
+    full = defaults("judge")["judge_llm"]
+    merged = complete_mapping({"model_id": "m", "timeout": 5}, server="judge", setting="judge_llm")
+    assert merged["model_id"] == "m" and merged["timeout"] == 5
+    assert merged["max_workers"] == full["max_workers"] and merged["api_key"] == "sk-test-value"
+    assert set(merged) == set(full)
+    with pytest.raises(InputError, match=r"judge_llm has unknown keys \['timeot'\]; known keys: .*timeout"):
+        complete_mapping({"timeot": 5}, server="judge", setting="judge_llm")
+    with pytest.raises(InputError, match="judge_llm must be a mapping"):
+        complete_mapping("gpt", server="judge", setting="judge_llm")
+    with pytest.raises(InputError, match="not a mapping setting"):
+        complete_mapping({}, server="judge", setting="save_path")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from servers.core.settings import load_parameter_file
+from servers.core.settings import defaults
 from servers.generation import server
 from tests.support.openai_stub import OpenAIStub, content_of
 
@@ -20,23 +19,13 @@ def echo(request: dict) -> str:
 
 
 def settings(stub: OpenAIStub, tmp_path: Path, **extra) -> dict:
-    llm = {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-gen", "api_key": "k"}
+    llm = {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-gen", "api_key": "k", "max_retries": 1}
     return {
         "generation_llm": llm,
         "generation_cache": str(tmp_path / "cache.sqlite"),
         "save_path": str(tmp_path / "gen"),
-        "generation_max_retries": 1,
         **extra,
     }
-
-
-def test_defaults_agree_with_parameter_yaml() -> None:
-    parameters = load_parameter_file(Path(server.__file__).parent / "parameter.yaml")
-    assert parameters == server.DEFAULTS
-    for tool in server.TOOLS:
-        for name, param in inspect.signature(tool).parameters.items():
-            if name in parameters and param.default is not None:
-                assert param.default == parameters[name], name
 
 
 async def test_answers_in_order_with_usage_and_cache(tmp_path: Path) -> None:
@@ -106,9 +95,13 @@ async def test_settings_errors_name_our_settings(tmp_path: Path) -> None:
         assert bad.is_error and "generation_llm" in bad.content[0].text and "judge_llm" not in bad.content[0].text
         unknown = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "modle": "x"}})
         assert unknown.is_error and "unknown keys" in unknown.content[0].text
+        limits = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "timeout": 0}})
+        assert limits.is_error and "generation_llm.timeout must be > 0" in limits.content[0].text
+        limits = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "max_workers": "x"}})
+        assert limits.is_error and "generation_llm.timeout, .max_retries and .max_workers" in limits.content[0].text
 
 
 def test_init_resolves_the_local_smoke_test_model() -> None:
-    info = server.generation_init()["generation_info"]
+    info = server.generation_init(generation_llm=defaults("generation")["generation_llm"])["generation_info"]
     assert info["model_path"].endswith(".gguf") and Path(info["model_path"]).is_file()
     assert "smoke-test" in info["note"]

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 
 from servers.core.errors import InputError
-from servers.core.settings import load_parameter_file
+from servers.core.factory import tool_settings
+from servers.core.settings import defaults
 from servers.prompt import server
 from servers.prompt.templates import available, load_template, shorten
 
 
-def test_defaults_agree_with_parameter_yaml() -> None:
-    parameters = load_parameter_file(Path(server.__file__).parent / "parameter.yaml")
-    assert parameters == server.DEFAULTS
-    for tool in server.TOOLS:
-        for name, param in inspect.signature(tool).parameters.items():
-            if name in parameters and parameters[name] != []:
-                assert param.default == parameters[name]
+def call(tool, *args, **given):
+    """``tool`` called in Python with the settings not given taken from parameter.yaml."""
+    return tool(*args, **{**tool_settings(tool, defaults("prompt")), **given})
 
 
 def test_rag_prompt_holds_question_and_numbered_passages() -> None:
-    result = server.qa_rag_boxed(["Who?", "What?"], [["alpha beta gamma", "delta"], []], max_passage_words=2)
+    result = call(server.qa_rag_boxed, ["Who?", "What?"], [["alpha beta gamma", "delta"], []], max_passage_words=2)
     first, second = result["prompt_ls"]
     assert "Passage 1: alpha beta ...\n" in first and "Passage 2: delta\n" in first
     assert first.rstrip().endswith("Question: Who?") and "\\boxed{}" in first
@@ -33,15 +29,15 @@ def test_rag_prompt_holds_question_and_numbered_passages() -> None:
 
 def test_misaligned_inputs() -> None:
     with pytest.raises(InputError, match="aligned"):
-        server.qa_rag_boxed(["a", "b"], [["p"]])
+        call(server.qa_rag_boxed, ["a", "b"], [["p"]])
 
 
 def test_user_folder_comes_first_and_paths_work(tmp_path: Path) -> None:
     (tmp_path / "qa_boxed.jinja").write_text("Mine: {{ question }}")
-    assert server.qa_boxed(["x"], template_dirs=[str(tmp_path)])["prompt_ls"] == ["Mine: x\n"]
+    assert call(server.qa_boxed, ["x"], template_dirs=[str(tmp_path)])["prompt_ls"] == ["Mine: x\n"]
     (tmp_path / "other.jinja").write_text("Q={{ question }}")
-    assert server.qa_boxed(["y"], qa_template=str(tmp_path / "other.jinja"))["prompt_ls"] == ["Q=y\n"]
-    assert {"qa_boxed", "qa_rag_boxed", "other"} <= available([str(tmp_path)])
+    assert call(server.qa_boxed, ["y"], qa_template=str(tmp_path / "other.jinja"))["prompt_ls"] == ["Q=y\n"]
+    assert {"qa_boxed", "qa_rag_boxed", "other"} <= available(template_dirs=[str(tmp_path)])
 
 
 @pytest.mark.parametrize(
@@ -56,14 +52,14 @@ def test_bad_templates(tmp_path: Path, source: str, message: str) -> None:
     file = tmp_path / "bad.jinja"
     file.write_text(source)
     with pytest.raises(InputError, match=message):
-        load_template(str(file)).render(question="q")
+        load_template(str(file), template_dirs=[]).render(question="q")
 
 
 def test_unknown_and_unsafe_names() -> None:
     with pytest.raises(InputError, match="known:.*qa_rag_boxed"):
-        load_template("nope")
+        load_template("nope", template_dirs=[])
     with pytest.raises(InputError):
-        load_template("qa rag; rm")
+        load_template("qa rag; rm", template_dirs=[])
 
 
 def test_shorten() -> None:

@@ -10,14 +10,28 @@ from pathlib import Path
 import pytest
 
 from servers.core.errors import InputError
+from servers.core.factory import tool_settings
+from servers.core.settings import defaults
+from servers.retriever import server
 from servers.retriever.bm25 import bm25_options
 from servers.retriever.index import ensure_index, open_index
-from servers.retriever.server import retriever_search
 from servers.retriever.tokenize import stopword_set, tokenize
 from tests.retriever.conftest import TINY, write_corpus
 
 pytestmark = pytest.mark.anyio
 OPTIONS = bm25_options({})
+
+
+async def retriever_search(q_ls: list[str], **given):
+    """The tool called in Python with the settings not given taken from parameter.yaml."""
+    settings = tool_settings(server.retriever_search, defaults("retriever"))
+    return await server.retriever_search(q_ls, **{**settings, **given})
+
+
+async def build(corpus: Path, index_path: str, options: dict = OPTIONS, overwrite: bool = False) -> dict:
+    return await ensure_index(
+        backend="bm25", corpus_path=str(corpus), index_path=index_path, options=options, overwrite=overwrite
+    )
 
 
 def lucene_bm25(query: str, docs: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
@@ -53,7 +67,7 @@ def read_run(path: str) -> dict[str, list[tuple[int, str, float]]]:
 
 
 async def test_bm25_scores_follow_the_lucene_formula(tiny_corpus: Path, tmp_path: Path) -> None:
-    await ensure_index("bm25", str(tiny_corpus), str(tmp_path / "idx"), OPTIONS)
+    await build(tiny_corpus, str(tmp_path / "idx"))
     queries = ["cat milk", "dog walks", "parrots speech cat"]
     result = await retriever_search(queries, index_path=str(tmp_path / "idx"), top_k=4, save_path=str(tmp_path))
     for query, ids, scores in zip(queries, result["ret_ids"], result["ret_scores"], strict=True):
@@ -63,7 +77,7 @@ async def test_bm25_scores_follow_the_lucene_formula(tiny_corpus: Path, tmp_path
 
 
 async def test_no_padding_when_fewer_passages_match(tiny_corpus: Path, tmp_path: Path) -> None:
-    await ensure_index("bm25", str(tiny_corpus), str(tmp_path / "idx"), OPTIONS)
+    await build(tiny_corpus, str(tmp_path / "idx"))
     result = await retriever_search(
         ["parrots", "unknownword", "the"], index_path=str(tmp_path / "idx"), top_k=10, save_path=str(tmp_path)
     )
@@ -76,7 +90,7 @@ async def test_no_padding_when_fewer_passages_match(tiny_corpus: Path, tmp_path:
 async def test_run_file_agrees_with_returned_passages_and_evaluate_trec(tiny_corpus: Path, tmp_path: Path) -> None:
     from servers.core.trec.engine import evaluate
 
-    await ensure_index("bm25", str(tiny_corpus), str(tmp_path / "idx"), OPTIONS)
+    await build(tiny_corpus, str(tmp_path / "idx"))
     queries = ["cat", "dog", "pets cats dogs", "mat milk"]
     result = await retriever_search(
         queries, id_ls=["A", "B", "C", "D"], index_path=str(tmp_path / "idx"), top_k=3, save_path=str(tmp_path / "r")
@@ -98,20 +112,21 @@ async def test_run_file_agrees_with_returned_passages_and_evaluate_trec(tiny_cor
 
 async def test_index_round_trip_reuse_and_rebuild(tiny_corpus: Path, tmp_path: Path) -> None:
     index_path = str(tmp_path / "idx")
-    first = await ensure_index("bm25", str(tiny_corpus), index_path, OPTIONS)
+    first = await build(tiny_corpus, index_path)
     assert (first["status"], first["passages"]) == ("built", 4)
     meta = json.loads((tmp_path / "idx/bm25/meta.json").read_text())
     assert meta["settings"] == OPTIONS and meta["passages"] == 4
-    loaded = open_index(index_path, "bm25")
+    loaded = open_index(index_path=index_path, backend="bm25")
     assert loaded.doc_ids == ["d1", "d2", "d3", "d4"]
-    assert (await ensure_index("bm25", str(tiny_corpus), index_path, OPTIONS))["status"] == "reused"
-    again = await ensure_index("bm25", str(tiny_corpus), index_path, bm25_options({"k1": 1.2}))
+    assert (await build(tiny_corpus, index_path))["status"] == "reused"
+    again = await build(tiny_corpus, index_path, bm25_options({"k1": 1.2}))
     assert (again["status"], again["reason"]) == ("built", "settings changed")
     write_corpus(tiny_corpus.parent, [*TINY, {"id": "d5", "text": "a new parrot passage"}])
-    rebuilt = await ensure_index("bm25", str(tiny_corpus), index_path, bm25_options({"k1": 1.2}))
+    rebuilt = await build(tiny_corpus, index_path, bm25_options({"k1": 1.2}))
     assert (rebuilt["status"], rebuilt["reason"], rebuilt["passages"]) == ("built", "the corpus changed", 5)
-    assert open_index(index_path, "bm25").doc_ids[-1] == "d5"  # the in-memory copy follows the rebuild
-    forced = await ensure_index("bm25", str(tiny_corpus), index_path, bm25_options({"k1": 1.2}), overwrite=True)
+    reloaded = open_index(index_path=index_path, backend="bm25")
+    assert reloaded.doc_ids[-1] == "d5"  # the in-memory copy follows the rebuild
+    forced = await build(tiny_corpus, index_path, bm25_options({"k1": 1.2}), overwrite=True)
     assert forced["status"] == "built"
     assert not list((tmp_path / "idx").glob(".*building"))
 

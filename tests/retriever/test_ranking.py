@@ -13,17 +13,17 @@ IDS = ["a", "b", "c", "d"]
 
 def test_rank_drops_padding_and_zero_scores() -> None:
     # -1 is how ANN libraries mark an unfilled slot; Python would read it as the last document.
-    hits = rank([(2, 3.0), (-1, 0.0), (0, 0.0), (1, 1.5)], IDS, 5, keep_zero=False)
+    hits = rank([(2, 3.0), (-1, 0.0), (0, 0.0), (1, 1.5)], IDS, top_k=5, keep_zero=False)
     assert [h.doc_id for h in hits] == ["c", "b"]
 
 
 def test_rank_keeps_zero_for_dense_but_never_invalid_or_repeated() -> None:
-    hits = rank([(0, 0.0), (0, 0.0), (7, 1.0), (3, float("nan")), (1, -0.2)], IDS, 5, keep_zero=True)
+    hits = rank([(0, 0.0), (0, 0.0), (7, 1.0), (3, float("nan")), (1, -0.2)], IDS, top_k=5, keep_zero=True)
     assert [(h.doc_id, h.score) for h in hits] == [("a", 0.0), ("b", -0.2)]
 
 
 def test_rank_breaks_ties_by_doc_id_descending_like_trec_eval() -> None:
-    hits = rank([(0, 1.0), (2, 1.0), (1, 2.0), (3, 1.0)], IDS, 3, keep_zero=False)
+    hits = rank([(0, 1.0), (2, 1.0), (1, 2.0), (3, 1.0)], IDS, top_k=3, keep_zero=False)
     assert [h.doc_id for h in hits] == ["b", "d", "c"]
 
 

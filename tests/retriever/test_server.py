@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from servers.core.settings import load_parameter_file
 from servers.retriever import server
-from servers.retriever.dense import DEFAULTS as DENSE_DEFAULTS
-from servers.retriever.dense import embed
+from servers.retriever.dense import dense_options, embed
 from tests.retriever.conftest import TINY
 from tests.support.openai_stub import OpenAIStub, embed_text
 
 pytestmark = pytest.mark.anyio
-PARAMETERS = load_parameter_file(Path(server.__file__).parent / "parameter.yaml")
-
-
-def test_python_defaults_agree_with_parameter_yaml() -> None:
-    for tool in server.TOOLS:
-        for name, param in inspect.signature(tool).parameters.items():
-            if name in server.DEFAULTS:
-                assert param.default == server.DEFAULTS[name] == PARAMETERS[name], (tool.__name__, name)
-    assert PARAMETERS["dense"] == DENSE_DEFAULTS
-    assert PARAMETERS["bm25"] == server.bm25_backend.DEFAULTS
 
 
 async def test_init_index_search_over_mcp(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -91,7 +78,7 @@ async def test_dense_index_and_search_through_an_embeddings_endpoint(tiny_corpus
 
 async def test_embed_normalises_vectors(tmp_path: Path) -> None:
     with OpenAIStub() as stub:
-        options = {**DENSE_DEFAULTS, "provider": "openai", "model_id": "m", "base_url": stub.base_url, "batch_size": 2}
+        options = dense_options({"provider": "openai", "model_id": "m", "base_url": stub.base_url, "batch_size": 2})
         vectors = await embed(["a", "b", "c"], options)
     assert vectors.shape == (3, 8)
     assert [round(float((v * v).sum()), 6) for v in vectors] == [1.0, 1.0, 1.0]

@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from servers.core.factory import tool_settings  # noqa: E402
+from servers.core.settings import defaults  # noqa: E402
 from servers.evaluation.answer_tools import evaluate  # noqa: E402
 from servers.evaluation.normalize import normalize_gold, squad_normalize  # noqa: E402
 
@@ -82,9 +84,10 @@ def main() -> None:
     # Warm both paths once (imports, NLTK's stemmer), outside the timings.
     baseline(preds[:5], golds[:5])
     with tempfile.TemporaryDirectory() as tmp:
-        evaluate(preds[:5], golds[:5], METRICS, "squad", True, "", tmp)
+        settings = {**tool_settings(evaluate, defaults("evaluation")), "metrics": METRICS, "save_path": tmp}
+        evaluate(pred_ls=preds[:5], gt_ls=golds[:5], **settings)
         base_time, base = timed(lambda: baseline(preds, golds), args.repeats)
-        tool_time, tool = timed(lambda: evaluate(preds, golds, METRICS, "squad", True, "", tmp), args.repeats)
+        tool_time, tool = timed(lambda: evaluate(pred_ls=preds, gt_ls=golds, **settings), args.repeats)
     ours = tool["eval_res"]
     identical = all(ours[m] == base[m] for m in METRICS)
     print(f"{args.pairs} pairs, {words:.0f} words per prediction on average, median of {args.repeats} runs")

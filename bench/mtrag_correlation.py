@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from servers.core.settings import defaults  # noqa: E402
 from servers.evaluation.mtrag import evaluate_mtrag_records, idk_condition, rb_agg  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
@@ -51,13 +52,16 @@ def stored_rb_agg_idk(records: list[dict]) -> list[float]:
 
 def our_rb_agg_idk(records: list[dict]) -> list[float]:
     """RB_agg_idk recomputed end to end on the offline MiniLM BERTScore."""
+    settings = defaults("evaluation")
     result = evaluate_mtrag_records(
         [r["prediction"] for r in records],
         [r["target"] for r in records],
         [r["contexts"] for r in records],
         answerability_ls=[r["answerability"] for r in records],
         idk_ls=[implied_idk(r) for r in records],
-        metrics=["RB_agg"],
+        mtrag_metrics=["RB_agg"],
+        bertscore_model=settings["bertscore_model"],
+        bertscore_layer=settings["bertscore_layer"],
     )
     return result["RB_agg_idk"]
 

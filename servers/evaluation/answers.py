@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -23,12 +23,34 @@ Gold = str | Sequence[str] | Sequence[Sequence[str]]
 
 
 @dataclass(frozen=True)
+class Scored:
+    """A metric's value per item, and any extra result keys (corpus_bleu)."""
+
+    values: list[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """All items of one call, and the settings a metric may read."""
+
+    items: list[Item]
+    wordnet_path: str
+
+
+@dataclass(frozen=True)
 class Metric:
-    """A named answer metric: ``score(item)`` gives the item's value."""
+    """An answer metric, declared once: the registry entry the tool, errors and docs are built from.
+
+    ``extra``: the optional dependency group it needs; ``reads``: settings it reads, recorded with
+    the result.
+    """
 
     name: str
     description: str
-    score: Callable[[Item], float] | None  # None: computed for all items at once (bleu, meteor)
+    compute: Callable[[Batch], Scored]
+    extra: str | None = None
+    reads: tuple[str, ...] = ()
 
 
 class Item:
@@ -106,11 +128,16 @@ def string_exact_match(item: Item) -> float:
     return sum(hits) / len(hits)
 
 
-def _max_overlap(index: int) -> Callable[[Item], float]:
+def each(score: Callable[[Item], float]) -> Callable[[Batch], Scored]:
+    """A metric computed item by item."""
+    return lambda batch: Scored([score(item) for item in batch.items])
+
+
+def max_overlap(index: int) -> Callable[[Item], float]:
     return lambda item: max(scores[index] for scores in item.overlap)
 
 
-def _max_rouge_n(n: int) -> Callable[[Item], float]:
+def max_rouge_n(n: int) -> Callable[[Item], float]:
     return lambda item: max(rouge_n(gold, item.pred_rouge, n) for gold in item.gold_rouge)
 
 
@@ -122,43 +149,75 @@ def word_count(item: Item) -> float:
     return float(len(item.prediction.split()))
 
 
+def bleu(batch: Batch) -> Scored:
+    from servers.evaluation.bleu import bleu_scores
+
+    scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items])
+    return Scored(scores.sentence, {"corpus_bleu": scores.corpus, "bleu_signature": scores.sentence_signature})
+
+
+def meteor(batch: Batch) -> Scored:
+    from servers.evaluation.meteor import meteor_scores
+
+    predictions = [item.pred_tokens for item in batch.items]
+    golds = [item.gold_tokens for item in batch.items]
+    return Scored(meteor_scores(predictions, golds, wordnet_path=batch.wordnet_path))
+
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("em", "normalised prediction equals a normalised gold", exact_match),
-        Metric("acc", "a normalised gold is a substring of the normalised prediction", accuracy),
-        Metric("coverem", "every token of a gold occurs among the prediction tokens", cover_exact_match),
-        Metric("stringem", "mean over answer sets: some alias is a substring of the prediction", string_exact_match),
-        Metric("f1", "SQuAD token F1", _max_overlap(2)),
-        Metric("precision", "SQuAD token precision", _max_overlap(0)),
-        Metric("recall", "SQuAD token recall", _max_overlap(1)),
-        Metric("rouge-1", "rouge-score ROUGE-1 F-measure", _max_rouge_n(1)),
-        Metric("rouge-2", "rouge-score ROUGE-2 F-measure", _max_rouge_n(2)),
-        Metric("rouge-l", "rouge-score ROUGE-L F-measure", max_rouge_l),
-        Metric("bleu", "sacreBLEU sentence BLEU (effective order) / 100; also corpus_bleu", None),
-        Metric("meteor", "NLTK METEOR (needs WordNet data)", None),
-        Metric("length", "words in the prediction", word_count),
+        Metric("em", "normalised prediction equals a normalised gold", each(exact_match)),
+        Metric("acc", "a normalised gold is a substring of the normalised prediction", each(accuracy)),
+        Metric("coverem", "every token of a gold occurs among the prediction tokens", each(cover_exact_match)),
+        Metric(
+            "stringem", "mean over answer sets: some alias is a substring of the prediction", each(string_exact_match)
+        ),
+        Metric("f1", "SQuAD token F1", each(max_overlap(2))),
+        Metric("precision", "SQuAD token precision", each(max_overlap(0))),
+        Metric("recall", "SQuAD token recall", each(max_overlap(1))),
+        Metric("rouge-1", "rouge-score ROUGE-1 F-measure", each(max_rouge_n(1)), reads=("rouge_stemmer",)),
+        Metric("rouge-2", "rouge-score ROUGE-2 F-measure", each(max_rouge_n(2)), reads=("rouge_stemmer",)),
+        Metric("rouge-l", "rouge-score ROUGE-L F-measure", each(max_rouge_l), reads=("rouge_stemmer",)),
+        Metric(
+            "bleu", "sacreBLEU sentence BLEU (effective order) / 100 over all golds; also corpus_bleu", bleu, "bleu"
+        ),
+        Metric("meteor", "NLTK METEOR (needs WordNet data)", meteor, "meteor", reads=("wordnet_path",)),
+        Metric("length", "words in the prediction", each(word_count)),
     ]
 }
 
-DEFAULT_METRICS = ["em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l"]
+
+def describe_names() -> str:
+    """The metric names, with the extra each needs (for the tool's field description)."""
+    return ", ".join(m.name + (f" (extra {m.extra})" if m.extra else "") for m in METRICS.values())
 
 
-def resolve_metrics(names: Sequence[str] | None) -> list[str]:
+def registry_markdown() -> str:
+    """A Markdown table of the answer metrics of ``evaluate``."""
+    rows = ["| name | extra | description |", "|---|---|---|"]
+    rows += [f"| {m.name} | {m.extra or '-'} | {m.description} |" for m in METRICS.values()]
+    return "\n".join(rows) + "\n"
+
+
+def settings_read(names: Sequence[str]) -> list[str]:
+    """The settings that the chosen metrics read."""
+    return list(dict.fromkeys(setting for name in names for setting in METRICS[name].reads))
+
+
+def resolve_metrics(names: Sequence[str]) -> list[str]:
     """Lower-cased, de-duplicated metric names; an unknown one lists the known ones."""
-    if names is None:
-        return list(DEFAULT_METRICS)
     if isinstance(names, str):
         names = [names]
     resolved: list[str] = []
     for name in names:
         key = str(name).strip().lower()
         if key not in METRICS:
-            raise InputError(f"unknown metric '{name}'; known metrics: {', '.join(METRICS)}")
+            raise InputError(f"unknown metric '{name}'; known metrics: {describe_names()}")
         if key not in resolved:
             resolved.append(key)
     if not resolved:
-        raise InputError(f"metrics is empty; choose from: {', '.join(METRICS)}")
+        raise InputError(f"metrics is empty; choose from: {describe_names()}")
     return resolved
 
 
@@ -210,11 +269,11 @@ def mean(values: Sequence[float]) -> float:
 def evaluate_answers(
     pred_ls: Sequence[str],
     gt_ls: Sequence[Gold],
-    metrics: Sequence[str] | None = None,
     *,
-    normalize: str = "squad",
-    rouge_stemmer: bool = True,
-    wordnet_path: str = "",
+    metrics: Sequence[str],
+    normalize: str,
+    rouge_stemmer: bool,
+    wordnet_path: str,
     progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
@@ -228,24 +287,13 @@ def evaluate_answers(
     items = [
         Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls, strict=False))
     ]
+    batch = Batch(items, wordnet_path)
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):
-        metric = METRICS[name]
-        if metric.score is not None:
-            per_item[name] = [metric.score(item) for item in items]
-        elif name == "bleu":
-            from servers.evaluation.bleu import bleu_scores
-
-            bleu = bleu_scores([item.prediction for item in items], [item.golds for item in items])
-            per_item[name] = bleu.sentence
-            extra.update(corpus_bleu=bleu.corpus, bleu_signature=bleu.sentence_signature)
-        else:
-            from servers.evaluation.meteor import meteor_scores
-
-            per_item[name] = meteor_scores(
-                [item.pred_tokens for item in items], [item.gold_tokens for item in items], wordnet_path=wordnet_path
-            )
+        scored = METRICS[name].compute(batch)
+        per_item[name] = scored.values
+        extra.update(scored.extra)
         if progress is not None:
             progress(done + 1, len(names), name)
     return {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}, **extra}

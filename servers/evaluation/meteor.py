@@ -84,7 +84,7 @@ def _directory_reader(directory: str) -> Any:
         return DirectoryWordNetReader(directory, None)
 
 
-def load_wordnet(wordnet_path: str = "") -> Any:
+def load_wordnet(wordnet_path: str) -> Any:
     """An NLTK WordNet reader from ``wordnet_path``, NLTK's data or Debian's; InputError if none."""
     require("nltk", extra="meteor")
     if wordnet_path:
@@ -106,7 +106,7 @@ def load_wordnet(wordnet_path: str = "") -> Any:
     return wordnet
 
 
-def wordnet_available(wordnet_path: str = "") -> bool:
+def wordnet_available(wordnet_path: str) -> bool:
     """Whether METEOR can run here (NLTK installed and WordNet data found)."""
     try:
         load_wordnet(wordnet_path)
@@ -116,7 +116,7 @@ def wordnet_available(wordnet_path: str = "") -> bool:
 
 
 def meteor_scores(
-    predictions: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]], *, wordnet_path: str = ""
+    predictions: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]], *, wordnet_path: str
 ) -> list[float]:
     """NLTK ``meteor_score`` (default alpha 0.9, beta 3, gamma 0.5; max over references) per item.
 

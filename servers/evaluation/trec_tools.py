@@ -19,16 +19,13 @@ from servers.core.errors import InputError
 from servers.core.factory import tool_hints
 from servers.core.files import atomic_write_text, result_path
 from servers.core.progress import progress_from_context
+from servers.core.trec.measures import describe_names
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 RunInput = str | dict[str, dict[str, float]] | dict[str, list[str]]
 QrelsInput = str | dict[str, dict[str, int]]
-
-# Python defaults mirror parameter.yaml (a test checks they agree); the server takes parameter.yaml's.
-DEFAULT_IR_METRICS = ("mrr", "map", "recall", "ndcg", "precision")
-DEFAULT_KS = (1, 5, 10, 20, 50, 100)
 
 
 class TrecCounts(TypedDict):
@@ -76,29 +73,23 @@ class PValueResult(TypedDict):
     result_path: str
 
 
-MetricsParam = Annotated[
-    Sequence[str],
-    Field(
-        description="measures: mrr, map, recall, ndcg, precision, success (bare: expanded over ks) or explicit "
-        "ndcg@10, P@5, recall@100, success@1, map@10, ndcg, R-prec"
-    ),
-]
+MetricsParam = Annotated[Sequence[str], Field(description=f"retrieval measures: {describe_names()}")]
 KsParam = Annotated[Sequence[int], Field(description="cutoffs for bare recall/ndcg/precision/success; [] for none")]
 LevelParam = Annotated[int, Field(description="a document is relevant when rel >= relevance_level (trec_eval -l)")]
 SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
+QrelsPathParam = Annotated[str, Field(description="TREC qrels file: qid iter docid rel")]
 
 
 @tool_hints(read_only=False, idempotent=True)
 def evaluate_trec(
-    run_path: Annotated[
-        str, Field(description="TREC run file: qid Q0 docid rank score tag")
-    ] = "data/trec/results.test",
-    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
-    ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
-    ks: KsParam = DEFAULT_KS,
-    relevance_level: LevelParam = 1,
-    max_depth: Annotated[int | None, Field(description="cut each ranking at this rank (trec_eval -M)")] = None,
-    save_path: SavePathParam = "output/evaluation",
+    *,
+    run_path: Annotated[str, Field(description="TREC run file: qid Q0 docid rank score tag")],
+    qrels_path: QrelsPathParam,
+    ir_metrics: MetricsParam,
+    ks: KsParam,
+    relevance_level: LevelParam,
+    max_depth: Annotated[int | None, Field(description="cut each ranking at this rank (trec_eval -M)")],
+    save_path: SavePathParam,
     run: Annotated[
         RunInput | None,
         Field(
@@ -112,8 +103,8 @@ def evaluate_trec(
 ) -> EvaluateTrecResult:
     """Score a retrieval run against qrels exactly as trec_eval 10.0 does (with -c).
 
-    Measures: map, mrr, P@k, recall@k, ndcg@k, ndcg, success@k, map@k, R-prec, plus the counts
-    num_q, num_ret, num_rel, num_rel_ret. Ties in score are broken by docid descending (byte order);
+    Measures: those named in ir_metrics (the list of families is in its description), plus the
+    counts num_q, num_ret, num_rel, num_rel_ret. Ties in score are broken by docid descending (byte order);
     qrels queries missing from the run score 0 and count in the mean; run-only queries are ignored.
     Returns the mean of each measure (eval_res) and writes a JSON file with aggregate, per_query,
     counts and settings.
@@ -140,25 +131,22 @@ def evaluate_trec(
 
 @tool_hints(read_only=False, idempotent=True)
 def evaluate_trec_pvalue(
-    run_new_path: Annotated[str, Field(description="the new run (A)")] = "data/trec/results.perturbed",
-    run_old_path: Annotated[str, Field(description="the baseline run (B)")] = "data/trec/results.test",
-    qrels_path: Annotated[str, Field(description="TREC qrels file: qid iter docid rel")] = "data/trec/qrels.test",
+    *,
+    run_new_path: Annotated[str, Field(description="the new run (A)")],
+    run_old_path: Annotated[str, Field(description="the baseline run (B)")],
+    qrels_path: QrelsPathParam,
     run_paths: Annotated[
         list[str] | None,
         Field(description="several new runs, each tested against run_old_path (replaces run_new_path)"),
-    ] = None,
-    ir_metrics: MetricsParam = DEFAULT_IR_METRICS,
-    ks: KsParam = DEFAULT_KS,
-    relevance_level: LevelParam = 1,
-    n_resamples: Annotated[int, Field(description="random sign flips and bootstrap samples", ge=1)] = 10_000,
-    seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same p-values", ge=0)] = 42,
-    alpha: Annotated[
-        float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)
-    ] = 0.05,
-    correction: Annotated[
-        Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")
-    ] = "holm",
-    save_path: SavePathParam = "output/evaluation",
+    ],
+    ir_metrics: MetricsParam,
+    ks: KsParam,
+    relevance_level: LevelParam,
+    n_resamples: Annotated[int, Field(description="random sign flips and bootstrap samples", ge=1)],
+    seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same p-values", ge=0)],
+    alpha: Annotated[float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)],
+    correction: Annotated[Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")],
+    save_path: SavePathParam,
     run_new: Annotated[RunInput | None, Field(description="the new run from an earlier step (path or mapping)")] = None,
     run_old: Annotated[
         RunInput | None, Field(description="the baseline from an earlier step (path or mapping)")

@@ -12,8 +12,9 @@ import pytest
 from rouge_score import rouge_scorer
 
 from servers.core.errors import InputError
-from servers.evaluation.answers import METRICS, evaluate_answers, resolve_metrics
+from servers.evaluation.answers import METRICS, resolve_metrics
 from servers.evaluation.normalize import normalize_gold, squad_normalize, ultrarag_normalize
+from tests.evaluation.helpers import score_answers
 
 ANSWERS = Path(__file__).resolve().parents[2] / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
 
@@ -66,7 +67,7 @@ def test_gold_that_normalises_to_nothing_keeps_its_lowercased_text() -> None:
     assert normalize_gold("A", squad_normalize) == "a"
     assert normalize_gold("The", squad_normalize) == "the"
     # Otherwise the gold "A" would match an empty prediction exactly and be inside every prediction.
-    result = evaluate_answers(["", "nothing here"], ["A", "A"], ["em", "acc"])
+    result = score_answers(["", "nothing here"], ["A", "A"], ["em", "acc"])
     assert result["em"] == [0.0, 0.0]
     assert result["acc"] == [0.0, 0.0]
 
@@ -74,25 +75,25 @@ def test_gold_that_normalises_to_nothing_keeps_its_lowercased_text() -> None:
 def test_exact_match_and_accuracy() -> None:
     preds = ["The Eiffel Tower", "It is the Eiffel Tower in Paris", "", "eiffel"]
     golds = [["Eiffel Tower"], ["eiffel tower", "tour eiffel"], ["Eiffel Tower"], "Eiffel Tower"]
-    result = evaluate_answers(preds, golds, ["em", "acc"])
+    result = score_answers(preds, golds, ["em", "acc"])
     assert result["em"] == [1.0, 0.0, 0.0, 0.0]
     assert result["acc"] == [1.0, 1.0, 0.0, 0.0]
     assert result["avg_em"] == 0.25 and result["avg_acc"] == 0.5
 
 
 def test_coverem_needs_every_gold_token_in_any_order() -> None:
-    result = evaluate_answers(["tower eiffel big", "eiffel big"], ["Eiffel Tower", "Eiffel Tower"], ["coverem"])
+    result = score_answers(["tower eiffel big", "eiffel big"], ["Eiffel Tower", "Eiffel Tower"], ["coverem"])
     assert result["coverem"] == [1.0, 0.0]
 
 
 def test_stringem_is_the_share_of_answer_sets_found() -> None:
     pred = "Paris and Lyon are French cities"
     nested = [[["Paris", "City of Light"], ["Lyon"], ["Marseille"]]]
-    assert evaluate_answers([pred], nested, ["stringem"])["stringem"] == [2 / 3]
+    assert score_answers([pred], nested, ["stringem"])["stringem"] == [2 / 3]
     # A flat list: each gold is its own answer set.
-    assert evaluate_answers([pred], [["Paris", "Nice"]], ["stringem"])["stringem"] == [0.5]
+    assert score_answers([pred], [["Paris", "Nice"]], ["stringem"])["stringem"] == [0.5]
     # A nested set matches through any of its aliases.
-    assert evaluate_answers(["the city of light"], [[["Paris", "City of Light"]]], ["stringem"])["stringem"] == [1.0]
+    assert score_answers(["the city of light"], [[["Paris", "City of Light"]]], ["stringem"])["stringem"] == [1.0]
 
 
 def squad_f1(prediction: str, gold: str) -> tuple[float, float, float]:
@@ -107,12 +108,12 @@ def squad_f1(prediction: str, gold: str) -> tuple[float, float, float]:
 def test_token_f1_precision_recall_are_squad_and_max_over_golds() -> None:
     pred = "the cat sat on the mat with another cat"
     golds = ["a cat on a mat", "cat cat dog"]
-    result = evaluate_answers([pred], [golds], ["f1", "precision", "recall"])
+    result = score_answers([pred], [golds], ["f1", "precision", "recall"])
     per_gold = [squad_f1(pred, g) for g in golds]
     assert result["precision"] == [max(x[0] for x in per_gold)]
     assert result["recall"] == [max(x[1] for x in per_gold)]
     assert result["f1"] == [max(x[2] for x in per_gold)]
-    assert evaluate_answers([""], ["cat"], ["f1"])["f1"] == [0.0]
+    assert score_answers([""], ["cat"], ["f1"])["f1"] == [0.0]
 
 
 def test_rouge_is_rouge_score_on_normalised_texts_max_over_golds() -> None:
@@ -120,7 +121,7 @@ def test_rouge_is_rouge_score_on_normalised_texts_max_over_golds() -> None:
     preds = [r["pred_answer"] for r in records]
     golds = [r["golden_answers"] + [r["question"]] for r in records]
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
-    result = evaluate_answers(preds, golds, ["rouge-1", "rouge-2", "rouge-l"])
+    result = score_answers(preds, golds, ["rouge-1", "rouge-2", "rouge-l"])
     for i, (pred, gold_list) in enumerate(zip(preds, golds, strict=False)):
         scores = [scorer.score(squad_normalize(g), squad_normalize(pred)) for g in gold_list]
         for name, key in (("rouge-1", "rouge1"), ("rouge-2", "rouge2"), ("rouge-l", "rougeL")):
@@ -131,16 +132,16 @@ def test_rouge_without_stemmer_and_with_ultrarag_normalisation() -> None:
     preds, golds = ["Running_dogs ran home"], [["run dog's home"]]
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=False)
     expected = scorer.score(ultrarag_normalize(golds[0][0]), ultrarag_normalize(preds[0]))["rouge1"].fmeasure
-    got = evaluate_answers(preds, golds, ["rouge-1"], normalize="ultrarag", rouge_stemmer=False)["rouge-1"]
+    got = score_answers(preds, golds, ["rouge-1"], normalize="ultrarag", rouge_stemmer=False)["rouge-1"]
     assert got == [expected]
 
 
 def test_length_counts_words_of_the_raw_prediction() -> None:
-    assert evaluate_answers(["one two, three", ""], ["x", "y"], ["length"])["length"] == [3.0, 0.0]
+    assert score_answers(["one two, three", ""], ["x", "y"], ["length"])["length"] == [3.0, 0.0]
 
 
 def test_output_shape_is_ultrarag_per_item_lists_and_averages() -> None:
-    result = evaluate_answers(["a b", "c"], [["a b"], ["d"]], ["em", "f1"])
+    result = score_answers(["a b", "c"], [["a b"], ["d"]], ["em", "f1"])
     assert set(result) == {"em", "f1", "avg_em", "avg_f1"}
     assert len(result["em"]) == 2 and result["avg_f1"] == sum(result["f1"]) / 2
 
@@ -167,9 +168,9 @@ def test_metric_names_are_case_insensitive_and_unknown_ones_listed() -> None:
 )
 def test_bad_input_is_an_input_error(preds, golds, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        evaluate_answers(preds, golds, ["em"])
+        score_answers(preds, golds, ["em"])
 
 
 def test_unknown_normalisation_is_an_input_error() -> None:
     with pytest.raises(InputError, match="squad, ultrarag"):
-        evaluate_answers(["a"], ["a"], ["em"], normalize="flashrag")
+        score_answers(["a"], ["a"], ["em"], normalize="flashrag")

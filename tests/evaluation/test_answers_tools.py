@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
@@ -10,9 +9,8 @@ import pytest
 from mcp import Client
 
 from servers.core.settings import load_parameter_file
-from servers.evaluation import answer_tools
-from servers.evaluation.answers import evaluate_answers
 from servers.evaluation.server import create_app
+from tests.evaluation.helpers import score_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
@@ -21,15 +19,6 @@ SAMPLE = ROOT / "data" / "mtrag" / "mtrag_sample.jsonl"
 
 def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("tool", answer_tools.TOOLS)
-def test_python_defaults_agree_with_parameter_yaml(tool) -> None:
-    settings = load_parameter_file(ROOT / "servers" / "evaluation" / "parameter.yaml")
-    for name, param in inspect.signature(tool).parameters.items():
-        if name in settings:
-            default = list(param.default) if isinstance(param.default, tuple) else param.default
-            assert default == settings[name], name
 
 
 @pytest.mark.anyio
@@ -43,7 +32,7 @@ async def test_evaluate_returns_and_saves_ultrarag_shape(tmp_path) -> None:
         )
     assert not result.is_error
     data = result.structured_content
-    expected = evaluate_answers(preds, golds, ["f1", "rouge-l"])
+    expected = score_answers(preds, golds, ["f1", "rouge-l"])
     assert data["eval_res"] == expected
     assert data["settings"]["metrics"] == ["f1", "rouge-l"] and data["settings"]["normalize"] == "squad"
     saved = json.loads(Path(data["result_path"]).read_text(encoding="utf-8"))

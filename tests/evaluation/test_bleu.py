@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.evaluation.answers import evaluate_answers
+from tests.evaluation.helpers import score_answers
 
 sacrebleu = pytest.importorskip("sacrebleu")
 
@@ -19,7 +19,7 @@ def test_sentence_and_corpus_bleu_equal_sacrebleu_on_real_answers() -> None:
     preds = [r["pred_answer"] for r in records]
     # Items with one and with two references, so the corpus reference streams need padding.
     golds = [r["golden_answers"] + ([r["question"]] if i % 3 == 0 else []) for i, r in enumerate(records)]
-    result = evaluate_answers(preds, golds, ["bleu"])
+    result = score_answers(preds, golds, ["bleu"])
     expected = [sacrebleu.sentence_bleu(p, g).score / 100 for p, g in zip(preds, golds, strict=False)]
     assert result["bleu"] == pytest.approx(expected, abs=1e-12, rel=0)
     streams = [[g[k] if k < len(g) else None for g in golds] for k in range(2)]
@@ -29,6 +29,6 @@ def test_sentence_and_corpus_bleu_equal_sacrebleu_on_real_answers() -> None:
 
 
 def test_identical_prediction_scores_one_and_disjoint_scores_zero() -> None:
-    result = evaluate_answers(["the cat sat on the mat", "zzz"], [["the cat sat on the mat"], ["the cat"]], ["bleu"])
+    result = score_answers(["the cat sat on the mat", "zzz"], [["the cat sat on the mat"], ["the cat"]], ["bleu"])
     assert result["bleu"][0] == pytest.approx(1.0)
     assert result["bleu"][1] == 0.0

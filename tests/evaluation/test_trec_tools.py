@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from mcp import Client, StdioServerParameters
 
+from servers.core.settings import defaults
+from servers.core.trec.measures import FAMILIES
 from servers.evaluation import trec_tools
 from servers.evaluation.server import create_app
 
@@ -18,12 +19,17 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "trec_eval"
 
 
-def test_python_defaults_agree_with_parameter_yaml() -> None:
-    settings = yaml.safe_load((ROOT / "servers/evaluation/parameter.yaml").read_text())
-    assert list(trec_tools.DEFAULT_IR_METRICS) == settings["ir_metrics"]
-    assert list(trec_tools.DEFAULT_KS) == settings["ks"]
+def test_default_paths_exist() -> None:
+    settings = defaults("evaluation")
     for key in ("run_path", "qrels_path", "run_new_path", "run_old_path"):
         assert (ROOT / settings[key]).exists(), key
+
+
+def test_ir_metrics_field_lists_every_measure_name() -> None:
+    field = trec_tools.MetricsParam.__metadata__[0].description
+    for family in FAMILIES.values():
+        for name in (*family.usage(), *family.trec_names(), *family.aliases):
+            assert name in field, name
 
 
 def test_importing_the_server_stays_light() -> None:

@@ -1,7 +1,8 @@
 """Command line for ``evaluate_trec`` without MCP: ``python -m servers.core.trec.cli QRELS RUN -m map ...``.
 
-It does what the tool does (evaluate, write the JSON result file, print ``eval_res``) and starts in
-a fraction of the time an MCP round trip needs, so benchmarks can time the computation itself.
+It does what the tool does (evaluate, write the JSON result file, print ``eval_res``) with the
+same defaults (the evaluation server's ``parameter.yaml``), and starts in a fraction of the time
+an MCP round trip needs, so benchmarks can time the computation itself.
 """
 
 from __future__ import annotations
@@ -12,18 +13,20 @@ import sys
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_text, result_path
+from servers.core.settings import defaults
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, evaluate, save, print; exit status 2 on bad input."""
+    settings = defaults("evaluation")
     parser = argparse.ArgumentParser(prog="python -m servers.core.trec.cli", description=__doc__)
     parser.add_argument("qrels")
     parser.add_argument("run")
-    parser.add_argument("-m", "--metrics", nargs="+", default=["map", "ndcg@10"])
-    parser.add_argument("-k", "--ks", nargs="*", type=int, default=[])
-    parser.add_argument("-l", "--relevance-level", type=int, default=1)
-    parser.add_argument("-M", "--max-depth", type=int, default=None)
-    parser.add_argument("--save-path", default="output/evaluation")
+    parser.add_argument("-m", "--metrics", nargs="+", default=settings["ir_metrics"])
+    parser.add_argument("-k", "--ks", nargs="*", type=int, default=settings["ks"])
+    parser.add_argument("-l", "--relevance-level", type=int, default=settings["relevance_level"])
+    parser.add_argument("-M", "--max-depth", type=int, default=settings["max_depth"])
+    parser.add_argument("--save-path", default=settings["save_path"])
     args = parser.parse_args(argv)
     from servers.core.trec.engine import evaluate
 

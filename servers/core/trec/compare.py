@@ -1,6 +1,7 @@
 """Compare new runs with a baseline on every measure: one table of paired tests (pure API).
 
->>> table = compare_runs("qrels.test", ["bm25+rerank.run"], "bm25.run", ["map", "ndcg@10"])  # doctest: +SKIP
+>>> table = compare_runs("qrels.test", ["bm25+rerank.run"], "bm25.run", ["map", "ndcg@10"], ks=None,
+...     relevance_level=1, n_resamples=10_000, seed=42, alpha=0.05, correction="holm")  # doctest: +SKIP
 >>> table.rows[0]  # doctest: +SKIP
 {"run": "bm25+rerank.run", "metric": "map", "A_mean": ..., "B_mean": ..., "diff": ..., "p_value": ..., ...}
 """
@@ -15,9 +16,9 @@ from typing import Any, Literal
 import numpy as np
 
 from servers.core.errors import InputError
+from servers.core.trec.engine import QrelsLike, RunLike, TrecResult, evaluate_tables
 from servers.core.trec.measures import Measure, parse_measures
 from servers.core.trec.significance import holm, paired_tests
-from servers.core.trec.engine import QrelsLike, RunLike, TrecResult, evaluate_tables
 from servers.core.trec.sources import load_qrels, load_run
 
 Correction = Literal["holm", "none"]
@@ -46,12 +47,12 @@ def compare_runs(
     baseline: RunLike,
     measures: str | Sequence[str | Measure],
     *,
-    ks: Sequence[int] | None = None,
-    relevance_level: int = 1,
-    n_resamples: int = 10_000,
-    seed: int = 42,
-    alpha: float = 0.05,
-    correction: Correction = "holm",
+    ks: Sequence[int] | None,
+    relevance_level: int,
+    n_resamples: int,
+    seed: int,
+    alpha: float,
+    correction: Correction,
     run_names: Sequence[str] | None = None,
 ) -> Comparison:
     """Evaluate each new run and the baseline, then test every (run, measure) difference.

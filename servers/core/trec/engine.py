@@ -24,7 +24,8 @@ import numpy as np
 
 from servers.core.errors import InputError
 from servers.core.trec.measures import Measure, parse_measures
-from servers.core.trec.ranking import Hits, rank_hits
+from servers.core.trec.ranking import rank_hits
+from servers.core.trec.scoring import IdealGains, Judged
 from servers.core.trec.sources import load_qrels, load_run
 from servers.core.trec.table import TrecTable
 
@@ -107,7 +108,7 @@ class TrecResult:
 def evaluate(
     qrels: QrelsLike,
     run: RunLike,
-    measures: str | Sequence[str | Measure] = ("map", "ndcg@10"),
+    measures: str | Sequence[str | Measure],
     *,
     ks: Sequence[int] | None = None,
     relevance_level: int = 1,
@@ -156,8 +157,9 @@ def evaluate_tables(
     num_rel = np.bincount(qrels_query[grades >= relevance_level], minlength=len(qids)).astype(np.int64)
     relevant = hits.grade >= relevance_level
     num_rel_ret = np.bincount(hits.query[relevant], minlength=len(qids)).astype(np.int64)
-    ideal = _IdealGains(qrels_query[grades > 0], grades[grades > 0], len(qids))
-    values = {m.name: _compute(m, hits, relevant, num_rel, ideal, len(qids)) for m in measures}
+    ideal = IdealGains(qrels_query[grades > 0], grades[grades > 0], len(qids))
+    judged = Judged(hits, relevant, num_rel, ideal, len(qids))
+    values = {m.name: m.compute(judged) for m in measures}
     return TrecResult(
         measures=tuple(measures),
         qids=qids,
@@ -171,80 +173,6 @@ def evaluate_tables(
         max_depth=max_depth,
         settings={"qrels": qrels.source, "run": run.source},
     )
-
-
-class _IdealGains:
-    """Per-query ideal DCG: all judged grades > 0 of the query, sorted descending."""
-
-    def __init__(self, query: np.ndarray, grade: np.ndarray, num_queries: int) -> None:
-        order = np.lexsort((-grade, query))
-        self.query = query[order]
-        starts = np.concatenate(([0], np.flatnonzero(self.query[1:] != self.query[:-1]) + 1)) if order.size else order
-        first = np.repeat(starts, np.diff(np.append(starts, order.size)))
-        self.rank = np.arange(order.size) - first
-        self.gain = grade[order] / np.log2(self.rank + 2.0)
-        self.num_queries = num_queries
-
-    def at(self, k: int | None) -> np.ndarray:
-        keep = slice(None) if k is None else self.rank < k
-        return np.bincount(self.query[keep], weights=self.gain[keep], minlength=self.num_queries)
-
-
-def _compute(
-    measure: Measure,
-    hits: Hits,
-    relevant: np.ndarray,
-    num_rel: np.ndarray,
-    ideal: _IdealGains,
-    num_queries: int,
-) -> np.ndarray:
-    """One measure's per-query values from the ranked hits (sorted by query, rank)."""
-    k = measure.k
-    query, rank = hits.query[relevant], hits.rank[relevant]
-    within = np.ones(query.size, dtype=bool) if k is None else rank < k
-
-    def per_query(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        w = None if weights is None else weights[mask]
-        return np.bincount(query[mask], weights=w, minlength=num_queries).astype(np.float64)
-
-    def over_num_rel(total: np.ndarray) -> np.ndarray:
-        return np.divide(total, num_rel, out=np.zeros(num_queries), where=num_rel > 0)
-
-    family = measure.family
-    if family == "map":
-        seen = _running_count(query)  # relevant docs retrieved so far, this one included
-        return over_num_rel(per_query(within, seen / (rank + 1.0)))
-    if family == "mrr":
-        values = np.zeros(num_queries)
-        first = _running_count(query) == 1
-        values[query[first]] = 1.0 / (rank[first] + 1.0)
-        return values
-    if family == "P":
-        return per_query(within) / k
-    if family == "recall":
-        return over_num_rel(per_query(within))
-    if family == "success":
-        return (per_query(within) > 0).astype(np.float64)
-    if family == "R-prec":
-        return over_num_rel(per_query(rank < num_rel[query]))
-    if family == "ndcg":
-        gained = hits.grade > 0
-        g_query, g_rank = hits.query[gained], hits.rank[gained]
-        keep = np.ones(g_query.size, dtype=bool) if k is None else g_rank < k
-        dcg_terms = hits.grade[gained][keep] / np.log2(g_rank[keep] + 2.0)
-        dcg = np.bincount(g_query[keep], weights=dcg_terms, minlength=num_queries)
-        idcg = ideal.at(k)
-        return np.divide(dcg, idcg, out=np.zeros(num_queries), where=idcg > 0)
-    raise AssertionError(f"no computation for {family}")  # pragma: no cover - registry and code agree
-
-
-def _running_count(query: np.ndarray) -> np.ndarray:
-    """1, 2, 3 ... within each run of equal query indices."""
-    if query.size == 0:
-        return np.zeros(0, dtype=np.float64)
-    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
-    first = np.repeat(starts, np.diff(np.append(starts, query.size)))
-    return (np.arange(query.size) - first + 1).astype(np.float64)
 
 
 def _check_int(value: Any, name: str, *, minimum: int) -> int:

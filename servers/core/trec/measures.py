@@ -1,71 +1,116 @@
-"""Retrieval measures as small value objects: parsing, printing and the registry of known names.
+"""Retrieval measures: the registry of measure families, parsing and printing of measure names.
 
 A measure is a family (``ndcg``) plus an optional rank cutoff (``ndcg@10``). Its printed name is
-the key of the result and parses back to the same measure. Names are parsed with a registry and
-a regular expression, never ``eval``. Accepted spellings, case-insensitive:
-
-* our names: ``map``, ``mrr``, ``P@5``, ``recall@100``, ``ndcg``, ``ndcg@10``, ``success@1``,
-  ``map@10``, ``R-prec``;
-* trec_eval names: ``recip_rank``, ``P_5``, ``P.5``, ``ndcg_cut_10``, ``map_cut_10``, ``Rprec``;
-* UltraRAG / ir_measures aliases: ``precision``, ``RR``, ``AP``, ``nDCG@10``, ``R@100``.
+the key of the result and parses back to the same measure. Every family is declared once, in
+``FAMILIES``: names, cutoff rule, description and the function computing it. Error messages,
+the tools' field descriptions and ``registry_markdown()`` are generated from there. Names are
+parsed with the registry and a regular expression, never ``eval``; case does not matter.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from servers.core.errors import InputError
+from servers.core.trec import scoring
+
+CUTOFF_RULES = ("none", "optional", "required")
 
 
 @dataclass(frozen=True)
 class Family:
-    """A kind of measure: its canonical name, trec_eval name and whether it takes a cutoff."""
+    """A kind of measure, declared once: everything the parser, engine and documentation need.
+
+    ``trec_cut_name`` is trec_eval's name with a cutoff (``ndcg_cut`` in ``ndcg_cut_10``);
+    ``expands_over_ks``: a bare name becomes one measure per k of ``ks``;
+    ``needs_judged_nonrelevant``: the measure reads judged documents below the relevance level
+    (bpref would; the ranker then has to keep them).
+    """
 
     name: str
     trec_name: str
     trec_cut_name: str | None
-    cutoff: str  # "none" | "optional" | "required"
+    aliases: tuple[str, ...]
+    cutoff: str  # one of CUTOFF_RULES
+    expands_over_ks: bool
+    needs_judged_nonrelevant: bool
     description: str
+    compute: Callable[[scoring.Judged, int | None], np.ndarray]
+
+    def spellings(self) -> list[str]:
+        """Every accepted name without cutoff, lower-cased."""
+        names = [self.name, self.trec_name, self.trec_cut_name, *self.aliases]
+        return list(dict.fromkeys(n.lower() for n in names if n))
+
+    def usage(self) -> list[str]:
+        """How the family is written with our names: ``mrr``; ``ndcg``, ``ndcg@k``; ``P@k``."""
+        bare = [self.name] if self.cutoff != "required" else []
+        return bare + ([f"{self.name}@k"] if self.cutoff != "none" else [])
+
+    def trec_names(self) -> list[str]:
+        """trec_eval's names: ``ndcg``, ``ndcg_cut_k``."""
+        bare = [self.trec_name] if self.cutoff != "required" else []
+        return bare + ([f"{self.trec_cut_name}_k"] if self.cutoff != "none" else [])
 
 
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
-        Family("map", "map", "map_cut", "optional", "mean average precision (at k: only the top k count, still / R)"),
-        Family("mrr", "recip_rank", None, "none", "reciprocal rank of the first relevant document"),
-        Family("P", "P", "P", "required", "precision at k: relevant in the top k / k"),
-        Family("recall", "recall", "recall", "required", "recall at k: relevant in the top k / R"),
-        Family("ndcg", "ndcg", "ndcg_cut", "optional", "nDCG with linear gains, log2(rank+1) discount"),
-        Family("success", "success", "success", "required", "1 if a relevant document is in the top k"),
-        Family("R-prec", "Rprec", None, "none", "precision at rank R (R = relevant documents of the query)"),
+        Family(
+            "map", "map", "map_cut", ("AP",), "optional", False, False,
+            "mean average precision (at k: only the top k count, still / R)", scoring.average_precision,
+        ),
+        Family(
+            "mrr", "recip_rank", None, ("RR",), "none", False, False,
+            "reciprocal rank of the first relevant document", scoring.reciprocal_rank,
+        ),
+        Family(
+            "P", "P", "P", ("precision",), "required", True, False,
+            "precision at k: relevant in the top k / k", scoring.precision,
+        ),
+        Family(
+            "recall", "recall", "recall", ("R",), "required", True, False,
+            "recall at k: relevant in the top k / R", scoring.recall,
+        ),
+        Family(
+            "ndcg", "ndcg", "ndcg_cut", (), "optional", True, False,
+            "nDCG with linear gains (the grades), log2(rank+1) discount", scoring.ndcg,
+        ),
+        Family(
+            "success", "success", "success", ("hits",), "required", True, False,
+            "1 if a relevant document is in the top k", scoring.success,
+        ),
+        Family(
+            "R-prec", "Rprec", None, (), "none", False, False,
+            "precision at rank R (R = relevant documents of the query)", scoring.r_precision,
+        ),
     )
-}
+}  # fmt: skip
 
-# Lower-cased aliases (without cutoff) -> family name.
-ALIASES: dict[str, str] = {
-    "map": "map",
-    "ap": "map",
-    "map_cut": "map",
-    "mrr": "mrr",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "p": "P",
-    "precision": "P",
-    "recall": "recall",
-    "r": "recall",
-    "ndcg": "ndcg",
-    "ndcg_cut": "ndcg",
-    "success": "success",
-    "hits": "success",
-    "r-prec": "R-prec",
-    "rprec": "R-prec",
-}
+# Lower-cased spelling (without cutoff) -> family name.
+ALIASES: dict[str, str] = {spelling: f.name for f in FAMILIES.values() for spelling in f.spellings()}
 
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 
 _NAME = re.compile(r"^(?P<family>[A-Za-z][A-Za-z_\-]*?)(?:(?:@|_|\.)(?P<k>[^@_.]+))?$")
+
+
+def _check_registry() -> None:
+    """Each spelling names one family; each rule is known (checked once, at import)."""
+    owners: dict[str, str] = {}
+    for family in FAMILIES.values():
+        if family.cutoff not in CUTOFF_RULES or (family.expands_over_ks and family.cutoff == "none"):
+            raise AssertionError(f"{family.name}: cutoff {family.cutoff!r} cannot expand over ks")
+        for spelling in family.spellings():
+            if owners.setdefault(spelling, family.name) != family.name:
+                raise AssertionError(f"{spelling!r} names both {owners[spelling]} and {family.name}")
+
+
+_check_registry()
 
 
 @dataclass(frozen=True, order=True)
@@ -104,17 +149,47 @@ class Measure:
         """One line saying what the measure computes."""
         return FAMILIES[self.family].description
 
+    def compute(self, judged: scoring.Judged) -> np.ndarray:
+        """Per-query values, by the function the registry names for this family."""
+        return FAMILIES[self.family].compute(judged, self.k)
+
     def __str__(self) -> str:
         return self.name
 
 
+def describe_names() -> str:
+    """Every accepted measure name, from the registry (for error messages and field descriptions)."""
+    families = FAMILIES.values()
+    ours = [f"{f.name}@k" if f.cutoff == "required" else f.name for f in families]
+    optional = [f"{f.name}@k" for f in families if f.cutoff == "optional"]
+    trec = [n for f in families for n in f.trec_names() if n not in f.usage()]
+    aliases = [a for f in families for a in f.aliases]
+    expanding = [f.name for f in families if f.expands_over_ks]
+    return (
+        f"{', '.join(ours)}; with an optional cutoff: {', '.join(optional)}; trec_eval names: "
+        f"{', '.join(trec)} (k after _, . or @); aliases: {', '.join(aliases)}; "
+        f"bare {', '.join(expanding)} (or an alias) expand over ks"
+    )
+
+
 def known_names() -> str:
     """The sentence listing every accepted measure name, used in error messages."""
-    return (
-        "known measures: map, mrr, P@k, recall@k, ndcg, ndcg@k, success@k, map@k, R-prec "
-        "(also trec_eval names such as recip_rank, P_5, ndcg_cut_10, Rprec, and UltraRAG's "
-        "mrr, map, recall, ndcg, precision expanded over ks)"
-    )
+    return f"known measures: {describe_names()}"
+
+
+def registry_markdown() -> str:
+    """A Markdown table of the measure families: the documentation's list of measures."""
+    rows = [
+        "| name | trec_eval name | aliases | cutoff | needs judged non-relevant | description |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in FAMILIES.values():
+        cutoff = f.cutoff + (", bare name expands over ks" if f.expands_over_ks else "")
+        rows.append(
+            f"| {', '.join(f.usage())} | {', '.join(f.trec_names())} | {', '.join(f.aliases) or '-'} "
+            f"| {cutoff} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
+        )
+    return "\n".join(rows) + "\n"
 
 
 def parse_measure(text: str) -> Measure:
@@ -125,8 +200,8 @@ def parse_measure(text: str) -> Measure:
 def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | None = None) -> list[Measure]:
     """Parse a list of names, expanding UltraRAG-style bare names over ``ks``.
 
-    A name without a cutoff whose family accepts one (``precision``, ``recall``, ``success``,
-    ``ndcg``) becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
+    A bare name of a family that expands (``precision``, ``recall``, ``success``, ``ndcg``)
+    becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
     With no ``ks``, a bare ``ndcg`` is nDCG over the whole ranking (list ``ndcg`` and ``ndcg@10``
     with empty ``ks`` to get both). Duplicates are dropped, order kept. An empty list is an error.
     """
@@ -136,7 +211,7 @@ def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | Non
     measures: list[Measure] = []
     for item in names:
         family, k = (item.family, item.k) if isinstance(item, Measure) else _parse_name(item)
-        expands = k is None and FAMILIES[family].cutoff != "none" and family != "map"
+        expands = k is None and FAMILIES[family].expands_over_ks
         if expands and cutoffs:
             measures.extend(Measure(family, cutoff) for cutoff in cutoffs)
         elif expands and FAMILIES[family].cutoff == "required":

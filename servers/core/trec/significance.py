@@ -43,9 +43,7 @@ class PairedTests:
     effect_size: np.ndarray  # NaN where undefined (sd = 0 and diff != 0, or one query)
 
 
-def paired_tests(
-    a: np.ndarray, b: np.ndarray, *, n_resamples: int = 10_000, seed: int = 42, alpha: float = 0.05
-) -> PairedTests:
+def paired_tests(a: np.ndarray, b: np.ndarray, *, n_resamples: int, seed: int, alpha: float) -> PairedTests:
     """Run every test on the rows of ``a`` (new) against ``b`` (baseline); both k x n_queries."""
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))

@@ -17,9 +17,9 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from servers.core.trec.measures import parse_measures
 from servers.core.trec.engine import evaluate
 from servers.core.trec.io import read_run
+from servers.core.trec.measures import parse_measures
 
 KS = (1, 2, 3, 5, 10)
 OURS = parse_measures(

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.trec.measures import FAMILIES, Measure, parse_measure
 from servers.core.trec.engine import evaluate
 from servers.core.trec.io import read_qrels, read_run
+from servers.core.trec.measures import FAMILIES, Measure, parse_measure
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec_eval"
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 

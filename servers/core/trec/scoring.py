@@ -1,0 +1,113 @@
+"""Per-query values of each measure family, computed from the ranked hits of all queries at once.
+
+Each function takes the ``Judged`` hits and a cutoff (None: the whole ranking) and returns one
+float per evaluated query. The registry in ``measures`` names which function computes a family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from servers.core.trec.ranking import Hits
+
+
+class IdealGains:
+    """Per-query ideal DCG: all judged grades > 0 of the query, sorted descending."""
+
+    def __init__(self, query: np.ndarray, grade: np.ndarray, num_queries: int) -> None:
+        order = np.lexsort((-grade, query))
+        self.query = query[order]
+        starts = np.concatenate(([0], np.flatnonzero(self.query[1:] != self.query[:-1]) + 1)) if order.size else order
+        first = np.repeat(starts, np.diff(np.append(starts, order.size)))
+        self.rank = np.arange(order.size) - first
+        self.gain = grade[order] / np.log2(self.rank + 2.0)
+        self.num_queries = num_queries
+
+    def at(self, k: int | None) -> np.ndarray:
+        keep = slice(None) if k is None else self.rank < k
+        return np.bincount(self.query[keep], weights=self.gain[keep], minlength=self.num_queries)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The ranked hits (sorted by query, rank) with what the qrels say about them."""
+
+    hits: Hits
+    relevant: np.ndarray  # per hit: grade >= relevance_level
+    num_rel: np.ndarray  # per query: relevant documents in the qrels
+    ideal: IdealGains
+    num_queries: int
+
+    @cached_property
+    def rel_query(self) -> np.ndarray:
+        """Query index of each relevant hit."""
+        return self.hits.query[self.relevant]
+
+    @cached_property
+    def rel_rank(self) -> np.ndarray:
+        """0-based rank of each relevant hit."""
+        return self.hits.rank[self.relevant]
+
+    def within(self, k: int | None) -> np.ndarray:
+        """Which relevant hits rank above the cutoff."""
+        return np.ones(self.rel_query.size, dtype=bool) if k is None else self.rel_rank < k
+
+    def per_query(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Sum over the masked relevant hits of each query (their count without weights)."""
+        w = None if weights is None else weights[mask]
+        return np.bincount(self.rel_query[mask], weights=w, minlength=self.num_queries).astype(np.float64)
+
+    def over_num_rel(self, total: np.ndarray) -> np.ndarray:
+        """``total / num_rel`` per query, 0 for a query without relevant documents."""
+        return np.divide(total, self.num_rel, out=np.zeros(self.num_queries), where=self.num_rel > 0)
+
+
+def average_precision(judged: Judged, k: int | None) -> np.ndarray:
+    seen = running_count(judged.rel_query)  # relevant docs retrieved so far, this one included
+    return judged.over_num_rel(judged.per_query(judged.within(k), seen / (judged.rel_rank + 1.0)))
+
+
+def reciprocal_rank(judged: Judged, k: int | None) -> np.ndarray:
+    values = np.zeros(judged.num_queries)
+    first = running_count(judged.rel_query) == 1
+    values[judged.rel_query[first]] = 1.0 / (judged.rel_rank[first] + 1.0)
+    return values
+
+
+def precision(judged: Judged, k: int | None) -> np.ndarray:
+    return judged.per_query(judged.within(k)) / k
+
+
+def recall(judged: Judged, k: int | None) -> np.ndarray:
+    return judged.over_num_rel(judged.per_query(judged.within(k)))
+
+
+def success(judged: Judged, k: int | None) -> np.ndarray:
+    return (judged.per_query(judged.within(k)) > 0).astype(np.float64)
+
+
+def r_precision(judged: Judged, k: int | None) -> np.ndarray:
+    return judged.over_num_rel(judged.per_query(judged.rel_rank < judged.num_rel[judged.rel_query]))
+
+
+def ndcg(judged: Judged, k: int | None) -> np.ndarray:
+    hits = judged.hits
+    gained = hits.grade > 0
+    g_query, g_rank = hits.query[gained], hits.rank[gained]
+    keep = np.ones(g_query.size, dtype=bool) if k is None else g_rank < k
+    dcg_terms = hits.grade[gained][keep] / np.log2(g_rank[keep] + 2.0)
+    dcg = np.bincount(g_query[keep], weights=dcg_terms, minlength=judged.num_queries)
+    idcg = judged.ideal.at(k)
+    return np.divide(dcg, idcg, out=np.zeros(judged.num_queries), where=idcg > 0)
+
+
+def running_count(query: np.ndarray) -> np.ndarray:
+    """1, 2, 3 ... within each run of equal query indices."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+    first = np.repeat(starts, np.diff(np.append(starts, query.size)))
+    return (np.arange(query.size) - first + 1).astype(np.float64)

@@ -65,7 +65,7 @@ def confusion_matrix(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) ->
 
 
 def label_agreement(
-    llm: Mapping[str, Mapping[str, int]], human: Mapping[str, Mapping[str, int]], *, relevant_grade: int = 2
+    llm: Mapping[str, Mapping[str, int]], human: Mapping[str, Mapping[str, int]], *, relevant_grade: int
 ) -> dict[str, Any]:
     """Kappa (graded and binary), confusion matrix and per-grade agreement over the shared pairs."""
     shared: list[tuple[int, int]] = []
@@ -117,12 +117,12 @@ def ranking_agreement(
     human_qrels: Mapping[str, Mapping[str, int]] | str | os.PathLike[str],
     run_paths: Sequence[str | os.PathLike[str]],
     *,
-    measure: str = "ndcg@10",
+    measure: str,
     relevance_level: int = 1,
 ) -> dict[str, Any]:
     """Score each run under ``measure`` with both qrels; Kendall's tau-b and Spearman's rho of the two."""
-    from servers.core.trec.measures import parse_measures
     from servers.core.trec.engine import evaluate_tables
+    from servers.core.trec.measures import parse_measures
     from servers.core.trec.sources import load_qrels, load_run
 
     measures = parse_measures([measure], None)

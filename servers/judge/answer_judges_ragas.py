@@ -1,6 +1,6 @@
 """RAGAS-style judges: faithfulness, answer relevancy, context precision, context recall, answer correctness.
 
-Definitions (JUDGES.md): faithfulness = supported statements / statements (2 requests); answer
+Definitions (docs/judges.md): faithfulness = supported statements / statements (2 requests); answer
 relevancy = mean cosine between the question and 3 questions generated from the answer, 0 when the
 answer is noncommittal (1 chat + 1 embeddings request); context precision = average precision of the
 per-context usefulness verdicts (1 request); context recall = share of reference sentences attributable
@@ -14,10 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.answer_judges import _SENTENCE, _base
-from servers.judge.asking import Answer, Unreadable, ask, last_json
 from servers.core.llm.client import LLMClient
-from servers.judge.prompting import load_prompt
+from servers.judge.answer_common import SENTENCE, ask_prompt, numbered, status_fields
+from servers.judge.asking import Unreadable, last_json
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)
 NUM_QUESTIONS = 3
@@ -39,12 +38,8 @@ def _strings(data: dict[str, Any], key: str) -> list[str]:
     return [v.strip() for v in values if v.strip()]
 
 
-def _numbered(items: Sequence[str]) -> str:
-    return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1)) or "(none)"
-
-
 def sentences_of(text: str) -> list[str]:
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text.strip()) if m.group(0).strip()]
+    return [m.group(0).strip() for m in SENTENCE.finditer(text.strip()) if m.group(0).strip()]
 
 
 def average_precision(verdicts: Sequence[int]) -> float:
@@ -68,13 +63,6 @@ def correctness_f1(tp: int, fp: int, fn: int) -> float | None:
     return tp / (tp + 0.5 * (fp + fn)) if tp + fp + fn else None
 
 
-async def _ask(client: LLMClient, name: str, retries: int, read, repair: str, **values: str) -> Answer:
-    prompt = load_prompt(name)
-    return await ask(
-        client, prompt.render(**values), read=read, repair=repair, version=prompt.version, max_retries=retries
-    )
-
-
 async def _embed(client: LLMClient, texts: list[str]) -> tuple[list[list[float]] | None, dict[str, Any]]:
     reply = await client.embed(texts)
     if reply.status != "ok" or not reply.vectors:
@@ -83,21 +71,21 @@ async def _embed(client: LLMClient, texts: list[str]) -> tuple[list[list[float]]
 
 
 async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    split = await _ask(
+    split = await ask_prompt(
         client, "faithfulness_statements_v1", retries, lambda t: _strings(last_json(t, dict), "statements"),
         'Reply with one JSON object: {"statements": [...]}.', question=item["question"], answer=item["answer"],
     )  # fmt: skip
     if split.status != "ok":
-        return _base(split)
+        return status_fields(split)
     statements = split.value
     if not statements:
         return {"status": "no_statements", "requests": split.requests, "faithfulness": None, "statements": []}
-    check = await _ask(
+    check = await ask_prompt(
         client, "faithfulness_verdicts_v1", retries, lambda t: _verdicts(t, len(statements)),
         f"Reply with a JSON array of exactly {len(statements)} numbers, each 1 or 0.",
-        count=str(len(statements)), passages=_numbered(item["passages"]), statements=_numbered(statements),
+        count=str(len(statements)), passages=numbered(item["passages"]), statements=numbered(statements),
     )  # fmt: skip
-    result = {**_base(check), "requests": split.requests + check.requests, "statements": statements}
+    result = {**status_fields(check), "requests": split.requests + check.requests, "statements": statements}
     if check.status == "ok":
         result.update(verdicts=check.value, faithfulness=sum(check.value) / len(statements))
     return result
@@ -107,12 +95,12 @@ async def judge_context_precision(client: LLMClient, item: dict[str, Any], retri
     contexts = item["passages"]
     if not contexts:
         return {"status": "no_contexts", "requests": 0, "context_precision": None}
-    answer = await _ask(
+    answer = await ask_prompt(
         client, "context_precision_v1", retries, lambda t: _verdicts(t, len(contexts)),
         f"Reply with a JSON array of exactly {len(contexts)} numbers, each 1 or 0.",
-        question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=_numbered(contexts),
+        question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=numbered(contexts),
     )  # fmt: skip
-    result = _base(answer)
+    result = status_fields(answer)
     if answer.status == "ok":
         result.update(verdicts=answer.value, context_precision=average_precision(answer.value))
     return result
@@ -122,13 +110,13 @@ async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries:
     sentences = sentences_of(item["reference"])
     if not sentences:
         return {"status": "no_reference", "requests": 0, "context_recall": None}
-    answer = await _ask(
+    answer = await ask_prompt(
         client, "context_recall_v1", retries, lambda t: _verdicts(t, len(sentences)),
         f"Reply with a JSON array of exactly {len(sentences)} numbers, each 1 or 0.",
-        question=item["question"], passages=_numbered(item["passages"]), count=str(len(sentences)),
-        sentences=_numbered(sentences),
+        question=item["question"], passages=numbered(item["passages"]), count=str(len(sentences)),
+        sentences=numbered(sentences),
     )  # fmt: skip
-    result = _base(answer)
+    result = status_fields(answer)
     if answer.status == "ok":
         result.update(verdicts=answer.value, context_recall=sum(answer.value) / len(sentences))
     return result
@@ -143,12 +131,12 @@ def _read_questions(text: str) -> dict[str, Any]:
 
 
 async def judge_answer_relevancy(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    answer = await _ask(
+    answer = await ask_prompt(
         client, "answer_relevancy_v1", retries, _read_questions,
         f'Reply with one JSON object: {{"questions": [{NUM_QUESTIONS} strings], "noncommittal": 1 or 0}}.',
         answer=item["answer"],
     )  # fmt: skip
-    result = _base(answer)
+    result = status_fields(answer)
     if answer.status != "ok":
         return result
     result.update(answer.value)
@@ -166,12 +154,12 @@ async def judge_answer_correctness(client: LLMClient, item: dict[str, Any], retr
         data = last_json(text, dict)
         return {key: _strings(data, key) for key in ("TP", "FP", "FN")}
 
-    answer = await _ask(
+    answer = await ask_prompt(
         client, "answer_correctness_v1", retries, read,
         'Reply with one JSON object: {"TP": [...], "FP": [...], "FN": [...]}.',
         question=item["question"], answer=item["answer"], reference=item["reference"],
     )  # fmt: skip
-    result = _base(answer)
+    result = status_fields(answer)
     if answer.status != "ok":
         return result
     claims = answer.value
@@ -184,12 +172,3 @@ async def judge_answer_correctness(client: LLMClient, item: dict[str, Any], retr
     similarity = cosine(vectors[0], vectors[1])
     score = CORRECTNESS_WEIGHTS[0] * f1 + CORRECTNESS_WEIGHTS[1] * similarity
     return {**result, "claims": claims, "f1": f1, "similarity": similarity, "answer_correctness": score}
-
-
-JUDGES = {
-    "faithfulness": (judge_faithfulness, ("faithfulness",), "faithfulness_statements_v1"),
-    "context_precision": (judge_context_precision, ("context_precision",), "context_precision_v1"),
-    "context_recall": (judge_context_recall, ("context_recall",), "context_recall_v1"),
-    "answer_relevancy": (judge_answer_relevancy, ("answer_relevancy",), "answer_relevancy_v1"),
-    "answer_correctness": (judge_answer_correctness, ("answer_correctness",), "answer_correctness_v1"),
-}

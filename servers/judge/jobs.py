@@ -1,7 +1,9 @@
 """What the judge tools do, callable from Python without MCP: judge, summarise, write the files.
 
-result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, judge_llm={...}))
-report = run_agreement(llm_qrels_path=result["llm_qrels_path"], human_qrels_path="qrels.txt", run_paths=[])
+Settings are keyword-only without a default; parameter.yaml's values come with ``tool_settings``:
+
+settings = tool_settings(run_umbrela, defaults("judge"))  # servers.core.factory / servers.core.settings
+result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, **settings))
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path, unique_path
-from servers.judge import agreement, inputs, umbrela
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
+from servers.judge import agreement, inputs, umbrela
+from servers.judge.llm_settings import judge_settings
 
 log = logging.getLogger("ultra.judge")
 
 MAX_INLINE_FAILURES = 50
-DEFAULT_K_VALUES = [1, 3, 5, 10]
 
 
 class UmbrelaResult(TypedDict):
@@ -55,31 +57,22 @@ async def run_umbrela(
     query: str | None = None,
     passages: dict[str, str] | list[str] | None = None,
     query_id: str = "q1",
-    queries_path: str = "",
-    run_path: str = "",
-    corpus_path: str = "",
-    depth: int = 10,
-    k_values: list[int] | None = None,
+    queries_path: str,
+    run_path: str,
+    corpus_path: str,
+    depth: int,
+    k_values: list[int],
     judge_llm: dict[str, Any],
-    judge_timeout: float = 60.0,
-    judge_max_retries: int = 3,
-    judge_max_workers: int = 8,
-    judge_cache: str = "",
-    save_path: str = "output/judge",
+    judge_cache: str,
+    save_path: str,
     progress: umbrela.Progress | None = None,
-    **client_options: Any,
+    **pacing: float,
 ) -> UmbrelaResult:
-    """``umbrela_judge`` for Python callers (``client_options``: e.g. ``backoff_base``)."""
-    k_values = list(DEFAULT_K_VALUES if k_values is None else k_values)
+    """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests)."""
+    k_values = list(k_values)
     if not k_values or any(not isinstance(k, int) or k < 1 for k in k_values):
         raise InputError(f"k_values must be positive integers, got {k_values!r}")
-    settings = LLMSettings.from_settings(
-        judge_llm,
-        judge_timeout=judge_timeout,
-        judge_max_retries=judge_max_retries,
-        judge_max_workers=judge_max_workers,
-        **client_options,
-    )
+    settings = judge_settings(judge_llm, **pacing)
     if query is not None or passages is not None:
         if query is None or passages is None:
             raise InputError("inline mode needs both query and passages")
@@ -91,7 +84,7 @@ async def run_umbrela(
     cache = open_cache(judge_cache)
     try:
         async with LLMClient(settings, cache) as client:
-            judgments = await umbrela.judge_pairs(pairs, client, max_retries=judge_max_retries, progress=progress)
+            judgments = await umbrela.judge_pairs(pairs, client, max_retries=settings.max_retries, progress=progress)
             usage = client.usage.as_dict()
             dropped = sorted(client.dropped)
     finally:
@@ -163,9 +156,9 @@ def run_agreement(
     llm_qrels_path: str,
     human_qrels_path: str,
     run_paths: list[str],
-    measure: str = "ndcg@10",
-    relevant_grade: int = 2,
-    save_path: str = "output/judge",
+    measure: str,
+    relevant_grade: int,
+    save_path: str,
 ) -> AgreementResult:
     """``judge_agreement`` for Python callers."""
     llm = agreement.read_qrels(llm_qrels_path)

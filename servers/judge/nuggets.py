@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
 from servers.core.llm.client import LLMClient
+from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
 from servers.judge.prompting import Prompt, load_prompt
 
 WINDOW = 10
 BATCH = 10
-MAX_NUGGETS = 30
 MAX_WORDS = 12
 IMPORTANCE = {"vital": "vital", "okay": "okay"}
 SUPPORT = {

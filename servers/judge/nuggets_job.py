@@ -1,6 +1,7 @@
 """``nuggetize`` for Python callers: read the inputs, create/score/reuse nuggets, assign answers, write files.
 
-result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA": "..."}, judge_llm={...}))
+settings = tool_settings(run_nuggetize, defaults("judge"))  # parameter.yaml's values for the settings
+result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA": "..."}, **settings))
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
-from servers.core.readers import existing_file
-from servers.judge import inputs, nuggets
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
+from servers.core.readers import existing_file
+from servers.judge import inputs, nuggets
+from servers.judge.llm_settings import judge_settings
 
 ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
 RUN_KEYS = ("run", "run_id", "answer_id", "system")
@@ -98,32 +100,24 @@ async def run_nuggetize(
     query_id: str = "q1",
     scores: dict[str, dict[str, int | None]] | None = None,
     nuggets_path: str = "",
-    queries_path: str = "",
-    run_path: str = "",
-    corpus_path: str = "",
-    answers_path: str = "",
-    depth: int = 10,
-    min_judgment: int = 2,
-    max_nuggets: int = nuggets.MAX_NUGGETS,
-    nugget_top_k: int = 0,
+    queries_path: str,
+    run_path: str,
+    corpus_path: str,
+    answers_path: str,
+    depth: int,
+    min_judgment: int,
+    max_nuggets: int,
+    nugget_top_k: int,
     judge_llm: dict[str, Any],
-    judge_timeout: float = 60.0,
-    judge_max_retries: int = 3,
-    judge_max_workers: int = 8,
-    judge_cache: str = "",
-    save_path: str = "output/judge",
-    **client_options: Any,
+    judge_cache: str,
+    save_path: str,
+    **pacing: float,
 ) -> NuggetizeResult:
     """Nuggets per query (created and scored once, or reused from ``nuggets_path``), assigned for every answer."""
     if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
         raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
-    settings = LLMSettings.from_settings(
-        judge_llm,
-        judge_timeout=judge_timeout,
-        judge_max_retries=judge_max_retries,
-        judge_max_workers=judge_max_workers,
-        **client_options,
-    )
+    settings = judge_settings(judge_llm, **pacing)
+    retries = settings.max_retries
     stored = read_nuggets(nuggets_path) if nuggets_path else {}
     if query is not None:
         if answers is None:
@@ -150,14 +144,14 @@ async def run_nuggetize(
                 if item is None:
                     info = wanted[qid]
                     item = await nuggets.create(
-                        qid, info["query"], info["passages"], client, max_retries=judge_max_retries,
+                        qid, info["query"], info["passages"], client, max_retries=retries,
                         max_nuggets=max_nuggets,
                     )  # fmt: skip
-                    await nuggets.score(item, client, max_retries=judge_max_retries)
+                    await nuggets.score(item, client, max_retries=retries)
                 indices = nuggets.selected(item, nugget_top_k)
                 runs = all_answers.get(qid, {})
                 labelled = await asyncio.gather(
-                    *(nuggets.assign(item, text, indices, client, max_retries=judge_max_retries)
+                    *(nuggets.assign(item, text, indices, client, max_retries=retries)
                       for text in runs.values())
                 )  # fmt: skip
                 records = [

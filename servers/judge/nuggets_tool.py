@@ -8,21 +8,12 @@ from pydantic import Field
 
 from servers.core.factory import tool_hints
 from servers.judge.nuggets_job import NuggetizeResult, run_nuggetize
-from servers.judge.tool_specs import (
-    DEFAULT_CACHE,
-    DEFAULT_LLM,
-    DEFAULT_SAVE,
-    CachePath,
-    LLMSpec,
-    Retries,
-    SavePath,
-    Timeout,
-    Workers,
-)
+from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def nuggetize(
+    *,
     query: Annotated[str | None, Field(description="inline mode: the query (then give answers)")] = None,
     passages: Annotated[
         dict[str, str] | list[str] | None, Field(description="inline mode: {docid: text} or a list of texts")
@@ -38,26 +29,17 @@ async def nuggetize(
     nuggets_path: Annotated[
         str, Field(description="stored nuggets (a previous nuggetize's nuggets_path) to reuse; '' = create")
     ] = "",
-    queries_path: Annotated[
-        str, Field(description="file mode: queries JSONL or TSV (qid, query)")
-    ] = "data/umbrela/queries.jsonl",
-    run_path: Annotated[
-        str, Field(description="file mode: TREC run whose top `depth` passages make the nuggets")
-    ] = "data/umbrela/run.bm25.trec",
-    corpus_path: Annotated[
-        str, Field(description="file mode: corpus JSONL (docid, text, optional title)")
-    ] = "data/umbrela/corpus.jsonl",
-    answers_path: Annotated[str, Field(description="file mode: JSONL answers (qid, answer, optional run)")] = "",
-    depth: Annotated[int, Field(description="passages per query in file mode", ge=1)] = 10,
-    min_judgment: Annotated[int, Field(description="with scores: use passages graded >= this")] = 2,
-    max_nuggets: Annotated[int, Field(description="nuggets per query at most", ge=1, le=100)] = 30,
-    nugget_top_k: Annotated[int, Field(description="assign the first k nuggets, vital first; 0 = all", ge=0)] = 0,
-    judge_llm: LLMSpec = DEFAULT_LLM,
-    judge_timeout: Timeout = 60.0,
-    judge_max_retries: Retries = 3,
-    judge_max_workers: Workers = 8,
-    judge_cache: CachePath = DEFAULT_CACHE,
-    save_path: SavePath = DEFAULT_SAVE,
+    queries_path: Annotated[str, Field(description="file mode: queries JSONL or TSV (qid, query)")],
+    run_path: Annotated[str, Field(description="file mode: TREC run whose top `depth` passages make the nuggets")],
+    corpus_path: Annotated[str, Field(description="file mode: corpus JSONL (docid, text, optional title)")],
+    answers_path: Annotated[str, Field(description="file mode: JSONL answers (qid, answer, optional run)")],
+    depth: Annotated[int, Field(description="passages per query in file mode", ge=1)],
+    min_judgment: Annotated[int, Field(description="with scores: use passages graded >= this")],
+    max_nuggets: Annotated[int, Field(description="nuggets per query at most", ge=1, le=100)],
+    nugget_top_k: Annotated[int, Field(description="assign the first k nuggets, vital first; 0 = all", ge=0)],
+    judge_llm: LLMSpec,
+    judge_cache: CachePath,
+    save_path: SavePath,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -82,9 +64,6 @@ async def nuggetize(
         max_nuggets=max_nuggets,
         nugget_top_k=nugget_top_k,
         judge_llm=judge_llm,
-        judge_timeout=judge_timeout,
-        judge_max_retries=judge_max_retries,
-        judge_max_workers=judge_max_workers,
         judge_cache=judge_cache,
         save_path=save_path,
     )

@@ -1,4 +1,5 @@
-"""The judge server's tools: ``umbrela_judge`` and ``judge_agreement``, thin MCP faces over ``jobs``."""
+"""The judge server's tools: ``umbrela_judge`` and ``judge_agreement`` (thin MCP faces over ``jobs``) and the list
+of every tool. Settings (the keys of parameter.yaml) are keyword-only without a default: the server fills them."""
 
 from __future__ import annotations
 
@@ -7,52 +8,33 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from servers.core.factory import tool_hints
-from servers.judge.answer_judges_tool import (
-    answer_correctness,
-    answer_relevancy,
-    citation_judge,
-    context_precision,
-    context_recall,
-    faithfulness,
-    idk_judge,
-    rag_judge,
-)
-from servers.judge.jobs import DEFAULT_K_VALUES, AgreementResult, UmbrelaResult, run_agreement, run_umbrela
+from servers.judge.answer_judges_tool import ANSWER_TOOLS
+from servers.judge.jobs import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.nuggets_tool import nuggetize
-from servers.judge.tool_specs import DEFAULT_LLM, LLMSpec
+from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
 from servers.judge.trec_rag_table import trec_rag_table
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-DEFAULT_RUNS = ["data/umbrela/run.bm25.trec", "data/umbrela/run.tfidf.trec", "data/umbrela/run.title.trec"]
-
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def umbrela_judge(
+    *,
     ctx: Context | None = None,
     query: Annotated[str | None, Field(description="inline mode: the query (then give passages)")] = None,
     passages: Annotated[
         dict[str, str] | list[str] | None, Field(description="inline mode: {docid: text} or a list of texts")
     ] = None,
     query_id: Annotated[str, Field(description="inline mode: the query id written to the qrels")] = "q1",
-    queries_path: Annotated[
-        str, Field(description="file mode: queries JSONL or TSV (qid, query)")
-    ] = "data/umbrela/queries.jsonl",
-    run_path: Annotated[
-        str, Field(description="file mode: TREC run whose top `depth` passages are judged")
-    ] = "data/umbrela/run.bm25.trec",
-    corpus_path: Annotated[
-        str, Field(description="file mode: corpus JSONL (docid, text, optional title)")
-    ] = "data/umbrela/corpus.jsonl",
-    depth: Annotated[int, Field(description="passages judged per query in file mode", ge=1)] = 10,
-    k_values: Annotated[list[int], Field(description="cut-offs for P@k and AP@k")] = DEFAULT_K_VALUES,
-    judge_llm: LLMSpec = DEFAULT_LLM,
-    judge_timeout: Annotated[float, Field(description="seconds per request")] = 60.0,
-    judge_max_retries: Annotated[int, Field(description="retries per request, and per unreadable reply")] = 3,
-    judge_max_workers: Annotated[int, Field(description="requests in flight at most")] = 8,
-    judge_cache: Annotated[str, Field(description="SQLite answer cache ('' = none)")] = "output/judge_cache.sqlite",
-    save_path: Annotated[str, Field(description="directory or file name for the result")] = "output/judge",
+    queries_path: Annotated[str, Field(description="file mode: queries JSONL or TSV (qid, query)")],
+    run_path: Annotated[str, Field(description="file mode: TREC run whose top `depth` passages are judged")],
+    corpus_path: Annotated[str, Field(description="file mode: corpus JSONL (docid, text, optional title)")],
+    depth: Annotated[int, Field(description="passages judged per query in file mode", ge=1)],
+    k_values: Annotated[list[int], Field(description="cut-offs for P@k and AP@k")],
+    judge_llm: LLMSpec,
+    judge_cache: CachePath,
+    save_path: SavePath,
 ) -> UmbrelaResult:
     """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
 
@@ -76,9 +58,6 @@ async def umbrela_judge(
         depth=depth,
         k_values=k_values,
         judge_llm=judge_llm,
-        judge_timeout=judge_timeout,
-        judge_max_retries=judge_max_retries,
-        judge_max_workers=judge_max_workers,
         judge_cache=judge_cache,
         save_path=save_path,
         progress=progress,
@@ -87,14 +66,13 @@ async def umbrela_judge(
 
 @tool_hints(read_only=False, idempotent=True)
 def judge_agreement(
+    *,
     llm_qrels_path: Annotated[str, Field(description="qrels written by umbrela_judge")],
-    human_qrels_path: Annotated[
-        str, Field(description="human qrels over the same pairs")
-    ] = "data/umbrela/qrels.human.txt",
-    run_paths: Annotated[list[str], Field(description="runs to rank under both qrels (may be empty)")] = DEFAULT_RUNS,
-    measure: Annotated[str, Field(description="the measure that ranks the runs, e.g. ndcg@10")] = "ndcg@10",
-    relevant_grade: Annotated[int, Field(description="binary relevance: grade >= this")] = 2,
-    save_path: Annotated[str, Field(description="directory or file name for the result")] = "output/judge",
+    human_qrels_path: Annotated[str, Field(description="human qrels over the same pairs")],
+    run_paths: Annotated[list[str], Field(description="runs to rank under both qrels (may be empty)")],
+    measure: Annotated[str, Field(description="the measure that ranks the runs, e.g. ndcg@10")],
+    relevant_grade: Annotated[int, Field(description="binary relevance: grade >= this")],
+    save_path: SavePath,
 ) -> AgreementResult:
     """Compare LLM relevance grades with human ones: Cohen's kappa, confusion matrix, system rankings.
 
@@ -117,13 +95,6 @@ TOOLS = [
     umbrela_judge,
     judge_agreement,
     nuggetize,
-    idk_judge,
-    citation_judge,
-    rag_judge,
-    faithfulness,
-    answer_relevancy,
-    context_precision,
-    context_recall,
-    answer_correctness,
+    *ANSWER_TOOLS,
     trec_rag_table,
 ]

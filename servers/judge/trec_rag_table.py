@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 from servers.core.errors import InputError
 from servers.core.factory import tool_hints
 from servers.core.files import atomic_write_json, atomic_write_text, result_path, unique_path
-from servers.judge.tool_specs import DEFAULT_SAVE, SavePath
+from servers.judge.tool_parameters import SavePath
 
 CITATION_FIELDS = ("citation_precision", "citation_recall", "citation_f1", "num_citations", "invalid_citations")
 IDK_FIELDS = ("idk", "answer_attempted")
@@ -187,7 +187,8 @@ def trec_rag_table(
         list[dict[str, Any]], Field(description="citation_judge's items; id '<qid>/<run>' (or '<qid>')")
     ],
     idk_items: Annotated[list[dict[str, Any]], Field(description="idk_judge's items, same ids as citation_items")],
-    save_path: SavePath = DEFAULT_SAVE,
+    *,
+    save_path: SavePath,
 ) -> TrecRagTableResult:
     """The TREC RAG evaluation (open-rag-eval's TREC evaluator) as one table: a row per (query, run).
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servers.core.files import atomic_write
-from servers.judge.inputs import Pair
 from servers.core.llm.client import LLMClient
+from servers.judge.inputs import Pair
 from servers.judge.parsing import parse_grade
 from servers.judge.prompting import Prompt, load_prompt
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from servers.core.factory import tool_settings
+from servers.core.settings import defaults
 from tests.support.openai_stub import OpenAIStub, content_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,5 +43,14 @@ def stub() -> Iterator[OpenAIStub]:
 
 
 def llm_settings(stub: OpenAIStub, **overrides: Any) -> dict[str, Any]:
-    """``judge_llm`` for the stub, with the test secret as API key."""
+    """``judge_llm`` for the stub, with the test secret as API key (the other keys: parameter.yaml's)."""
     return {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-judge", "api_key": SECRET, **overrides}
+
+
+def call_job(job: Callable[..., Any], /, *args: Any, **given: Any) -> Any:
+    """``job(*args, **given)`` with parameter.yaml's value for every setting ``given`` leaves out, as the server
+    fills them; no answer cache unless the test names one (``judge_cache=""``)."""
+    settings = tool_settings(job, defaults("judge"))
+    if "judge_cache" in settings:
+        settings["judge_cache"] = ""
+    return job(*args, **{**settings, **given})

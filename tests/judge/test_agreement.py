@@ -11,7 +11,7 @@ from servers.core.errors import InputError
 from servers.core.trec.engine import evaluate
 from servers.judge.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
 from servers.judge.jobs import run_agreement
-from tests.judge.conftest import SAMPLE
+from tests.judge.conftest import SAMPLE, call_job
 
 RUNS = [str(SAMPLE / f"run.{name}.trec") for name in ("bm25", "tfidf", "title")]
 
@@ -37,7 +37,7 @@ def test_kappa_matches_scikit_learn() -> None:
 def test_label_agreement_counts() -> None:
     llm = {"1": {"a": 3, "b": 0, "c": 2, "x": 1}, "2": {"a": 1}}
     human = {"1": {"a": 2, "b": 0, "c": 2, "y": 0}, "2": {"a": 1}}
-    report = label_agreement(llm, human)
+    report = label_agreement(llm, human, relevant_grade=2)
     assert (report["num_pairs"], report["only_llm"], report["only_human"]) == (4, 1, 1)
     assert report["confusion"]["labels"] == [0, 1, 2, 3]
     assert report["confusion"]["matrix"] == [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1], [0, 0, 0, 0]]
@@ -45,7 +45,7 @@ def test_label_agreement_counts() -> None:
     assert report["exact_agreement"] == 0.75 and report["binary_agreement"] == 1.0
     assert report["kappa_binary"] == 1.0
     with pytest.raises(InputError, match="no \\(query, document\\) pair in common"):
-        label_agreement({"1": {"z": 1}}, human)
+        label_agreement({"1": {"z": 1}}, human, relevant_grade=2)
 
 
 def test_ranking_correlation_against_trec_and_pair_counts(tmp_path) -> None:
@@ -71,13 +71,15 @@ def test_ranking_correlation_against_trec_and_pair_counts(tmp_path) -> None:
 
 
 def test_single_run_has_no_correlation() -> None:
-    report = ranking_agreement(SAMPLE / "qrels.human.txt", SAMPLE / "qrels.human.txt", RUNS[:1])
+    report = ranking_agreement(SAMPLE / "qrels.human.txt", SAMPLE / "qrels.human.txt", RUNS[:1], measure="ndcg@10")
     assert report["kendall_tau"] is None and "at least two runs" in report["note"]
 
 
 def test_identical_qrels_agree_perfectly(tmp_path) -> None:
     qrels = str(SAMPLE / "qrels.human.txt")
-    result = run_agreement(llm_qrels_path=qrels, human_qrels_path=qrels, run_paths=RUNS, save_path=str(tmp_path))
+    result = call_job(
+        run_agreement, llm_qrels_path=qrels, human_qrels_path=qrels, run_paths=RUNS, save_path=str(tmp_path)
+    )
     assert result["kappa_graded"] == 1.0 and result["kappa_binary"] == 1.0
     assert result["ranking"]["kendall_tau"] == pytest.approx(1.0)
     assert result["ranking"]["spearman_rho"] == pytest.approx(1.0)

@@ -8,9 +8,10 @@ import re
 import pytest
 from mcp import Client
 
-from servers.judge.answer_judges import build_items, citation_scores, run_answer_judge, split_citations
+from servers.judge.answer_judges import citation_scores, split_citations
+from servers.judge.answer_runner import build_items, run_answer_judge
 from servers.judge.server import create_app
-from tests.judge.conftest import llm_settings
+from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
@@ -68,11 +69,11 @@ async def test_idk_judge_values_statuses_and_cache(tmp_path) -> None:
     cache = str(tmp_path / "c.sqlite")
     with OpenAIStub(responder=responder) as stub:
         result = await run_answer_judge(
-            "idk", items, judge_llm=llm_settings(stub), judge_max_retries=1, judge_cache=cache, save_path=str(tmp_path)
+            "idk", items, judge_llm=llm_settings(stub, max_retries=1), judge_cache=cache, save_path=str(tmp_path)
         )
         assert stub.request_count == 3 + 2  # one per answer; the garbled one is asked twice
         again = await run_answer_judge(
-            "idk", items, judge_llm=llm_settings(stub), judge_max_retries=1, judge_cache=cache, save_path=str(tmp_path)
+            "idk", items, judge_llm=llm_settings(stub, max_retries=1), judge_cache=cache, save_path=str(tmp_path)
         )
         assert stub.request_count == 5  # the cache replays every reply, the unreadable ones too: same result
     assert [r.get("idk") for r in result["items"]] == [0.0, 1.0, 0.5, None]
@@ -95,8 +96,8 @@ async def test_citation_judge_by_hand(tmp_path) -> None:
     ]
     items = build_items(["q"] * 4, answers, ret_psg=[passages] * 4)
     with OpenAIStub(responder=responder) as stub:
-        result = await run_answer_judge(
-            "citation", items, judge_llm=llm_settings(stub), judge_max_retries=0, save_path=str(tmp_path)
+        result = await call_job(
+            run_answer_judge, "citation", items, judge_llm=llm_settings(stub, max_retries=0), save_path=str(tmp_path)
         )
         asked = stub.request_count
     first, broken, uncited, empty = result["items"]
@@ -119,8 +120,8 @@ async def test_rag_judge_rating_and_out_of_range(tmp_path) -> None:
         ["q1", "q2"], ["##final score: 7|a", "##final score: 11|b"], ret_psg=[["p"], []], gt_ls=[["ref"], "ref2"]
     )
     with OpenAIStub(responder=responder) as stub:
-        result = await run_answer_judge(
-            "rag", items, judge_llm=llm_settings(stub), judge_max_retries=1, save_path=str(tmp_path)
+        result = await call_job(
+            run_answer_judge, "rag", items, judge_llm=llm_settings(stub, max_retries=1), save_path=str(tmp_path)
         )
         shown = content_of(stub.chat_requests()[0])
     good, bad = result["items"]

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from servers.judge.answer_judges import build_items, run_answer_judge
 from servers.judge.answer_judges_ragas import average_precision, correctness_f1, cosine
-from tests.judge.conftest import llm_settings
+from servers.judge.answer_runner import build_items, run_answer_judge
+from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of, embed_text
 
 pytestmark = pytest.mark.anyio
@@ -56,8 +56,8 @@ def test_formulas_by_hand() -> None:
 
 async def run(kind: str, stub: OpenAIStub, tmp_path, **lists):
     items = build_items(**lists)
-    return await run_answer_judge(
-        kind, items, judge_llm=llm_settings(stub), judge_max_retries=1, save_path=str(tmp_path)
+    return await call_job(
+        run_answer_judge, kind, items, judge_llm=llm_settings(stub, max_retries=1), save_path=str(tmp_path)
     )
 
 

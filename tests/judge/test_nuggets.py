@@ -11,7 +11,7 @@ from mcp import Client
 from servers.judge.nuggets import answer_scores, selected
 from servers.judge.nuggets_job import dump, run_nuggetize
 from servers.judge.server import create_app
-from tests.judge.conftest import llm_settings
+from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder, stages
 from tests.support.openai_stub import OpenAIStub, content_of
 
@@ -68,7 +68,8 @@ async def test_windows_and_batches(tmp_path, num_passages: int, create: int, bat
     nuggets_created = min(num_passages, 30)
     answers = {"runA": json.dumps({"fact 1": S, "vital fact 3": P}), "runB": "{}"}
     with OpenAIStub(responder=nugget_responder) as stub:
-        result = await run_nuggetize(
+        result = await call_job(
+            run_nuggetize,
             query="q?", passages=passages or None, answers=answers, judge_llm=llm_settings(stub),
             save_path=str(tmp_path),
         )  # fmt: skip
@@ -104,8 +105,9 @@ async def test_create_list_over_the_limit_is_a_counted_failure(tmp_path) -> None
         return nugget_responder(request)
 
     with OpenAIStub(responder=respond) as stub:
-        result = await run_nuggetize(
-            query="q", passages=_passages(3), answers="{}", judge_llm=llm_settings(stub), judge_max_retries=1,
+        result = await call_job(
+            run_nuggetize,
+            query="q", passages=_passages(3), answers="{}", judge_llm=llm_settings(stub, max_retries=1),
             save_path=str(tmp_path),
         )  # fmt: skip
         assert stub.request_count == 2  # the request and one repair
@@ -129,9 +131,10 @@ async def test_wrong_length_labels_are_retried_then_a_failed_batch(tmp_path) -> 
 
     answer = json.dumps({text: S for text in _passages(11).values()})
     with OpenAIStub(responder=respond) as stub:
-        result = await run_nuggetize(
-            query="q", passages=_passages(11), answers={"r": answer}, judge_llm=llm_settings(stub),
-            judge_max_retries=2, save_path=str(tmp_path),
+        result = await call_job(
+            run_nuggetize,
+            query="q", passages=_passages(11), answers={"r": answer}, judge_llm=llm_settings(stub, max_retries=2),
+            save_path=str(tmp_path),
         )  # fmt: skip
         assert stages(stub.chat_requests())["assign"] == 2 + 3  # batch 1: ask + 1 repair; batch 2: ask + 2 repairs
     (row,) = dump(result["assignments_path"])
@@ -154,8 +157,9 @@ async def test_failed_score_batch_leaves_importance_unknown(tmp_path) -> None:
         return nugget_responder(request)
 
     with OpenAIStub(responder=respond) as stub:
-        result = await run_nuggetize(
-            query="q", passages=_passages(2), answers="{}", judge_llm=llm_settings(stub), judge_max_retries=0,
+        result = await call_job(
+            run_nuggetize,
+            query="q", passages=_passages(2), answers="{}", judge_llm=llm_settings(stub, max_retries=0),
             save_path=str(tmp_path),
         )  # fmt: skip
     (record,) = dump(result["nuggets_path"])
@@ -165,12 +169,14 @@ async def test_failed_score_batch_leaves_importance_unknown(tmp_path) -> None:
 
 async def test_stored_nuggets_are_reused_without_create_or_score(tmp_path) -> None:
     with OpenAIStub(responder=nugget_responder) as stub:
-        first = await run_nuggetize(
+        first = await call_job(
+            run_nuggetize,
             query="q", passages=_passages(12), answers={"a": "{}"}, judge_llm=llm_settings(stub),
             save_path=str(tmp_path),
         )  # fmt: skip
         stub.reset()
-        second = await run_nuggetize(
+        second = await call_job(
+            run_nuggetize,
             query="q", answers={"b": json.dumps({"vital fact 3": S}), "c": "{}", "d": "{\"other\": 1}"},
             nuggets_path=first["nuggets_path"], judge_llm=llm_settings(stub), save_path=str(tmp_path),
         )  # fmt: skip
@@ -185,7 +191,8 @@ async def test_stored_31_nuggets_assign_in_four_batches(tmp_path) -> None:
     record = {"qid": "q1", "query": "q", "nuggets": [{"text": t, "importance": OK} for t in texts]}
     store.write_text(json.dumps(record) + "\n")
     with OpenAIStub(responder=nugget_responder) as stub:
-        result = await run_nuggetize(
+        result = await call_job(
+            run_nuggetize,
             query="q", answers=json.dumps({"fact 31": S}), nuggets_path=str(store), judge_llm=llm_settings(stub),
             save_path=str(tmp_path),
         )  # fmt: skip
@@ -199,7 +206,8 @@ async def test_stored_31_nuggets_assign_in_four_batches(tmp_path) -> None:
 
 async def _with_top_k(tmp_path, store):
     with OpenAIStub(responder=nugget_responder) as stub:
-        return await run_nuggetize(
+        return await call_job(
+            run_nuggetize,
             query="q", answers="{}", nuggets_path=str(store), nugget_top_k=20, judge_llm=llm_settings(stub),
             save_path=str(tmp_path),
         )  # fmt: skip
@@ -211,11 +219,11 @@ async def test_min_judgment_filters_passages_and_cache_answers_a_rerun(tmp_path)
     cache = str(tmp_path / "cache.sqlite")
     options = dict(query="q", passages=passages, answers="{}", scores=grades, save_path=str(tmp_path))
     with OpenAIStub(responder=nugget_responder) as stub:
-        first = await run_nuggetize(**options, judge_llm=llm_settings(stub), judge_cache=cache)
+        first = await call_job(run_nuggetize, **options, judge_llm=llm_settings(stub), judge_cache=cache)
         (create,) = [content_of(r) for r in stub.chat_requests() if "Updated nugget list" in content_of(r)]
         assert "fact 1" in create and "vital fact 3" in create and "fact 2" not in create and "fact 4" not in create
         used = stub.request_count
-        again = await run_nuggetize(**options, judge_llm=llm_settings(stub), judge_cache=cache)
+        again = await call_job(run_nuggetize, **options, judge_llm=llm_settings(stub), judge_cache=cache)
         assert stub.request_count == used == 3  # create, score, assign; the re-run is answered by the cache
     assert again["usage"]["cache_hits"] == 3 and again["usage"]["requests"] == 0
     assert again["per_query"] == first["per_query"]
@@ -227,7 +235,8 @@ async def test_min_judgment_filters_passages_and_cache_answers_a_rerun(tmp_path)
 
 async def _min_judgment_one(tmp_path, passages, grades) -> int:
     with OpenAIStub(responder=nugget_responder) as stub:
-        result = await run_nuggetize(
+        result = await call_job(
+            run_nuggetize,
             query="q", passages=passages, answers="{}", scores=grades, min_judgment=1, judge_llm=llm_settings(stub),
             save_path=str(tmp_path),
         )  # fmt: skip

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from servers.judge.jobs import run_umbrela
-from tests.judge.conftest import ROOT, SAMPLE, SECRET, llm_settings
+from tests.judge.conftest import ROOT, SAMPLE, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, request_digest
 
 pytestmark = pytest.mark.anyio
@@ -21,8 +21,9 @@ pytestmark = pytest.mark.anyio
 CHILD = """
 import asyncio, json, sys
 from servers.judge.jobs import run_umbrela
+from tests.judge.conftest import call_job
 args = json.loads(sys.argv[1])
-asyncio.run(run_umbrela(**args))
+asyncio.run(call_job(run_umbrela, **args))
 """
 
 
@@ -32,8 +33,7 @@ def arguments(stub: OpenAIStub, tmp_path) -> dict:
         "run_path": str(SAMPLE / "run.bm25.trec"),
         "corpus_path": str(SAMPLE / "corpus.jsonl"),
         "depth": 10,
-        "judge_llm": llm_settings(stub),
-        "judge_max_workers": 4,
+        "judge_llm": llm_settings(stub, max_workers=4),
         "judge_cache": str(tmp_path / "cache.sqlite"),
         "save_path": str(tmp_path / "out"),
     }
@@ -70,7 +70,7 @@ async def test_killed_run_resumes_without_repeating(tmp_path) -> None:
         assert not list((tmp_path / "out").glob("*.json")) if (tmp_path / "out").exists() else True
 
         stub.reset()
-        result = await run_umbrela(**args)
+        result = await call_job(run_umbrela, **args)
         resent = {request_digest(body) for body in stub.chat_requests()}
     assert result["counts"]["ok"] == 180
     assert stub.request_count == unique - len(committed)

@@ -23,11 +23,12 @@ pytestmark = pytest.mark.anyio
 PARAMETERS = load_parameter_file(ROOT / "servers" / "judge" / "parameter.yaml")
 
 
-def test_python_defaults_agree_with_parameter_yaml() -> None:
+def test_settings_have_no_default_in_python() -> None:
     for fn in tools.TOOLS:
         for name, param in inspect.signature(fn).parameters.items():
             if name in PARAMETERS:
-                assert param.default == PARAMETERS[name], f"{fn.__name__}.{name}"
+                assert param.default is inspect.Parameter.empty, f"{fn.__name__}.{name}"
+                assert param.kind is inspect.Parameter.KEYWORD_ONLY, f"{fn.__name__}.{name}"
 
 
 def test_parameter_file_holds_no_secret() -> None:
@@ -46,6 +47,11 @@ async def test_tools_publish_schemas() -> None:
         umbrela.output_schema["properties"]
     )
     assert listed["judge_agreement"].input_schema["required"] == ["llm_qrels_path"]
+    for tool in listed.values():  # every setting's published default is parameter.yaml's, judge_llm whole
+        for name, schema in tool.input_schema["properties"].items():
+            if name in PARAMETERS:
+                assert schema["default"] == PARAMETERS[name], (tool.name, name)
+    assert not {"judge_timeout", "judge_max_retries", "judge_max_workers"} & set(umbrela.input_schema["properties"])
 
 
 async def test_umbrela_over_mcp_reports_progress_and_keeps_the_secret(tmp_path, caplog) -> None:

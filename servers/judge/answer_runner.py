@@ -1,0 +1,135 @@
+"""Run one answer judge over a list of items: ask, summarise, write ``<kind>_judge_<time>.json``.
+
+result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_llm={...}, judge_cache="",
+                                      save_path="output/judge"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write_json, result_path
+from servers.core.llm.cache import open_cache
+from servers.core.llm.client import LLMClient
+from servers.judge.llm_settings import judge_settings
+from servers.judge.prompting import load_prompt
+from servers.judge.registry import AnswerJudge, judge_of_kind
+
+
+class AnswerJudgeResult(TypedDict):
+    result_path: str
+    aggregate: dict[str, Any]
+    items: list[dict[str, Any]]
+    counts: dict[str, int]
+    usage: dict[str, int]
+    prompt: dict[str, str]
+
+
+def build_items(
+    q_ls: list[str],
+    pred_ls: list[str],
+    *,
+    ret_psg: list[list[str]] | None = None,
+    gt_ls: list[Any] | None = None,
+    id_ls: list[str] | None = None,
+    need_passages: bool = False,
+    need_reference: bool = False,
+) -> list[dict[str, Any]]:
+    """One item per question: the question, the answer, and the passages / reference when the judge needs them."""
+    n = len(q_ls)
+    lists = {"pred_ls": pred_ls, "ret_psg": ret_psg, "gt_ls": gt_ls, "id_ls": id_ls}
+    for name, values in lists.items():
+        if values is not None and len(values) != n:
+            raise InputError(f"{name} has {len(values)} items but q_ls has {n}: give one per question")
+    if need_passages and ret_psg is None:
+        raise InputError("ret_psg (the passages shown to the generator, one list per question) is needed")
+    if need_reference and gt_ls is None:
+        raise InputError("gt_ls (the reference answers, one per question) is needed")
+    items = []
+    for i in range(n):
+        reference = gt_ls[i] if gt_ls is not None else ""
+        if isinstance(reference, list):
+            reference = reference[0] if reference else ""
+        items.append(
+            {
+                "id": str(id_ls[i]) if id_ls is not None else str(i),
+                "question": str(q_ls[i]),
+                "answer": str(pred_ls[i] or ""),
+                "passages": [str(p) for p in (ret_psg[i] if ret_psg is not None else [])],
+                "reference": str(reference),
+            }
+        )
+    return items
+
+
+def items_for(judge: AnswerJudge, lists: dict[str, Any], id_ls: list[str] | None) -> list[dict[str, Any]]:
+    """The items of ``judge`` from its input lists (a judge without ``pred_ls`` judges no answer)."""
+    q_ls = lists["q_ls"]
+    return build_items(
+        q_ls,
+        lists["pred_ls"] if "pred_ls" in judge.inputs else [""] * len(q_ls),
+        ret_psg=lists.get("ret_psg"),
+        gt_ls=lists.get("gt_ls"),
+        id_ls=id_ls,
+        need_passages="ret_psg" in judge.inputs,
+        need_reference="gt_ls" in judge.inputs,
+    )
+
+
+async def run_answer_judge(
+    judge: AnswerJudge | str,
+    items: list[dict[str, Any]],
+    *,
+    judge_llm: dict[str, Any],
+    judge_cache: str,
+    save_path: str,
+    **pacing: float,
+) -> AnswerJudgeResult:
+    """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file."""
+    judge = judge_of_kind(judge) if isinstance(judge, str) else judge
+    settings = judge_settings(judge_llm, **pacing)
+    cache = open_cache(judge_cache)
+    try:
+        async with LLMClient(settings, cache) as client:
+            judged = await asyncio.gather(*(judge.judge(client, item, settings.max_retries) for item in items))
+            usage = client.usage.as_dict()
+    finally:
+        cache.close()
+    results = [{"id": item["id"], **result} for item, result in zip(items, judged, strict=True)]
+    aggregate = summarise(judge.metrics, results)
+    counts: dict[str, int] = {"items": len(results)}
+    for result in results:
+        counts[result["status"]] = counts.get(result["status"], 0) + 1
+    prompt = load_prompt(judge.prompts[0]).describe()
+    out = result_path(save_path, f"{judge.kind}_judge")
+    document = {
+        "tool": f"{judge.kind}_judge",
+        "aggregate": aggregate,
+        "counts": counts,
+        "items": results,
+        "usage": usage,
+        "prompt": prompt,
+        "settings": {"judge_llm": settings.public()},
+    }
+    atomic_write_json(out, document)
+    return AnswerJudgeResult(
+        result_path=str(out), aggregate=aggregate, items=results, counts=counts, usage=usage, prompt=prompt
+    )
+
+
+def summarise(metrics: Sequence[str], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each metric's mean over the items with status ok (and a value), with the number excluded."""
+    ok = [r for r in results if r["status"] == "ok"]
+    aggregate: dict[str, Any] = {}
+    for name in metrics:
+        values = [r[name] for r in ok if r.get(name) is not None]
+        aggregate[name] = sum(values) / len(values) if values else None
+        aggregate[f"num_{name}"] = len(values)
+    aggregate["num_items"] = len(results)
+    aggregate["num_excluded"] = len(results) - len(ok)
+    return aggregate

@@ -1,0 +1,18 @@
+"""Parameter types shared by the judge tools; the defaults of the settings live in parameter.yaml only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+LLMSpec = Annotated[
+    dict[str, Any],
+    Field(
+        description="the judge LLM {backend, base_url, model_id, api_key, reasoning, structured_output, "
+        "embedding_model, timeout (seconds per request), max_retries (per request and per unreadable reply), "
+        "max_workers (requests in flight)}; keys left out take parameter.yaml's values"
+    ),
+]
+CachePath = Annotated[str, Field(description="SQLite answer cache ('' = none)")]
+SavePath = Annotated[str, Field(description="directory or file name for the result")]

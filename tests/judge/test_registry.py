@@ -1,0 +1,119 @@
+"""The answer-judge registry: one declaration per judge makes its tool, its schema and its docs row."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from servers.core.inprocess import local_tools
+from servers.core.settings import defaults
+from servers.judge.answer_judges import judge_idk
+from servers.judge.answer_judges_tool import ANSWER_TOOLS, answer_tool
+from servers.judge.prompting import PROMPT_DIR
+from servers.judge.registry import JUDGES, AnswerJudge, registry_markdown
+from servers.judge.server import SPEC, create_app
+from tests.judge.conftest import llm_settings
+from tests.support.openai_stub import OpenAIStub
+
+pytestmark = pytest.mark.anyio
+
+RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "usage", "prompt"}
+SETTINGS = ["judge_llm", "judge_cache", "save_path"]
+
+
+def test_declarations_are_complete_and_unique() -> None:
+    assert [j.name for j in JUDGES] == [
+        "idk_judge", "citation_judge", "rag_judge", "faithfulness", "answer_relevancy", "context_precision",
+        "context_recall", "answer_correctness",
+    ]  # fmt: skip
+    assert len({j.kind for j in JUDGES}) == len(JUDGES)
+    for judge in JUDGES:
+        assert judge.metrics and judge.requests and judge.summary
+        for name in judge.prompts:
+            assert (PROMPT_DIR / f"{name}.txt").is_file(), (judge.name, name)
+    with pytest.raises(ValueError, match="inputs must start with q_ls"):
+        dataclasses.replace(JUDGES[0], inputs=("pred_ls", "q_ls"))
+
+
+def test_generated_signatures() -> None:
+    for judge, tool in zip(JUDGES, ANSWER_TOOLS, strict=True):
+        signature = inspect.signature(tool)
+        assert tool.__name__ == judge.name and tool.__doc__ == judge.description
+        assert list(signature.parameters) == [*judge.inputs, "id_ls", *SETTINGS]
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in signature.parameters.values())
+        no_default = [n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty]
+        assert no_default == [*judge.inputs, *SETTINGS]  # the settings' defaults come from parameter.yaml only
+        assert inspect.iscoroutinefunction(tool)
+
+
+async def test_mcp_listing_and_in_process_tools_agree_with_the_declarations() -> None:
+    async with Client(create_app()) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    local = local_tools(SPEC)
+    judge_llm = defaults("judge")["judge_llm"]
+    for judge in JUDGES:
+        tool = listed[judge.name]
+        properties = tool.input_schema["properties"]
+        assert list(properties) == [*judge.inputs, "id_ls", *SETTINGS]
+        assert tool.input_schema["required"] == list(judge.inputs)
+        assert properties["judge_llm"]["default"] == judge_llm
+        assert tool.description == judge.description
+        assert set(tool.output_schema["properties"]) == RESULT_FIELDS
+        assert tool.annotations.open_world_hint and tool.annotations.idempotent_hint
+        assert local[judge.name].parameters == list(properties)
+        assert local[judge.name].required == set(judge.inputs)
+        assert local[judge.name].description == judge.description
+
+
+def test_registry_markdown_has_a_row_per_judge() -> None:
+    table = registry_markdown().splitlines()
+    assert table[0].startswith("| tool | inputs | metrics | prompt files | requests per item |")
+    assert len(table) == 2 + len(JUDGES)
+    for judge, row in zip(JUDGES, table[2:], strict=True):
+        assert row.startswith(f"| `{judge.name}` |") and row.count(" | ") == 5
+        assert all(f"`prompts/{name}.txt`" in row for name in judge.prompts)
+    assert "`faithfulness_statements_v1`" not in registry_markdown()  # prompt names are shown as files
+
+
+async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
+    """A judge declared outside JUDGES (here: IDK under another name) works as a tool as it is."""
+    declared = AnswerJudge(
+        name="answer_refusal",
+        kind="refusal",
+        prompts=("idk_v1",),
+        inputs=("q_ls", "pred_ls"),
+        metrics=("idk",),
+        judge=judge_idk,
+        requests="1",
+        description="Refusals only.",
+    )
+    tool = answer_tool(declared)
+    with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:
+        result = await tool(
+            q_ls=["q"], pred_ls=["I don't know"], judge_llm=llm_settings(stub), judge_cache="", save_path=str(tmp_path)
+        )
+    assert result["aggregate"]["idk"] == 1.0 and list(result["aggregate"])[:2] == ["idk", "num_idk"]
+    assert json.loads(Path(result["result_path"]).read_text())["tool"] == "refusal_judge"
+    with pytest.raises(TypeError, match="judge_llm"):
+        await tool(q_ls=["q"], pred_ls=["x"], judge_cache="", save_path=str(tmp_path))
+
+
+async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
+    from servers.core.inprocess import call_local_tool
+
+    reply = json.dumps({"attempted": "yes", "idk": "partial"})
+    with OpenAIStub(responder=lambda request: reply) as stub:
+        arguments = {"q_ls": ["a", "b"], "pred_ls": ["x", "y"], "judge_llm": llm_settings(stub), "judge_cache": ""}
+        local = await call_local_tool(local_tools(SPEC)["idk_judge"], {**arguments, "save_path": str(tmp_path / "l")})
+        async with Client(create_app()) as client:
+            remote = await client.call_tool("idk_judge", {**arguments, "save_path": str(tmp_path / "r")})
+    assert not remote.is_error, remote.content
+    remote_result = dict(remote.structured_content)
+    assert local.pop("result_path").startswith(str(tmp_path / "l"))
+    assert remote_result.pop("result_path").startswith(str(tmp_path / "r"))
+    assert local == remote_result and local["aggregate"]["idk"] == 0.5

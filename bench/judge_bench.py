@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from servers.core.llm.cache import AnswerCache  # noqa: E402
-from servers.judge.inputs import Pair  # noqa: E402
 from servers.core.llm.client import LLMClient, LLMSettings  # noqa: E402
+from servers.judge.inputs import Pair  # noqa: E402
 from servers.judge.umbrela import judge_pairs  # noqa: E402
 
 
@@ -53,7 +53,10 @@ def stub_requests(base_url: str) -> int:
 
 
 async def judge(pairs: list[Pair], base_url: str, workers: int, cache_path: Path) -> tuple[float, dict]:
-    settings = LLMSettings(model_id="stub-judge", base_url=base_url, api_key="bench", max_workers=workers, timeout=30)
+    limits = {"max_workers": workers, "timeout": 30, "max_retries": 3}
+    settings = LLMSettings.from_mapping(
+        {"model_id": "stub-judge", "base_url": base_url, "api_key": "bench", **limits}, name="bench judge"
+    )
     cache = AnswerCache(cache_path)
     started = time.perf_counter()
     async with LLMClient(settings, cache) as client:

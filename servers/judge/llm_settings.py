@@ -13,5 +13,7 @@ def judge_settings(judge_llm: Any, **pacing: float) -> LLMSettings:
 
     ``pacing`` (``backoff_base`` / ``backoff_max``) is the client's retry policy; tests shorten it.
     """
+    if isinstance(judge_llm, dict) and judge_llm.get("backend") == "local":
+        judge_llm = {"api_key": "", **judge_llm}  # a local model needs no key from the environment
     mapping = complete_mapping(expand_env(judge_llm), server="judge", setting="judge_llm")
     return LLMSettings.from_mapping(mapping, name="judge_llm", **pacing)

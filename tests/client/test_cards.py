@@ -20,7 +20,9 @@ def test_every_tool_has_a_card_in_its_servers_doc() -> None:
     for server in builtin_servers():
         card = cards.ROOT / "docs" / "tools" / f"{server}.md"
         text = card.read_text() if card.is_file() else ""
-        missing += [f"{server}.{tool}" for tool in cards.server_tools(server) if f"tool {server}.{tool} -->" not in text]
+        missing += [
+            f"{server}.{tool}" for tool in cards.server_tools(server) if f"tool {server}.{tool} -->" not in text
+        ]
     assert not missing, f"tools without a generated card in docs/tools/<server>.md: {missing}"
 
 

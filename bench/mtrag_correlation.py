@@ -1,7 +1,7 @@
 """Kendall tau of RB_agg_idk against the mean human rating per dimension over MT-RAG's 477 records.
 
 Columns: MT-RAG's stored RB_agg_idk (BERTScore on deberta-xlarge-mnli, rescaled), and with
-``--ours FILE`` (the conformance records *with contexts*, e.g. ../shared/mtrag/conformance_477.jsonl)
+``--ours FILE`` (the conformance records *with contexts*, flattened from MT-RAG's human-evaluation subset)
 RB_agg_idk recomputed here: our RougeL, and BERTScore on the offline MiniLM model (extra
 ``bertscore``), with the IDK judgement implied by the stored ``conditional_idk``. Kendall's tau-b
 (scipy), with its two-sided p-value.

@@ -7,6 +7,7 @@ Every record carries ``_line``, the line (or record number) it came from, for er
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,30 +16,15 @@ from servers.core.readers import existing_file, read_csv, read_json, read_jsonl,
 
 Record = dict[str, Any]
 
-FORMATS = ("jsonl", "json", "csv", "tsv", "parquet", "beir", "squad", "ragas")
-
 
 def read_records(path: str, fmt: str = "auto", split: str | None = None) -> list[Record]:
     """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content)."""
     source = Path(path).expanduser()
     if fmt == "auto":
         fmt = detect_format(source)
-    if fmt not in FORMATS:
-        raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(FORMATS)}")
-    if fmt == "beir":
-        return read_beir(source, split)
-    if fmt == "jsonl":
-        return _numbered(read_jsonl(source), start=1)
-    if fmt in ("csv", "tsv"):
-        return _numbered(read_csv(source), start=2)
-    if fmt == "parquet":
-        return _numbered(read_parquet(source), start=1)
-    data = read_json(source)
-    if fmt == "json":
-        return _json_list(data, path)
-    if fmt == "squad":
-        return read_squad(data, path)
-    return read_ragas(data, path)
+    if fmt not in READERS:
+        raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(READERS)}")
+    return READERS[fmt](source, split)
 
 
 def detect_format(source: Path) -> str:
@@ -208,3 +194,16 @@ def _read_beir_qrels(file: Path, corpus: dict[str, Record]) -> dict[str, dict[st
 def _passage_text(doc: Record) -> str:
     title, text = doc.get("title") or "", doc.get("text") or ""
     return f"{title} {text}".strip() if title else text
+
+
+# Format name -> reader(path, split): the one entry a new format needs (plus detection, if it can be recognised).
+READERS: dict[str, Callable[[Path, str | None], list[Record]]] = {
+    "jsonl": lambda source, _: _numbered(read_jsonl(source), start=1),
+    "json": lambda source, _: _json_list(read_json(source), str(source)),
+    "csv": lambda source, _: _numbered(read_csv(source), start=2),
+    "tsv": lambda source, _: _numbered(read_csv(source), start=2),
+    "parquet": lambda source, _: _numbered(read_parquet(source), start=1),
+    "beir": read_beir,
+    "squad": lambda source, _: read_squad(read_json(source), str(source)),
+    "ragas": lambda source, _: read_ragas(read_json(source), str(source)),
+}

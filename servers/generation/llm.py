@@ -15,11 +15,9 @@ def llm_settings(*, generation_llm: dict[str, Any]):
 
     Errors name the setting and its keys (``generation_llm.timeout`` ...) as the user writes them.
     """
-    from servers.core.llm.settings import LLMSettings
-    from servers.core.settings import complete_mapping
+    from servers.core.llm.settings import settings_for
 
-    mapping = complete_mapping(generation_llm, server="generation", setting="generation_llm")
-    return LLMSettings.from_mapping(mapping, name="generation_llm")
+    return settings_for(generation_llm, server="generation", setting="generation_llm")
 
 
 _clients: dict[tuple[int, Any, str], Any] = {}

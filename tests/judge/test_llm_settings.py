@@ -31,3 +31,9 @@ def test_errors_name_the_judge_llm_setting() -> None:
         judge_settings({"api_key": "", "timeout": 0})
     with pytest.raises(InputError, match=r"judge_llm has unknown keys \['judge_timeout'\]"):
         judge_settings({"api_key": "", "judge_timeout": 5})
+
+
+def test_the_default_key_goes_only_to_the_default_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-meant-for-the-default-endpoint")
+    assert judge_settings({"base_url": "http://127.0.0.1:9/v1", "model_id": "m"}).api_key == ""
+    assert judge_settings({"base_url": "http://127.0.0.1:9/v1", "model_id": "m", "api_key": "k"}).api_key == "k"

@@ -93,3 +93,18 @@ class LLMSettings:
         data = asdict(self)
         data.pop("api_key")
         return data
+
+
+def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> LLMSettings:
+    """``LLMSettings`` from a server's LLM mapping setting (``judge_llm`` ...), its left-out keys from parameter.yaml.
+
+    The default ``api_key`` belongs to the default endpoint: a caller who names another endpoint
+    (``base_url``) or a local model and no key gets none, so a key never goes to a host it was not
+    written for, and a local model needs nothing from the environment.
+    """
+    from servers.core.settings import complete_mapping, expand_env
+
+    given = expand_env(given)
+    if isinstance(given, dict) and "api_key" not in given and ("base_url" in given or given.get("backend") == "local"):
+        given = {**given, "api_key": ""}
+    return LLMSettings.from_mapping(complete_mapping(given, server=server, setting=setting), name=setting, **pacing)

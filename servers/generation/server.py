@@ -21,7 +21,8 @@ LLMParam = Annotated[
     dict[str, Any],
     Field(
         description="backend (local | openai), model_id, base_url, api_key, reasoning, timeout (seconds per "
-        "request), max_retries, max_workers (requests in flight); keys left out take their defaults"
+        "request), max_retries, max_workers (requests in flight); keys left out take their defaults, except that "
+        "naming a base_url without api_key sends no key"
     ),
 ]
 

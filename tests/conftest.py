@@ -17,6 +17,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _results_outside_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests save results under tmp_path: opt out of confining them to output/ (the tests of that
+    confinement delete the variable again)."""
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+
+
 def run_ultra(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ def load_dataset(
 ) -> LoadedData:
     """Read ``path`` and return the columns named by ``key_map`` (variable -> source field).
 
-    A record missing any mapped field (or holding null there) is dropped whole, so the columns
+    A record missing any mapped field (or holding null or NaN there) is dropped whole, so the columns
     never shift against each other. Dropping happens first, then the seeded shuffle, then ``limit``.
     """
     check_key_map(key_map)
@@ -51,9 +52,13 @@ def load_dataset(
     kept: list[Record] = []
     dropped: Counter[str] = Counter()
     for record in records:
-        missing = [source for source in key_map.values() if field_value(record, source) in (_MISSING, None)]
+        values = {source: field_value(record, source) for source in key_map.values()}
+        missing = [source for source, value in values.items() if value is _MISSING or value is None]
+        not_a_number = [source for source, value in values.items() if holds_nan(value)]
         if missing:
             dropped[f"missing or null field '{missing[0]}'"] += 1
+        elif not_a_number:
+            dropped[f"NaN in field '{not_a_number[0]}'"] += 1  # JSON NaN would become null in the lists
         else:
             kept.append(record)
     if shuffle:
@@ -95,6 +100,20 @@ def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str
                 f"field '{source}' (key_map.{variable}) is in no record; line {first.get('_line')} has fields {fields}",
                 path=path,
             )
+
+
+def holds_nan(value: Any) -> bool:
+    """True if ``value`` is NaN or holds one in a nested list or object (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and math.isnan(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
 
 
 def field_value(record: Record, source: str) -> Any:

@@ -1,14 +1,28 @@
-"""Atomic file writes with collision-free names, so no reader ever sees half a file."""
+"""Atomic file writes with names reserved atomically, so no reader ever sees half a file.
+
+A result's name is reserved with ``O_CREAT | O_EXCL`` before anything is written, so two calls
+sharing a folder never pick the same name; the content is then written to a temporary file and
+renamed onto the reserved name. Results go under the output root (``output/`` of the working
+directory) unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1`` is set.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
+
+from servers.core.errors import InputError
+
+OUTPUT_ROOT = "output"  # results go under <working directory>/output/ ...
+ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"  # ... unless this environment variable is 1
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _read_umask() -> int:
@@ -18,48 +32,115 @@ def _read_umask() -> int:
 
 
 _UMASK = _read_umask()  # read once: os.umask is process-wide and not thread-safe
+_reserved: set[str] = set()  # names this process reserved (empty files) and has not written yet
+_reserved_lock = threading.Lock()
+
+
+def _reserve(path: Path) -> bool:
+    """Create ``path`` (an empty file, or a folder when it has no suffix) only if nothing is there."""
+    try:
+        if path.suffix:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        else:
+            os.mkdir(path)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno in _NO_SPACE:
+            raise InputError(f"no space left on device writing {path}") from None
+        raise
+    if path.suffix:
+        with _reserved_lock:
+            _reserved.add(str(path))
+    return True
+
+
+def _still_reserved(path: Path) -> bool:
+    """True if this process reserved ``path`` and it is still the empty placeholder."""
+    with _reserved_lock:
+        if str(path) not in _reserved:
+            return False
+        try:
+            if path.stat().st_size == 0:
+                return True
+        except OSError:
+            pass
+        _reserved.discard(str(path))
+        return False
 
 
 def unique_path(path: str | os.PathLike[str]) -> Path:
-    """Return ``path`` itself if free, else the same name with ``_1``, ``_2`` ... before the suffix."""
+    """Reserve ``path``, or the same name with ``_1``, ``_2`` ... before the suffix, and return it.
+
+    The name is taken atomically (``O_EXCL``; a folder for a name without suffix), so parallel
+    callers never get the same one. A name that ``result_path`` of this process reserved and that
+    is still empty is handed over as is (``result_path(...).with_suffix(...)`` then works).
+    """
     path = Path(path)
-    if not path.exists():
+    return path if _still_reserved(path) else _unique(path)
+
+
+def _unique(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if _reserve(path):
         return path
     suffix = "".join(path.suffixes[-1:])
     stem = path.name[: len(path.name) - len(suffix)] if suffix else path.name
     counter = 1
     while True:
         candidate = path.with_name(f"{stem}_{counter}{suffix}")
-        if not candidate.exists():
+        if _reserve(candidate):
             return candidate
         counter += 1
 
 
 def timestamped_path(directory: str | os.PathLike[str], stem: str, suffix: str) -> Path:
-    """A new, unused path ``directory/stem_YYYYmmdd_HHMMSS<suffix>``."""
+    """A new, reserved path ``directory/stem_YYYYmmdd_HHMMSS<suffix>``."""
     stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    return unique_path(Path(directory) / f"{stem}_{stamp}{suffix}")
+    return _unique(Path(directory) / f"{stem}_{stamp}{suffix}")
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None]) -> Path:
     """Write a text file through ``write(handle)`` into a temporary file, then rename it into place.
 
-    If ``write`` raises, the temporary file is removed and ``path`` is left untouched.
+    If ``write`` raises, the temporary file is removed and ``path`` is left untouched (a name
+    reserved by this process and never written is removed too). A full disk is an InputError
+    saying so.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp_name = None
     try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_UMASK)
         os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+        _release(path)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise InputError(f"no space left on device writing {path}") from None
         raise
+    with _reserved_lock:
+        _reserved.discard(str(path))
     return path
+
+
+def _release(path: Path) -> None:
+    """Remove ``path`` if this process reserved it and it is still the empty placeholder."""
+    with _reserved_lock:
+        if str(path) not in _reserved:
+            return
+        _reserved.discard(str(path))
+    try:
+        if path.is_file() and path.stat().st_size == 0:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -83,13 +164,47 @@ def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Pat
     return atomic_write(path, write)
 
 
+def outside_allowed() -> bool:
+    """True when the user opted out of confining results to the output root."""
+    return os.environ.get(ALLOW_OUTSIDE_ENV, "").strip() == "1"
+
+
+def check_save_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str) -> Path:
+    """``save_path`` checked: inside the output root (unless opted out), and a file name only with ``suffix``."""
+    if not str(save_path).strip():
+        raise InputError(f"save_path is empty; give a folder under {OUTPUT_ROOT}/ (e.g. {OUTPUT_ROOT}/{tool_name})")
+    target = Path(save_path).expanduser()
+    names_file = bool(target.suffix) and not target.is_dir()
+    if names_file and target.suffix.lower() != suffix.lower():
+        raise InputError(
+            f"save_path names a file ending {target.suffix!r}, but {tool_name} writes {suffix} files; "
+            f"give a folder or a file name ending {suffix}",
+            path=str(save_path),
+        )
+    if not outside_allowed():
+        root = Path(OUTPUT_ROOT).resolve()
+        if not target.resolve().is_relative_to(root):
+            raise InputError(
+                f"save_path is outside the output folder {root}; give a path under {OUTPUT_ROOT}/, "
+                f"or set {ALLOW_OUTSIDE_ENV}=1 to write elsewhere",
+                path=str(save_path),
+            )
+    return target
+
+
 def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str = ".json") -> Path:
-    """Where a tool saves its result, never overwriting an earlier one.
+    """Where a tool saves its result, reserved atomically and never overwriting an earlier one.
 
     ``save_path`` is either a directory (no suffix, or an existing directory): the file is
-    ``<dir>/<tool_name>_<timestamp><suffix>``; or a file name, made unique with ``_1``, ``_2`` ...
+    ``<dir>/<tool_name>_<timestamp><suffix>``; or a file name ending ``suffix``, made unique with
+    ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
     """
-    target = Path(save_path).expanduser()
-    if target.is_dir() or not target.suffix:
-        return timestamped_path(target, tool_name, suffix)
-    return unique_path(target)
+    target = check_save_path(save_path, tool_name, suffix)
+    try:
+        if target.is_dir() or not target.suffix:
+            return timestamped_path(target, tool_name, suffix)
+        return _unique(target)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(
+            "save_path (or a folder in it) is an existing file, not a folder", path=str(save_path)
+        ) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,48 @@ def existing_file(path: str | os.PathLike[str], *, what: str = "input file") -> 
     return file
 
 
+MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
+_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")
+_NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
 def _json_error(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON at column {exc.colno}: {exc.msg}"
+
+
+def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
+    """Raise InputError naming the line where ``text`` nests deeper than MAX_JSON_DEPTH levels.
+
+    Checked before parsing, so a hostile document never reaches the recursive parser.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return  # too few brackets to nest that deep
+    skeleton = _NOT_BRACKET.sub("", text)
+    for _ in range(MAX_JSON_DEPTH):  # each pass removes one level of (balanced) nesting, at C speed
+        skeleton = _INNERMOST.sub("", skeleton)
+        if not skeleton:
+            return
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = first_line + text.count("\n", 0, match.start())
+                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", path=path, line=line)
+        elif token in "]}":
+            depth -= 1
+
+
+def _loads(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` with the depth limit; a parser that still recurses too deep is an InputError."""
+    check_json_depth(text, path=path, first_line=line or 1)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -37,7 +78,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = _loads(line, path=str(path), line=line_number)
             except json.JSONDecodeError as exc:
                 raise InputError(
                     _json_error(exc) + "; each line must be one JSON object", path=str(path), line=line_number
@@ -56,7 +97,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     with _open_text(file) as handle:
         text = handle.read()
     try:
-        return json.loads(text)
+        return _loads(text, path=str(path))
     except json.JSONDecodeError as exc:
         raise InputError(_json_error(exc), path=str(path), line=exc.lineno) from None
 

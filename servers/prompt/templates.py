@@ -1,9 +1,12 @@
-"""Finding and rendering prompt templates in a Jinja2 sandbox.
+"""Finding and rendering prompt templates in a Jinja2 sandbox with resource limits.
 
-A template is a ``.jinja`` file: given by path, or by name (``qa_rag_boxed``) looked up in the
-user's ``template_dirs`` first, then in ``servers/prompt/templates/``. Rendering runs in Jinja2's
-``SandboxedEnvironment`` (no attribute access to Python internals) with ``StrictUndefined``, so a
-misspelt variable is an error instead of an empty string.
+A template is a ``.jinja`` file named (``qa_rag_boxed``) or given by path, and it must lie inside
+the user's ``template_dirs`` or ``servers/prompt/templates/`` once symlinks are resolved: a name is
+looked up in template_dirs first, then in the built-in folder; any other file (``/etc/passwd``,
+``../../x``) is refused. Rendering runs in Jinja2's ``SandboxedEnvironment`` (no attribute access
+to Python internals) with ``StrictUndefined``, so a misspelt variable is an error instead of an
+empty string, and with limits: the template file's size, each prompt's size, the size of any
+string or list the template builds, and a deadline per prompt.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from servers.core.errors import InputError
+from servers.prompt.sandbox import RenderLimitError, limited_environment, render_limited
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 SUFFIX = ".jinja"
+MAX_TEMPLATE_BYTES = 1_000_000  # a template file larger than this is refused unread
 _NAME = re.compile(r"[A-Za-z0-9_\-]+")
 
 
@@ -40,36 +45,72 @@ class Template:
         import jinja2
 
         try:
-            return self.compiled.render(**variables).strip() + "\n"
+            return render_limited(self.compiled, variables).strip() + "\n"
         except jinja2.exceptions.UndefinedError as exc:
             raise InputError(f"template uses an undefined variable: {exc.message}", path=str(self.path)) from None
+        except RenderLimitError as exc:
+            raise InputError(f"template stopped: {exc}", path=str(self.path)) from None
         except jinja2.exceptions.SecurityError as exc:
             raise InputError(f"template does something the sandbox forbids: {exc}", path=str(self.path)) from None
+        except RecursionError:
+            raise InputError("template stopped: it recurses too deeply", path=str(self.path)) from None
+        except (TypeError, ValueError, ArithmeticError, LookupError, MemoryError) as exc:
+            raise InputError(f"template failed: {type(exc).__name__}: {exc}", path=str(self.path)) from None
+
+
+def template_roots(template_dirs: Sequence[str]) -> list[Path]:
+    """The folders templates may come from, symlinks resolved: the user's first, then the built-ins."""
+    if isinstance(template_dirs, str):
+        raise InputError(f"template_dirs must be a list of folders, not the string {template_dirs!r}")
+    return [Path(d).expanduser().resolve() for d in template_dirs] + [BUILTIN_DIR.resolve()]
+
+
+def _inside(file: Path, roots: Sequence[Path]) -> bool:
+    return any(file.is_relative_to(root) for root in roots)
+
+
+def _refuse(reference: str, why: str, template_dirs: Sequence[str]) -> InputError:
+    known = sorted(available(template_dirs=template_dirs))
+    return InputError(
+        f"template {reference!r} {why}; templates are names (or .jinja paths) inside template_dirs "
+        f"{list(template_dirs)} or the built-in servers/prompt/templates/. Available: {known}"
+    )
 
 
 def find_template(reference: str, *, template_dirs: Sequence[str]) -> Path:
-    """The file of ``reference``: an existing path, or ``<name>.jinja`` in template_dirs then the built-ins."""
+    """The file of ``reference``: ``<name>.jinja`` in template_dirs then the built-ins, or a .jinja path inside them.
+
+    Every candidate is resolved (symlinks followed) and must stay inside its folder.
+    """
     if not reference:
         raise InputError("the template name is empty; give a name such as qa_rag_boxed or a .jinja file")
-    candidate = Path(reference).expanduser()
-    if candidate.suffix == SUFFIX or "/" in reference or "\\" in reference:
-        if candidate.is_file():
-            return candidate
-        raise InputError("template file not found", path=reference)
-    if not _NAME.fullmatch(reference):
-        raise InputError(f"bad template name {reference!r}: use letters, digits, _ and -, or a path to a .jinja file")
-    folders = [Path(d).expanduser() for d in template_dirs] + [BUILTIN_DIR]
-    for folder in folders:
-        file = folder / f"{reference}{SUFFIX}"
-        if file.is_file():
-            return file
-    raise InputError(f"no template named {reference!r}; known: {sorted(available(template_dirs=template_dirs))}")
+    roots = template_roots(template_dirs)
+    if _NAME.fullmatch(reference):
+        for root in roots:
+            file = (root / f"{reference}{SUFFIX}").resolve()
+            if file.is_file():
+                if not _inside(file, roots):
+                    raise _refuse(reference, f"is a link to {file}, outside the template folders", template_dirs)
+                return file
+        raise _refuse(reference, "is not a known template", template_dirs)
+    given = Path(reference).expanduser()
+    # A relative path is taken inside each template folder in turn, then from the working directory.
+    candidates = [given.resolve()] if given.is_absolute() else [(root / given).resolve() for root in roots]
+    candidates += [] if given.is_absolute() else [given.resolve()]
+    inside = [file for file in candidates if _inside(file, roots) and file.is_file()]
+    if inside and inside[0].suffix == SUFFIX:
+        return inside[0]
+    if inside:
+        raise _refuse(reference, f"is not a {SUFFIX} file", template_dirs)
+    if any(file.exists() for file in candidates):
+        raise _refuse(reference, "is outside the template folders", template_dirs)
+    raise _refuse(reference, "was not found (a name is letters, digits, _ and -)", template_dirs)
 
 
 def available(*, template_dirs: Sequence[str]) -> set[str]:
     """Names of all templates found in template_dirs and the built-in folder."""
     names: set[str] = set()
-    for folder in [Path(d).expanduser() for d in template_dirs] + [BUILTIN_DIR]:
+    for folder in template_roots(template_dirs):
         if folder.is_dir():
             names |= {file.stem for file in folder.glob(f"*{SUFFIX}")}
     return names
@@ -78,15 +119,21 @@ def available(*, template_dirs: Sequence[str]) -> set[str]:
 def load_template(reference: str, *, template_dirs: Sequence[str]) -> Template:
     """Find, read and compile a template in the sandbox; syntax errors name the file and line."""
     import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
 
     path = find_template(reference, template_dirs=template_dirs)
-    source = path.read_text(encoding="utf-8")
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    if path.stat().st_size > MAX_TEMPLATE_BYTES:
+        raise InputError(f"template file is larger than {MAX_TEMPLATE_BYTES} bytes", path=str(path))
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"template is not valid UTF-8 text ({exc.reason})", path=str(path)) from None
+    env = limited_environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     try:
         compiled = env.from_string(source)
     except jinja2.exceptions.TemplateSyntaxError as exc:
         raise InputError(f"template syntax error: {exc.message}", path=str(path), line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("template nests too deeply to compile", path=str(path)) from None
     return Template(path.stem, path, source, compiled)
 
 

@@ -8,7 +8,9 @@ indexes are kept in memory per folder, so a server answers many searches from on
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ META = "meta.json"
 PASSAGES = "passages.jsonl"
 EMBEDDINGS = "embeddings.npy"
 FORMAT_VERSION = 1
+FORMAT_ID = "ultra-eval/retriever-index"  # in every meta.json we write: marks a folder as ours to replace
 
 
 @dataclass
@@ -57,6 +60,7 @@ def wanted_meta(*, backend: str, corpus_path: str, options: dict[str, Any]) -> d
     """The meta an index of ``corpus_path`` with these options must have to be reused."""
     settings = options if backend == "bm25" else dense.identity(options)
     return {
+        "format": FORMAT_ID,
         "format_version": FORMAT_VERSION,
         "backend": backend,
         "corpus_sha256": fingerprint(corpus_path),
@@ -67,16 +71,47 @@ def wanted_meta(*, backend: str, corpus_path: str, options: dict[str, Any]) -> d
 def read_meta(folder: Path) -> dict[str, Any] | None:
     """The saved meta of an index folder, or None if there is no complete index."""
     try:
-        return json.loads((folder / META).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        meta = json.loads((folder / META).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
+    return meta if isinstance(meta, dict) else None
+
+
+def is_our_index(folder: Path) -> bool:
+    """True if ``folder`` (not a link) holds a meta.json this module wrote (format id, or the first
+    format's keys, which carried no id yet)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    meta = read_meta(folder)
+    if meta is None:
+        return False
+    if meta.get("format") == FORMAT_ID:
+        return True
+    legacy = {"format_version", "backend", "corpus_sha256", "settings"}
+    return "format" not in meta and meta.get("format_version") == 1 and legacy <= meta.keys()
+
+
+def check_replaceable(folder: Path) -> None:
+    """Refuse (InputError naming it) to replace a folder that is not an index we built; an empty one is fine."""
+    if not os.path.lexists(folder):
+        return
+    if is_our_index(folder):
+        return
+    if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+        return
+    kind = "a link" if folder.is_symlink() else "a folder" if folder.is_dir() else "a file"
+    raise InputError(
+        f"{folder} is {kind} without an index meta.json ({META} with format {FORMAT_ID!r}), so it is not an "
+        f"index retriever_index built; it is left untouched: move it away or choose another index_path",
+        path=str(folder),
+    )
 
 
 def stale_reason(saved: dict[str, Any] | None, wanted: dict[str, Any]) -> str | None:
     """Why a saved index cannot be reused ('' never); None when it matches."""
     if saved is None:
         return "no index yet"
-    for key in ("format_version", "backend", "corpus_sha256", "settings"):
+    for key in ("format", "format_version", "backend", "corpus_sha256", "settings"):
         if saved.get(key) != wanted[key]:
             return {"corpus_sha256": "the corpus changed"}.get(key, f"{key} changed")
     return None
@@ -104,29 +139,46 @@ async def ensure_index(
             "reason": "corpus and settings unchanged",
             "folder": str(folder),
         }
+    check_replaceable(folder)  # before any work: never delete what we did not build
     started = time.perf_counter()
     passages = await anyio.to_thread.run_sync(load_corpus, corpus_path)
-    building = folder.with_name(f".{folder.name}.building")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
-    if backend == "bm25":
-        await anyio.to_thread.run_sync(lambda: bm25.build(passages, options, building, progress))
-    else:
-        import numpy as np
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # A fresh folder of our own (never a fixed name that someone else's folder could hold).
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.building.", dir=folder.parent))
+    try:
+        if backend == "bm25":
+            await anyio.to_thread.run_sync(lambda: bm25.build(passages, options, building, progress))
+        else:
+            import numpy as np
 
-        matrix = await dense.embed([p.text for p in passages], options, progress)
-        np.save(building / EMBEDDINGS, matrix)
-        wanted["dimensions"] = int(matrix.shape[1])
-    atomic_write_jsonl(building / PASSAGES, ({"id": p.id, "text": p.text} for p in passages))
-    meta = {**wanted, "passages": len(passages), "corpus_path": str(corpus_path), "built": time.time()}
-    meta["build_seconds"] = round(time.perf_counter() - started, 3)
-    atomic_write_json(building / META, meta)
-    # Swap the finished folder into place: a reader never sees half an index.
-    shutil.rmtree(folder, ignore_errors=True)
-    building.rename(folder)
+            matrix = await dense.embed([p.text for p in passages], options, progress)
+            np.save(building / EMBEDDINGS, matrix)
+            wanted["dimensions"] = int(matrix.shape[1])
+        atomic_write_jsonl(building / PASSAGES, ({"id": p.id, "text": p.text} for p in passages))
+        meta = {**wanted, "passages": len(passages), "corpus_path": str(corpus_path), "built": time.time()}
+        meta["build_seconds"] = round(time.perf_counter() - started, 3)
+        atomic_write_json(building / META, meta)
+        _swap_in(building, folder)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)  # ours: created above by mkdtemp
+        raise
     with _lock:
         _loaded.pop(str(folder), None)
     return {**meta, "status": "built", "reason": reason, "folder": str(folder)}
+
+
+def _swap_in(building: Path, folder: Path) -> None:
+    """Put the finished ``building`` folder at ``folder``; the old index (checked ours again) is removed."""
+    check_replaceable(folder)  # again: the folder may have changed while the index was built
+    if folder.is_dir() and not is_our_index(folder):
+        folder.rmdir()  # empty: check_replaceable allowed it; rmdir fails if a file appeared since
+    elif os.path.lexists(folder):
+        old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old.", dir=folder.parent))
+        os.replace(folder, old / folder.name)  # the old index out of the way in one rename ...
+        building.rename(folder)  # ... the new one in: a reader sees one or the other
+        shutil.rmtree(old, ignore_errors=True)  # holds only the index checked as ours
+        return
+    building.rename(folder)
 
 
 def open_index(*, index_path: str, backend: str) -> LoadedIndex:

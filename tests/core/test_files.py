@@ -59,3 +59,25 @@ def test_result_path_directory_and_file_forms(tmp_path: Path) -> None:
     named = tmp_path / "mine.json"
     named.write_text("{}")
     assert result_path(named, "evaluate_trec").name == "mine_1.json"
+
+
+def test_result_path_reserves_the_name_and_hands_it_over_once(tmp_path: Path) -> None:
+    first = result_path(tmp_path / "out", "t")
+    assert first.exists() and first.stat().st_size == 0  # reserved: nobody else can take it
+    second = result_path(tmp_path / "out", "t")
+    assert second != first and second.name == first.stem + "_1.json"
+    assert unique_path(first) == first  # still empty and ours: handed over, not skipped
+    atomic_write_json(first, {"n": 1})
+    assert unique_path(first).name == first.stem + "_2.json"  # written now: the next free name
+    assert json.loads(first.read_text()) == {"n": 1}
+
+
+def test_a_failed_write_releases_the_reserved_name(tmp_path: Path) -> None:
+    reserved = result_path(tmp_path / "r.json", "t")
+
+    def explode(handle) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(reserved, explode)
+    assert list(tmp_path.iterdir()) == []

@@ -36,7 +36,11 @@ def test_user_folder_comes_first_and_paths_work(tmp_path: Path) -> None:
     (tmp_path / "qa_boxed.jinja").write_text("Mine: {{ question }}")
     assert call(server.qa_boxed, ["x"], template_dirs=[str(tmp_path)])["prompt_ls"] == ["Mine: x\n"]
     (tmp_path / "other.jinja").write_text("Q={{ question }}")
-    assert call(server.qa_boxed, ["y"], qa_template=str(tmp_path / "other.jinja"))["prompt_ls"] == ["Q=y\n"]
+    by_path = call(server.qa_boxed, ["y"], qa_template=str(tmp_path / "other.jinja"), template_dirs=[str(tmp_path)])
+    assert by_path["prompt_ls"] == ["Q=y\n"]
+    assert call(server.qa_boxed, ["z"], qa_template="other.jinja", template_dirs=[str(tmp_path)])["prompt_ls"] == [
+        "Q=z\n"
+    ]
     assert {"qa_boxed", "qa_rag_boxed", "other"} <= available(template_dirs=[str(tmp_path)])
 
 
@@ -52,11 +56,11 @@ def test_bad_templates(tmp_path: Path, source: str, message: str) -> None:
     file = tmp_path / "bad.jinja"
     file.write_text(source)
     with pytest.raises(InputError, match=message):
-        load_template(str(file), template_dirs=[]).render(question="q")
+        load_template(str(file), template_dirs=[str(tmp_path)]).render(question="q")
 
 
 def test_unknown_and_unsafe_names() -> None:
-    with pytest.raises(InputError, match="known:.*qa_rag_boxed"):
+    with pytest.raises(InputError, match="Available:.*qa_rag_boxed"):
         load_template("nope", template_dirs=[])
     with pytest.raises(InputError):
         load_template("qa rag; rm", template_dirs=[])

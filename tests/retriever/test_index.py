@@ -128,7 +128,7 @@ async def test_index_round_trip_reuse_and_rebuild(tiny_corpus: Path, tmp_path: P
     assert reloaded.doc_ids[-1] == "d5"  # the in-memory copy follows the rebuild
     forced = await build(tiny_corpus, index_path, bm25_options({"k1": 1.2}), overwrite=True)
     assert forced["status"] == "built"
-    assert not list((tmp_path / "idx").glob(".*building"))
+    assert not list((tmp_path / "idx").glob(".*building*"))
 
 
 async def test_search_without_index_says_what_to_do(tmp_path: Path) -> None:

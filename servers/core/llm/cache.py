@@ -86,7 +86,16 @@ class AnswerCache:
         return CachedAnswer(*row) if row else None
 
     def put(self, key: str, *, model_id: str, prompt: str, request: dict[str, Any], answer: CachedAnswer) -> None:
-        """Store one answer and commit it at once."""
+        """Store one answer and commit it at once; a full disk is an InputError (the cache stays as it was)."""
+        try:
+            self._insert(key, model_id=model_id, prompt=prompt, request=request, answer=answer)
+        except sqlite3.OperationalError as exc:
+            if "full" not in str(exc).lower() and getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+                raise
+            # SQLite rolled the insert back: every answer stored before is still there.
+            raise InputError(f"no space left on device writing {self.path} (the answer cache)") from None
+
+    def _insert(self, key: str, *, model_id: str, prompt: str, request: dict[str, Any], answer: CachedAnswer) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

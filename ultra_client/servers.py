@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ PASSTHROUGH_ENV = (
     "TMPDIR",
     "VIRTUAL_ENV",
     "CUDA_VISIBLE_DEVICES",
+    "ULTRA_ALLOW_OUTSIDE_OUTPUT",
 )
 START_TIMEOUT = 120.0
 
@@ -84,15 +87,48 @@ def server_parameters(location: ServerLocation) -> dict[str, Any]:
         raise UltraError(str(exc)) from None
 
 
-def server_env(location: ServerLocation) -> dict[str, str]:
-    """Environment for the subprocess: the SDK's safe defaults plus PYTHONPATH and offline-model switches."""
+def server_env(
+    location: ServerLocation, *, log_path: Path | None = None, references: Iterable[str] = ()
+) -> dict[str, str]:
+    """Environment for the subprocess: the SDK's safe defaults plus PYTHONPATH and offline-model switches.
+
+    Also the variables that ``${VAR}`` references need (those of the server's parameter.yaml and
+    ``references``, from the run's parameter file), when set, with their names in
+    ``ULTRA_SECRET_VARS`` so the server never echoes their values; the client's pid (the server's
+    lifeline) and the server's log path (named in its crash reports).
+    """
+    from servers.core import lifeline, redact
+    from servers.core.settings import env_references
+
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
+    try:
+        needed = env_references(server_parameters(location)) | set(references)
+    except UltraError:  # an unreadable parameter.yaml: the server reports it itself when it starts
+        needed = set(references)
+    needed = {name for name in needed if name in os.environ}
+    env.update({name: os.environ[name] for name in sorted(needed)})
+    if needed:
+        env[redact.SECRET_NAMES_ENV] = ",".join(sorted(needed))
+    if threading.current_thread() is threading.main_thread():  # PDEATHSIG follows the spawning thread
+        env[lifeline.PARENT_PID_ENV] = str(os.getpid())
+    if log_path is not None:
+        env[lifeline.LOG_PATH_ENV] = str(log_path.resolve())
     python_path = [str(location.root), str(ULTRA_HOME)]
     if os.environ.get("PYTHONPATH"):
         python_path.append(os.environ["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def parameter_references(path: Path) -> dict[str, set[str]]:
+    """Per server alias, the ``${VAR}`` names in a run's parameter file (empty if there is none yet)."""
+    from servers.core.settings import env_references
+    from ultra_client.params import read_parameter_file
+
+    if not path.is_file():
+        return {}
+    return {alias: env_references(values) for alias, values in read_parameter_file(path).items()}
 
 
 @dataclass
@@ -117,7 +153,10 @@ class RunningServer:
 class ServerPool:
     """Starts every server once (concurrently), keeps the sessions open, and stops them on exit."""
 
-    def __init__(self, locations: list[ServerLocation], log_dir: Path) -> None:
+    def __init__(
+        self, locations: list[ServerLocation], log_dir: Path, references: dict[str, set[str]] | None = None
+    ) -> None:
+        self.references = references or {}  # per alias: ${VAR} names of the run's parameter file
         self.servers = {
             loc.alias: RunningServer(loc, log_dir / f"{loc.alias}.stderr.log", server_parameters(loc))
             for loc in locations
@@ -156,7 +195,9 @@ class ServerPool:
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", server.location.module],
-            env=server_env(server.location),
+            env=server_env(
+                server.location, log_path=server.log_path, references=self.references.get(server.location.alias, ())
+            ),
             cwd=os.getcwd(),
         )
         try:

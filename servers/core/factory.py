@@ -5,14 +5,18 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
+import time
+import traceback
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servers.core import lifeline, redact
 from servers.core.errors import InputError
-from servers.core.settings import expand_env, load_parameter_file
+from servers.core.settings import env_references, expand_env, load_parameter_file
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -46,14 +50,20 @@ def build_server(
     A tool parameter whose name is a key of ``parameter.yaml`` is a *setting*: its default in the
     published input schema is the file's value, and ``${VAR}`` references in it are expanded from
     the environment when the tool is called. ``InputError`` (and ``FileNotFoundError``) raised by
-    a tool reach the caller as ``ToolError`` with the same message.
+    a tool reach the caller as ``ToolError`` with the same message; any other exception reaches
+    it as ``ToolError`` naming its type and message and where the traceback was logged. Values of
+    ``${VAR}`` never reach the caller (``servers.core.redact``). Serving stdio installs the
+    lifeline (``servers.core.lifeline``) and answers unreadable lines (``servers.core.serving``).
     """
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
 
+    from servers.core.serving import server_class
+
     settings = load_parameter_file(Path(package_dir) / PARAMETER_FILE)
-    app = MCPServer(name, version=__version__, instructions=instructions or None)
+    redact.remember_environment(env_references(settings) | redact.secret_names_from_environment())
+    app = server_class()(name, version=__version__, instructions=instructions or None)
     for fn in tools:
         hints = getattr(fn, "__tool_hints__", {"read_only": False, "idempotent": True, "open_world": False})
         annotations = ToolAnnotations(
@@ -61,7 +71,7 @@ def build_server(
             idempotent_hint=hints["idempotent"],
             open_world_hint=hints["open_world"],
         )
-        tool = with_settings(fn, settings, context_type=Context, raise_as=ToolError)
+        tool = with_settings(fn, settings, context_type=Context, raise_as=ToolError, crash_as=_crash_report(ToolError))
         app.add_tool(tool, name=fn.__name__, annotations=annotations)
     return app
 
@@ -99,8 +109,14 @@ def with_settings(
     *,
     context_type: type,
     raise_as: Callable[[str], Exception],
+    crash_as: Callable[[str, str], Exception] | None = None,
 ) -> Callable[..., Any]:
     """Wrap ``fn`` so its settings default to ``settings`` and a user's mistakes become ``raise_as(message)``.
+
+    Any other exception is logged with its traceback and raised as ``crash_as(type_name, message)``
+    (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, or known as
+    secrets) are replaced by ``***`` in the result, in error messages and in the files the result
+    names that the call wrote.
 
     The wrapper has keyword-only parameters with resolved annotations, so the MCP SDK derives the
     same input schema as for ``fn`` except for the defaults. Tool modules import ``Context`` only
@@ -124,16 +140,25 @@ def with_settings(
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         return {key: expand_env(value) if key in setting_names else value for key, value in kwargs.items()}
 
+    def finish(result: Any, started: float) -> Any:
+        if not redact.active():
+            return result
+        redact.scrub_written_files(result, started)
+        return redact.redact(result)
+
+    errors = functools.partial(_tool_errors, fn.__name__, raise_as, crash_as or _in_process_crash)
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with _tool_errors(fn.__name__, raise_as):
-                return await fn(**prepare(kwargs))
+            started = time.time()
+            with errors():
+                return finish(await fn(**prepare(kwargs)), started)
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with _tool_errors(fn.__name__, raise_as):
-                return fn(**prepare(kwargs))
+            started = time.time()
+            with errors():
+                return finish(fn(**prepare(kwargs)), started)
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
     tool.__signature__ = signature.replace(
@@ -154,23 +179,51 @@ def user_error_message(exc: BaseException) -> str | None:
     return None
 
 
-class _tool_errors:
-    """Context manager mapping a user's mistakes to ``raise_as(message)``; everything else stays a crash."""
+class ToolCrash(RuntimeError):
+    """A tool's unexpected exception in-process: its message with secrets redacted (the traceback is logged)."""
 
-    def __init__(self, tool_name: str, raise_as: Callable[[str], Exception]) -> None:
+
+def _in_process_crash(type_name: str, message: str) -> Exception:
+    return ToolCrash(message or type_name)
+
+
+def _crash_report(raise_as: Callable[[str], Exception]) -> Callable[[str, str], Exception]:
+    """``crash_as`` for a server: the crash's type and message, and where its traceback is."""
+
+    def report(type_name: str, message: str) -> Exception:
+        text = f"{type_name}: {message}" if message else type_name
+        return raise_as(f"unexpected error: {text} (traceback in {lifeline.log_location()})")
+
+    return report
+
+
+class _tool_errors:
+    """Context manager mapping a user's mistakes to ``raise_as(message)`` and crashes to ``crash_as(message)``."""
+
+    def __init__(
+        self, tool_name: str, raise_as: Callable[[str], Exception], crash_as: Callable[[str, str], Exception]
+    ) -> None:
         self.tool_name = tool_name
         self.raise_as = raise_as
+        self.crash_as = crash_as
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
-        if exc is None or (isinstance(self.raise_as, type) and isinstance(exc, self.raise_as)):
+        if exc is None or not isinstance(exc, Exception):
             return False
+        if isinstance(self.raise_as, type) and isinstance(exc, self.raise_as):
+            text = str(exc)
+            if redact.redact_text(text) == text:
+                return False
+            raise self.raise_as(redact.redact_text(text)) from None
         message = user_error_message(exc)
         if message is not None:
+            message = redact.redact_text(message)
             if isinstance(exc, InputError):
                 log.info("%s: %s", self.tool_name, message)
             raise self.raise_as(message) from None
-        log.exception("%s crashed", self.tool_name)
-        return False
+        trace = redact.redact_text("".join(traceback.format_exception(exc)))
+        log.error("%s crashed (pid %d)\n%s", self.tool_name, os.getpid(), trace.rstrip())
+        raise self.crash_as(type(exc).__name__, redact.redact_text(str(exc))) from None

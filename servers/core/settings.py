@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from servers.core import redact
 from servers.core.errors import InputError
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -36,7 +37,8 @@ def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
     """Replace ``${VAR}`` in strings (recursively in lists and dicts) with the environment's value.
 
     A reference to an unset variable raises InputError naming the variable; values are never
-    logged, so a secret stays in memory only.
+    logged, and each expanded value is remembered as a secret (``servers.core.redact``), so the
+    servers' results, errors and logs show ``***`` instead.
     """
     env = os.environ if environ is None else environ
     if isinstance(value, str):
@@ -45,6 +47,7 @@ def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
             name = match.group(1)
             if name not in env:
                 raise InputError(f"environment variable {name} is not set; export {name}=... before running")
+            redact.remember(env[name])
             return env[name]
 
         return _ENV_REFERENCE.sub(substitute, value)

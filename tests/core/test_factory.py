@@ -64,11 +64,14 @@ async def test_input_error_reaches_caller_as_tool_error(app) -> None:
 
 
 @pytest.mark.anyio
-async def test_crash_is_masked(app) -> None:
+async def test_crash_names_its_type_message_and_log(app) -> None:
     async with Client(app) as client:
         result = await client.call_tool("scale", {"values": [1], "factor": -1})
         assert result.is_error
-        assert "internal detail" not in result.content[0].text
+        assert result.content[0].text == (
+            "Error executing tool scale: unexpected error: RuntimeError: internal detail that must not leak "
+            "(traceback in the server's stderr)"
+        )
 
 
 @pytest.mark.anyio

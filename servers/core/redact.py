@@ -1,0 +1,162 @@
+"""Keep the values of ``${VAR}`` references out of everything a process writes, returns or prints.
+
+Every value that ``expand_env`` substitutes is remembered here (process-wide; a server process
+serves one client), as are the values of the variables a server is told to treat as secret. A
+remembered value is replaced by ``***`` in tool results, error messages, log records and the
+files a tool names in its result. Values shorter than ``MIN_LENGTH`` and values that name an
+existing file or folder (``${HOME}/data``) are not secrets and are left alone: replacing them
+would break the paths the next step reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+REDACTED = "***"
+MIN_LENGTH = 4
+SECRET_NAMES_ENV = "ULTRA_SECRET_VARS"  # comma-separated variable names whose values a server must not echo
+MAX_SCRUB_BYTES = 64 * 1024 * 1024
+
+_secrets: set[str] = set()
+_ordered: tuple[str, ...] = ()
+_lock = threading.Lock()
+
+
+def remember(value: Any) -> None:
+    """Treat ``value`` (an expanded ``${VAR}``) as a secret from now on."""
+    global _ordered
+    if not isinstance(value, str) or len(value) < MIN_LENGTH or value in _secrets:
+        return
+    try:
+        if os.path.exists(value):
+            return
+    except (OSError, ValueError):
+        pass
+    with _lock:
+        _secrets.add(value)
+        _ordered = tuple(sorted(_secrets, key=len, reverse=True))
+    _install_log_redaction()
+
+
+def remember_environment(names: Iterable[str]) -> None:
+    """Remember the values of the environment variables ``names`` that are set (names alone are no secret)."""
+    for name in names:
+        if name and name in os.environ:
+            remember(os.environ[name])
+
+
+def secret_names_from_environment() -> set[str]:
+    """The variable names listed in ``ULTRA_SECRET_VARS`` (set by the ``ultra`` client)."""
+    return {name.strip() for name in os.environ.get(SECRET_NAMES_ENV, "").split(",") if name.strip()}
+
+
+def active() -> bool:
+    """True once any secret is known."""
+    return bool(_ordered)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every known secret replaced by ``***``."""
+    for secret in _ordered:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact(value: Any) -> Any:
+    """``value`` with secrets replaced in every string inside it (dicts, lists, tuples, pydantic models)."""
+    if not _ordered:
+        return value
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {redact(key) if isinstance(key, str) else key: redact(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact(item) for item in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(redact(item) for item in value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and hasattr(type(value), "model_validate"):
+        try:
+            return type(value).model_validate(redact(dump()))
+        except Exception:  # noqa: BLE001 - a model that rejects its own redacted dump stays as it is
+            return value
+    return value
+
+
+def scrub_written_files(result: Any, since: float) -> list[Path]:
+    """Rewrite, with secrets replaced, the text files named in ``result`` that were written since ``since``.
+
+    Tools write result documents (with their settings) next to returning them; the ones a result
+    names are the ones a run folder links to. Binary files (a SQLite cache) are left alone.
+    """
+    if not _ordered:
+        return []
+    scrubbed: list[Path] = []
+    for candidate in _path_strings(result):
+        path = Path(candidate)
+        try:
+            if not path.is_file() or path.stat().st_mtime < since - 1 or path.stat().st_size > MAX_SCRUB_BYTES:
+                continue
+            data = path.read_bytes()
+        except (OSError, ValueError):
+            continue
+        if b"\0" in data:
+            continue
+        text = data.decode("utf-8", errors="surrogateescape")
+        cleaned = redact_text(text)
+        if cleaned != text:
+            temporary = path.with_name(f".{path.name}.redacting")
+            temporary.write_bytes(cleaned.encode("utf-8", errors="surrogateescape"))
+            os.replace(temporary, path)
+            scrubbed.append(path)
+    return scrubbed
+
+
+def _path_strings(value: Any, depth: int = 0):
+    """Short strings inside a result that may be file paths (mappings 3 deep, 100 items of lists 2 deep)."""
+    if isinstance(value, str):
+        if 0 < len(value) < 4096 and "\n" not in value:
+            yield value
+    elif isinstance(value, dict) and depth < 3:
+        for item in value.values():
+            yield from _path_strings(item, depth + 1)
+    elif isinstance(value, (list, tuple)) and depth < 2:
+        for item in value[:100]:
+            yield from _path_strings(item, depth + 1)
+    elif hasattr(value, "model_dump") and depth < 3:
+        yield from _path_strings(value.model_dump(), depth)
+
+
+_installed = False
+
+
+def _install_log_redaction() -> None:
+    """Redact every log record of the process once a secret is known (message, arguments, traceback)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        _installed = True
+        previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if _ordered:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a malformed record is logged as the logging module would
+                return record
+            cleaned = redact_text(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, None
+            if record.exc_info and record.exc_info[1] is not None:
+                record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
+        return record
+
+    logging.setLogRecordFactory(factory)

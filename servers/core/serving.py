@@ -1,0 +1,98 @@
+"""The MCP server class of every ultra server: the SDK's ``MCPServer``, serving stdio with two additions.
+
+- The lifeline (``servers.core.lifeline``) is installed when stdio serving starts, so a server
+  whose client died stops even in the middle of a tool.
+- A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
+  parser allows) gets a JSON-RPC error reply with id null, ``-32700 Parse error`` for text that is
+  not JSON, ``-32600 Invalid Request`` for JSON that is not a message, and a warning in the log.
+  The SDK's stdio transport turns such a line into an exception item that its dispatcher drops
+  silently; here the item is answered before the dispatcher sees it. This reads the SDK's
+  ``MCPServer._lowlevel_server`` (the one thing ``run_stdio_async`` itself uses); if a future SDK
+  lacks it, serving falls back to the SDK's own loop (lines dropped, the server still survives).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from typing import Any
+
+from servers.core import lifeline
+
+log = logging.getLogger("ultra.server")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+@functools.cache
+def server_class() -> type:
+    """``MCPServer`` with the stdio additions (built on first use: importing the SDK takes a while)."""
+    from mcp.server.mcpserver import MCPServer
+
+    class UltraServer(MCPServer):
+        async def run_stdio_async(self) -> None:
+            lifeline.install()
+            lowlevel = getattr(self, "_lowlevel_server", None)
+            if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
+                await super().run_stdio_async()
+                return
+            await serve_stdio(lowlevel)
+
+    return UltraServer
+
+
+async def serve_stdio(lowlevel: Any) -> None:
+    """Serve ``lowlevel`` (the SDK's low-level server) over stdio, answering unreadable lines."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream(0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_forward, read_stream, send, write_stream)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+async def _forward(read_stream: Any, send: Any, write_stream: Any) -> None:
+    """Pass messages on; answer the exceptions that stand for unreadable lines."""
+    import anyio
+
+    try:
+        async with send:
+            async for item in read_stream:
+                if isinstance(item, Exception):
+                    await _answer_unreadable(item, write_stream)
+                else:
+                    await send.send(item)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass
+
+
+async def _answer_unreadable(exc: Exception, write_stream: Any) -> None:
+    import anyio
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    code, message = _classify(exc)
+    first_line = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    log.warning("stdin: a line that is not a JSON-RPC message (%s); answered %d %s", first_line, code, message)
+    reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await write_stream.send(SessionMessage(reply))
+
+
+def _classify(exc: Exception) -> tuple[int, str]:
+    """-32700 for text that is not JSON (or too deep to parse), -32600 for JSON that is not a message."""
+    errors = getattr(exc, "errors", None)
+    kinds: set[str] = set()
+    if callable(errors):
+        try:
+            kinds = {str(error.get("type", "")) for error in errors()}
+        except Exception:  # noqa: BLE001 - an exception without pydantic's errors() is a parse error
+            kinds = set()
+    if not kinds or kinds & {"json_invalid", "recursion_loop"}:
+        return PARSE_ERROR, "Parse error"
+    return INVALID_REQUEST, "Invalid Request"

@@ -1,0 +1,49 @@
+"""servers.core.redact: which values count as secrets and where they are replaced."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from servers.core import redact
+from servers.core.settings import expand_env
+
+
+class Row(BaseModel):
+    name: str
+    items: list[str]
+
+
+def test_expanded_values_are_redacted_except_short_ones_and_paths(tmp_path: Path) -> None:
+    env = {"TOKEN": "tok-4e2f9c1d", "SHORT": "ab1", "DATA": str(tmp_path)}
+    assert expand_env("${DATA}/x?k=${TOKEN}&s=${SHORT}", env) == f"{tmp_path}/x?k=tok-4e2f9c1d&s=ab1"
+    value = {"url": f"{tmp_path}/x?k=tok-4e2f9c1d&s=ab1", "n": 3, "list": ("tok-4e2f9c1d", ["ab1"])}
+    assert redact.redact(value) == {"url": f"{tmp_path}/x?k=***&s=ab1", "n": 3, "list": ("***", ["ab1"])}
+    assert redact.redact(Row(name="tok-4e2f9c1d!", items=["a"])) == Row(name="***!", items=["a"])
+
+
+def test_log_records_and_tracebacks_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    expand_env("${T}", {"T": "log-secret-99"})
+    logger = logging.getLogger("ultra.test")
+    with caplog.at_level(logging.INFO, logger="ultra.test"):
+        logger.info("calling %s", "http://h/?key=log-secret-99")
+        try:
+            raise ValueError("bad log-secret-99")
+        except ValueError:
+            logger.exception("failed")
+    assert caplog.records[0].getMessage() == "calling http://h/?key=***"
+    assert "ValueError: bad ***" in caplog.text and "log-secret-99" not in caplog.text
+
+
+def test_only_text_files_named_by_a_new_result_are_scrubbed(tmp_path: Path) -> None:
+    expand_env("${S}", {"S": "file-secret-42"})
+    text, binary, unnamed = tmp_path / "r.json", tmp_path / "c.sqlite", tmp_path / "other.json"
+    text.write_text('{"model": "file-secret-42"}')
+    binary.write_bytes(b"\0file-secret-42")
+    unnamed.write_text("file-secret-42")
+    assert redact.scrub_written_files({"result_path": str(text), "cache": [str(binary)]}, 0) == [text]
+    assert text.read_text() == '{"model": "***"}'
+    assert binary.read_bytes() == b"\0file-secret-42" and unnamed.read_text() == "file-secret-42"

@@ -1,0 +1,120 @@
+"""``${VAR}`` values reach the servers that need them and nothing the servers write, return or print.
+
+Real CLI runs (``python ultra.py``) with real server subprocesses; the LLM is the local stub
+server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.conftest import ROOT, run_ultra
+from tests.support.openai_stub import OpenAIStub
+
+TOY_SOURCE = ROOT / "tests" / "client" / "toy_server"
+SECRET_MODEL = "model-SECRET-7d1e93b2"
+SECRET_KEY = "sk-SECRET-KEY-0b8a4c"
+SECRET_MARK = "mark-SECRET-5f02aa"
+
+
+def toy_project(tmp_path: Path, steps: str) -> Path:
+    shutil.copytree(TOY_SOURCE, tmp_path / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "pipes").mkdir()
+    (tmp_path / "pipes" / "p.yaml").write_text("servers:\n  toy: toyservers/toy\npipeline:\n" + steps)
+    return tmp_path
+
+
+def files_holding(root: Path, secret: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def test_call_stdio_passes_the_variables_parameter_yaml_references(tmp_path: Path) -> None:
+    project = toy_project(tmp_path, "  - toy.key_length\n")
+    done = run_ultra(
+        "call", "--stdio", "toy.key_length", cwd=project / "toyservers", env={"TOY_SECRET": "twelve-chars"}
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"key_length": 12}
+    done = run_ultra(
+        "call", "--timeout", "30", "toy.key_length", cwd=project / "toyservers", env={"TOY_SECRET": "abcdefg"}
+    )
+    assert json.loads(done.stdout) == {"key_length": 7}
+
+
+def test_call_stdio_judge_gets_openai_api_key_from_the_environment(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        done = run_ultra(
+            "call",
+            "--stdio",
+            "judge.umbrela_judge",
+            "query=what is a test",
+            "passages=[a passage about tests]",
+            f"judge_llm.base_url={stub.base_url}",
+            "judge_llm.api_key=${OPENAI_API_KEY}",
+            "judge_cache=",
+            f"save_path={tmp_path / 'judge'}",
+            cwd=tmp_path,
+            env={"OPENAI_API_KEY": SECRET_KEY},
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert [s.authorization for s in stub.served] == [f"Bearer {SECRET_KEY}"]
+    assert SECRET_KEY not in done.stdout + done.stderr
+    assert files_holding(tmp_path, SECRET_KEY) == []
+
+
+def test_a_secret_model_id_appears_in_no_output_of_a_run(tmp_path: Path) -> None:
+    (tmp_path / "pipes").mkdir()
+    (tmp_path / "pipes" / "judge.yaml").write_text(
+        "servers:\n  judge: servers/judge\npipeline:\n  - judge.umbrela_judge\n"
+    )
+    with OpenAIStub() as stub:
+        params = {
+            "judge": {
+                "judge_llm": {"base_url": stub.base_url, "model_id": "${SECRET_MODEL}", "api_key": "${SECRET_KEY}"},
+                "queries_path": str(ROOT / "data/umbrela/queries.jsonl"),
+                "run_path": str(ROOT / "data/umbrela/run.bm25.trec"),
+                "corpus_path": str(ROOT / "data/umbrela/corpus.jsonl"),
+                "depth": 1,
+                "judge_cache": "",
+                "save_path": str(tmp_path / "judged"),
+            }
+        }
+        (tmp_path / "params.yaml").write_text(json.dumps(params))
+        done = run_ultra(
+            "run",
+            "pipes/judge.yaml",
+            "--param",
+            "params.yaml",
+            cwd=tmp_path,
+            env={"SECRET_MODEL": SECRET_MODEL, "SECRET_KEY": SECRET_KEY},
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert {s.body.get("model") for s in stub.served} == {SECRET_MODEL}  # the secret was used ...
+    run_folder = Path(done.stderr.split("run folder: ")[1].splitlines()[0])
+    memory = json.loads((tmp_path / run_folder / "memory.json").read_text())
+    assert Path(memory["result_path"]).is_file()
+    for secret in (SECRET_MODEL, SECRET_KEY):  # ... and is nowhere in what the run wrote or printed
+        assert files_holding(tmp_path, secret) == []
+        assert secret not in done.stdout + done.stderr
+    document = json.loads(Path(memory["result_path"]).read_text())
+    assert document["settings"]["judge_llm"]["model_id"] == "***"
+
+
+def test_a_secret_setting_is_redacted_in_results_errors_and_logs(tmp_path: Path) -> None:
+    project = toy_project(tmp_path, "  - toy.make_items\n  - toy.append_mark\n  - toy.explode\n")
+    (project / "params.yaml").write_text("toy:\n  words: a bb\n  mark: ${TOY_MARK}\n")
+    done = run_ultra("run", "pipes/p.yaml", "--param", "params.yaml", cwd=project, env={"TOY_MARK": SECRET_MARK})
+    assert done.returncode == 1
+    # the crash names its type, its (redacted) message and the server's log
+    assert (
+        "step 'toy.explode' failed: Error executing tool explode: unexpected error: ValueError: cannot count a***"
+        in (done.stderr)
+    )
+    log = next((project / "output").glob("p_*/logs/toy.stderr.log"))
+    assert f"traceback in the server's log, {log.resolve()}" in done.stderr
+    text = log.read_text()  # the SDK's log handler wraps long lines
+    assert "Traceback (most recent call last)" in text and "ValueError: cannot count a*** with" in text
+    assert SECRET_MARK not in done.stdout + done.stderr
+    assert files_holding(project, SECRET_MARK) == []

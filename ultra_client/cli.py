@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import sys
 
 USAGE_EXAMPLES = """examples:
   ultra build examples/load_data.yaml
-  ultra run examples/load_data.yaml [--param FILE] [--timeout SECONDS]
+  ultra run examples/load_data.yaml [--param FILE] [--timeout SECONDS] [--deadline SECONDS]
   ultra call benchmark.get_data benchmark.limit=3
   ultra tools [server]
   ultra mcp-config --host claude|vscode|cursor
@@ -33,6 +34,9 @@ def parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own"
     )
     run.add_argument("--output-dir", default="output", help="where run folders are written (default: output)")
+    run.add_argument(
+        "--deadline", type=float, default=None, help="seconds the whole run may take; then its servers are stopped"
+    )
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
     call.add_argument(
@@ -54,9 +58,30 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; ``call`` takes its key=value arguments before and after its options."""
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra and args.command == "call" and not any(item.startswith("-") for item in extra):
+        args.assignments = [*args.assignments, *extra]
+    elif extra:
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def check_seconds(args: argparse.Namespace) -> None:
+    """``--timeout`` and ``--deadline`` must be finite positive numbers of seconds (nan, 0, -1 are refused)."""
+    from ultra_client.errors import UltraError
+
+    for option in ("timeout", "deadline"):
+        value = getattr(args, option, None)
+        if value is not None and not 0 < value < math.inf:
+            raise UltraError(f"--{option} must be a positive number of seconds, e.g. --{option} 60; got {value:g}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ultra`` console script; returns the exit code."""
-    args = parser().parse_args(argv)
+    args = parse(argv)
     import anyio
 
     from servers.core.errors import InputError
@@ -64,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     from ultra_client.errors import UltraError
 
     try:
+        check_seconds(args)
         if args.command == "build":
             target, report = anyio.run(commands.build, args.pipeline)
             print(f"wrote {target}")
@@ -72,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             if report.dropped:
                 print(f"  dropped (no longer used): {', '.join(report.dropped)}")
         elif args.command == "run":
-            folder = anyio.run(commands.run, args.pipeline, args.param, args.timeout, args.output_dir)
+            from ultra_client.signals import stop_like_interrupt
+
+            with stop_like_interrupt():
+                run = functools.partial(commands.run, deadline=args.deadline)
+                folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir)
             print(f"done: {folder}")
         elif args.command == "call":
             call = functools.partial(commands.call, stdio=args.stdio)
@@ -93,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "serve":
             commands.serve(args.server)
     except (UltraError, InputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from servers.core.redact import redact_text
+
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -8,16 +8,18 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import yaml
 
-from servers.core.files import atomic_write_json, atomic_write_text, unique_path
+from servers.core.files import atomic_write_json, atomic_write_text
 from ultra_client.dataflow import check_dataflow, settings_used
-from ultra_client.errors import UltraError
+from ultra_client.errors import UltraError, located
 from ultra_client.params import (
     MergeReport,
     expand_settings,
@@ -28,7 +30,15 @@ from ultra_client.params import (
 )
 from ultra_client.pipeline import Pipeline, load_pipeline, require_file
 from ultra_client.runner import Runner, link_written_files, result_text, structured_result
-from ultra_client.servers import ULTRA_HOME, ServerLocation, ServerPool, ToolInfo, locate_server
+from ultra_client.servers import (
+    ULTRA_HOME,
+    ServerLocation,
+    ServerPool,
+    ToolInfo,
+    locate_server,
+    parameter_references,
+)
+from ultra_client.yaml_lines import ShapeError, load_yaml_value, require_regular_file
 
 if TYPE_CHECKING:
     from servers.core.factory import ServerSpec
@@ -36,10 +46,33 @@ if TYPE_CHECKING:
 
 @asynccontextmanager
 async def scratch_logs(command: str):
-    """A temporary folder for server logs, removed on success and kept (and named) on failure."""
+    """A temporary folder for server logs: removed unless a failure left a log with something in it.
+
+    A kept log is named in the error (once), so no unnamed ``ultra-*-logs-*`` folder is left behind.
+    """
     folder = Path(tempfile.mkdtemp(prefix=f"ultra-{command}-logs-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    keep = False
+    try:
+        yield folder
+    except UltraError as exc:
+        logs = _logs_with_content(folder)
+        keep = bool(logs)
+        if logs and not any(log in str(exc) for log in logs):
+            raise UltraError(f"{exc}\n  (log: {', '.join(logs)})") from None
+        raise
+    except BaseException:
+        keep = bool(_logs_with_content(folder))
+        raise
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _logs_with_content(folder: Path) -> list[str]:
+    try:
+        return [str(log) for log in sorted(folder.iterdir()) if log.is_file() and log.stat().st_size]
+    except OSError:
+        return []
 
 
 def builtin_servers() -> dict[str, str]:
@@ -56,8 +89,15 @@ def builtin_servers() -> dict[str, str]:
 
 
 def pipeline_locations(pipeline: Pipeline) -> list[ServerLocation]:
+    """Each server's package; a path that leads nowhere is an error at its line of the pipeline."""
     search = [Path.cwd(), pipeline.path.resolve().parent, pipeline.path.resolve().parent.parent]
-    return [locate_server(alias, location, search) for alias, location in pipeline.servers.items()]
+    locations = []
+    for alias, location in pipeline.servers.items():
+        try:
+            locations.append(locate_server(alias, location, search))
+        except UltraError as exc:
+            raise located(pipeline.path, pipeline.server_lines.get(alias), str(exc)) from None
+    return locations
 
 
 def tool_table(pool: ServerPool) -> dict[str, dict[str, ToolInfo]]:
@@ -88,39 +128,75 @@ async def build(pipeline_file: str) -> tuple[Path, MergeReport]:
 
 
 def new_run_folder(output_dir: Path, stem: str) -> Path:
+    """Reserve ``<output_dir>/<stem>_<timestamp>`` with mkdir (atomic), or ``..._2``, ``_3`` ... if taken."""
     stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    folder = unique_path(output_dir / f"{stem}_{stamp}")
-    (folder / "logs").mkdir(parents=True)
-    return folder
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for counter in range(1, 10_000):
+            folder = output_dir / (f"{stem}_{stamp}_{counter}" if counter > 1 else f"{stem}_{stamp}")
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue  # another run started in the same second
+            (folder / "logs").mkdir()
+            return folder
+    except OSError as exc:
+        why = "it is a file, not a folder" if output_dir.is_file() else (exc.strerror or str(exc))
+        raise UltraError(f"--output-dir {output_dir}: cannot create a run folder there ({why})") from None
+    raise UltraError(f"--output-dir {output_dir}: every run folder name for {stem}_{stamp} is taken")
 
 
-async def run(pipeline_file: str, param_file: str | None, timeout: float | None, output_dir: str) -> Path:
-    """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``."""
+def write_output(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(path)``; an OSError becomes an UltraError naming the file."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise UltraError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+async def run(
+    pipeline_file: str, param_file: str | None, timeout: float | None, output_dir: str, deadline: float | None = None
+) -> Path:
+    """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
+
+    ``deadline`` bounds the whole run (start-up included): past it the servers are stopped and no
+    ``memory.json`` is written.
+    """
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
-    if param_file and not target.is_file():
-        raise UltraError(f"{target}: parameter file not found")
+    if param_file:
+        require_regular_file(target, "parameter")
+    # read before any server starts, so a mistake in it costs nothing
+    raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
     locations = pipeline_locations(pipeline)
     folder = new_run_folder(Path(output_dir), pipeline.stem)
     started = time.time()
     print(f"[ultra] run folder: {folder}", file=sys.stderr)
-    async with ServerPool(locations, folder / "logs") as pool:
-        if not target.exists():
-            build_parameters(pipeline, pool, target)
-            print(f"[ultra] built {target}", file=sys.stderr)
-        else:
-            check_dataflow(pipeline, tool_table(pool))
-        raw = read_parameter_file(target)
-        _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
-        atomic_write_text(folder / "parameters.yaml", target.read_text(encoding="utf-8"))
-        settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
-        runner = Runner(pipeline, pool, settings, default_timeout=timeout)
-        memory = await runner.run()
-    atomic_write_json(folder / "memory.json", memory)
-    link_written_files(memory, folder / "files", started)
-    atomic_write_json(
-        folder / "timings.json", {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
-    )
+    try:
+        with anyio.fail_after(deadline):
+            async with ServerPool(locations, folder / "logs", parameter_references(target)) as pool:
+                if raw is None:
+                    build_parameters(pipeline, pool, target)
+                    print(f"[ultra] built {target}", file=sys.stderr)
+                    raw = read_parameter_file(target)
+                else:
+                    check_dataflow(pipeline, tool_table(pool))
+                _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
+                write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
+                settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
+                runner = Runner(pipeline, pool, settings, default_timeout=timeout)
+                memory = await runner.run()
+    except TimeoutError:
+        if deadline is None:
+            raise
+        raise UltraError(
+            f"{pipeline.path}: the run passed its --deadline of {deadline:g} s and was stopped "
+            f"(servers stopped, no memory.json written); raise --deadline to give it more time"
+        ) from None
+    write_output(folder / "memory.json", lambda p: atomic_write_json(p, memory))
+    write_output(folder / "files", lambda p: link_written_files(memory, p, started))
+    timings = {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
+    write_output(folder / "timings.json", lambda p: atomic_write_json(p, timings))
     for name, seconds in runner.timings:
         print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
     for name, scores in score_summary(memory).items():
@@ -156,7 +232,9 @@ def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
         if not sep or not key:
             raise UltraError(f"argument '{pair}' is not key=value")
         try:
-            value = yaml.safe_load(text) if text else ""
+            value = load_yaml_value(text) if text else ""
+        except ShapeError as exc:
+            raise UltraError(f"argument '{key}': {exc.problem}") from None
         except yaml.YAMLError as exc:
             raise UltraError(
                 f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})"

@@ -11,7 +11,7 @@ import yaml
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_text
 from servers.core.settings import expand_env
-from ultra_client.errors import UltraError
+from ultra_client.errors import UltraError, located
 from ultra_client.yaml_lines import load_yaml_with_lines, plain
 
 HEADER = (
@@ -62,18 +62,33 @@ def write_parameter_file(path: Path, pipeline_name: str, settings: dict[str, dic
     body = (
         yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, default_flow_style=False) if settings else "{}\n"
     )
-    return atomic_write_text(path, HEADER.format(pipeline=pipeline_name) + body)
+    try:
+        return atomic_write_text(path, HEADER.format(pipeline=pipeline_name) + body)
+    except OSError as exc:
+        raise UltraError(f"{path}: cannot write the parameter file: {exc.strerror or exc}") from None
 
 
-def read_parameter_file(path: Path) -> dict[str, dict[str, Any]]:
-    """Load a parameter file: {server alias: {setting: value}}, values not yet expanded."""
-    data = load_yaml_with_lines(path)
+def read_parameter_file(path: Path, aliases: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Load a parameter file: {server alias: {setting: value}}, values not yet expanded.
+
+    With ``aliases`` (the pipeline's servers), a section for any other alias is an error: its
+    settings would otherwise be ignored without a word.
+    """
+    data = load_yaml_with_lines(path, "parameter")
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
         raise UltraError(
             f"{path}: a parameter file maps each server name to its settings, e.g. benchmark: {{benchmark: ...}}"
         )
+    for alias in data:
+        if aliases is not None and alias not in aliases:
+            raise located(
+                path,
+                getattr(alias, "line", None),
+                f"section '{alias}' is not a server of the pipeline, so its settings would be ignored; "
+                f"the pipeline's servers: {sorted(aliases)} (rename or remove the section)",
+            )
     return {str(k): plain(v or {}) for k, v in data.items()}
 
 

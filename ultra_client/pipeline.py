@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import UltraError, located
-from ultra_client.yaml_lines import load_yaml_with_lines
+from ultra_client.errors import located
+from ultra_client.yaml_lines import load_yaml_with_lines, require_regular_file
 
 _TOOL_REF = re.compile(r"^([A-Za-z_][\w-]*)\.([A-Za-z_]\w*)$")
 _STEP_KEYS = {"input", "output", "timeout"}
+MAX_LOOP_TIMES = 10_000  # a larger count is a typo, and would keep the servers busy for ever
 
 
 @dataclass
@@ -87,7 +89,7 @@ def _walk(steps: list[Step]):
 def load_pipeline(path: str | Path) -> Pipeline:
     """Read and check the shape of a pipeline file; every error names the file and line."""
     path = Path(path)
-    data = load_yaml_with_lines(path)
+    data = load_yaml_with_lines(path, "pipeline")
     if not isinstance(data, dict):
         raise located(path, None, "a pipeline file must be a mapping with 'servers' and 'pipeline'")
     unknown = set(data) - {"servers", "pipeline"}
@@ -111,7 +113,7 @@ def load_pipeline(path: str | Path) -> Pipeline:
         path=path,
         servers={str(k): str(v) for k, v in servers.items()},
         steps=parser.steps(steps),
-        server_lines={str(k): servers.line for k in servers},
+        server_lines={str(k): getattr(k, "line", servers.line) for k in servers},
     )
 
 
@@ -167,7 +169,7 @@ class _StepParser:
         step.outputs = self.renames(body.get("output"), "output", line)
         timeout = body.get("timeout")
         if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
                 raise located(
                     self.path, line, f"timeout of '{ref}' must be a positive number of seconds, not {timeout!r}"
                 )
@@ -191,9 +193,11 @@ class _StepParser:
         if not isinstance(body, dict) or set(body) != {"times", "steps"}:
             raise located(self.path, getattr(body, "line", line), "a loop is {loop: {times: N, steps: [...]}}")
         times = body["times"]
-        if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= MAX_LOOP_TIMES:
             raise located(
-                self.path, getattr(body, "line", line), f"loop times must be a positive integer, not {times!r}"
+                self.path,
+                getattr(body, "line", line),
+                f"loop times must be a positive integer of at most {MAX_LOOP_TIMES:,}, not {times!r}",
             )
         return LoopStep(times=times, steps=self.steps(body["steps"], line), line=line or 0)
 
@@ -215,8 +219,7 @@ class _StepParser:
 
 
 def require_file(path: str | Path) -> Path:
-    """The pipeline path as a Path, or an UltraError if it does not exist."""
+    """The pipeline path as a Path, or an UltraError if it is missing or not a regular file."""
     file = Path(path)
-    if not file.is_file():
-        raise UltraError(f"{file}: pipeline file not found")
+    require_regular_file(file, "pipeline")
     return file

@@ -141,6 +141,9 @@ class Runner:
                 self.pipeline.path, step.line, f"step '{step.name}' failed: {result_text(result, ' ').strip()}"
             )
         outputs = structured_result(result)
+        summary = failure_summary(step.name, outputs.get("failed"))
+        if summary and self.echo:
+            print(f"[ultra] {summary}", file=sys.stderr, flush=True)
         return {step.outputs.get(name, name): value for name, value in outputs.items()}
 
     def _call_failure(self, step: ToolStep, exc: Exception, timeout: float | None) -> str:
@@ -149,6 +152,21 @@ class Runner:
         if "timed out" in text.lower() or isinstance(exc, TimeoutError):
             return f"{where} timed out after {timeout:g} s; raise its 'timeout' in the pipeline or pass --timeout"
         return f"{where}: " + self.pool.describe_failure(step.server, f"stopped answering ({text})")
+
+
+def failure_summary(name: str, failed: Any) -> str | None:
+    """``name: N of M failed (kind n, ...; first: text)`` for a result's ``failed`` field, if any item failed."""
+    if not isinstance(failed, dict) or not isinstance(failed.get("count"), int) or failed["count"] <= 0:
+        return None
+    total = failed.get("total")
+    line = f"{name}: {failed['count']} of {total if isinstance(total, int) else '?'} failed"
+    reasons = failed.get("reasons")
+    inside = ", ".join(f"{kind} {n}" for kind, n in reasons.items()) if isinstance(reasons, dict) else ""
+    first = str(failed.get("first_error") or "").strip().splitlines()
+    if first:  # its first line, at most 200 characters
+        text = first[0] if len(first[0]) <= 200 else first[0][:199] + "…"
+        inside = f"{inside}; first: {text}" if inside else f"first: {text}"
+    return f"{line} ({inside})" if inside else line
 
 
 def result_text(result: Any, separator: str = "") -> str:

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
@@ -29,6 +30,11 @@ class Count(TypedDict):
 
 class KeyCheck(TypedDict):
     key_length: int
+
+
+class Scored(TypedDict):
+    scores: list[float | None]
+    failed: dict[str, Any]
 
 
 def make_items(words: str) -> Items:
@@ -91,6 +97,20 @@ def key_length(api_key: str) -> KeyCheck:
     return {"key_length": len(api_key)}
 
 
+def score_items(items: list[str]) -> Scored:
+    """Score 1.0 per item; items 'bad' (a parse failure) and 'slow' (a timeout) fail, as judge tools report it."""
+    kinds = {"bad": "parse", "slow": "timeout"}
+    failures = [(index, kinds[item]) for index, item in enumerate(items) if item in kinds]
+    reasons: dict[str, int] = {}
+    for _, kind in failures:
+        reasons[kind] = reasons.get(kind, 0) + 1
+    first = f"item {failures[0][0]}: {failures[0][1]} on {items[failures[0][0]]!r}" if failures else ""
+    return {
+        "scores": [None if item in kinds else 1.0 for item in items],
+        "failed": {"count": len(failures), "total": len(items), "reasons": reasons, "first_error": first},
+    }
+
+
 def write_file(items: list[str], directory: str) -> Items:
     """Write items to a file and return its path as the only item."""
     target = Path(directory) / "items.txt"
@@ -98,9 +118,26 @@ def write_file(items: list[str], directory: str) -> Items:
     return {"items": [str(target)]}
 
 
+def busy(seconds: float, directory: str) -> Count:
+    """Write this process's pid to directory/busy.pid, sleep in this sync function, then write busy.done."""
+    Path(directory, "busy.pid").write_text(str(os.getpid()), encoding="utf-8")
+    time.sleep(seconds)
+    Path(directory, "busy.done").write_text("finished", encoding="utf-8")
+    return {"count": 0}
+
+
+def explode(items: list[str], mark: str) -> Count:
+    """Fail with an unexpected error whose message holds the first item and the mark setting."""
+    raise ValueError(f"cannot count {items[0]} with {mark}")
+
+
 app = build_server(
     "toy",
-    [make_items, append_mark, upper, lower, route_all, route_each, count, nap, crash, reject, key_length, write_file],
+    [
+        *(make_items, append_mark, upper, lower, route_all, route_each, count, nap, crash, reject, key_length),
+        *(write_file, busy, explode),
+        score_items,
+    ],
     package_dir=Path(__file__).parent,
 )
 

@@ -1,0 +1,75 @@
+"""``--timeout`` and ``--deadline``: refused unless a positive number; options anywhere; a whole-run deadline."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_ultra
+from tests.hostile.conftest import clear_error, pipeline
+
+BOXED = 'ans_ls=["so \\\\boxed{42}"]'
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+@pytest.mark.parametrize("command", ["run", "call"])
+def test_timeout_must_be_a_positive_number(tmp_path: Path, command: str, value: str) -> None:
+    target = ["examples/none.yaml"] if command == "run" else ["custom.output_extract_from_boxed", BOXED]
+    result = run_ultra(command, *target, f"--timeout={value}", cwd=tmp_path)
+    clear_error(result, f"--timeout must be a positive number of seconds, e.g. --timeout 60; got {value}")
+
+
+@pytest.mark.parametrize("value", ["0", "nan"])
+def test_deadline_must_be_a_positive_number(tmp_path: Path, value: str) -> None:
+    result = run_ultra("run", "examples/none.yaml", "--deadline", value, cwd=tmp_path)
+    clear_error(result, f"--deadline must be a positive number of seconds, e.g. --deadline 60; got {value}")
+
+
+def test_call_options_before_or_after_the_values(tmp_path: Path) -> None:
+    outputs = []
+    for order in (["--timeout", "60", BOXED], [BOXED, "--timeout", "60"]):
+        result = run_ultra("call", "custom.output_extract_from_boxed", *order, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0] == outputs[1] and outputs[0]["pred_ls"] == ["42"]
+
+
+def test_call_unknown_option_after_values_is_still_refused(tmp_path: Path) -> None:
+    result = run_ultra("call", "custom.output_extract_from_boxed", BOXED, "--bogus", cwd=tmp_path)
+    assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is ``folder`` (the servers ultra started there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")) == folder:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_deadline_stops_the_whole_run(toy: Path) -> None:
+    flow = pipeline(toy, "slow", "  - toy.make_items\n  - toy.nap\n", "toy:\n  words: a\n  seconds: 60\n")
+    started = time.perf_counter()
+    result = run_ultra("run", str(flow), "--deadline", "4", cwd=toy)
+    elapsed = time.perf_counter() - started
+    clear_error(result, "pipes/slow.yaml: the run passed its --deadline of 4 s and was stopped", "no memory.json")
+    assert 4 <= elapsed < 40  # the nap alone would take 60 s
+    (folder,) = (toy / "output").iterdir()
+    assert not (folder / "memory.json").exists()
+    assert _processes_in(toy.resolve()) == []
+
+
+def test_deadline_not_reached_changes_nothing(toy: Path) -> None:
+    flow = pipeline(toy, "quick", "  - toy.make_items\n", "toy:\n  words: a b\n")
+    result = run_ultra("run", str(flow), "--deadline", "100", cwd=toy)
+    assert result.returncode == 0, result.stderr
+    (folder,) = (toy / "output").iterdir()
+    assert json.loads((folder / "memory.json").read_text())["items"] == ["a", "b"]

@@ -1,0 +1,84 @@
+"""Alias bombs and deep nesting in pipelines, parameter files and ``ultra call`` values: refused at once, by name."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from tests.conftest import run_ultra
+from tests.hostile.conftest import HERE, clear_error, pipeline
+
+# Each bomb below expands to 10**9 values: loading it used to take minutes and all memory.
+FAST = 10  # seconds for the whole CLI call, start-up included (the refusal itself takes milliseconds)
+
+
+def bomb_value() -> str:
+    """One flow list whose nine anchors each repeat the previous ten times (10**9 values)."""
+    levels = ["&x0 [a, a, a, a, a, a, a, a, a, a]"]
+    levels += [f"&x{i} [" + ", ".join([f"*x{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return "[" + ", ".join(levels) + "]"
+
+
+def timed(*args: str, cwd: Path):
+    started = time.perf_counter()
+    result = run_ultra(*args, cwd=cwd, timeout=60)
+    assert time.perf_counter() - started < FAST, result.stderr
+    return result
+
+
+def test_parameter_file_alias_bomb_is_refused_before_any_server_starts(toy: Path) -> None:
+    flow = pipeline(toy, "flow", "  - toy.make_items\n")
+    shutil.copy(HERE / "alias_bomb.yaml", toy / "bomb.yaml")
+    result = timed("run", str(flow), "--param", "bomb.yaml", cwd=toy)
+    clear_error(result, "bomb.yaml:6: aliases expand to more than 100,000 values")
+    assert not (toy / "output").exists()  # refused before the run folder and the servers
+
+
+def test_pipeline_alias_bomb_is_refused(toy: Path) -> None:
+    shutil.copy(HERE / "alias_bomb_pipeline.yaml", toy / "pipes" / "bomb.yaml")
+    result = timed("build", "pipes/bomb.yaml", cwd=toy)
+    clear_error(result, "pipes/bomb.yaml:", "aliases expand to more than 100,000 values")
+    assert not list((toy / "pipes" / "parameters").iterdir())
+
+
+def test_call_value_alias_bomb_is_refused(tmp_path: Path) -> None:
+    result = timed("call", "evaluation.evaluate_trec", f"ks={bomb_value()}", cwd=tmp_path)
+    clear_error(result, "argument 'ks': aliases expand to more than 100,000 values")
+    assert result.stdout == ""
+
+
+def test_call_value_that_contains_itself_is_refused(tmp_path: Path) -> None:
+    result = timed("call", "evaluation.evaluate_trec", "ks=&a [1, *a]", cwd=tmp_path)
+    clear_error(result, "argument 'ks': alias *a refers to a mapping or list that contains it")
+
+
+def test_5000_level_pipeline_is_refused(toy: Path) -> None:
+    deep = toy / "pipes" / "deep.yaml"
+    deep.write_text("servers:\n  toy: toyservers/toy\npipeline: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    result = timed("run", "pipes/deep.yaml", cwd=toy)
+    clear_error(result, "pipes/deep.yaml:3: nested more than 100 levels deep")
+    assert not (toy / "output").exists()
+
+
+def test_5000_level_block_parameter_file_is_refused(toy: Path) -> None:
+    flow = pipeline(toy, "flow", "  - toy.make_items\n")
+    deep = "toy:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(5000)) + "  " * 5001 + "end\n"
+    (toy / "deep.yaml").write_text(deep, encoding="utf-8")
+    result = timed("run", str(flow), "--param", "deep.yaml", cwd=toy)
+    clear_error(result, "deep.yaml:101: nested more than 100 levels deep")
+
+
+def test_5000_level_call_value_is_refused(tmp_path: Path) -> None:
+    result = timed("call", "evaluation.evaluate_trec", "ks=" + "[" * 5000 + "]" * 5000, cwd=tmp_path)
+    clear_error(result, "argument 'ks': nested more than 100 levels deep")
+
+
+def test_modest_aliases_still_work(toy: Path) -> None:
+    """Aliases are fine when they stay small: `words` reuses the anchored `mark`-like string."""
+    flow = pipeline(toy, "flow", "  - toy.make_items\n  - toy.append_mark\n", "toy:\n  mark: &m '!'\n  words: *m\n")
+    result = run_ultra("run", str(flow), cwd=toy)
+    assert result.returncode == 0, result.stderr
+    (folder,) = (toy / "output").iterdir()
+    assert json.loads((folder / "memory.json").read_text())["items"] == ["!!"]

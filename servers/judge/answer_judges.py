@@ -120,10 +120,18 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
 
     judged = await asyncio.gather(*(asyncio.gather(*(one(s, n) for n in numbers)) for s, numbers in sentences))
     flat = [c for sentence in judged for c in sentence]
-    failed = sum(c["status"] in ("parse_error", "error") for c in flat)
+    broken = [c for c in flat if c["status"] in ("parse_error", "error")]
+    failed = len(broken)
     values = [[SUPPORT_VALUES[c["label"]] for c in sentence if c["label"] is not None] for sentence in judged]
+    if not failed:
+        status = "ok"
+    elif failed == sum(c["status"] != "invalid_citation" for c in flat):  # no request came back usable
+        status = "error" if any(c["status"] == "error" for c in broken) else "parse_error"
+    else:
+        status = "incomplete"
     return {
-        "status": "incomplete" if failed else "ok",
+        "status": status,
+        **({"error": broken[0]["error"]} if broken else {}),
         "requests": sum(c["requests"] for c in flat),
         "failed_citations": failed,
         "invalid_citations": sum(c["status"] == "invalid_citation" for c in flat),

@@ -1,7 +1,7 @@
 """The answer-judge MCP tools, one per ``registry.JUDGES`` entry, generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
-``judge_cache`` and ``save_path`` (no default here: ``parameter.yaml`` supplies them), so
+``judge_cache``, ``save_path`` and ``max_failed_fraction`` (no default here: ``parameter.yaml`` supplies them), so
 ``with_settings`` and the MCP SDK derive its input schema as for a hand-written function.
 """
 
@@ -16,7 +16,7 @@ from pydantic import Field
 from servers.core.factory import tool_hints
 from servers.judge.answer_runner import AnswerJudgeResult, items_for, run_answer_judge
 from servers.judge.registry import JUDGES, AnswerJudge
-from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
+from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
 
 INPUT_TYPES: dict[str, Any] = {
     "q_ls": Annotated[list[str], Field(description="the questions, one per item")],
@@ -25,7 +25,12 @@ INPUT_TYPES: dict[str, Any] = {
     "ret_psg": Annotated[list[list[str]], Field(description="the passages shown with each question, in rank order")],
 }
 Ids = Annotated[list[str] | None, Field(description="item ids (default: positions)")]
-SETTINGS: dict[str, Any] = {"judge_llm": LLMSpec, "judge_cache": CachePath, "save_path": SavePath}
+SETTINGS: dict[str, Any] = {
+    "judge_llm": LLMSpec,
+    "judge_cache": CachePath,
+    "save_path": SavePath,
+    "max_failed_fraction": FailedFraction,
+}
 
 
 def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult]]:
@@ -44,10 +49,15 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
         return await run_answer_judge(judge, items, **{name: values[name] for name in SETTINGS})
 
     tool.__name__ = tool.__qualname__ = judge.name
-    tool.__doc__ = judge.description
+    tool.__doc__ = judge.description + FAILING
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": AnswerJudgeResult}
     return tool_hints(read_only=False, idempotent=True, open_world=True)(tool)
 
+
+FAILING = (
+    "\n\nThe tool fails, writing nothing, when no item was judged or more than max_failed_fraction of the "
+    "items that needed the LLM failed; `failed` counts the failures otherwise."
+)
 
 ANSWER_TOOLS = [answer_tool(judge) for judge in JUDGES]

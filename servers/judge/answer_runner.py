@@ -1,7 +1,10 @@
 """Run one answer judge over a list of items: ask, summarise, write ``<kind>_judge_<time>.json``.
 
 result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_llm={...}, judge_cache="",
-                                      save_path="output/judge"))
+                                      save_path="output/judge", max_failed_fraction=0.1))
+
+When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
+``InputError`` (see ``failures``) and writes nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient
+from servers.judge import failures
+from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 from servers.judge.prompting import load_prompt
 from servers.judge.registry import AnswerJudge, judge_of_kind
@@ -26,6 +31,7 @@ class AnswerJudgeResult(TypedDict):
     aggregate: dict[str, Any]
     items: list[dict[str, Any]]
     counts: dict[str, int]
+    failed: FailedSummary
     usage: dict[str, int]
     prompt: dict[str, str]
 
@@ -88,10 +94,12 @@ async def run_answer_judge(
     judge_llm: dict[str, Any],
     judge_cache: str,
     save_path: str,
+    max_failed_fraction: float,
     **pacing: float,
 ) -> AnswerJudgeResult:
     """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file."""
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
+    failures.check_fraction(max_failed_fraction)
     settings = judge_settings(judge_llm, **pacing)
     cache = open_cache(judge_cache)
     try:
@@ -105,12 +113,15 @@ async def run_answer_judge(
     counts: dict[str, int] = {"items": len(results)}
     for result in results:
         counts[result["status"]] = counts.get(result["status"], 0) + 1
+    failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
+    failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
     prompt = load_prompt(judge.prompts[0]).describe()
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
         "aggregate": aggregate,
         "counts": counts,
+        "failed": failed,
         "items": results,
         "usage": usage,
         "prompt": prompt,
@@ -118,7 +129,13 @@ async def run_answer_judge(
     }
     atomic_write_json(out, document)
     return AnswerJudgeResult(
-        result_path=str(out), aggregate=aggregate, items=results, counts=counts, usage=usage, prompt=prompt
+        result_path=str(out),
+        aggregate=aggregate,
+        items=results,
+        counts=counts,
+        failed=failed,
+        usage=usage,
+        prompt=prompt,
     )
 
 

@@ -17,7 +17,8 @@ from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path, unique_path
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
-from servers.judge import agreement, inputs, umbrela
+from servers.judge import agreement, failures, inputs, umbrela
+from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 
 log = logging.getLogger("ultra.judge")
@@ -34,6 +35,7 @@ class UmbrelaResult(TypedDict):
     scores: dict[str, dict[str, int | None]]
     counts: dict[str, int]
     failures: list[dict[str, Any]]
+    failed: FailedSummary
     usage: dict[str, int]
     prompt: dict[str, str]
 
@@ -65,10 +67,15 @@ async def run_umbrela(
     judge_llm: dict[str, Any],
     judge_cache: str,
     save_path: str,
+    max_failed_fraction: float,
     progress: umbrela.Progress | None = None,
     **pacing: float,
 ) -> UmbrelaResult:
-    """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests)."""
+    """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests).
+
+    Raises ``InputError`` and writes nothing when every pair failed, or more than ``max_failed_fraction``.
+    """
+    failures.check_fraction(max_failed_fraction)
     k_values = list(k_values)
     if not k_values or any(not isinstance(k, int) or k < 1 for k in k_values):
         raise InputError(f"k_values must be positive integers, got {k_values!r}")
@@ -89,7 +96,11 @@ async def run_umbrela(
             dropped = sorted(client.dropped)
     finally:
         cache.close()
-    return _write_umbrela(judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache)
+    failed, ok = failures.summarise((j.status, j.error) for j in judgments)
+    failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
+    return _write_umbrela(
+        judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache, failed
+    )
 
 
 def _write_umbrela(
@@ -102,11 +113,12 @@ def _write_umbrela(
     depth: int,
     save_path: str,
     judge_cache: str,
+    failed: FailedSummary,
 ) -> UmbrelaResult:
     per_query, aggregate = umbrela.summarise(judgments, k_values)
     counts = umbrela.count_statuses(judgments)
     prompt, repair = umbrela.umbrela_prompts()
-    failures = [j.as_dict() for j in judgments if j.status != "ok"]
+    failed_items = [j.as_dict() for j in judgments if j.status != "ok"]
     scores: dict[str, dict[str, int | None]] = {}
     for judgment in judgments:
         scores.setdefault(judgment.qid, {})[judgment.docid] = judgment.score
@@ -118,6 +130,7 @@ def _write_umbrela(
         "tool": "umbrela_judge",
         "aggregate": aggregate,
         "counts": counts,
+        "failed": failed,
         "per_query": per_query,
         "judgments": [j.as_dict() for j in judgments],
         "usage": usage,
@@ -145,7 +158,8 @@ def _write_umbrela(
         per_query=per_query,
         scores=scores,
         counts=counts,
-        failures=failures[:MAX_INLINE_FAILURES],
+        failures=failed_items[:MAX_INLINE_FAILURES],
+        failed=failed,
         usage=usage,
         prompt=prompt_info,
     )

@@ -21,7 +21,8 @@ from servers.core.files import atomic_write_json, atomic_write_jsonl, result_pat
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
 from servers.core.readers import existing_file
-from servers.judge import inputs, nuggets
+from servers.judge import failures, inputs, nuggets
+from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 
 ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
@@ -35,6 +36,7 @@ class NuggetizeResult(TypedDict):
     aggregate: dict[str, dict[str, Any]]
     per_query: dict[str, dict[str, dict[str, Any]]]
     counts: dict[str, int]
+    failed: FailedSummary
     usage: dict[str, int]
     prompt: dict[str, str]
 
@@ -111,9 +113,15 @@ async def run_nuggetize(
     judge_llm: dict[str, Any],
     judge_cache: str,
     save_path: str,
+    max_failed_fraction: float,
     **pacing: float,
 ) -> NuggetizeResult:
-    """Nuggets per query (created and scored once, or reused from ``nuggets_path``), assigned for every answer."""
+    """Nuggets per query (created and scored once, or reused from ``nuggets_path``), assigned for every answer.
+
+    The unit of ``failed`` is the batch (one create window, score batch or assign batch): when every
+    batch failed, or more than ``max_failed_fraction`` of them, it raises ``InputError`` and writes nothing.
+    """
+    failures.check_fraction(max_failed_fraction)
     if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
         raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
     settings = judge_settings(judge_llm, **pacing)
@@ -165,8 +173,17 @@ async def run_nuggetize(
             usage = client.usage.as_dict()
     finally:
         cache.close()
+    batches = [b for item, answers in done for b in _new_batches(item, answers)]
+    failed, ok = failures.summarise((b.status, b.error) for b in batches)
+    failures.check(failed, ok, tool="nuggetize", noun="batches", max_failed_fraction=max_failed_fraction)
     return _write(done, wanted, stored, settings, usage, locals_settings(min_judgment, max_nuggets, nugget_top_k),
-                  save_path)  # fmt: skip
+                  save_path, failed)  # fmt: skip
+
+
+def _new_batches(item: nuggets.QueryNuggets, answers: list[dict[str, Any]]) -> list[nuggets.Batch]:
+    """The batches this call sent: the query's create / score batches unless reused, and every assign batch."""
+    own = [] if item.reused else list(item.batches)
+    return own + [nuggets.Batch(**b) for answer in answers for b in answer["batches"]]
 
 
 def locals_settings(min_judgment: int, max_nuggets: int, nugget_top_k: int) -> dict[str, Any]:
@@ -185,7 +202,7 @@ def _answer_record(
     complete = all(label is not None for label in labels) and all(imp is not None for imp in importance)
     failed = sum(b.status != "ok" for b in batches)
     if not indices:
-        status = "no_nuggets"
+        status = "incomplete" if item.failed_batches else "no_nuggets"  # no nuggets because a batch failed
     elif complete and not item.failed_batches:
         status = "ok"
     else:
@@ -213,6 +230,7 @@ def _write(
     usage: dict[str, int],
     options: dict[str, Any],
     save_path: str,
+    failed: FailedSummary,
 ) -> NuggetizeResult:
     per_query: dict[str, dict[str, dict[str, Any]]] = {}
     by_run: dict[str, list[dict[str, Any]]] = {}
@@ -250,6 +268,7 @@ def _write(
         "tool": "nuggetize",
         "aggregate": aggregate,
         "counts": counts,
+        "failed": failed,
         "per_query": per_query,
         "usage": usage,
         "prompt": prompt,
@@ -265,6 +284,7 @@ def _write(
         aggregate=aggregate,
         per_query=per_query,
         counts=counts,
+        failed=failed,
         usage=usage,
         prompt=prompt,
     )

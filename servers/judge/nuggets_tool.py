@@ -8,7 +8,7 @@ from pydantic import Field
 
 from servers.core.factory import tool_hints
 from servers.judge.nuggets_job import NuggetizeResult, run_nuggetize
-from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
+from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
@@ -40,6 +40,7 @@ async def nuggetize(
     judge_llm: LLMSpec,
     judge_cache: CachePath,
     save_path: SavePath,
+    max_failed_fraction: FailedFraction,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -48,7 +49,8 @@ async def nuggetize(
     or okay in batches of 10, stored (nuggets_path) and reused; every answer (several runs per query)
     gets support / partial_support / not_support per nugget in batches of 10. Scores per answer:
     all, vital, weighted and their strict variants; the aggregate per run is the mean over answers
-    with status ok, with counts of the rest. Failed batches are counted, never dropped.
+    with status ok, with counts of the rest. Failed batches are counted, never dropped; the tool fails,
+    writing nothing, when every batch failed or more than max_failed_fraction of them.
     """
     options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
     return await run_nuggetize(
@@ -66,4 +68,5 @@ async def nuggetize(
         judge_llm=judge_llm,
         judge_cache=judge_cache,
         save_path=save_path,
+        max_failed_fraction=max_failed_fraction,
     )

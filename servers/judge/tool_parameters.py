@@ -17,3 +17,12 @@ LLMSpec = Annotated[
 ]
 CachePath = Annotated[str, Field(description="SQLite answer cache ('' = none)")]
 SavePath = Annotated[str, Field(description="directory or file name for the result")]
+FailedFraction = Annotated[
+    float,
+    Field(
+        description="fail the tool (no result written) when more than this share of its judgments failed "
+        "(error / parse_error); it always fails when none succeeded",
+        ge=0,
+        le=1,
+    ),
+]

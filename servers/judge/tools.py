@@ -11,7 +11,7 @@ from servers.core.factory import tool_hints
 from servers.judge.answer_judges_tool import ANSWER_TOOLS
 from servers.judge.jobs import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.nuggets_tool import nuggetize
-from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
+from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
 from servers.judge.trec_rag_table import trec_rag_table
 
 if TYPE_CHECKING:
@@ -35,13 +35,16 @@ async def umbrela_judge(
     judge_llm: LLMSpec,
     judge_cache: CachePath,
     save_path: SavePath,
+    max_failed_fraction: FailedFraction,
 ) -> UmbrelaResult:
     """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
 
     Inline: `query` and `passages`. Files: `queries_path`, a TREC `run_path` (top `depth` per query)
     and `corpus_path`. Per passage a grade and a status (ok / parse_error with the raw reply /
     error); per query the mean grade and, with relevant = grade >= 2, P@k, AP@k and MRR. The
-    qrels file (`qid 0 docid grade`, graded pairs only) is ready for evaluate_trec.
+    qrels file (`qid 0 docid grade`, graded pairs only) is ready for evaluate_trec. The tool fails,
+    writing nothing, when no pair was graded or more than max_failed_fraction of them failed; `failed`
+    counts the failures otherwise.
     """
 
     async def progress(done: int, total: int) -> None:
@@ -60,6 +63,7 @@ async def umbrela_judge(
         judge_llm=judge_llm,
         judge_cache=judge_cache,
         save_path=save_path,
+        max_failed_fraction=max_failed_fraction,
         progress=progress,
     )
 

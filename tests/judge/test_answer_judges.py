@@ -69,11 +69,21 @@ async def test_idk_judge_values_statuses_and_cache(tmp_path) -> None:
     cache = str(tmp_path / "c.sqlite")
     with OpenAIStub(responder=responder) as stub:
         result = await run_answer_judge(
-            "idk", items, judge_llm=llm_settings(stub, max_retries=1), judge_cache=cache, save_path=str(tmp_path)
+            "idk",
+            items,
+            judge_llm=llm_settings(stub, max_retries=1),
+            judge_cache=cache,
+            save_path=str(tmp_path),
+            max_failed_fraction=0.25,  # the garbled answer: 1 of 4
         )
         assert stub.request_count == 3 + 2  # one per answer; the garbled one is asked twice
         again = await run_answer_judge(
-            "idk", items, judge_llm=llm_settings(stub, max_retries=1), judge_cache=cache, save_path=str(tmp_path)
+            "idk",
+            items,
+            judge_llm=llm_settings(stub, max_retries=1),
+            judge_cache=cache,
+            save_path=str(tmp_path),
+            max_failed_fraction=0.25,  # the garbled answer: 1 of 4
         )
         assert stub.request_count == 5  # the cache replays every reply, the unreadable ones too: same result
     assert [r.get("idk") for r in result["items"]] == [0.0, 1.0, 0.5, None]
@@ -97,7 +107,12 @@ async def test_citation_judge_by_hand(tmp_path) -> None:
     items = build_items(["q"] * 4, answers, ret_psg=[passages] * 4)
     with OpenAIStub(responder=responder) as stub:
         result = await call_job(
-            run_answer_judge, "citation", items, judge_llm=llm_settings(stub, max_retries=0), save_path=str(tmp_path)
+            run_answer_judge,
+            "citation",
+            items,
+            judge_llm=llm_settings(stub, max_retries=0),
+            save_path=str(tmp_path),
+            max_failed_fraction=0.5,  # the broken answer: 1 of the 3 with sentences
         )
         asked = stub.request_count
     first, broken, uncited, empty = result["items"]
@@ -121,7 +136,12 @@ async def test_rag_judge_rating_and_out_of_range(tmp_path) -> None:
     )
     with OpenAIStub(responder=responder) as stub:
         result = await call_job(
-            run_answer_judge, "rag", items, judge_llm=llm_settings(stub, max_retries=1), save_path=str(tmp_path)
+            run_answer_judge,
+            "rag",
+            items,
+            judge_llm=llm_settings(stub, max_retries=1),
+            save_path=str(tmp_path),
+            max_failed_fraction=0.5,
         )
         shown = content_of(stub.chat_requests()[0])
     good, bad = result["items"]

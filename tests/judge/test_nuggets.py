@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from mcp import Client
 
+from servers.core.errors import InputError
 from servers.judge.nuggets import answer_scores, selected
 from servers.judge.nuggets_job import dump, run_nuggetize
 from servers.judge.server import create_app
 from tests.judge.conftest import call_job, llm_settings
-from tests.judge.nugget_stub import nugget_responder, stages
+from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
@@ -98,23 +100,62 @@ async def test_windows_and_batches(tmp_path, num_passages: int, create: int, bat
     assert result["aggregate"]["runB"]["all"] == 0.0 and result["aggregate"]["runB"]["num_answers"] == 1
 
 
-async def test_create_list_over_the_limit_is_a_counted_failure(tmp_path) -> None:
+async def test_create_list_over_the_limit_fails_the_tool_when_nothing_else_was_judged(tmp_path) -> None:
     def respond(request):
         if "Updated nugget list" in content_of(request):
             return json.dumps([f"n{i}" for i in range(31)])  # one too many, every time
         return nugget_responder(request)
 
+    out = tmp_path / "out"
+    with OpenAIStub(responder=respond) as stub:
+        with pytest.raises(InputError) as raised:
+            await call_job(
+                run_nuggetize,
+                query="q", passages=_passages(3), answers="{}", judge_llm=llm_settings(stub, max_retries=1),
+                save_path=str(out), max_failed_fraction=1.0,
+            )  # fmt: skip
+        assert stub.request_count == 2  # the request and one repair
+    # the only batch failed: no nuggets, so nothing was judged; the cause is named, no file is written
+    assert str(raised.value) == (
+        "nuggetize: every one of 1 batches failed (parse_error 1): "
+        "unreadable after 2 replies: expected at most 30 nuggets, got 31"
+    )
+    assert not out.exists() or not list(out.iterdir())
+
+
+async def test_a_query_whose_create_failed_is_incomplete_not_nuggetless(tmp_path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"qid": "1", "query": "one"}\n{"qid": "2", "query": "two"}\n')
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"docid": f"d{i}", "text": f"fact {i}"}) + "\n" for i in range(1, 5)))
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 2 r\n1 Q0 d2 2 1 r\n2 Q0 d3 1 2 r\n2 Q0 d4 2 1 r\n")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"qid": "1", "answer": "{}"}\n{"qid": "2", "answer": "{}"}\n')
+
+    def respond(request):
+        if stage(request) == "create" and "fact 3" in content_of(request):
+            return "no list today"  # query 2's only create window fails
+        return nugget_responder(request)
+
     with OpenAIStub(responder=respond) as stub:
         result = await call_job(
             run_nuggetize,
-            query="q", passages=_passages(3), answers="{}", judge_llm=llm_settings(stub, max_retries=1),
-            save_path=str(tmp_path),
+            queries_path=str(queries), corpus_path=str(corpus), run_path=str(run), answers_path=str(answers),
+            judge_llm=llm_settings(stub, max_retries=0), save_path=str(tmp_path / "out"), max_failed_fraction=0.5,
         )  # fmt: skip
-        assert stub.request_count == 2  # the request and one repair
-    (record,) = dump(result["nuggets_path"])
-    assert record["failed_batches"] == 1 and record["batches"][0]["status"] == "parse_error"
-    assert "at most 30" in record["batches"][0]["error"] and record["batches"][0]["raw"].startswith('["n0"')
-    assert result["counts"]["create_failed"] == 1 and result["per_query"]["q1"]["run"]["status"] == "no_nuggets"
+    # batches: query 1 create + score + assign, query 2 create (failed): 1 of 4
+    assert result["failed"] == {
+        "count": 1,
+        "total": 4,
+        "reasons": {"error": 0, "parse_error": 1},
+        "first_error": "unreadable after 1 replies: no JSON list in the reply",
+    }
+    assert result["per_query"]["1"]["run"]["status"] == "ok"
+    assert result["per_query"]["2"]["run"]["status"] == "incomplete"  # not "no_nuggets": its create failed
+    assert result["aggregate"]["run"]["excluded_by_status"] == {"incomplete": 1}
+    saved = json.loads(Path(result["result_path"]).read_text())
+    assert saved["failed"] == result["failed"]
 
 
 async def test_wrong_length_labels_are_retried_then_a_failed_batch(tmp_path) -> None:
@@ -134,7 +175,7 @@ async def test_wrong_length_labels_are_retried_then_a_failed_batch(tmp_path) -> 
         result = await call_job(
             run_nuggetize,
             query="q", passages=_passages(11), answers={"r": answer}, judge_llm=llm_settings(stub, max_retries=2),
-            save_path=str(tmp_path),
+            save_path=str(tmp_path), max_failed_fraction=0.2,
         )  # fmt: skip
         assert stages(stub.chat_requests())["assign"] == 2 + 3  # batch 1: ask + 1 repair; batch 2: ask + 2 repairs
     (row,) = dump(result["assignments_path"])
@@ -160,7 +201,7 @@ async def test_failed_score_batch_leaves_importance_unknown(tmp_path) -> None:
         result = await call_job(
             run_nuggetize,
             query="q", passages=_passages(2), answers="{}", judge_llm=llm_settings(stub, max_retries=0),
-            save_path=str(tmp_path),
+            save_path=str(tmp_path), max_failed_fraction=0.5,
         )  # fmt: skip
     (record,) = dump(result["nuggets_path"])
     assert [n["importance"] for n in record["nuggets"]] == [None, None]

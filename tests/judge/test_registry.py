@@ -13,7 +13,7 @@ from mcp import Client
 from servers.core.inprocess import local_tools
 from servers.core.settings import defaults
 from servers.judge.answer_judges import judge_idk
-from servers.judge.answer_judges_tool import ANSWER_TOOLS, answer_tool
+from servers.judge.answer_judges_tool import ANSWER_TOOLS, FAILING, answer_tool
 from servers.judge.prompting import PROMPT_DIR
 from servers.judge.registry import JUDGES, AnswerJudge, registry_markdown
 from servers.judge.server import SPEC, create_app
@@ -22,8 +22,8 @@ from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.anyio
 
-RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "usage", "prompt"}
-SETTINGS = ["judge_llm", "judge_cache", "save_path"]
+RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt"}
+SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction"]
 
 
 def test_declarations_are_complete_and_unique() -> None:
@@ -43,7 +43,7 @@ def test_declarations_are_complete_and_unique() -> None:
 def test_generated_signatures() -> None:
     for judge, tool in zip(JUDGES, ANSWER_TOOLS, strict=True):
         signature = inspect.signature(tool)
-        assert tool.__name__ == judge.name and tool.__doc__ == judge.description
+        assert tool.__name__ == judge.name and tool.__doc__ == judge.description + FAILING
         assert list(signature.parameters) == [*judge.inputs, "id_ls", *SETTINGS]
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in signature.parameters.values())
         no_default = [n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty]
@@ -62,12 +62,13 @@ async def test_mcp_listing_and_in_process_tools_agree_with_the_declarations() ->
         assert list(properties) == [*judge.inputs, "id_ls", *SETTINGS]
         assert tool.input_schema["required"] == list(judge.inputs)
         assert properties["judge_llm"]["default"] == judge_llm
-        assert tool.description == judge.description
+        assert tool.description == judge.description + FAILING
+        assert properties["max_failed_fraction"]["default"] == defaults("judge")["max_failed_fraction"] == 0.1
         assert set(tool.output_schema["properties"]) == RESULT_FIELDS
         assert tool.annotations.open_world_hint and tool.annotations.idempotent_hint
         assert local[judge.name].parameters == list(properties)
         assert local[judge.name].required == set(judge.inputs)
-        assert local[judge.name].description == judge.description
+        assert local[judge.name].description == judge.description + FAILING
 
 
 def test_registry_markdown_has_a_row_per_judge() -> None:
@@ -95,12 +96,13 @@ async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
     tool = answer_tool(declared)
     with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:
         result = await tool(
-            q_ls=["q"], pred_ls=["I don't know"], judge_llm=llm_settings(stub), judge_cache="", save_path=str(tmp_path)
-        )
+            q_ls=["q"], pred_ls=["I don't know"], judge_llm=llm_settings(stub), judge_cache="", save_path=str(tmp_path),
+            max_failed_fraction=0.1,
+        )  # fmt: skip
     assert result["aggregate"]["idk"] == 1.0 and list(result["aggregate"])[:2] == ["idk", "num_idk"]
     assert json.loads(Path(result["result_path"]).read_text())["tool"] == "refusal_judge"
     with pytest.raises(TypeError, match="judge_llm"):
-        await tool(q_ls=["q"], pred_ls=["x"], judge_cache="", save_path=str(tmp_path))
+        await tool(q_ls=["q"], pred_ls=["x"], judge_cache="", save_path=str(tmp_path), max_failed_fraction=0.1)
 
 
 async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:

@@ -72,6 +72,7 @@ async def test_umbrela_over_mcp_reports_progress_and_keeps_the_secret(tmp_path, 
                     "judge_llm": llm_settings(stub),
                     "judge_cache": str(tmp_path / "cache.sqlite"),
                     "save_path": str(tmp_path / "out"),
+                    "max_failed_fraction": 0.5,
                 },
                 progress_callback=on_progress,
             )
@@ -110,6 +111,7 @@ async def test_unset_api_key_variable_is_explained(monkeypatch) -> None:
 async def test_stdio_server_end_to_end(tmp_path) -> None:
     with OpenAIStub() as stub:
         env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": SECRET}
+        env["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # results go to tmp_path, outside output/
         params = StdioServerParameters(command=sys.executable, args=["-m", "servers.judge"], cwd=str(ROOT), env=env)
         async with Client(params) as client:
             result = await client.call_tool(

@@ -85,6 +85,7 @@ async def test_unparseable_replies_become_parse_errors_never_scores(stub: OpenAI
         judge_llm=llm_settings(stub, max_retries=2),
         save_path=str(tmp_path),
         backoff_base=0.001,
+        max_failed_fraction=0.5,  # d2 fails on purpose
     )
     assert result["scores"] == {"q1": {"d1": 3, "d2": None, "d3": 3}}
     assert result["counts"] == {"pairs": 3, "ok": 2, "parse_error": 1, "error": 0}
@@ -107,6 +108,7 @@ async def test_errors_are_reported_with_reason(stub: OpenAIStub, tmp_path) -> No
         passages=["fine", "too long"],
         judge_llm=llm_settings(stub),
         save_path=str(tmp_path),
+        max_failed_fraction=0.5,
     )
     assert result["scores"]["q1"]["2"] is None
     assert result["failures"][0]["status"] == "error" and "context length exceeded" in result["failures"][0]["error"]

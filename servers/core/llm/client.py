@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import json
 import logging
 import random
 import re
+import socket
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -195,7 +198,8 @@ class LLMClient:
                 delay = exc.delay if exc.delay is not None else self._backoff(attempt)
                 log.info("retrying in %.2f s after: %s", delay, last_reason)
                 await asyncio.sleep(delay)
-        return Reply("error", error=f"gave up after {attempts} attempts: {last_reason}", attempts=attempts)
+        tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+        return Reply("error", error=f"gave up after {tries}: {last_reason}", attempts=attempts)
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with full jitter."""
@@ -284,10 +288,8 @@ class LLMClient:
                 return response
             except openai.RateLimitError as exc:
                 raise _Retry(f"429 rate limited: {_server_message(exc)}", _retry_after(exc.response)) from None
-            except openai.APITimeoutError:
-                raise _Retry(f"timed out after {self.settings.timeout:g} s") from None
-            except openai.APIConnectionError as exc:
-                raise _Retry(f"connection error: {exc.__cause__ or exc}") from None
+            except openai.APIConnectionError as exc:  # APITimeoutError too: aiohttp reports a refusal as one
+                raise _Retry(self._connection_failure(exc)) from None
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500:
                     raise _Retry(
@@ -300,6 +302,29 @@ class LLMClient:
             except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
                 raise _Retry(f"malformed reply: {type(exc).__name__}") from None
         raise _Fail("the endpoint rejected every optional parameter")  # pragma: no cover - bounded loop
+
+    def _connection_failure(self, exc: Any) -> str:
+        """Why a request never got an answer: refused, unresolvable host, other connect error, or time-out.
+
+        The transport wraps the cause (``ConnectionRefusedError`` inside aiohttp's ``ClientConnectorError``
+        inside httpx's ``ConnectTimeout`` inside openai's ``APITimeoutError``): the chain is searched, so a
+        refusal after 0.01 s is not reported as a time-out.
+        """
+        import openai
+
+        where = _host_port(self.settings.base_url)
+        for cause in _causes(exc):
+            if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
+                return f"connection refused to {where}"
+            if type(cause).__name__ == "ClientConnectorDNSError" or isinstance(cause, socket.gaierror):
+                return f"cannot resolve the host of {where}"
+        for cause in _causes(exc):
+            if any(kind.__name__ == "ClientConnectorError" for kind in type(cause).__mro__):  # also TLS failures
+                os_error = getattr(cause, "os_error", None)
+                return f"cannot connect to {where}: {os_error or cause}"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"timed out after {self.settings.timeout:g} s"
+        return f"connection error: {exc.__cause__ or exc}"
 
     def _rejected_param(self, exc: Any, kwargs: dict[str, Any]) -> str | None:
         """The optional parameter a 400/422 complains about, remembered so it is dropped from now on."""
@@ -335,6 +360,27 @@ class LLMClient:
         async with self._local_lock:
             vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)
         return Reply("ok", vectors=vectors)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from or during, outermost first (cycles cut)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _host_port(base_url: str) -> str:
+    """``host:port`` of ``base_url`` (never its path, query or credentials)."""
+    parts = urllib.parse.urlsplit(base_url)
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    return f"{host}:{port}" if port else host
 
 
 def _count(usage: Any, key: str) -> int:

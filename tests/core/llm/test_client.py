@@ -145,3 +145,29 @@ async def test_a_redirect_is_followed(stub: OpenAIStub) -> None:
         reply = await client.chat(ask("one two"), {}, prompt="p")
     assert reply.status == "ok" and reply.attempts == 1
     assert len(stub.served) == 2 and [s.outcome for s in stub.served] == ["status", "ok"]
+
+
+async def test_refused_connection_is_reported_as_refused_not_as_a_timeout() -> None:
+    import socket
+
+    from servers.core.llm.settings import LLMSettings
+
+    with socket.socket() as probe:  # a port of 127.0.0.1 that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    mapping = {"model_id": "m", "base_url": f"http://127.0.0.1:{port}/v1", "api_key": SECRET}
+    mapping |= {"max_retries": 2, "max_workers": 1}
+    settings = LLMSettings.from_mapping({**mapping, "timeout": 10}, name="t", backoff_base=0.01, backoff_max=0.02)
+    started = time.monotonic()
+    async with LLMClient(settings) as client:
+        reply = await client.chat(ask("x"), {}, prompt="p")
+    assert reply.status == "error" and reply.attempts == 3  # refusals are retried like other connection errors
+    assert reply.error == f"gave up after 3 attempts: connection refused to 127.0.0.1:{port}"
+    assert time.monotonic() - started < 5  # was reported as "timed out after 10 s"
+
+
+async def test_a_real_timeout_is_still_reported_as_one(stub: OpenAIStub) -> None:
+    stub.add_fault("hang", seconds=5)
+    async with LLMClient(settings(stub, timeout=0.3, max_retries=0)) as client:
+        reply = await client.chat(ask("x"), {}, prompt="p")
+    assert reply.error == "gave up after 1 attempt: timed out after 0.3 s"

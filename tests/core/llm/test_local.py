@@ -6,6 +6,7 @@ import importlib.util
 
 import pytest
 
+from servers.core.errors import InputError
 from servers.core.factory import tool_settings
 from servers.core.settings import defaults
 from servers.judge.jobs import run_umbrela
@@ -25,11 +26,13 @@ async def test_smollm2_judges_two_passages(tmp_path) -> None:
         judge_cache=str(tmp_path / "cache.sqlite"),
         save_path=str(tmp_path),
     )
-    result = await run_umbrela(
-        query="What is the capital of France?",
-        passages={"paris": "Paris is the capital and largest city of France.", "bread": "Sourdough needs a starter."},
-        **settings,
-    )
+    settings["max_failed_fraction"] = 1.0
+    passages = {"paris": "Paris is the capital and largest city of France.", "bread": "Sourdough needs a starter."}
+    try:
+        result = await run_umbrela(query="What is the capital of France?", passages=passages, **settings)
+    except InputError as exc:  # the weak model followed the format for neither pair: loud, but the model ran
+        assert "every one of 2 judgments failed (parse_error 2)" in str(exc)
+        return
     counts = result["counts"]
     assert counts["pairs"] == 2 and counts["ok"] + counts["parse_error"] + counts["error"] == 2
     assert counts["error"] == 0  # the model ran; a weak model may still fail to follow the format

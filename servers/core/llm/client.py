@@ -12,19 +12,15 @@ error message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import errno
 import json
 import logging
 import random
 import re
-import socket
-import time
-import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from servers.core.llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key
+from servers.core.llm.endpoint_errors import connection_failure, retry_after, server_message
 from servers.core.llm.http import lean_http_client
 from servers.core.llm.replies import Reply, Usage
 from servers.core.llm.settings import LLMSettings
@@ -36,7 +32,6 @@ log = logging.getLogger("ultra.llm")
 # Parameters an endpoint may reject; dropped (and said once) when the server names them in a 400.
 OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
 REASONING_MAX_TOKENS = 4096
-MAX_RETRY_AFTER = 120.0
 # The openai client's telemetry headers: no endpoint needs them, and each costs header handling per request.
 TELEMETRY_HEADERS = (
     "X-Stainless-Lang",
@@ -287,50 +282,27 @@ class LLMClient:
                     raise _Retry(f"malformed reply: expected a JSON object, got {type(response).__name__}")
                 return response
             except openai.RateLimitError as exc:
-                raise _Retry(f"429 rate limited: {_server_message(exc)}", _retry_after(exc.response)) from None
+                raise _Retry(f"429 rate limited: {server_message(exc)}", retry_after(exc.response)) from None
             except openai.APIConnectionError as exc:  # APITimeoutError too: aiohttp reports a refusal as one
-                raise _Retry(self._connection_failure(exc)) from None
+                raise _Retry(connection_failure(exc, self.settings.base_url, self.settings.timeout)) from None
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500:
                     raise _Retry(
-                        f"{exc.status_code} server error: {_server_message(exc)}", _retry_after(exc.response)
+                        f"{exc.status_code} server error: {server_message(exc)}", retry_after(exc.response)
                     ) from None
                 rejected = self._rejected_param(exc, kwargs)
                 if rejected is None:
-                    raise _Fail(f"{exc.status_code} from the endpoint: {_server_message(exc)}") from None
+                    raise _Fail(f"{exc.status_code} from the endpoint: {server_message(exc)}") from None
                 kwargs = {k: v for k, v in kwargs.items() if k != rejected}
             except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
                 raise _Retry(f"malformed reply: {type(exc).__name__}") from None
         raise _Fail("the endpoint rejected every optional parameter")  # pragma: no cover - bounded loop
 
-    def _connection_failure(self, exc: Any) -> str:
-        """Why a request never got an answer: refused, unresolvable host, other connect error, or time-out.
-
-        The transport wraps the cause (``ConnectionRefusedError`` inside aiohttp's ``ClientConnectorError``
-        inside httpx's ``ConnectTimeout`` inside openai's ``APITimeoutError``): the chain is searched, so a
-        refusal after 0.01 s is not reported as a time-out.
-        """
-        import openai
-
-        where = _host_port(self.settings.base_url)
-        for cause in _causes(exc):
-            if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
-                return f"connection refused to {where}"
-            if type(cause).__name__ == "ClientConnectorDNSError" or isinstance(cause, socket.gaierror):
-                return f"cannot resolve the host of {where}"
-        for cause in _causes(exc):
-            if any(kind.__name__ == "ClientConnectorError" for kind in type(cause).__mro__):  # also TLS failures
-                os_error = getattr(cause, "os_error", None)
-                return f"cannot connect to {where}: {os_error or cause}"
-        if isinstance(exc, openai.APITimeoutError):
-            return f"timed out after {self.settings.timeout:g} s"
-        return f"connection error: {exc.__cause__ or exc}"
-
     def _rejected_param(self, exc: Any, kwargs: dict[str, Any]) -> str | None:
         """The optional parameter a 400/422 complains about, remembered so it is dropped from now on."""
         if exc.status_code not in (400, 422):
             return None
-        message = _server_message(exc)
+        message = server_message(exc)
         for name in OPTIONAL_PARAMS:
             if name in kwargs and re.search(rf"\b{name}\b", message):
                 if name not in self.dropped:
@@ -362,58 +334,6 @@ class LLMClient:
         return Reply("ok", vectors=vectors)
 
 
-def _causes(exc: BaseException) -> list[BaseException]:
-    """``exc`` and the exceptions it was raised from or during, outermost first (cycles cut)."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not seen for seen in chain):
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _host_port(base_url: str) -> str:
-    """``host:port`` of ``base_url`` (never its path, query or credentials)."""
-    parts = urllib.parse.urlsplit(base_url)
-    try:
-        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
-    except ValueError:
-        port = None
-    host = parts.hostname or "?"
-    return f"{host}:{port}" if port else host
-
-
 def _count(usage: Any, key: str) -> int:
     value = usage.get(key) if isinstance(usage, dict) else None
     return int(value) if isinstance(value, (int, float)) else 0
-
-
-def _server_message(exc: Any) -> str:
-    """The error message the server sent (OpenAI error shape or plain text)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-    return str(getattr(exc, "message", exc))
-
-
-def _retry_after(response: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), capped."""
-    headers = getattr(response, "headers", None) or {}
-    try:
-        if headers.get("retry-after-ms"):
-            return min(float(headers["retry-after-ms"]) / 1000.0, MAX_RETRY_AFTER)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            seconds = float(value)
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            seconds = when.timestamp() - time.time()
-        return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-    except (TypeError, ValueError, OverflowError):
-        return None

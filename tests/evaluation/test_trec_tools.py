@@ -130,7 +130,12 @@ async def test_pvalue_table_for_several_runs_is_deterministic(tmp_path: Path) ->
 
 @pytest.mark.anyio
 async def test_real_stdio_server(tmp_path: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "servers.evaluation"], cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "servers.evaluation"],
+        cwd=str(ROOT),
+        env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},  # tmp_path lies outside output/
+    )
     async with Client(params) as client:
         result = await client.call_tool("evaluate_trec", {"ir_metrics": ["map"], "ks": [], "save_path": str(tmp_path)})
     assert result.structured_content["eval_res"]["map"] == pytest.approx(0.1785, abs=1e-4)

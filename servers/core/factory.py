@@ -16,6 +16,7 @@ from typing import Any
 
 from servers.core import lifeline, redact
 from servers.core.errors import InputError
+from servers.core.files import released_on_failure
 from servers.core.settings import env_references, expand_env, load_parameter_file
 
 if typing.TYPE_CHECKING:
@@ -151,13 +152,13 @@ def with_settings(
 
         async def tool(**kwargs: Any) -> Any:
             started = time.time()
-            with errors():
+            with errors(), released_on_failure():
                 return finish(await fn(**prepare(kwargs)), started)
     else:
 
         def tool(**kwargs: Any) -> Any:
             started = time.time()
-            with errors():
+            with errors(), released_on_failure():
                 return finish(fn(**prepare(kwargs)), started)
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

@@ -13,7 +13,9 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -34,6 +36,7 @@ def _read_umask() -> int:
 _UMASK = _read_umask()  # read once: os.umask is process-wide and not thread-safe
 _reserved: set[str] = set()  # names this process reserved (empty files) and has not written yet
 _reserved_lock = threading.Lock()
+_call_reserved: ContextVar[set[str] | None] = ContextVar("call_reserved", default=None)
 
 
 def _reserve(path: Path) -> bool:
@@ -52,7 +55,25 @@ def _reserve(path: Path) -> bool:
     if path.suffix:
         with _reserved_lock:
             _reserved.add(str(path))
+        names = _call_reserved.get()
+        if names is not None:
+            names.add(str(path))
     return True
+
+
+@contextmanager
+def released_on_failure() -> Iterator[None]:
+    """Names reserved inside the block and still empty are removed if the block raises (no empty result files)."""
+    names: set[str] = set()
+    token = _call_reserved.set(names)
+    try:
+        yield
+    except BaseException:
+        for name in list(names):
+            _release(Path(name))
+        raise
+    finally:
+        _call_reserved.reset(token)
 
 
 def _still_reserved(path: Path) -> bool:

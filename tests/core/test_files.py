@@ -81,3 +81,24 @@ def test_a_failed_write_releases_the_reserved_name(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         atomic_write(reserved, explode)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tool_that_fails_after_reserving_its_result_name_leaves_no_file(tmp_path, monkeypatch) -> None:
+    from servers.core.factory import with_settings
+    from servers.core.files import result_path
+
+    monkeypatch.chdir(tmp_path)
+
+    def tool(*, save_path: str) -> dict:
+        result_path(save_path, "tool")  # reserved ...
+        raise ValueError("... then the computation fails")
+
+    def sound(*, save_path: str) -> dict:
+        return {"result_path": str(result_path(save_path, "sound"))}
+
+    wrapped = with_settings(tool, {"save_path": "output/x"}, context_type=object, raise_as=RuntimeError)
+    with pytest.raises(Exception, match="computation fails"):
+        wrapped(save_path="output/x")
+    assert not list((tmp_path / "output" / "x").iterdir())
+    kept = with_settings(sound, {"save_path": "output/x"}, context_type=object, raise_as=RuntimeError)(save_path="output/x")
+    assert Path(kept["result_path"]).exists()  # a call that succeeds keeps what it reserved

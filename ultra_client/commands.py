@@ -274,7 +274,10 @@ async def call(target: str, pairs: list[str], timeout: float | None, *, stdio: b
         spec = load_spec(location.module, location.root)
         if spec is not None:
             return await call_in_process(target, spec, pairs)
-    async with scratch_logs("call") as logs, ServerPool([location], logs) as pool:
+    from servers.core.settings import env_references
+
+    references = {server: env_references(list(pairs))}  # ${VAR} typed in the arguments: the server expands it
+    async with scratch_logs("call") as logs, ServerPool([location], logs, references) as pool:
         running = pool.servers[server]
         if tool not in running.tools:
             raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")

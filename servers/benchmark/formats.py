@@ -19,6 +19,10 @@ Record = dict[str, Any]
 
 def read_records(path: str, fmt: str = "auto", split: str | None = None) -> list[Record]:
     """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content)."""
+    if not str(path).strip():
+        raise InputError(
+            "benchmark.path is empty; give a dataset file (.jsonl, .json, .csv, .tsv, .parquet) or a BEIR folder"
+        )
     source = Path(path).expanduser()
     if fmt == "auto":
         fmt = detect_format(source)

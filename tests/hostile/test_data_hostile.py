@@ -75,3 +75,10 @@ def test_ultra_call_on_a_deep_file_and_on_nan(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert data["q_ls"] == ["q"] and None not in data["q_ls"]
     assert data["data_info"]["dropped_reasons"] == {"NaN in field 'question'": 1}
+
+
+def test_an_empty_dataset_path_says_so() -> None:
+    done = run_ultra("call", "benchmark.get_data", "benchmark={path: ''}")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "benchmark.path is empty; give a dataset file" in done.stderr
+    assert "BEIR folder" not in done.stderr.split("give a dataset file")[0]

@@ -118,3 +118,24 @@ def test_a_secret_setting_is_redacted_in_results_errors_and_logs(tmp_path: Path)
     assert "Traceback (most recent call last)" in text and "ValueError: cannot count a*** with" in text
     assert SECRET_MARK not in done.stdout + done.stderr
     assert files_holding(project, SECRET_MARK) == []
+
+
+def test_call_stdio_passes_a_variable_only_the_command_line_names(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        done = run_ultra(
+            "call",
+            "--stdio",
+            "judge.umbrela_judge",
+            "query=what is a test",
+            "passages=[a passage about tests]",
+            f"judge_llm.base_url={stub.base_url}",
+            "judge_llm.api_key=${ONLY_ON_THE_COMMAND_LINE}",
+            "judge_cache=",
+            f"save_path={tmp_path / 'judge'}",
+            cwd=tmp_path,
+            env={"ONLY_ON_THE_COMMAND_LINE": SECRET_KEY},
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert [s.authorization for s in stub.served] == [f"Bearer {SECRET_KEY}"]
+    assert SECRET_KEY not in done.stdout + done.stderr
+    assert files_holding(tmp_path, SECRET_KEY) == []

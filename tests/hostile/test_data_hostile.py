@@ -78,7 +78,7 @@ def test_ultra_call_on_a_deep_file_and_on_nan(tmp_path: Path) -> None:
 
 
 def test_an_empty_dataset_path_says_so() -> None:
-    done = run_ultra("call", "benchmark.get_data", "benchmark={path: ''}")
+    done = run_ultra("call", "benchmark.get_data", "benchmark={path: ''}", cwd=ROOT)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "benchmark.path is empty; give a dataset file" in done.stderr
     assert "BEIR folder" not in done.stderr.split("give a dataset file")[0]

@@ -100,5 +100,7 @@ def test_a_tool_that_fails_after_reserving_its_result_name_leaves_no_file(tmp_pa
     with pytest.raises(Exception, match="computation fails"):
         wrapped(save_path="output/x")
     assert not list((tmp_path / "output" / "x").iterdir())
-    kept = with_settings(sound, {"save_path": "output/x"}, context_type=object, raise_as=RuntimeError)(save_path="output/x")
+    kept = with_settings(sound, {"save_path": "output/x"}, context_type=object, raise_as=RuntimeError)(
+        save_path="output/x"
+    )
     assert Path(kept["result_path"]).exists()  # a call that succeeds keeps what it reserved

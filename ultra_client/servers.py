@@ -192,6 +192,9 @@ class ServerPool:
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
+        from ultra_client import stdio_lines
+
+        stdio_lines.install()  # whole lines to the SDK's reader: large results read in linear time
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", server.location.module],

@@ -41,7 +41,7 @@ def run_folder(tmp_path: Path) -> Path:
     return folder
 
 
-def check_retrieval(memory: dict) -> None:
+def check_retrieval(memory: dict, folder: Path) -> None:
     """The retrieval scores follow from the returned ids and the shipped qrels."""
     qrels: dict[str, set[str]] = {}
     for line in (ROOT / "data/rag/qrels.trec").read_text().splitlines():
@@ -52,7 +52,7 @@ def check_retrieval(memory: dict) -> None:
     p1 = sum(bool(ids) and ids[0] in qrels[qid] for qid, ids in judged) / len(judged)
     assert memory["retrieval_scores"]["P@1"] == pytest.approx(p1)
     assert memory["counts"]["num_q"] == len(judged)
-    run_lines = Path(memory["run_path"]).read_text().splitlines()
+    run_lines = (folder / memory["run_path"]).read_text().splitlines()  # relative to the run folder
     assert len(run_lines) == sum(len(ids) for ids in memory["ret_ids"])
 
 
@@ -76,7 +76,7 @@ def test_rag_full_fast_with_the_stub_llm(tmp_path: Path) -> None:
     assert memory["pred_ls"] == [golden[q].strip() for q in memory["q_ls"]]
     assert memory["answer_scores"]["avg_em"] == 1.0 and memory["answer_scores"]["avg_f1"] == 1.0
     assert memory["extract_info"] == {"boxed": 4, "unclosed": 0, "none": 0}
-    check_retrieval(memory)
+    check_retrieval(memory, folder)
     steps = [name for name, _ in json.loads((folder / "timings.json").read_text())["steps"]]
     assert steps[0] == "benchmark.get_data" and steps[-1] == "evaluation.evaluate_trec" and len(steps) == 11
 
@@ -88,7 +88,8 @@ def test_rag_full_offline_with_the_local_model(tmp_path: Path) -> None:
         "run", str(PIPELINE), "--param", str(params), "--output-dir", str(tmp_path / "runs"), cwd=ROOT, timeout=900
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    memory = json.loads((run_folder(tmp_path) / "memory.json").read_text())
+    folder = run_folder(tmp_path)
+    memory = json.loads((folder / "memory.json").read_text())
     assert memory["generate_info"]["backend"] == "local" and memory["generate_info"]["errors"] == 0
     assert len(memory["pred_ls"]) == 1 and memory["generate_info"]["usage"]["completion_tokens"] > 0
-    check_retrieval(memory)
+    check_retrieval(memory, folder)

@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import math
+import os
 import sys
 
 USAGE_EXAMPLES = """examples:
@@ -17,6 +18,30 @@ USAGE_EXAMPLES = """examples:
 """
 
 
+def version() -> str:
+    """The installed ultra-eval's version; in a checkout that is not installed, the servers' own."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("ultra-eval")
+    except PackageNotFoundError:
+        from servers.core.factory import __version__
+
+        return __version__
+
+
+class VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (reading package metadata costs time)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"ultra {version()}")
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="ultra",
@@ -24,6 +49,7 @@ def parser() -> argparse.ArgumentParser:
         epilog=USAGE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    top.add_argument("--version", action=VersionAction)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build = commands.add_parser("build", help="check a pipeline and write its parameter file")
     build.add_argument("pipeline")
@@ -40,7 +66,15 @@ def parser() -> argparse.ArgumentParser:
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
     call.add_argument(
-        "assignments", nargs="*", metavar="key=value", help="value parsed as YAML; a.b=v sets one key of a mapping"
+        "assignments",
+        nargs="*",
+        metavar="key=value",
+        help="value parsed as YAML; a.b=v sets one key of a mapping; key=@F.yaml (or .json) reads it from F",
+    )
+    call.add_argument(
+        "--args-file",
+        metavar="FILE",
+        help="a YAML or JSON mapping of all arguments (values too large for a command line); key=value applies on top",
     )
     call.add_argument(
         "--timeout", type=float, default=None, help="seconds the tool may take (the server then runs as a subprocess)"
@@ -55,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
     config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
     serve = commands.add_parser("serve", help="serve one built-in server over stdio")
     serve.add_argument("server")
+    from ultra_client import sweep_cli
+
+    sweep_cli.add_parser(commands)
     return top
 
 
@@ -85,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     from servers.core.errors import InputError
-    from ultra_client import commands
+    from ultra_client import calling, commands
     from ultra_client.errors import UltraError
 
     try:
@@ -105,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir)
             print(f"done: {folder}")
         elif args.command == "call":
-            call = functools.partial(commands.call, stdio=args.stdio)
+            call = functools.partial(calling.call, stdio=args.stdio, args_file=args.args_file)
             result = anyio.run(call, args.target, args.assignments, args.timeout)
             json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
             sys.stdout.write("\n")
@@ -122,6 +159,15 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(commands.mcp_config(args.host), indent=2))
         elif args.command == "serve":
             commands.serve(args.server)
+        elif args.command == "sweep":
+            from ultra_client import sweep_cli
+
+            return sweep_cli.run(args)
+        sys.stdout.flush()  # a reader that closed the pipe shows up here, not at interpreter exit
+    except BrokenPipeError:  # `ultra tools --json | head -1`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
+        return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
         from servers.core.redact import redact_text
 

@@ -1,4 +1,4 @@
-"""What each ``ultra`` command does: build, run, call, tools, mcp-config (async, no argument parsing)."""
+"""What the `ultra` commands build, run, tools, mcp-config and serve do (async; `call` is in calling.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import yaml
 
 from servers.core.files import atomic_write_json, atomic_write_text
 from ultra_client.dataflow import check_dataflow, settings_used
@@ -29,7 +28,7 @@ from ultra_client.params import (
     write_parameter_file,
 )
 from ultra_client.pipeline import Pipeline, load_pipeline, require_file
-from ultra_client.runner import Runner, link_written_files, result_text, structured_result
+from ultra_client.runner import Runner, link_written_files, relative_memory
 from ultra_client.servers import (
     ULTRA_HOME,
     ServerLocation,
@@ -37,11 +36,12 @@ from ultra_client.servers import (
     ToolInfo,
     locate_server,
     parameter_references,
+    server_parameters,
 )
-from ultra_client.yaml_lines import ShapeError, load_yaml_value, require_regular_file
+from ultra_client.yaml_lines import require_regular_file
 
 if TYPE_CHECKING:
-    from servers.core.factory import ServerSpec
+    pass
 
 
 @asynccontextmanager
@@ -88,6 +88,22 @@ def builtin_servers() -> dict[str, str]:
     }
 
 
+def locate_named_server(name: str) -> ServerLocation:
+    """A built-in server by name, or a server package at a path; else an error listing the built-in servers."""
+    builtins = builtin_servers()
+    try:
+        return locate_server(name, builtins.get(name, name), [Path.cwd()])
+    except UltraError:
+        if name in builtins:
+            raise
+    where = Path(name).expanduser()
+    where = where if where.is_absolute() else Path.cwd() / where
+    raise UltraError(
+        f"server '{name}' does not exist: it is not a built-in server and there is no server package at {where}; "
+        f"the built-in servers: {', '.join(builtins)}"
+    )
+
+
 def pipeline_locations(pipeline: Pipeline) -> list[ServerLocation]:
     """Each server's package; a path that leads nowhere is an error at its line of the pipeline."""
     search = [Path.cwd(), pipeline.path.resolve().parent, pipeline.path.resolve().parent.parent]
@@ -111,7 +127,8 @@ def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> Merg
     defaults = settings_used(pipeline, tools)
     report = MergeReport()
     if target.exists():
-        merged, report = merge_settings(defaults, read_parameter_file(target))
+        known = {alias: server.settings for alias, server in pool.servers.items()}
+        merged, report = merge_settings(defaults, read_parameter_file(target, settings=known))
     else:
         merged = defaults
     write_parameter_file(target, pipeline.path.name, merged)
@@ -166,9 +183,10 @@ async def run(
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if param_file:
         require_regular_file(target, "parameter")
-    # read before any server starts, so a mistake in it costs nothing
-    raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
     locations = pipeline_locations(pipeline)
+    # read before any server starts, so a mistake in it costs nothing
+    known = {location.alias: server_parameters(location) for location in locations}
+    raw = read_parameter_file(target, list(pipeline.servers), known) if target.exists() else None
     folder = new_run_folder(Path(output_dir), pipeline.stem)
     started = time.time()
     print(f"[ultra] run folder: {folder}", file=sys.stderr)
@@ -193,8 +211,9 @@ async def run(
             f"{pipeline.path}: the run passed its --deadline of {deadline:g} s and was stopped "
             f"(servers stopped, no memory.json written); raise --deadline to give it more time"
         ) from None
-    write_output(folder / "memory.json", lambda p: atomic_write_json(p, memory))
-    write_output(folder / "files", lambda p: link_written_files(memory, p, started))
+    saved: dict[str, str] = {}  # the run's files, brought into files/: memory.json names them relative to the folder
+    write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p, started)))
+    write_output(folder / "memory.json", lambda p: atomic_write_json(p, relative_memory(memory, saved)))
     timings = {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
     write_output(folder / "timings.json", lambda p: atomic_write_json(p, timings))
     for name, seconds in runner.timings:
@@ -224,110 +243,12 @@ def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[
         )
 
 
-def parse_assignments(pairs: list[str], info: ToolInfo) -> dict[str, Any]:
-    """``key=value`` (value parsed as YAML); ``setting.sub=value`` edits one key of a mapping setting."""
-    args: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise UltraError(f"argument '{pair}' is not key=value")
-        try:
-            value = load_yaml_value(text) if text else ""
-        except ShapeError as exc:
-            raise UltraError(f"argument '{key}': {exc.problem}") from None
-        except yaml.YAMLError as exc:
-            raise UltraError(
-                f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})"
-            ) from None
-        name, _, rest = key.partition(".")
-        if name not in info.parameters:
-            raise UltraError(f"'{info.name}' has no parameter '{name}'; its parameters: {info.parameters}")
-        if not rest:
-            args[name] = value
-            continue
-        base = args.get(name, json.loads(json.dumps(info.settings.get(name, {}))))
-        if not isinstance(base, dict):
-            raise UltraError(f"'{name}' is not a mapping, so '{key}' cannot be set")
-        node = base
-        parts = rest.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-        args[name] = base
-    return args
-
-
-async def call(target: str, pairs: list[str], timeout: float | None, *, stdio: bool = False) -> dict[str, Any]:
-    """``ultra call server.tool key=value ...``: the tool's structured result.
-
-    A server package that exposes a ``SPEC`` runs the tool in this process (no MCP round trip);
-    ``stdio=True``, a ``timeout`` (only a subprocess can be stopped), or a server without ``SPEC``
-    start the server over stdio instead. Both give the same result.
-    """
-    server, _, tool = target.partition(".")
-    if not server or not tool:
-        raise UltraError(f"'{target}' is not server.tool, e.g. evaluation.evaluate_trec")
-    location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
-    if not stdio and timeout is None:
-        from servers.core.inprocess import load_spec
-
-        spec = load_spec(location.module, location.root)
-        if spec is not None:
-            return await call_in_process(target, spec, pairs)
-    from servers.core.settings import env_references
-
-    references = {server: env_references(list(pairs))}  # ${VAR} typed in the arguments: the server expands it
-    async with scratch_logs("call") as logs, ServerPool([location], logs, references) as pool:
-        running = pool.servers[server]
-        if tool not in running.tools:
-            raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
-        args = parse_assignments(pairs, running.tools[tool])
-        try:
-            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
-        except Exception as exc:  # noqa: BLE001 - reported with the server's log
-            raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
-    if result.is_error:
-        raise UltraError(f"{target} failed: {result_text(result, ' ').strip()}")
-    return structured_result(result)
-
-
-async def call_in_process(target: str, spec: ServerSpec, pairs: list[str]) -> dict[str, Any]:
-    """Run ``server.tool`` in this process; its log goes to a scratch file, kept (and named) on a crash."""
-    import logging
-    import traceback
-
-    from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
-
-    server, _, name = target.partition(".")
-    tools = local_tools(spec)
-    if name not in tools:
-        raise UltraError(f"server '{server}' has no tool '{name}'; its tools: {sorted(tools)}")
-    tool = tools[name]
-    info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
-    args = parse_assignments(pairs, info)
-    async with scratch_logs("call") as logs:
-        log_path = logs / f"{server}.stderr.log"
-        handler = logging.FileHandler(log_path, encoding="utf-8")
-        root = logging.getLogger()
-        root.addHandler(handler)
-        try:
-            return await call_local_tool(tool, args)
-        except ToolFailure as exc:
-            raise UltraError(f"{target} failed: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
-            handler.stream.write(traceback.format_exc())
-            raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
-        finally:
-            root.removeHandler(handler)
-            handler.close()
-
-
 async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:
     """``ultra tools [server]``: every tool of the built-in servers (or of one)."""
-    servers = builtin_servers()
     if server is not None:
-        servers = {server: servers.get(server, server)}
-    locations = [locate_server(name, path, [Path.cwd()]) for name, path in servers.items()]
+        locations = [locate_named_server(server)]
+    else:
+        locations = [locate_server(name, path, [Path.cwd()]) for name, path in builtin_servers().items()]
     async with scratch_logs("tools") as logs, ServerPool(locations, logs) as pool:
         return tool_table(pool)
 
@@ -349,13 +270,21 @@ def describe_tools(table: dict[str, dict[str, ToolInfo]]) -> str:
 
 
 def mcp_config(host: str) -> dict[str, Any]:
-    """The JSON block an agent host needs to start every built-in server over stdio."""
+    """The JSON block an agent host needs to start every built-in server over stdio.
+
+    Each entry names the project folder twice: ``cwd`` (for hosts that honour it) and ``ULTRA_HOME``
+    in ``env`` (the server then works there whatever folder the host starts it in), so the
+    defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
+    """
+    from servers.core.files import PROJECT_ROOT_ENV
+
     entries: dict[str, Any] = {}
     for name in builtin_servers():
         entry = {
             "command": sys.executable,
             "args": ["-m", f"servers.{name}"],
-            "env": {"PYTHONPATH": str(ULTRA_HOME)},
+            "cwd": str(ULTRA_HOME),
+            "env": {"PYTHONPATH": str(ULTRA_HOME), PROJECT_ROOT_ENV: str(ULTRA_HOME)},
         }
         entries[f"ultra-{name}"] = {"type": "stdio", **entry} if host == "vscode" else entry
     return {"servers": entries} if host == "vscode" else {"mcpServers": entries}

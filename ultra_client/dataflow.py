@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servers.core.errors import unknown_names_message
 from ultra_client.errors import located
 from ultra_client.pipeline import BranchStep, LoopStep, Pipeline, Step, ToolStep
 from ultra_client.servers import ToolInfo
@@ -59,7 +60,7 @@ def _check_tool_step(
             raise located(
                 pipeline.path,
                 step.line,
-                f"input rename: '{step.name}' has no parameter '{parameter}'; its parameters: {info.parameters}",
+                "input rename: " + unknown_names_message([parameter], info.parameters, owner=step.name),
             )
         if parameter in info.settings:
             raise located(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,11 +70,16 @@ def write_parameter_file(path: Path, pipeline_name: str, settings: dict[str, dic
         raise UltraError(f"{path}: cannot write the parameter file: {exc.strerror or exc}") from None
 
 
-def read_parameter_file(path: Path, aliases: list[str] | None = None) -> dict[str, dict[str, Any]]:
+def read_parameter_file(
+    path: Path, aliases: list[str] | None = None, settings: dict[str, Iterable[str]] | None = None
+) -> dict[str, dict[str, Any]]:
     """Load a parameter file: {server alias: {setting: value}}, values not yet expanded.
 
     With ``aliases`` (the pipeline's servers), a section for any other alias is an error: its
-    settings would otherwise be ignored without a word.
+    settings would otherwise be ignored without a word. With ``settings`` (per alias, the names in
+    the server's ``parameter.yaml``), a name the server does not have is an error at its line,
+    with the closest name ("did you mean relevance_level?"): a typo would otherwise leave the
+    server's default in force.
     """
     data = load_yaml_with_lines(path, "parameter")
     if data is None:
@@ -89,7 +96,20 @@ def read_parameter_file(path: Path, aliases: list[str] | None = None) -> dict[st
                 f"section '{alias}' is not a server of the pipeline, so its settings would be ignored; "
                 f"the pipeline's servers: {sorted(aliases)} (rename or remove the section)",
             )
+    for alias, values in data.items():
+        if settings is not None and alias in settings and values:
+            check_setting_names(path, str(alias), values, set(settings[alias]))
     return {str(k): plain(v or {}) for k, v in data.items()}
+
+
+def check_setting_names(path: Path, alias: str, values: dict[Any, Any], known: set[str]) -> None:
+    """UltraError at the line of the first name in ``values`` that is not one of ``known``."""
+    for name in values:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(str(name), sorted(known), n=1)
+        hint = f"did you mean {close[0]}?" if close else f"its settings: {', '.join(sorted(known)) or 'none'}"
+        raise located(path, getattr(name, "line", None), f"server '{alias}' has no setting '{name}'; {hint}")
 
 
 def expand_settings(settings: dict[str, Any], where: Path) -> dict[str, Any]:

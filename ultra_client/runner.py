@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -186,24 +188,63 @@ def structured_result(result: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
-def link_written_files(memory: Memory, folder: Path, started: float) -> list[Path]:
-    """Symlink into ``folder`` every file named by a variable that was written during this run."""
-    links: list[Path] = []
+def link_written_files(memory: Memory, folder: Path, started: float) -> dict[str, str]:
+    """Bring into ``folder`` (the run folder's ``files/``) every file named by a variable and written during this run.
+
+    Each file is hard-linked (no extra disk; results are written once and replaced, never edited in
+    place), or copied when that fails (another file system), so the run folder holds the files
+    themselves and can be zipped or moved. A file already inside the run folder stays where it is.
+    Returns ``{path as the variable names it: path relative to the run folder}``.
+    """
+    run_folder = folder.parent.resolve()
+    folder = run_folder / folder.name
+    saved: dict[str, str] = {}
+    taken: dict[Path, str] = {}  # real source -> its path relative to the run folder
     for value in _strings(memory):
-        if len(value) > 4096 or "\n" in value:
+        if value in saved or len(value) > 4096 or "\n" in value:
             continue
         candidate = Path(value)
         try:
             if not candidate.is_file() or candidate.stat().st_mtime < started - 1:
                 continue
+            source = candidate.resolve()
         except (OSError, ValueError):
             continue
-        folder.mkdir(parents=True, exist_ok=True)
-        link = folder / candidate.name
-        if not link.exists():
-            link.symlink_to(candidate.resolve())
-            links.append(link)
-    return links
+        if source in taken:
+            saved[value] = taken[source]
+            continue
+        if source.is_relative_to(run_folder):
+            target = source
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            target = _free_name(folder / source.name)
+            try:
+                os.link(source, target)
+            except OSError:
+                shutil.copy2(source, target)
+        taken[source] = saved[value] = target.relative_to(run_folder).as_posix()
+    return saved
+
+
+def _free_name(path: Path) -> Path:
+    """``path``, or ``stem_2<suffix>``, ``stem_3`` ... if taken (two results with one name)."""
+    counter = 1
+    candidate = path
+    while candidate.exists() or candidate.is_symlink():
+        counter += 1
+        candidate = path.with_name(f"{path.stem}_{counter}{path.suffix}")
+    return candidate
+
+
+def relative_memory(value: Any, saved: dict[str, str]) -> Any:
+    """``value`` with every string that names a file of ``saved`` replaced by its path in the run folder."""
+    if isinstance(value, str):
+        return saved.get(value, value)
+    if isinstance(value, dict):
+        return {key: relative_memory(item, saved) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_memory(item, saved) for item in value]
+    return value
 
 
 def _strings(value: Any, depth: int = 0):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class InputError(ValueError):
     """Bad input from a user: the message names the file, the line and what was expected.
@@ -17,3 +20,23 @@ class InputError(ValueError):
         super().__init__(f"{where}{message}")
         self.path = path
         self.line = line
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name most like ``name`` (difflib), or None if none is close."""
+    matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+def unknown_names_message(unknown: Iterable[str], known: Iterable[str], *, owner: str, what: str = "parameter") -> str:
+    """``'evaluate_trec' has no parameter 'k' (did you mean 'ks'?); its parameters: ['run_path', ...]``.
+
+    ``owner`` is what the ``known`` names belong to (a tool, a mapping setting), ``what`` their kind.
+    """
+    known = list(known)
+    names = []
+    for name in unknown:
+        near = closest(name, known)
+        names.append(f"'{name}' (did you mean '{near}'?)" if near else f"'{name}'")
+    plural = "s" if len(names) > 1 else ""
+    return f"'{owner}' has no {what}{plural} {', '.join(names)}; its {what}s: {known}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import os
 import time
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from servers.core import lifeline, redact
-from servers.core.errors import InputError
-from servers.core.files import released_on_failure
-from servers.core.settings import env_references, expand_env, load_parameter_file
+from servers.core.errors import InputError, unknown_names_message
+from servers.core.files import absolute_paths, released_on_failure
+from servers.core.settings import env_references, expand_env, load_parameter_file, merge_mapping
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -65,6 +66,7 @@ def build_server(
     settings = load_parameter_file(Path(package_dir) / PARAMETER_FILE)
     redact.remember_environment(env_references(settings) | redact.secret_names_from_environment())
     app = server_class()(name, version=__version__, instructions=instructions or None)
+    app.argument_checks = {}  # tool name -> ArgumentCheck, applied by the server class before the SDK validates
     for fn in tools:
         hints = getattr(fn, "__tool_hints__", {"read_only": False, "idempotent": True, "open_world": False})
         annotations = ToolAnnotations(
@@ -74,6 +76,7 @@ def build_server(
         )
         tool = with_settings(fn, settings, context_type=Context, raise_as=ToolError, crash_as=_crash_report(ToolError))
         app.add_tool(tool, name=fn.__name__, annotations=annotations)
+        app.argument_checks[fn.__name__] = tool.__argument_check__
     return app
 
 
@@ -119,6 +122,12 @@ def with_settings(
     secrets) are replaced by ``***`` in the result, in error messages and in the files the result
     names that the call wrote.
 
+    A mapping setting given in part takes the keys it leaves out from ``settings``
+    (``servers.core.settings.merge_mapping``: one level deep, the api_key rule). A result value
+    under a key ``path``, ``*_path`` or ``*_paths`` naming an existing file or folder by a relative
+    path is returned absolute. ``tool.__argument_check__`` (an ``ArgumentCheck``) rejects unknown
+    arguments; the callers apply it to the raw arguments (the SDK drops unknown ones unseen).
+
     The wrapper has keyword-only parameters with resolved annotations, so the MCP SDK derives the
     same input schema as for ``fn`` except for the defaults. Tool modules import ``Context`` only
     for type checking; ``context_type`` is what the name ``Context`` in their annotations means
@@ -139,9 +148,18 @@ def with_settings(
     setting_names = {name for name in signature.parameters if name in settings}
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
-        return {key: expand_env(value) if key in setting_names else value for key, value in kwargs.items()}
+        return {
+            key: expand_env(_merged(key, value)) if key in setting_names else value for key, value in kwargs.items()
+        }
+
+    def _merged(key: str, value: Any) -> Any:
+        default = settings[key]
+        if isinstance(default, dict) and isinstance(value, dict):
+            return merge_mapping(default, value)
+        return value
 
     def finish(result: Any, started: float) -> Any:
+        result = absolute_paths(result)
         if not redact.active():
             return result
         redact.scrub_written_files(result, started)
@@ -166,7 +184,70 @@ def with_settings(
         parameters=parameters, return_annotation=hints.get("return", signature.return_annotation)
     )
     tool.__annotations__ = dict(hints)
+    tool.__argument_check__ = ArgumentCheck.of(fn.__name__, parameters, hints, context_type)
     return tool
+
+
+@dataclass(frozen=True)
+class ArgumentCheck:
+    """The names a tool accepts: its parameters, and the keys of a parameter annotated with a TypedDict.
+
+    The MCP SDK validates arguments with a pydantic model that ignores unknown names, so an agent's
+    ``k=10`` (for ``ks``) or ``benchmark={pth: ...}`` would be dropped without a word and default
+    results come back. ``problem`` names each unknown one, the closest known name and the known
+    ones; the MCP server (``servers.core.serving``) and in-process calls (``servers.core.inprocess``)
+    reject the call with it before validating.
+    """
+
+    tool: str
+    parameters: tuple[str, ...]
+    mapping_keys: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls, tool: str, parameters: Sequence[inspect.Parameter], hints: dict[str, Any], context_type: type
+    ) -> ArgumentCheck:
+        names: list[str] = []
+        keys: dict[str, tuple[str, ...]] = {}
+        for param in parameters:
+            annotation = hints.get(param.name, param.annotation)
+            if _mentions(annotation, context_type):
+                continue
+            names.append(param.name)
+            record = _typed_dict(annotation)
+            if record is not None:
+                keys[param.name] = tuple(record.__annotations__)
+        return cls(tool, tuple(names), keys)
+
+    def problem(self, arguments: dict[str, Any]) -> str | None:
+        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
+        unknown = [name for name in arguments if name not in self.parameters]
+        if unknown:
+            return unknown_names_message(unknown, self.parameters, owner=self.tool)
+        for name, keys in self.mapping_keys.items():
+            value = arguments.get(name)
+            if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
+                try:
+                    value = json.loads(value)
+                except (ValueError, RecursionError):
+                    continue
+            if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
+                return unknown_names_message(bad, keys, owner=name, what="key")
+        return None
+
+
+def _mentions(annotation: Any, target: type) -> bool:
+    """True if ``annotation`` is ``target`` or a union holding it (``Context | None``)."""
+    return annotation is target or target in typing.get_args(annotation)
+
+
+def _typed_dict(annotation: Any) -> type | None:
+    """The TypedDict that ``annotation`` (possibly ``Annotated``) is, else None."""
+    import typing_extensions
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation if typing_extensions.is_typeddict(annotation) else None
 
 
 def user_error_message(exc: BaseException) -> str | None:

@@ -4,6 +4,11 @@ A result's name is reserved with ``O_CREAT | O_EXCL`` before anything is written
 sharing a folder never pick the same name; the content is then written to a temporary file and
 renamed onto the reserved name. Results go under the output root (``output/`` of the working
 directory) unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1`` is set.
+
+A server started with ``ULTRA_HOME=<project folder>`` (``ultra mcp-config`` writes it) works in
+that folder (``enter_project_root``): relative paths, the defaults of ``parameter.yaml``
+(``data/...``) included, resolve against it, and results go under ``<ULTRA_HOME>/output``, whatever
+working directory the agent host started it in (Claude Desktop: ``/``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from servers.core.errors import InputError
 
 OUTPUT_ROOT = "output"  # results go under <working directory>/output/ ...
 ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"  # ... unless this environment variable is 1
+PROJECT_ROOT_ENV = "ULTRA_HOME"  # a server started with it works in that folder
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -185,6 +191,56 @@ def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Pat
     return atomic_write(path, write)
 
 
+def enter_project_root() -> Path | None:
+    """Make ``$ULTRA_HOME`` the working directory of this (server) process; the folder, or None if unset.
+
+    Called when a server starts serving, before any tool runs: every relative path a tool reads or
+    writes then resolves against the project folder. A folder that does not exist is an error.
+    """
+    home = os.environ.get(PROJECT_ROOT_ENV, "").strip()
+    if not home:
+        return None
+    folder = Path(home).expanduser()
+    try:
+        os.chdir(folder)
+    except OSError as exc:
+        raise SystemExit(f"{PROJECT_ROOT_ENV}={home}: cannot work in that folder ({exc.strerror or exc})") from None
+    return Path.cwd()
+
+
+_PATH_KEYS = ("path", "_path", "_paths")
+
+
+def absolute_paths(result: Any, depth: int = 0) -> Any:
+    """``result`` with every relative path under a key ``path``, ``*_path`` or ``*_paths`` made absolute.
+
+    Only strings that name an existing file or folder change (a URL, a model name or ``""`` stay);
+    mappings are followed 3 levels deep. What a tool returns is then usable from any directory.
+    """
+    if not isinstance(result, dict) or depth > 3:
+        return result
+    changed = {}
+    for key, value in result.items():
+        if isinstance(key, str) and key.endswith(_PATH_KEYS):
+            if isinstance(value, str):
+                value = _absolute(value)
+            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+                value = [_absolute(item) for item in value]
+        elif isinstance(value, dict):
+            value = absolute_paths(value, depth + 1)
+        changed[key] = value
+    return changed
+
+
+def _absolute(value: str) -> str:
+    if not value or len(value) > 4096 or "\n" in value or "://" in value or os.path.isabs(value):
+        return value
+    try:
+        return os.path.abspath(value) if os.path.exists(value) else value
+    except (OSError, ValueError):
+        return value
+
+
 def outside_allowed() -> bool:
     """True when the user opted out of confining results to the output root."""
     return os.environ.get(ALLOW_OUTSIDE_ENV, "").strip() == "1"
@@ -219,13 +275,31 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``save_path`` is either a directory (no suffix, or an existing directory): the file is
     ``<dir>/<tool_name>_<timestamp><suffix>``; or a file name ending ``suffix``, made unique with
     ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
+    The path returned is absolute. A folder that cannot be created (a read-only working directory,
+    a file where a folder should be) is an InputError saying where and what to do.
     """
-    target = check_save_path(save_path, tool_name, suffix)
+    target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
     try:
         if target.is_dir() or not target.suffix:
             return timestamped_path(target, tool_name, suffix)
         return _unique(target)
     except (FileExistsError, NotADirectoryError):
         raise InputError(
-            "save_path (or a folder in it) is an existing file, not a folder", path=str(save_path)
+            f"save_path (or a folder in it) is an existing file, not a folder{_where_hint()}", path=str(target)
         ) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        raise InputError(
+            f"cannot write results here ({exc.strerror or exc}){_where_hint()}", path=str(target)
+        ) from None
+
+
+def _where_hint() -> str:
+    """Where relative paths start, and how to change it (an agent host may start a server in ``/``)."""
+    if os.environ.get(PROJECT_ROOT_ENV, "").strip():
+        return f"; relative paths start at {PROJECT_ROOT_ENV}={os.getcwd()}"
+    return (
+        f"; relative paths start at the working directory {os.getcwd()}: start the server with "
+        f"{PROJECT_ROOT_ENV}=<project folder> (`ultra mcp-config` writes it), or give save_path a writable folder"
+    )

@@ -92,16 +92,23 @@ def local_tools(spec: ServerSpec) -> dict[str, LocalTool]:
 async def call_local_tool(tool: LocalTool, arguments: dict[str, Any]) -> dict[str, Any]:
     """Validate ``arguments``, call the tool, and return its structured result.
 
-    Raises ToolFailure with the message an MCP client would receive for invalid arguments or a
+    Raises ToolFailure with the message an MCP client would receive for unknown or invalid arguments or a
     user's mistake inside the tool; any other exception is a crash and propagates.
     """
     import pydantic
 
+    check = getattr(tool.function, "__argument_check__", None)  # unknown names, as the MCP server rejects them
+    problem = check.problem(arguments) if check is not None else None
+    if problem:
+        raise ToolFailure(f"Error executing tool {tool.name}: {problem}")
     model = _argument_model(tool)
     try:
         validated = model.model_validate(_pre_parse_json(model, arguments))
     except pydantic.ValidationError as exc:
-        raise ToolFailure(f"Error executing tool {tool.name}: {exc}") from None
+        from servers.core.validation import describe_errors
+
+        sentence = describe_errors(exc.errors(), model.model_json_schema(), arguments)
+        raise ToolFailure(f"Error executing tool {tool.name}: {sentence}") from None
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     kwargs |= dict.fromkeys(tool.context_parameters)
     try:

@@ -1,5 +1,9 @@
-"""The MCP server class of every ultra server: the SDK's ``MCPServer``, serving stdio with two additions.
+"""The MCP server class of every ultra server: the SDK's ``MCPServer``, serving stdio, with these additions.
 
+- ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
+  (``servers.core.files.enter_project_root``).
+- Unknown arguments are rejected, naming the closest parameter (``servers.core.factory.ArgumentCheck``),
+  and every input schema says ``additionalProperties: false``.
 - The lifeline (``servers.core.lifeline``) is installed when stdio serving starts, so a server
   whose client died stops even in the middle of a tool.
 - A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
@@ -32,7 +36,40 @@ def server_class() -> type:
     from mcp.server.mcpserver import MCPServer
 
     class UltraServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            """The SDK's ``call_tool``; arguments that fail the input schema are described in one sentence."""
+            from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+            from pydantic import ValidationError
+
+            check = getattr(self, "argument_checks", {}).get(name)  # unknown names (the SDK drops them unseen)
+            problem = check.problem(arguments or {}) if check is not None else None
+            if problem:
+                raise ToolError(f"Error executing tool {name}: {problem}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                    raise
+                from servers.core.validation import describe_errors
+
+                schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), {})
+                raise ToolError(
+                    f"Error executing tool {name}: {describe_errors(cause.errors(), schema or {}, arguments)}"
+                ) from cause
+
+        async def list_tools(self) -> list[Any]:
+            """The SDK's listing; each input schema says ``additionalProperties: false`` (``call_tool`` enforces it)."""
+            tools = await super().list_tools()
+            return [
+                tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+                for tool in tools
+            ]
+
         async def run_stdio_async(self) -> None:
+            from servers.core.files import enter_project_root
+
+            enter_project_root()
             lifeline.install()
             lowlevel = getattr(self, "_lowlevel_server", None)
             if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.core import redact
-from servers.core.errors import InputError
+from servers.core.errors import InputError, closest
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -81,10 +81,27 @@ def defaults(server: str) -> dict[str, Any]:
     return load_parameter_file(path)
 
 
+def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``given`` with the keys it leaves out taken from ``default`` (a mapping setting's parameter.yaml value).
+
+    One level deep: a mapping setting is a record with fixed keys (``bm25: {k1, b, ...}``), and a
+    value inside it that is itself a mapping is taken whole (``benchmark.key_map`` maps the
+    caller's own names: merging defaults into it would add variables nobody asked for). Keys that
+    ``default`` lacks are kept (the tool decides whether they are allowed).
+
+    The default ``api_key`` belongs to the default endpoint: a caller who names a ``base_url`` (or
+    ``backend: local``) and no ``api_key`` gets ``""``, so a key never goes to a host it was not
+    written for.
+    """
+    if "api_key" in default and "api_key" not in given and ("base_url" in given or given.get("backend") == "local"):
+        given = {**given, "api_key": ""}
+    return {**{key: given.get(key, value) for key, value in default.items()}, **given}
+
+
 def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]:
     """A mapping setting with the keys the caller left out taken from ``parameter.yaml`` (``${VAR}`` expanded).
 
-    Keys that the default does not have are an error naming the known ones.
+    Keys that the default does not have are an error naming the closest and the known ones.
     """
     base = defaults(server).get(setting)
     if not isinstance(base, dict):
@@ -93,7 +110,9 @@ def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]
         given = {}
     if not isinstance(given, dict):
         raise InputError(f"{setting} must be a mapping with keys {sorted(base)}, got {type(given).__name__}")
-    unknown = set(given) - set(base)
+    unknown = [key for key in given if key not in base]
     if unknown:
-        raise InputError(f"{setting} has unknown keys {sorted(unknown)}; known keys: {sorted(base)}")
-    return {**{key: expand_env(value) for key, value in base.items() if key not in given}, **given}
+        hints = [f"'{key}' -> '{near}'" for key in unknown if (near := closest(key, base))]
+        hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+        raise InputError(f"{setting} has unknown keys {sorted(unknown)}; known keys: {sorted(base)}{hint}")
+    return {key: value if key in given else expand_env(value) for key, value in merge_mapping(base, given).items()}

@@ -17,9 +17,9 @@ def stopword_set(stopwords: str) -> frozenset[str]:
         from servers.core.errors import InputError
 
         raise InputError(f"bm25.stopwords must be 'en' or 'none', got {stopwords!r}")
-    from bm25s.stopwords import STOPWORDS_EN
+    from servers.core.extras import require
 
-    return frozenset(STOPWORDS_EN)
+    return frozenset(require("bm25s.stopwords", extra="rag").STOPWORDS_EN)
 
 
 def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:

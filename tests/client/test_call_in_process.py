@@ -15,7 +15,7 @@ import pytest
 from servers.core.errors import InputError
 from servers.core.factory import ServerSpec
 from tests.conftest import ROOT, run_ultra
-from ultra_client.commands import call_in_process
+from ultra_client.calling import call_in_process
 from ultra_client.errors import UltraError
 
 SAME_OUTPUT = [

@@ -159,12 +159,14 @@ def test_tool_error_names_pipeline_line_and_tools_message(toy_project: Path, ult
     assert "upper:7: expected something else here" in result.stderr
 
 
-def test_files_written_by_tools_are_linked(toy_project: Path, ultra) -> None:
+def test_files_written_by_tools_are_brought_into_the_run_folder(toy_project: Path, ultra) -> None:
     pipeline = write_pipeline(toy_project, "files", "  - toy.make_items\n  - toy.write_file\n")
     result = ultra("run", str(pipeline), cwd=toy_project)
     assert result.returncode == 0, result.stderr
-    link = only_run_folder(toy_project) / "files" / "items.txt"
-    assert link.is_symlink() and link.read_text() == "upper"
+    folder = only_run_folder(toy_project)
+    saved = folder / "files" / "items.txt"
+    assert not saved.is_symlink() and saved.read_text() == "upper"
+    assert json.loads((folder / "memory.json").read_text())["items"] == ["files/items.txt"]
 
 
 def test_run_notes_settings_missing_from_the_parameter_file(toy_project: Path, ultra) -> None:

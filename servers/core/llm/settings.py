@@ -104,7 +104,7 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     """
     from servers.core.settings import complete_mapping, expand_env
 
-    given = expand_env(given)
-    if isinstance(given, dict) and "api_key" not in given and ("base_url" in given or given.get("backend") == "local"):
-        given = {**given, "api_key": ""}
-    return LLMSettings.from_mapping(complete_mapping(given, server=server, setting=setting), name=setting, **pacing)
+    # complete_mapping applies the api_key rule (servers.core.settings.merge_mapping)
+    return LLMSettings.from_mapping(
+        complete_mapping(expand_env(given), server=server, setting=setting), name=setting, **pacing
+    )

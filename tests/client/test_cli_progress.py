@@ -1,0 +1,101 @@
+"""The progress bar of ``ultra run``: elapsed time and ETA, and a line cleared on every redraw (issue 15, item 5)."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, run_ultra
+
+SERVER = '''
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import Context
+from typing_extensions import TypedDict
+
+from servers.core.factory import build_server
+from servers.core.progress import progress_from_context
+
+
+class Count(TypedDict):
+    count: int
+
+
+def slow_count(n: int, pause: float, ctx: Context) -> Count:
+    """Report progress n times, pause seconds apart; the messages get shorter."""
+    report = progress_from_context(ctx)
+    for i in range(1, n + 1):
+        time.sleep(pause)
+        report(i, n, "x" * (4 * (n - i)))
+    return {"count": n}
+
+
+app = build_server("slow", [slow_count], package_dir=Path(__file__).parent)
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+
+def slow_project(tmp_path: Path, n: int, pause: float) -> Path:
+    package = tmp_path / "srv" / "slow"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "server.py").write_text(SERVER)
+    (package / "parameter.yaml").write_text(f"n: {n}\npause: {pause}\n")
+    pipeline = tmp_path / "slow.yaml"
+    pipeline.write_text("servers:\n  slow: srv/slow\npipeline:\n  - slow.slow_count\n")
+    return pipeline
+
+
+def test_progress_lines_show_elapsed_time_and_eta(tmp_path: Path) -> None:
+    pipeline = slow_project(tmp_path, n=4, pause=0.6)
+    result = run_ultra("run", str(pipeline), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    bars = [line for line in result.stderr.splitlines() if line.startswith("  slow.slow_count [")]
+    first, last = bars[0], bars[-1]
+    # 1 of 4 done after about 0.6 s: 3 more at that rate take about 1.8 s
+    match = re.search(r"\(1/4\) (\d+):(\d\d) elapsed, ETA (\d+):(\d\d)", first)
+    assert match, first
+    assert match.group(1, 2) == ("0", "00") and match.group(3) == "0" and 1 <= int(match.group(4)) <= 4, first
+    done = re.search(r"100% \(4/4\) 0:(\d\d) elapsed$", last)
+    assert done and int(done.group(1)) >= 2, last  # four pauses of 0.6 s; no ETA once finished
+
+
+def test_on_a_terminal_each_redraw_clears_the_rest_of_the_line(tmp_path: Path) -> None:
+    pipeline = slow_project(tmp_path, n=5, pause=0.2)
+    master, slave = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "ultra.py"), "run", str(pipeline)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 120)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the terminal closed: the process has ended
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert process.wait(timeout=60) == 0
+    process.stdout.close()
+    screen = b"".join(chunks).decode()
+    redraws = screen.split("\r  slow.slow_count [")[1:]
+    assert len(redraws) == 5, screen
+    for redraw in redraws:
+        text, _, _ = redraw.partition("\r")
+        assert text.endswith("\x1b[K") or text.endswith("\x1b[K\n"), repr(text)

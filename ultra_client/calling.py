@@ -1,0 +1,195 @@
+"""``ultra call``: one tool, in this process or over stdio, its arguments from the command line or files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from servers.core.errors import unknown_names_message
+from ultra_client.commands import locate_named_server, scratch_logs
+from ultra_client.errors import UltraError
+from ultra_client.runner import result_text, structured_result
+from ultra_client.servers import ServerPool, ToolInfo
+from ultra_client.yaml_lines import ShapeError, load_yaml_value, require_regular_file
+
+if TYPE_CHECKING:
+    from servers.core.factory import ServerSpec
+
+
+VALUE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def read_value_file(path: Path, what: str = "") -> Any:
+    """A value from a file: JSON for ``.json`` (fast for large data), YAML otherwise; same depth limit."""
+    from ultra_client.yaml_lines import MAX_DEPTH
+
+    require_regular_file(path, what)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UltraError(f"{path}: cannot read: {exc}") from None
+    if path.suffix.lower() != ".json":
+        try:
+            return load_yaml_value(text)
+        except ShapeError as exc:
+            raise UltraError(f"{path}:{exc.line}: {exc.problem}") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            raise UltraError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    too_deep = UltraError(f"{path}: nested more than {MAX_DEPTH} levels deep")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep from None
+    except ValueError as exc:
+        raise UltraError(f"{path}: not valid JSON ({exc})") from None
+    stack = [(value, 1)]
+    while stack:  # the limit of command-line values, checked without recursion
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_DEPTH:
+                raise too_deep
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return value
+
+
+def read_arguments_file(path: Path) -> dict[str, Any]:
+    """``--args-file``: a YAML or JSON mapping of argument name to value."""
+    data = read_value_file(path, "arguments")
+    if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
+        raise UltraError(f"{path}: --args-file holds a mapping of argument name to value, e.g. {{pred_ls: [...]}}")
+    return data
+
+
+def read_assignments(pairs: list[str]) -> list[tuple[str, Any]]:
+    """``key=value`` as (key, value): the value parsed as YAML, or read from FILE for ``key=@FILE.yaml|.yml|.json``."""
+    values: list[tuple[str, Any]] = []
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise UltraError(f"argument '{pair}' is not key=value")
+        if text.startswith("@") and text.lower().endswith(VALUE_FILE_SUFFIXES):
+            try:
+                values.append((key, read_value_file(Path(text[1:]).expanduser())))
+            except UltraError as exc:
+                raise UltraError(f"argument '{key}': {exc}") from None
+            continue
+        try:
+            values.append((key, load_yaml_value(text) if text else ""))
+        except ShapeError as exc:
+            raise UltraError(f"argument '{key}': {exc.problem}") from None
+        except yaml.YAMLError as exc:
+            raise UltraError(
+                f"argument '{pair}': the value is not valid YAML ({getattr(exc, 'problem', exc)})"
+            ) from None
+    return values
+
+
+def parse_assignments(
+    pairs: list[str] | list[tuple[str, Any]], info: ToolInfo, base: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``key=value`` (value parsed as YAML); ``setting.sub=value`` edits one key of a mapping setting.
+
+    ``pairs`` may be already read (``read_assignments``); ``base`` (an ``--args-file``) is applied first.
+    """
+    args: dict[str, Any] = {}
+    for name, value in (base or {}).items():
+        if name not in info.parameters:
+            raise UltraError(f"--args-file: {unknown_names_message([name], info.parameters, owner=info.name)}")
+        args[name] = value
+    for key, value in [read_assignments([p])[0] if isinstance(p, str) else p for p in pairs]:
+        name, _, rest = key.partition(".")
+        if name not in info.parameters:
+            raise UltraError(unknown_names_message([name], info.parameters, owner=info.name))
+        if not rest:
+            args[name] = value
+            continue
+        base = args.get(name, json.loads(json.dumps(info.settings.get(name, {}))))
+        if not isinstance(base, dict):
+            raise UltraError(f"'{name}' is not a mapping, so '{key}' cannot be set")
+        node = base
+        parts = rest.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+        args[name] = base
+    return args
+
+
+async def call(
+    target: str, pairs: list[str], timeout: float | None, *, stdio: bool = False, args_file: str | None = None
+) -> dict[str, Any]:
+    """``ultra call server.tool key=value ...``: the tool's structured result.
+
+    A server package that exposes a ``SPEC`` runs the tool in this process (no MCP round trip);
+    ``stdio=True``, a ``timeout`` (only a subprocess can be stopped), or a server without ``SPEC``
+    start the server over stdio instead. Both give the same result. ``args_file`` (a YAML or JSON
+    mapping) gives arguments first; ``key=value`` pairs apply on top.
+    """
+    server, _, tool = target.partition(".")
+    if not server or not tool:
+        raise UltraError(f"'{target}' is not server.tool, e.g. evaluation.evaluate_trec")
+    location = locate_named_server(server)
+    base = read_arguments_file(Path(args_file).expanduser()) if args_file else {}
+    values = read_assignments(pairs)  # files named by key=@FILE are read once, before any server starts
+    if not stdio and timeout is None:
+        from servers.core.inprocess import load_spec
+
+        spec = load_spec(location.module, location.root)
+        if spec is not None:
+            return await call_in_process(target, spec, values, base)
+    from servers.core.settings import env_references
+
+    # ${VAR} typed in the arguments (or in their files): the server expands it
+    references = {server: env_references([list(pairs), base, [value for _, value in values]])}
+    async with scratch_logs("call") as logs, ServerPool([location], logs, references) as pool:
+        running = pool.servers[server]
+        if tool not in running.tools:
+            raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
+        args = parse_assignments(values, running.tools[tool], base)
+        try:
+            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
+        except Exception as exc:  # noqa: BLE001 - reported with the server's log
+            raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
+    if result.is_error:
+        raise UltraError(f"{target} failed: {result_text(result, ' ').strip()}")
+    return structured_result(result)
+
+
+async def call_in_process(
+    target: str, spec: ServerSpec, pairs: list[str] | list[tuple[str, Any]], base: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run ``server.tool`` in this process; its log goes to a scratch file, kept (and named) on a crash."""
+    import logging
+    import traceback
+
+    from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
+
+    server, _, name = target.partition(".")
+    tools = local_tools(spec)
+    if name not in tools:
+        raise UltraError(f"server '{server}' has no tool '{name}'; its tools: {sorted(tools)}")
+    tool = tools[name]
+    info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
+    args = parse_assignments(pairs, info, base)
+    async with scratch_logs("call") as logs:
+        log_path = logs / f"{server}.stderr.log"
+        handler = logging.FileHandler(log_path, encoding="utf-8")
+        root = logging.getLogger()
+        root.addHandler(handler)
+        try:
+            return await call_local_tool(tool, args)
+        except ToolFailure as exc:
+            raise UltraError(f"{target} failed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
+            handler.stream.write(traceback.format_exc())
+            raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
+        finally:
+            root.removeHandler(handler)
+            handler.close()
+
+

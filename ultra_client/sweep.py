@@ -1,0 +1,188 @@
+"""``ultra sweep``: check everything, start the servers once, run the trials, then rank, test, plot and print.
+
+Order of work: the sweep's shape (keys, values, search, metric) is checked before any server
+starts; the keys against the parameter file, and the metric's variable against the tools'
+outputs, before any trial runs. A trial that fails is recorded and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from ultra_client.commands import build_parameters, pipeline_locations, tool_table
+from ultra_client.dataflow import check_dataflow
+from ultra_client.errors import UltraError
+from ultra_client.params import parameter_path, read_parameter_file
+from ultra_client.pipeline import Pipeline, load_pipeline, require_file
+from ultra_client.servers import parameter_references
+from ultra_client.sweep_search import RANDOM_ATTEMPTS, make_search
+from ultra_client.sweep_spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
+from ultra_client.sweep_trials import (
+    TrialRunner,
+    TrialStore,
+    fingerprint,
+    record_trial,
+    say,
+    skipped_folders,
+    trial_settings,
+)
+from ultra_client.yaml_lines import require_regular_file
+
+
+def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, str]]:
+    """{variable: (step, tool output)} for every output of every step, under its pipeline name."""
+    produced: dict[str, tuple[Any, str]] = {}
+    for step in pipeline.tool_steps():
+        info = tools.get(step.server, {}).get(step.tool)
+        for output in info.outputs if info else []:
+            produced.setdefault(step.outputs.get(output, output), (step, output))
+    return produced
+
+
+def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]]) -> None:
+    """For ``evaluate_trec``'s ``eval_res`` the measure names are known before it runs: check the key.
+
+    Other tools' keys are checked on the first finished trial (the sweep stops there if it is missing).
+    """
+    if spec.metric is None:
+        return
+    variable, _, key = spec.metric.partition(".")
+    step, output = produced[variable]
+    swept = {k.split(".")[1] for k in spec.keys if k.split(".")[0] == step.server}
+    if step.tool != "evaluate_trec" or output != "eval_res" or swept & {"ir_metrics", "ks"}:
+        return
+    from servers.core.errors import InputError
+    from servers.core.trec.measures import parse_measures
+
+    settings = raw.get(step.server, {})
+    try:
+        names = [str(m) for m in parse_measures(settings.get("ir_metrics") or [], settings.get("ks"))]
+    except (InputError, TypeError, ValueError):
+        return  # the tool reports a bad measure list itself, on the first trial
+    if key not in names:
+        raise UltraError(
+            f"--metric {spec.metric}: '{variable}' ({step.name}) will hold {names}, not '{key}'"
+            + did_you_mean(key, names)
+        )
+
+
+def check_first_result(spec: SweepSpec, record: dict[str, Any]) -> None:
+    """The metric must be among the first finished trial's results; else stop before the other trials."""
+    if spec.metric is None or spec.metric in record["results"]:
+        return
+    variable = spec.metric.split(".")[0]
+    names = [name for name in record["results"] if name.split(".")[0] == variable]
+    raise UltraError(
+        f"--metric {spec.metric}: the first trial ({record['folder']}) produced no such scalar; "
+        f"'{variable}' holds {names}" + did_you_mean(spec.metric, names) + " (the sweep stopped there)"
+    )
+
+
+def describe(values: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in values.items())
+
+
+async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[str]]:
+    """Check, then run every trial; the spec, one row per distinct trial, and notes for the table."""
+    spec = build_spec(args)
+    pipeline = load_pipeline(require_file(spec.pipeline))
+    target = spec.param or parameter_path(pipeline.path)
+    if spec.param is not None:
+        require_regular_file(target, "parameter")
+    raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
+    if raw is not None:
+        check_keys(spec, raw, target)  # before any server starts
+    search = make_search(spec)
+    locations = pipeline_locations(pipeline)
+    try:
+        spec.output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UltraError(f"--output-dir {spec.output_dir}: cannot create it ({exc.strerror or exc})") from None
+    runner = TrialRunner(pipeline, locations, spec.output_dir / "logs", getattr(args, "timeout", None))
+    say(f"sweep folder: {spec.output_dir}")
+    try:
+        pool = await runner.start(parameter_references(target))
+        tools = tool_table(pool)
+        if raw is None:
+            build_parameters(pipeline, pool, target)
+            say(f"built {target}")
+            raw = read_parameter_file(target)
+            check_keys(spec, raw, target)
+        else:
+            check_dataflow(pipeline, tools)
+        produced = produced_variables(pipeline, tools)
+        check_metric_variable(spec, list(produced))
+        check_metric_key(spec, produced, raw)
+        rows = await _trials(spec, search, runner, raw, target)
+    finally:
+        await runner.close()
+    return spec, rows, spec.notes
+
+
+async def _trials(spec: SweepSpec, search: Any, runner: TrialRunner, raw: dict, target: Path) -> list[dict[str, Any]]:
+    store = TrialStore(spec.output_dir)
+    skip = skipped_folders(spec.output_dir)
+    total = spec.trials or len(getattr(search, "trials", []))
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, dict[str, Any]] = {}
+    asks = 0
+    while spec.trials is None or len(rows) < spec.trials:
+        values = search.ask()
+        asks += 1
+        if values is None or asks > total * RANDOM_ATTEMPTS:
+            break
+        settings = trial_settings(raw, values)
+        fp = fingerprint(runner.pipeline_text, settings, skip)
+        if fp in seen:  # the sampler proposed a trial again: tell it the known result, run nothing
+            search.tell(seen[fp]["results"].get(spec.metric) if spec.metric and seen[fp]["status"] == "ok" else None)
+            continue
+        number = len(rows) + 1
+        record = store.finished(fp)
+        if record is not None:
+            say(f"trial {number}/{total}: {describe(values)}: finished before, not run again")
+        else:
+            folder = store.fresh(fp)
+            record = await runner.run(folder, settings, target)
+            record.update(fingerprint=fp, values=values, folder=str(folder))
+            record_trial(folder, record)
+            if record["status"] == "ok" and not any(r["status"] == "ok" for r in rows):
+                check_first_result(spec, record)
+            say(f"trial {number}/{total}: {describe(values)}: {_outcome(spec, record)}")
+        row = {**record, "trial": number, "values": values, "fingerprint": fp}
+        row.setdefault("results", {})
+        rows.append(row)
+        seen[fp] = row
+        search.tell(row["results"].get(spec.metric) if spec.metric and row["status"] == "ok" else None)
+    if spec.trials is not None and len(rows) < spec.trials and spec.method == "bayes":
+        spec.notes.append(f"--bayes {spec.trials}: the sampler found only {len(rows)} distinct trials")
+    return rows
+
+
+def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:
+    if record["status"] != "ok":
+        first = (record.get("error") or "").strip().splitlines()
+        return f"FAILED ({first[0] if first else 'no message'})"
+    value = record["results"].get(spec.metric) if spec.metric else None
+    shown = f"{spec.metric} = {value:.4g}, " if isinstance(value, (int, float)) else ""
+    return f"{shown}{record['wall_seconds']:.2f} s"
+
+
+def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tuple[str, list[Path]]:
+    """Rank, test, write sweep.csv/json and the plots; the terminal table and the files written."""
+    from ultra_client.sweep_report import terminal_table, write_plots
+    from ultra_client.sweep_results import rank, significance, write_tables
+
+    rank(rows, spec.metric, spec.minimize)
+    note = significance(rows, spec.metric)
+    if note:
+        notes.append(note)
+    flat = write_tables(spec.output_dir, spec, rows, notes)
+    files = [spec.output_dir / "sweep.csv", spec.output_dir / "sweep.json"]
+    if spec.metric and any(r["rank"] for r in rows):
+        if importlib.util.find_spec("matplotlib") is None:
+            notes.append("no plots: they need matplotlib (pip install -e '.[sweep]')")
+        else:
+            files += write_plots(spec.output_dir, flat, spec.keys, spec.metric, spec.minimize)
+    return terminal_table(flat, spec.keys, spec.metric), files

@@ -1,0 +1,64 @@
+"""The ``ultra sweep`` subcommand: its options (defaults live in ``sweep_spec.DEFAULTS``) and its output."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is written
+    "seed": 42,  # the seed of --random and --bayes (and nothing else)
+    "minimize": False,  # rank by the metric, highest first
+    "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
+}
+HELP = "run a pipeline over a grid, random or Bayesian (Optuna TPE) search of its settings"
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add ``sweep`` to the ``ultra`` subcommands; every option defaults to None (the sweep file's value)."""
+    sweep = commands.add_parser("sweep", help=HELP, description=HELP + " (see docs/sweeps.md)")
+    sweep.add_argument("pipeline", help="a pipeline file, or a YAML file holding a 'sweep:' block")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="KEY=VALUES",
+        help="server.setting[.subkey]=YAML list, e.g. 'retriever.top_k=[1, 3, 5]'; with --random/--bayes also "
+        "a range {low: 0, high: 1}, {low: 1, high: 50, log: true} or {choices: [...]}; repeatable",
+    )
+    search = sweep.add_mutually_exclusive_group()
+    search.add_argument("--random", type=int, metavar="N", help="N seeded random draws from the space")
+    search.add_argument("--bayes", type=int, metavar="N", help="N trials of Optuna's TPE sampler (needs --metric)")
+    sweep.add_argument("--seed", type=int, help=f"seed of --random and --bayes (default {DEFAULTS['seed']})")
+    sweep.add_argument("--metric", metavar="NAME", help="variable.key of a scalar result, e.g. eval_res.ndcg@10")
+    sweep.add_argument("--minimize", action="store_true", default=None, help="lower is better (default: higher)")
+    sweep.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
+    sweep.add_argument(
+        "--output-dir",
+        help="the sweep folder; rerun with the same one to resume "
+        f"(default: {DEFAULTS['output_dir'].format(stem='<stem>')})",
+    )
+    sweep.add_argument("--timeout", type=float, help="seconds each step may take unless the step sets its own")
+    return sweep
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep, print its table; exit 1 only when every trial failed."""
+    import anyio
+
+    from ultra_client.errors import UltraError
+    from ultra_client.signals import stop_like_interrupt
+    from ultra_client.sweep import finish, run_sweep
+
+    with stop_like_interrupt():
+        spec, rows, notes = anyio.run(run_sweep, args)
+    if not rows:
+        raise UltraError(f"{spec.pipeline}: the sweep ran no trial")
+    table, files = finish(spec, rows, notes)
+    print(table)
+    for note in notes:
+        print(f"note: {note}")
+    for path in files:
+        print(f"wrote {path}")
+    failed = sum(1 for row in rows if row["status"] != "ok")
+    if failed == len(rows):
+        raise UltraError(f"every trial of the sweep failed ({failed}); the errors are in {files[0]}")
+    return 0

@@ -1,0 +1,98 @@
+"""A sweep for people: the table printed on the terminal and one PNG plot per swept key."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ultra_client.errors import UltraError
+
+MAX_CELL = 24  # characters of a value in the terminal table
+
+
+def terminal_table(flat: list[dict[str, Any]], keys: list[str], metric: str | None) -> str:
+    """Rank, trial, swept values, the metric, the Holm-adjusted p-value, seconds and status; best marked *."""
+    headers = ["rank", "trial", *keys]
+    if metric:
+        headers += [metric, "p (Holm)"]
+    headers += ["seconds", "status"]
+    lines = []
+    for row in flat:
+        cells = [f"{row['rank']}{'*' if row['best'] else ''}" if row["rank"] else "-", str(row["trial"])]
+        cells += [_short(row.get(key)) for key in keys]
+        if metric:
+            cells += [_number(row.get(metric)), _number(row.get("p_value_holm"))]
+        cells += [f"{row['wall_seconds']:.2f}", row["status"] if row["status"] == "ok" else _short(row["error"])]
+        lines.append(cells)
+    widths = [max(len(headers[i]), *(len(line[i]) for line in lines)) for i in range(len(headers))]
+    text = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    text += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines]
+    return "\n".join(text)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    return f"{value:.4g}"
+
+
+def plot_name(key: str) -> str:
+    return "plot_" + re.sub(r"[^A-Za-z0-9_.@-]+", "_", key) + ".png"
+
+
+def write_plots(folder: Path, flat: list[dict[str, Any]], keys: list[str], metric: str, minimize: bool) -> list[Path]:
+    """``plot_<key>.png`` per swept key: the metric of each finished trial against the key's value."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in flat if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
+    written = []
+    for key in keys:
+        values = [r.get(key) for r in rows]
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        labels = sorted({json.dumps(v, sort_keys=True) for v in values}) if not numeric else []
+        xs = values if numeric else [labels.index(json.dumps(v, sort_keys=True)) for v in values]
+        ys = [r[metric] for r in rows]
+        figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
+        axes.scatter(xs, ys, color="tab:blue", label="trial")
+        best = [(x, y) for x, y, r in zip(xs, ys, rows, strict=True) if r["best"]]
+        if best:
+            axes.scatter(*zip(*best, strict=True), color="tab:red", marker="*", s=200, label="best")
+        if not numeric:
+            axes.set_xticks(range(len(labels)), [_short(json.loads(t)) for t in labels], rotation=20)
+        axes.set_xlabel(key)
+        axes.set_ylabel(f"{metric} ({'lower' if minimize else 'higher'} is better)")
+        axes.set_title(f"{metric} against {key}")
+        axes.grid(alpha=0.3)
+        axes.legend()
+        figure.tight_layout()
+        path = folder / plot_name(key)
+        _save_atomic(figure, path)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def _save_atomic(figure: Any, path: Path) -> None:
+    """Write the PNG into a temporary file next to ``path``, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            figure.savefig(handle, format="png")
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UltraError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None

@@ -191,5 +191,3 @@ async def call_in_process(
         finally:
             root.removeHandler(handler)
             handler.close()
-
-

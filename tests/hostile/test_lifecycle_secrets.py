@@ -94,11 +94,12 @@ def test_a_secret_model_id_appears_in_no_output_of_a_run(tmp_path: Path) -> None
         assert {s.body.get("model") for s in stub.served} == {SECRET_MODEL}  # the secret was used ...
     run_folder = Path(done.stderr.split("run folder: ")[1].splitlines()[0])
     memory = json.loads((tmp_path / run_folder / "memory.json").read_text())
-    assert Path(memory["result_path"]).is_file()
+    result_file = tmp_path / run_folder / memory["result_path"]  # relative to the run folder
+    assert result_file.is_file()
     for secret in (SECRET_MODEL, SECRET_KEY):  # ... and is nowhere in what the run wrote or printed
         assert files_holding(tmp_path, secret) == []
         assert secret not in done.stdout + done.stderr
-    document = json.loads(Path(memory["result_path"]).read_text())
+    document = json.loads(result_file.read_text())
     assert document["settings"]["judge_llm"]["model_id"] == "***"
 
 

@@ -101,8 +101,10 @@ def test_trec_rag_example_runs(tmp_path: Path) -> None:
         assert row["idk"] == (0.5 if " not " in answer["answer"] else 0.0)
         assert float(table[rows.index(row)]["citation_f1"]) == row["citation_f1"]
     assert any(r["citation_f1"] > 0 for r in rows) and any(r["nugget_all"] for r in rows)
-    memory = json.loads(next((tmp_path / "run").rglob("memory.json")).read_text())
-    assert memory["table_path"] == str(table_file) and memory["num_rows"] == 36
+    memory_file = next((tmp_path / "run").rglob("memory.json"))
+    memory = json.loads(memory_file.read_text())
+    assert memory["table_path"].startswith("files/") and memory["num_rows"] == 36  # inside the run folder
+    assert (memory_file.parent / memory["table_path"]).read_bytes() == table_file.read_bytes()
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path

@@ -13,7 +13,7 @@ from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
 from ultra_client.runner import result_text, structured_result
 from ultra_client.servers import ServerPool, ToolInfo
-from ultra_client.yaml_lines import ShapeError, load_yaml_value, require_regular_file
+from ultra_client.yaml_lines import ShapeError, load_yaml_value, read_text_file
 
 if TYPE_CHECKING:
     from servers.core.factory import ServerSpec
@@ -26,11 +26,7 @@ def read_value_file(path: Path, what: str = "") -> Any:
     """A value from a file: JSON for ``.json`` (fast for large data), YAML otherwise; same depth limit."""
     from ultra_client.yaml_lines import MAX_DEPTH
 
-    require_regular_file(path, what)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UltraError(f"{path}: cannot read: {exc}") from None
+    text = read_text_file(path, what)
     if path.suffix.lower() != ".json":
         try:
             return load_yaml_value(text)

@@ -131,13 +131,18 @@ def require_regular_file(path: Path, kind: str = "") -> None:
         raise UltraError(f"{path}: is {what}, expected a {noun}YAML file")
 
 
-def load_yaml_with_lines(path: Path, kind: str = "") -> Any:
-    """Load ``path``; syntax errors, duplicate keys, deep nesting and alias bombs become UltraError at file:line."""
+def read_text_file(path: Path, kind: str = "") -> str:
+    """The text of ``path``, a regular file (a directory, FIFO or unreadable file is an UltraError)."""
     require_regular_file(path, kind)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UltraError(f"{path}: cannot read: {exc}") from None
+
+
+def load_yaml_with_lines(path: Path, kind: str = "") -> Any:
+    """Load ``path``; syntax errors, duplicate keys, deep nesting and alias bombs become UltraError at file:line."""
+    text = read_text_file(path, kind)
     try:
         check_shape(text)
         return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass

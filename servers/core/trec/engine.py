@@ -116,9 +116,10 @@ def evaluate(
 ) -> TrecResult:
     """Score ``run`` against ``qrels`` exactly as trec_eval 10.0 (``-c``) does.
 
-    ``measures`` are names such as ``map``, ``mrr``, ``P@5``, ``recall@100``, ``ndcg@10``,
-    ``ndcg``, ``success@1``, ``map@10``, ``R-prec``; bare ``precision``/``recall``/``ndcg``/
-    ``success`` expand over ``ks``. A document is relevant when its grade >= ``relevance_level``;
+    ``measures`` are names such as ``map``, ``mrr``, ``mrr@10``, ``P@5``, ``recall@100``,
+    ``ndcg@10``, ``ndcg``, ``success@1``, ``hits@10``, ``map@10``, ``R-prec`` (the registry in
+    ``measures.py`` lists them all); bare ``precision``/``recall``/``ndcg``/``success``/``hits``
+    expand over ``ks``. A document is relevant when its grade >= ``relevance_level``;
     nDCG gains are the grades (> 0) whatever the level. ``max_depth`` cuts each ranking (``-M``).
     """
     parsed = parse_measures(measures, ks)

@@ -25,14 +25,15 @@ CUTOFF_RULES = ("none", "optional", "required")
 class Family:
     """A kind of measure, declared once: everything the parser, engine and documentation need.
 
-    ``trec_cut_name`` is trec_eval's name with a cutoff (``ndcg_cut`` in ``ndcg_cut_10``);
+    ``trec_name`` / ``trec_cut_name``: trec_eval's name without / with a cutoff (``ndcg`` /
+    ``ndcg_cut`` in ``ndcg_cut_10``); None where trec_eval has no such measure (``hits``, ``mrr@k``);
     ``expands_over_ks``: a bare name becomes one measure per k of ``ks``;
     ``needs_judged_nonrelevant``: the measure reads judged documents below the relevance level
     (bpref would; the ranker then has to keep them).
     """
 
     name: str
-    trec_name: str
+    trec_name: str | None
     trec_cut_name: str | None
     aliases: tuple[str, ...]
     cutoff: str  # one of CUTOFF_RULES
@@ -52,9 +53,9 @@ class Family:
         return bare + ([f"{self.name}@k"] if self.cutoff != "none" else [])
 
     def trec_names(self) -> list[str]:
-        """trec_eval's names: ``ndcg``, ``ndcg_cut_k``."""
-        bare = [self.trec_name] if self.cutoff != "required" else []
-        return bare + ([f"{self.trec_cut_name}_k"] if self.cutoff != "none" else [])
+        """trec_eval's names: ``ndcg``, ``ndcg_cut_k`` (only the forms trec_eval computes)."""
+        bare = [self.trec_name] if self.cutoff != "required" and self.trec_name else []
+        return bare + ([f"{self.trec_cut_name}_k"] if self.cutoff != "none" and self.trec_cut_name else [])
 
 
 FAMILIES: dict[str, Family] = {
@@ -76,10 +77,10 @@ FAMILIES: dict[str, Family] = {
             trec_name="recip_rank",
             trec_cut_name=None,
             aliases=("RR",),
-            cutoff="none",
+            cutoff="optional",
             expands_over_ks=False,
             needs_judged_nonrelevant=False,
-            description="reciprocal rank of the first relevant document",
+            description="reciprocal rank of the first relevant document (at k: 0 if it is below rank k)",
             compute=scoring.reciprocal_rank,
         ),
         Family(
@@ -119,12 +120,23 @@ FAMILIES: dict[str, Family] = {
             name="success",
             trec_name="success",
             trec_cut_name="success",
-            aliases=("hits",),
+            aliases=("hit_rate",),
             cutoff="required",
             expands_over_ks=True,
             needs_judged_nonrelevant=False,
             description="1 if a relevant document is in the top k",
             compute=scoring.success,
+        ),
+        Family(
+            name="hits",
+            trec_name=None,
+            trec_cut_name=None,
+            aliases=(),
+            cutoff="required",
+            expands_over_ks=True,
+            needs_judged_nonrelevant=False,
+            description="relevant documents in the top k, a count (ranx's hits)",
+            compute=scoring.hits,
         ),
         Family(
             name="R-prec",
@@ -186,11 +198,20 @@ class Measure:
         return self.family if self.k is None else f"{self.family}@{self.k}"
 
     @property
-    def trec_name(self) -> str:
-        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``recip_rank``)."""
+    def in_trec_eval(self) -> bool:
+        """Whether trec_eval computes this measure (``mrr``, not ``mrr@10``; not ``hits@k``)."""
         family = FAMILIES[self.family]
+        return (family.trec_name if self.k is None else family.trec_cut_name) is not None
+
+    @property
+    def trec_name(self) -> str:
+        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``recip_rank``);
+        a measure trec_eval does not compute keeps its own name (``mrr@10``, ``hits@5``)."""
+        family = FAMILIES[self.family]
+        if not self.in_trec_eval:
+            return self.name
         if self.k is None:
-            return family.trec_name
+            return family.trec_name  # type: ignore[return-value]
         return f"{family.trec_cut_name}_{self.k}"
 
     @property
@@ -235,7 +256,7 @@ def registry_markdown() -> str:
     for f in FAMILIES.values():
         cutoff = f.cutoff + (", bare name expands over ks" if f.expands_over_ks else "")
         rows.append(
-            f"| {', '.join(f.usage())} | {', '.join(f.trec_names())} | {', '.join(f.aliases) or '-'} "
+            f"| {', '.join(f.usage())} | {', '.join(f.trec_names()) or '-'} | {', '.join(f.aliases) or '-'} "
             f"| {cutoff} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
         )
     return "\n".join(rows) + "\n"
@@ -249,8 +270,8 @@ def parse_measure(text: str) -> Measure:
 def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | None = None) -> list[Measure]:
     """Parse a list of names, expanding UltraRAG-style bare names over ``ks``.
 
-    A bare name of a family that expands (``precision``, ``recall``, ``success``, ``ndcg``)
-    becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
+    A bare name of a family that expands (``precision``, ``recall``, ``success``, ``hits``,
+    ``ndcg``) becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
     With no ``ks``, a bare ``ndcg`` is nDCG over the whole ranking (list ``ndcg`` and ``ndcg@10``
     with empty ``ks`` to get both). Duplicates are dropped, order kept. An empty list is an error.
     """

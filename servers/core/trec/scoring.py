@@ -71,8 +71,9 @@ def average_precision(judged: Judged, k: int | None) -> np.ndarray:
 
 
 def reciprocal_rank(judged: Judged, k: int | None) -> np.ndarray:
+    """1 / rank of each query's first relevant hit; at k, 0 when that hit ranks below k."""
     values = np.zeros(judged.num_queries)
-    first = running_count(judged.rel_query) == 1
+    first = (running_count(judged.rel_query) == 1) & judged.within(k)
     values[judged.rel_query[first]] = 1.0 / (judged.rel_rank[first] + 1.0)
     return values
 
@@ -87,6 +88,11 @@ def recall(judged: Judged, k: int | None) -> np.ndarray:
 
 def success(judged: Judged, k: int | None) -> np.ndarray:
     return (judged.per_query(judged.within(k)) > 0).astype(np.float64)
+
+
+def hits(judged: Judged, k: int | None) -> np.ndarray:
+    """How many relevant documents rank in the top k (ranx's hits; P@k * k)."""
+    return judged.per_query(judged.within(k))
 
 
 def r_precision(judged: Judged, k: int | None) -> np.ndarray:

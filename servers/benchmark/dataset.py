@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.benchmark.formats import Record, read_records
+from servers.benchmark.formats import Record, Records, read_records
 from servers.core.errors import InputError
 
 OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")
@@ -17,11 +17,12 @@ _MISSING = object()
 
 @dataclass
 class LoadedData:
-    """Aligned columns (one entry per kept record) and what was dropped and why."""
+    """Aligned columns (one entry per kept record), what was dropped and why, and the reader's notes."""
 
     columns: dict[str, list[Any]]
     total_rows: int
     dropped: Counter[str] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)
 
     @property
     def kept_rows(self) -> int:
@@ -42,6 +43,7 @@ def load_dataset(
 
     A record missing any mapped field (or holding null or NaN there) is dropped whole, so the columns
     never shift against each other. Dropping happens first, then the seeded shuffle, then ``limit``.
+    Rows the reader itself left out (a BEIR qrels query without its query) count as dropped too.
     """
     check_key_map(key_map)
     check_limit(limit)
@@ -50,7 +52,8 @@ def load_dataset(
         raise InputError("the dataset holds no records", path=path)
     check_fields_exist(records, key_map, path)
     kept: list[Record] = []
-    dropped: Counter[str] = Counter()
+    dropped: Counter[str] = Counter(records.dropped) if isinstance(records, Records) else Counter()
+    notes: Counter[str] = Counter(records.notes) if isinstance(records, Records) else Counter()
     for record in records:
         values = {source: field_value(record, source) for source in key_map.values()}
         missing = [source for source, value in values.items() if value is _MISSING or value is None]
@@ -66,7 +69,8 @@ def load_dataset(
     if limit != -1:
         kept = kept[:limit]
     columns = {variable: [field_value(r, source) for r in kept] for variable, source in key_map.items()}
-    return LoadedData(columns=columns, total_rows=len(records), dropped=dropped)
+    total = len(records) + sum(records.dropped.values()) if isinstance(records, Records) else len(records)
+    return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
 
 
 def check_key_map(key_map: dict[str, str]) -> None:

@@ -7,6 +7,7 @@ Every record carries ``_line``, the line (or record number) it came from, for er
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,15 @@ from servers.core.errors import InputError
 from servers.core.readers import existing_file, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
+
+
+class Records(list):
+    """A reader's records, with the rows it left out (``dropped``, by reason) and other counts (``notes``)."""
+
+    def __init__(self, rows: list[Record], dropped: Counter[str] | None = None, notes: Counter[str] | None = None):
+        super().__init__(rows)
+        self.dropped: Counter[str] = dropped if dropped is not None else Counter()
+        self.notes: Counter[str] = notes if notes is not None else Counter()
 
 
 def read_records(path: str, fmt: str = "auto", split: str | None = None) -> list[Record]:
@@ -47,11 +57,11 @@ def detect_format(source: Path) -> str:
             return "json"
         if isinstance(data, dict) and isinstance(data.get("data"), list):
             return "squad"
-        if isinstance(data, dict) and isinstance(data.get("question"), list):
+        if isinstance(data, dict) and any(isinstance(data.get(name), list) for name in RAGAS_QUESTION):
             return "ragas"
         raise InputError(
             "cannot tell the JSON layout: expected a list of records, SQuAD ({'data': [...]}) "
-            "or RAGAS ({'question': [...], 'answer': [...], ...}); set benchmark.format",
+            "or RAGAS ({'question' or 'user_input': [...], ...}); set benchmark.format",
             path=str(source),
         )
     raise InputError(
@@ -110,36 +120,51 @@ def read_squad(data: Any, path: str) -> list[Record]:
 
 
 RAGAS_COLUMNS = ("question", "contexts", "answer", "ground_truths")
+# RAGAS 0.2+ names its columns user_input, retrieved_contexts, response and reference.
+RAGAS_QUESTION = ("question", "user_input")
 
 
 def read_ragas(data: Any, path: str) -> list[Record]:
-    """RAGAS: an object of equally long column lists (question, contexts, answer, ground_truths ...)."""
+    """RAGAS: an object of equally long column lists, with the columns under the names they have.
+
+    Before 0.2: question, contexts, answer, ground_truths; 0.2+: user_input, retrieved_contexts,
+    response, reference. A list of row objects (0.2+ ``EvaluationDataset.to_list()``) is read as is.
+    """
+    if isinstance(data, list) and data and all(isinstance(row, dict) for row in data):
+        if not any(name in data[0] for name in RAGAS_QUESTION):
+            raise InputError(f"RAGAS rows need 'question' or 'user_input'; row 0 has {sorted(data[0])}", path=path)
+        return _numbered(data, start=0)
     if not isinstance(data, dict):
         raise InputError("expected RAGAS JSON: an object of column lists", path=path)
     columns = {name: values for name, values in data.items() if isinstance(values, list)}
-    if "question" not in columns:
-        raise InputError(f"RAGAS JSON needs a 'question' list; columns found: {sorted(data)}", path=path)
+    question = next((name for name in RAGAS_QUESTION if name in columns), None)
+    if question is None:
+        raise InputError(
+            f"RAGAS JSON needs a 'question' or 'user_input' list; columns found: {sorted(data)}", path=path
+        )
     lengths = {name: len(values) for name, values in columns.items()}
     if len(set(lengths.values())) > 1:
         raise InputError(
             f"RAGAS columns have different lengths {lengths}; every column needs one entry per question", path=path
         )
-    count = lengths["question"]
+    count = lengths[question]
     return [{**{name: values[i] for name, values in columns.items()}, "_line": i} for i in range(count)]
 
 
-def read_beir(folder: Path, split: str | None) -> list[Record]:
+def read_beir(folder: Path, split: str | None) -> Records:
     """A BEIR folder -> one record per judged query of the split.
 
     Fields: id, question, qrels ({docid: grade}), relevant_docs (ids with grade > 0, by grade then
-    file order), relevant_passages (their corpus texts, "title text" when a title exists).
+    file order), relevant_passages (the corpus texts of those found in corpus.jsonl, "title text"
+    when a title exists). A qrels query absent from queries.jsonl is dropped and counted; a qrels
+    document absent from the corpus is kept (as BEIR's loader does) and counted in ``notes``.
     """
     if not folder.is_dir():
         raise InputError("BEIR dataset must be a folder with corpus.jsonl, queries.jsonl and qrels/", path=str(folder))
     qrels_file = _beir_qrels_file(folder, split)
     corpus = {str(row["_id"]): row for row in read_jsonl(folder / "corpus.jsonl") if "_id" in row}
     queries = read_jsonl(folder / "queries.jsonl")
-    qrels = _read_beir_qrels(qrels_file, corpus)
+    qrels = _read_beir_qrels(qrels_file)
     records: list[Record] = []
     for line, query in enumerate(queries, start=1):
         qid = str(query.get("_id", ""))
@@ -153,11 +178,15 @@ def read_beir(folder: Path, split: str | None) -> list[Record]:
                 "question": query.get("text"),
                 "qrels": judged,
                 "relevant_docs": relevant,
-                "relevant_passages": [_passage_text(corpus[d]) for d in relevant],
+                "relevant_passages": [_passage_text(corpus[d]) for d in relevant if d in corpus],
                 "_line": line,
             }
         )
-    return records
+    known = {str(query.get("_id", "")) for query in queries}
+    dropped = Counter({f"qrels query not in queries.jsonl ({qrels_file.name})": sum(q not in known for q in qrels)})
+    absent = sum(d not in corpus for judged in qrels.values() for d in judged)
+    notes = Counter({f"qrels lines whose corpus-id is not in corpus.jsonl ({qrels_file.name})": absent})
+    return Records(records, +dropped, +notes)
 
 
 def _beir_qrels_file(folder: Path, split: str | None) -> Path:
@@ -172,8 +201,9 @@ def _beir_qrels_file(folder: Path, split: str | None) -> Path:
     return qrels_dir / f"{split}.tsv"
 
 
-def _read_beir_qrels(file: Path, corpus: dict[str, Record]) -> dict[str, dict[str, int]]:
+def _read_beir_qrels(file: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
     with open(file, encoding="utf-8", newline="") as handle:
         for line_number, fields in enumerate(csv.reader(handle, delimiter="\t"), start=1):
             if not fields or (line_number == 1 and not fields[-1].lstrip("-").isdigit()):
@@ -189,8 +219,14 @@ def _read_beir_qrels(file: Path, corpus: dict[str, Record]) -> dict[str, dict[st
                 grade = int(score)
             except ValueError:
                 raise InputError(f"score '{score}' is not an integer", path=str(file), line=line_number) from None
-            if docid not in corpus:
-                raise InputError(f"corpus-id '{docid}' is not in corpus.jsonl", path=str(file), line=line_number)
+            if (qid, docid) in first_line:
+                raise InputError(
+                    f"query-id '{qid}' and corpus-id '{docid}' are judged twice, on lines {first_line[qid, docid]} "
+                    f"and {line_number}; keep one",
+                    path=str(file),
+                    line=line_number,
+                )
+            first_line[qid, docid] = line_number
             qrels.setdefault(qid, {})[docid] = grade
     return qrels
 

@@ -33,6 +33,7 @@ class DataInfo(TypedDict):
     kept_rows: int
     dropped_rows: int
     dropped_reasons: dict[str, int]
+    notes: dict[str, int]
 
 
 class GetDataResult(TypedDict):
@@ -60,7 +61,8 @@ def get_data(
     """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD or RAGAS JSON) as aligned lists.
 
     Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
-    field is dropped whole; `data_info` says how many and why.
+    field is dropped whole; `data_info` says how many and why, and counts what the reader noticed
+    (`notes`, e.g. BEIR qrels documents absent from the corpus).
     """
     spec = complete_mapping(dict(benchmark), server="benchmark", setting="benchmark")
     path = str(spec["path"] or "")
@@ -80,6 +82,7 @@ def get_data(
         "kept_rows": loaded.kept_rows,
         "dropped_rows": sum(loaded.dropped.values()),
         "dropped_reasons": dict(loaded.dropped),
+        "notes": dict(loaded.notes),
     }
     return {**loaded.columns, "data_info": info}  # type: ignore[typeddict-item]
 

@@ -2,7 +2,8 @@
 
 Both take their data as variables from earlier pipeline steps (``benchmark.get_data`` maps
 ``pred_ls``, ``gt_ls`` and ``ctx_ls``) and write one JSON file under ``save_path`` holding the
-per-item lists, the ``avg_<metric>`` means (UltraRAG's shape), the settings and the versions.
+per-item lists, the ``avg_<metric>`` means (UltraRAG's shape), the settings and the versions;
+``evaluate``'s file also holds ``id_ls``, the item ids the per-item lists are aligned with.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from servers.core.errors import InputError
 from servers.core.factory import __version__, tool_hints
 from servers.core.files import atomic_write_json, result_path
 from servers.core.progress import progress_from_context
@@ -49,8 +51,15 @@ def evaluate(
     pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
     gt_ls: Annotated[
         list[GoldInput],
-        Field(description="golds per item: a string, a list of aliases, or a list of answer sets (lists of aliases)"),
+        Field(
+            description="golds per item: a string, a list of aliases, or a list of answer sets (lists of aliases); "
+            '[] or "" = no answer (SQuAD v2)'
+        ),
     ],
+    id_ls: Annotated[
+        list[Any] | None,
+        Field(description="item ids, written with the per-item values in the result file (default: positions 0..n-1)"),
+    ] = None,
     metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],
     normalize: Annotated[str, Field(description="squad or ultrarag")],
     rouge_stemmer: Annotated[bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")],
@@ -63,8 +72,9 @@ def evaluate(
     """Score predictions against golden answers with QA metrics (UltraRAG's `evaluate`, exact ROUGE).
 
     The metrics are listed with the `metrics` field; each is the maximum over an item's golds,
-    except stringem (mean over answer sets) and bleu (all golds are references).
-    Returns eval_res with a per-item list per metric and avg_<metric>, and writes it to a JSON file.
+    except stringem (mean over answer sets) and bleu (all golds are references). An item without
+    an answer scores 1 if the prediction normalises to nothing (SQuAD v2), with HasAns/NoAns means.
+    Returns eval_res with a per-item list per metric and avg_<metric>, and writes it with id_ls to a JSON file.
     """
     report = progress_from_context(ctx)
     eval_res = answers.evaluate_answers(
@@ -76,11 +86,23 @@ def evaluate(
         wordnet_path=wordnet_path,
         progress=report,
     )
+    ids = item_ids(id_ls, len(pred_ls))
     names = answers.resolve_metrics(metrics)
     settings = {"metrics": names, "normalize": normalize, "rouge_stemmer": bool(rouge_stemmer), "n_items": len(pred_ls)}
     given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
-    return {"eval_res": eval_res, "settings": settings, "result_path": _save("evaluate", save_path, eval_res, settings)}
+    path = _save("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
+    return {"eval_res": eval_res, "settings": settings, "result_path": path}
+
+
+def item_ids(id_ls: list[Any] | None, count: int) -> list[Any]:
+    """The items' ids: ``id_ls`` (one per prediction, kept as given) or the positions 0..count-1."""
+    if id_ls is None:
+        return list(range(count))
+    if not isinstance(id_ls, list) or len(id_ls) != count:
+        size = len(id_ls) if isinstance(id_ls, list) else type(id_ls).__name__
+        raise InputError(f"id_ls has {size} ids but pred_ls has {count} predictions; give one id per item")
+    return list(id_ls)
 
 
 @tool_hints(read_only=False, idempotent=True)

@@ -5,6 +5,12 @@ answer sets (each a list of aliases) for nested QA. Every metric except ``string
 is the maximum over all golds of the item; ``stringem`` is the mean over answer sets of "some
 alias of the set is a substring of the prediction"; ``bleu`` takes all golds as references.
 Texts are normalised and tokenised once per item, whatever the number of metrics and golds.
+
+An item whose golds are ``[]`` or only empty strings has no answer (SQuAD v2): every metric except
+``length`` scores it 1 if the normalised prediction is empty and 0 otherwise (SQuAD v2's official
+``compute_exact``/``compute_f1`` against the gold ``""``); ``corpus_bleu`` is over answerable items.
+When both kinds occur, the result adds ``avg_<metric>_HasAns``, ``avg_<metric>_NoAns``,
+``num_HasAns`` and ``num_NoAns``.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ class Metric:
     """An answer metric, declared once: the registry entry the tool, errors and docs are built from.
 
     ``extra``: the optional dependency group it needs; ``reads``: settings it reads, recorded with
-    the result.
+    the result; ``uses_gold``: False if it ignores the golds (then no-answer items are scored too).
     """
 
     name: str
@@ -51,6 +57,7 @@ class Metric:
     compute: Callable[[Batch], Scored]
     extra: str | None = None
     reads: tuple[str, ...] = ()
+    uses_gold: bool = True
 
 
 class Item:
@@ -152,6 +159,8 @@ def word_count(item: Item) -> float:
 def bleu(batch: Batch) -> Scored:
     from servers.evaluation.bleu import bleu_scores
 
+    if not batch.items:  # every item has no answer: no references for a corpus score
+        return Scored([], {"corpus_bleu": None, "bleu_signature": None})
     scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items])
     return Scored(scores.sentence, {"corpus_bleu": scores.corpus, "bleu_signature": scores.sentence_signature})
 
@@ -159,6 +168,8 @@ def bleu(batch: Batch) -> Scored:
 def meteor(batch: Batch) -> Scored:
     from servers.evaluation.meteor import meteor_scores
 
+    if not batch.items:  # every item has no answer: nothing to look up in WordNet
+        return Scored([])
     predictions = [item.pred_tokens for item in batch.items]
     golds = [item.gold_tokens for item in batch.items]
     return Scored(meteor_scores(predictions, golds, wordnet_path=batch.wordnet_path))
@@ -183,7 +194,7 @@ METRICS: dict[str, Metric] = {
             "bleu", "sacreBLEU sentence BLEU (effective order) / 100 over all golds; also corpus_bleu", bleu, "bleu"
         ),
         Metric("meteor", "NLTK METEOR (needs WordNet data)", meteor, "meteor", reads=("wordnet_path",)),
-        Metric("length", "words in the prediction", each(word_count)),
+        Metric("length", "words in the prediction", each(word_count), uses_gold=False),
     ]
 }
 
@@ -222,28 +233,31 @@ def resolve_metrics(names: Sequence[str]) -> list[str]:
 
 
 def answer_sets(gold: Any, index: int) -> list[list[str]]:
-    """An item's golds as answer sets: a string is one set; in a list, a string is its own set."""
+    """An item's golds as answer sets: a string is one set; in a list, a string is its own set.
+
+    Empty (white-space) aliases and empty sets are dropped, as SQuAD v2's script drops empty golds;
+    ``[]`` back means the item has no answer.
+    """
     if isinstance(gold, str):
         sets = [[gold]]
-    elif isinstance(gold, (list, tuple)) and gold:
+    elif isinstance(gold, (list, tuple)):
         sets = []
         for entry in gold:
             if isinstance(entry, str):
                 sets.append([entry])
-            elif isinstance(entry, (list, tuple)) and entry and all(isinstance(a, str) for a in entry):
+            elif isinstance(entry, (list, tuple)) and all(isinstance(a, str) for a in entry):
                 sets.append(list(entry))
             else:
                 raise InputError(
-                    f"gt_ls[{index}]: expected a string, a list of strings or a list of non-empty lists of "
-                    f"strings, found the entry {entry!r}"
+                    f"gt_ls[{index}]: expected a string, a list of strings or a list of lists of strings, "
+                    f"found the entry {entry!r}"
                 )
     else:
-        raise InputError(f"gt_ls[{index}]: expected a gold answer (a string or a non-empty list), found {gold!r}")
-    for answer_set in sets:
-        for alias in answer_set:
-            if not alias.strip():
-                raise InputError(f"gt_ls[{index}]: a gold answer is empty; drop the item or give its answer")
-    return sets
+        raise InputError(
+            f'gt_ls[{index}]: expected a gold answer (a string or a list; [] or "" for no answer), found {gold!r}'
+        )
+    sets = [[alias for alias in answer_set if alias.strip()] for answer_set in sets]
+    return [answer_set for answer_set in sets if answer_set]
 
 
 def check_inputs(pred_ls: Any, gt_ls: Any) -> None:
@@ -278,7 +292,8 @@ def evaluate_answers(
 ) -> dict[str, Any]:
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
 
-    With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``.
+    With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``; with both
+    answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring).
     """
     check_inputs(pred_ls, gt_ls)
     names = resolve_metrics(metrics)
@@ -287,13 +302,36 @@ def evaluate_answers(
     items = [
         Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls, strict=False))
     ]
-    batch = Batch(items, wordnet_path)
+    has_answer = [bool(item.answer_sets) for item in items]
+    answerable = Batch([item for item in items if item.answer_sets], wordnet_path)
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):
-        scored = METRICS[name].compute(batch)
-        per_item[name] = scored.values
+        metric = METRICS[name]
+        scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path))
         extra.update(scored.extra)
+        per_item[name] = merge_no_answer(items, has_answer, scored.values) if metric.uses_gold else scored.values
         if progress is not None:
             progress(done + 1, len(names), name)
-    return {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}, **extra}
+    result: dict[str, Any] = {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}}
+    if 0 < sum(has_answer) < len(items):
+        result.update(split_means(per_item, has_answer))
+    return {**result, **extra}
+
+
+def merge_no_answer(items: list[Item], has_answer: list[bool], answered: list[float]) -> list[float]:
+    """Values of the answerable items, in order, with each no-answer item scored by abstention.
+
+    A no-answer item scores 1 if its normalised prediction is empty, else 0 (SQuAD v2).
+    """
+    values = iter(answered)
+    return [next(values) if known else float(not item.pred_norm) for item, known in zip(items, has_answer, strict=True)]
+
+
+def split_means(per_item: dict[str, list[float]], has_answer: list[bool]) -> dict[str, Any]:
+    """SQuAD v2's breakdown: the means over answerable (HasAns) and unanswerable (NoAns) items."""
+    out: dict[str, Any] = {"num_HasAns": sum(has_answer), "num_NoAns": len(has_answer) - sum(has_answer)}
+    for name, values in per_item.items():
+        out[f"avg_{name}_HasAns"] = mean([v for v, known in zip(values, has_answer, strict=True) if known])
+        out[f"avg_{name}_NoAns"] = mean([v for v, known in zip(values, has_answer, strict=True) if not known])
+    return out

@@ -24,6 +24,18 @@ class BleuScores:
     corpus_signature: str
 
 
+def with_reference_counts(signature: str, references: Sequence[Sequence[str]]) -> str:
+    """sacreBLEU's sentence signature with ``nrefs`` describing every item, not the last one scored.
+
+    ``nrefs:N`` when every item has N references, else ``nrefs:MIN-MAX`` (the range over items).
+    """
+    counts = [len(refs) for refs in references]
+    low, high = min(counts), max(counts)
+    described = f"nrefs:{low}" if low == high else f"nrefs:{low}-{high}"
+    parts = [described if part.startswith("nrefs:") else part for part in signature.split("|")]
+    return "|".join(parts)
+
+
 def bleu_scores(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> BleuScores:
     """Sentence BLEU of each prediction against its references, and the corpus BLEU of all."""
     sacrebleu = require("sacrebleu", extra="bleu")
@@ -41,6 +53,6 @@ def bleu_scores(predictions: Sequence[str], references: Sequence[Sequence[str]])
     return BleuScores(
         sentence=sentence,
         corpus=corpus,
-        sentence_signature=str(sentence_metric.get_signature()),
+        sentence_signature=with_reference_counts(str(sentence_metric.get_signature()), references),
         corpus_signature=str(corpus_metric.get_signature()),
     )

@@ -154,11 +154,75 @@ def test_beir_folder(tmp_path: Path) -> None:
     }
 
 
-def test_beir_qrels_naming_unknown_document(tmp_path: Path) -> None:
+BEIR_KEYS = {"id_ls": "id", "gt_ls": "relevant_docs", "ctx_ls": "relevant_passages"}
+
+
+def test_beir_qrels_document_absent_from_corpus_is_kept_and_counted(tmp_path: Path) -> None:
     folder = make_beir(tmp_path / "beir")
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td7\t1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"test\.tsv:2: corpus-id 'd7' is not in corpus\.jsonl"):
-        load_dataset(str(folder), {"q_ls": "question"})
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td7\t2\nq1\td1\t1\nq2\td8\t0\n", encoding="utf-8"
+    )
+    loaded = load_dataset(str(folder), BEIR_KEYS)
+    # As BEIR's loader: the judgement stays (d7 is relevant), only its passage text is unknown.
+    assert loaded.columns == {
+        "id_ls": ["q1", "q2"],
+        "gt_ls": [["d7", "d1"], []],
+        "ctx_ls": [["Paris Paris is in France."], []],
+    }
+    assert dict(loaded.notes) == {"qrels lines whose corpus-id is not in corpus.jsonl (test.tsv)": 2}
+    assert not loaded.dropped and loaded.total_rows == 2
+
+
+def test_beir_qrels_query_absent_from_queries_is_dropped_with_a_reason(tmp_path: Path) -> None:
+    folder = make_beir(tmp_path / "beir")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq5\td2\t1\nq6\td2\t1\nq6\td3\t1\n", encoding="utf-8"
+    )
+    loaded = load_dataset(str(folder), BEIR_KEYS)
+    assert loaded.columns["id_ls"] == ["q1"]
+    assert dict(loaded.dropped) == {"qrels query not in queries.jsonl (test.tsv)": 2}
+    assert (loaded.total_rows, loaded.kept_rows) == (3, 1)
+
+
+def test_beir_duplicate_qrels_line_names_both_lines(tmp_path: Path) -> None:
+    folder = make_beir(tmp_path / "beir")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\nq1\td1\t2\n", encoding="utf-8"
+    )
+    message = r"test\.tsv:4: query-id 'q1' and corpus-id 'd1' are judged twice, on lines 2 and 4"
+    with pytest.raises(InputError, match=message):
+        load_dataset(str(folder), BEIR_KEYS)
+
+
+RAGAS_V02 = {
+    "user_input": ["q one", "q two"],
+    "retrieved_contexts": [["c1", "c2"], ["c3"]],
+    "response": ["a1", "a2"],
+    "reference": ["g1", "g2"],
+}
+RAGAS_V02_KEYS = {"q_ls": "user_input", "ctx_ls": "retrieved_contexts", "pred_ls": "response", "gt_ls": "reference"}
+
+
+@pytest.mark.parametrize("fmt", ["auto", "ragas"])
+def test_ragas_02_column_names(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "ragas.json").write_text(json.dumps(RAGAS_V02), encoding="utf-8")
+    loaded = load_dataset(str(tmp_path / "ragas.json"), RAGAS_V02_KEYS, fmt=fmt)
+    assert loaded.columns == {
+        "q_ls": ["q one", "q two"],
+        "ctx_ls": [["c1", "c2"], ["c3"]],
+        "pred_ls": ["a1", "a2"],
+        "gt_ls": ["g1", "g2"],
+    }
+
+
+def test_ragas_02_rows_and_missing_question_column(tmp_path: Path) -> None:
+    rows = [{name: values[i] for name, values in RAGAS_V02.items()} for i in range(2)]
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+    loaded = load_dataset(str(tmp_path / "rows.json"), RAGAS_V02_KEYS, fmt="ragas")
+    assert loaded.columns["ctx_ls"] == [["c1", "c2"], ["c3"]] and loaded.columns["gt_ls"] == ["g1", "g2"]
+    (tmp_path / "bad.json").write_text(json.dumps({"response": ["a1"]}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.json: RAGAS JSON needs a 'question' or 'user_input' list"):
+        load_dataset(str(tmp_path / "bad.json"), RAGAS_V02_KEYS, fmt="ragas")
 
 
 def test_row_missing_a_mapped_field_is_dropped_whole(tmp_path: Path) -> None:

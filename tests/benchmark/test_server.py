@@ -45,6 +45,23 @@ async def test_get_data_reports_dropped_rows(tmp_path: Path) -> None:
     assert (data["q_ls"], data["pred_ls"]) == (["a", "c"], ["x", "z"])
     assert data["data_info"]["dropped_rows"] == 1
     assert data["data_info"]["dropped_reasons"] == {"missing or null field 'p'": 1}
+    assert data["data_info"]["notes"] == {}
+
+
+@pytest.mark.anyio
+async def test_get_data_reports_beir_qrels_edges(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "one"}\n', encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "first"}\n', encoding="utf-8")
+    (tmp_path / "qrels" / "test.tsv").write_text("q1\td1\t1\nq1\td9\t1\nq4\td1\t1\n", encoding="utf-8")
+    spec = {"path": str(tmp_path), "key_map": {"q_ls": "question", "gt_ls": "relevant_docs"}}
+    async with Client(create_app()) as client:
+        result = await client.call_tool("get_data", {"benchmark": spec})
+    info = result.structured_content["data_info"]
+    assert result.structured_content["gt_ls"] == [["d1", "d9"]]
+    assert (info["total_rows"], info["kept_rows"], info["dropped_rows"]) == (2, 1, 1)
+    assert info["dropped_reasons"] == {"qrels query not in queries.jsonl (test.tsv)": 1}
+    assert info["notes"] == {"qrels lines whose corpus-id is not in corpus.jsonl (test.tsv)": 1}
 
 
 @pytest.mark.anyio

@@ -160,9 +160,8 @@ def test_metric_names_are_case_insensitive_and_unknown_ones_listed() -> None:
         ([], [], "empty"),
         (["a", 3], [["a"], ["b"]], r"pred_ls\[1\]"),
         (["a"], [[3]], r"gt_ls\[0\]"),
-        (["a"], [[]], r"gt_ls\[0\]"),
         (["a"], [None], r"gt_ls\[0\]"),
-        (["a"], [[" "]], "empty"),
+        (["a"], [[["a"], 3]], r"gt_ls\[0\]: expected a string"),
         ("a", ["a"], "must be lists"),
     ],
 )

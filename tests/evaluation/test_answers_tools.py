@@ -42,6 +42,24 @@ async def test_evaluate_returns_and_saves_ultrarag_shape(tmp_path) -> None:
 
 
 @pytest.mark.anyio
+async def test_evaluate_file_carries_item_ids(tmp_path) -> None:
+    arguments = {"pred_ls": ["Paris", "Rome", ""], "gt_ls": [["paris"], ["Milan"], []], "metrics": ["em"]}
+    async with Client(create_app()) as client:
+        named = await client.call_tool(
+            "evaluate", {**arguments, "id_ls": ["q7", "q3", 11], "save_path": str(tmp_path / "named.json")}
+        )
+        default = await client.call_tool("evaluate", {**arguments, "save_path": str(tmp_path / "default.json")})
+        short = await client.call_tool("evaluate", {**arguments, "id_ls": ["q7"], "save_path": str(tmp_path)})
+    assert not named.is_error and not default.is_error
+    saved = json.loads((tmp_path / "named.json").read_text(encoding="utf-8"))
+    assert saved["id_ls"] == ["q7", "q3", 11] and saved["em"] == [1.0, 0.0, 1.0]
+    assert saved["num_NoAns"] == 1 and saved["avg_em_HasAns"] == 0.5
+    assert json.loads((tmp_path / "default.json").read_text(encoding="utf-8"))["id_ls"] == [0, 1, 2]
+    assert "id_ls" not in named.structured_content["eval_res"]  # UltraRAG's eval_res shape is kept
+    assert short.is_error and "id_ls has 1 ids but pred_ls has 3" in short.content[0].text
+
+
+@pytest.mark.anyio
 async def test_evaluate_defaults_come_from_parameter_yaml(tmp_path) -> None:
     async with Client(create_app()) as client:
         result = await client.call_tool(

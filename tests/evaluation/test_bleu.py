@@ -32,3 +32,21 @@ def test_identical_prediction_scores_one_and_disjoint_scores_zero() -> None:
     result = score_answers(["the cat sat on the mat", "zzz"], [["the cat sat on the mat"], ["the cat"]], ["bleu"])
     assert result["bleu"][0] == pytest.approx(1.0)
     assert result["bleu"][1] == 0.0
+
+
+def test_signature_describes_the_reference_counts_of_all_items() -> None:
+    # sacreBLEU's own signature names the reference count of the last item scored (here 1).
+    result = score_answers(["a b c", "d e f", "g h"], [["a b c", "a c"], ["d e f", "x", "y"], ["g h"]], ["bleu"])
+    assert "nrefs:1-3" in result["bleu_signature"] and "nrefs:1|" not in result["bleu_signature"]
+    same = score_answers(["a b c", "d e f"], [["a b c", "a c"], ["d e f", "x"]], ["bleu"])
+    assert "nrefs:2|" in same["bleu_signature"]
+
+
+def test_no_answer_items_score_by_abstention_and_leave_the_corpus_score() -> None:
+    preds, golds = ["the cat sat on the mat", "", "a dog"], [["the cat sat on the mat"], [], [""]]
+    result = score_answers(preds, golds, ["bleu"])
+    assert result["bleu"] == [pytest.approx(1.0), 1.0, 0.0]
+    assert result["corpus_bleu"] == pytest.approx(sacrebleu.corpus_bleu(preds[:1], [golds[0]]).score / 100)
+    assert result["num_NoAns"] == 2 and result["avg_bleu_NoAns"] == 0.5
+    alone = score_answers([""], [[]], ["bleu"])
+    assert alone["bleu"] == [1.0] and alone["corpus_bleu"] is None

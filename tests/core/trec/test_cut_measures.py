@@ -100,7 +100,9 @@ def test_rr_at_k_equals_pytrec_recip_rank_on_the_cut_run(seed: int, tie_mode: st
     ours = evaluate(qrels, run, ["mrr", *(f"mrr@{k}" for k in KS)], relevance_level=relevance_level).per_query
     for k in KS:
         prefix = f"k{k}-"
-        evaluator = pytrec_eval.RelevanceEvaluator(renamed(qrels, prefix), {"recip_rank"}, relevance_level=relevance_level)
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            renamed(qrels, prefix), {"recip_rank"}, relevance_level=relevance_level
+        )
         theirs = evaluator.evaluate(renamed(top_k(run, k), prefix))
         assert set(theirs) == {prefix + qid for qid in set(run) & set(qrels)}
         for qid in set(run) & set(qrels):

@@ -10,6 +10,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub
 
@@ -43,7 +45,12 @@ def test_call_stdio_passes_the_variables_parameter_yaml_references(tmp_path: Pat
     assert json.loads(done.stdout) == {"key_length": 7}
 
 
-def test_call_stdio_judge_gets_openai_api_key_from_the_environment(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "variable",
+    ["OPENAI_API_KEY", "ONLY_ON_THE_COMMAND_LINE"],
+    ids=["referenced-by-parameter-yaml", "named-only-on-the-command-line"],
+)
+def test_call_stdio_judge_gets_the_key_variable_it_needs(tmp_path: Path, variable: str) -> None:
     with OpenAIStub() as stub:
         done = run_ultra(
             "call",
@@ -52,11 +59,11 @@ def test_call_stdio_judge_gets_openai_api_key_from_the_environment(tmp_path: Pat
             "query=what is a test",
             "passages=[a passage about tests]",
             f"judge_llm.base_url={stub.base_url}",
-            "judge_llm.api_key=${OPENAI_API_KEY}",
+            f"judge_llm.api_key=${{{variable}}}",
             "judge_cache=",
             f"save_path={tmp_path / 'judge'}",
             cwd=tmp_path,
-            env={"OPENAI_API_KEY": SECRET_KEY},
+            env={variable: SECRET_KEY},
         )
         assert done.returncode == 0, done.stderr[-2000:]
         assert [s.authorization for s in stub.served] == [f"Bearer {SECRET_KEY}"]
@@ -119,24 +126,3 @@ def test_a_secret_setting_is_redacted_in_results_errors_and_logs(tmp_path: Path)
     assert "Traceback (most recent call last)" in text and "ValueError: cannot count a*** with" in text
     assert SECRET_MARK not in done.stdout + done.stderr
     assert files_holding(project, SECRET_MARK) == []
-
-
-def test_call_stdio_passes_a_variable_only_the_command_line_names(tmp_path: Path) -> None:
-    with OpenAIStub() as stub:
-        done = run_ultra(
-            "call",
-            "--stdio",
-            "judge.umbrela_judge",
-            "query=what is a test",
-            "passages=[a passage about tests]",
-            f"judge_llm.base_url={stub.base_url}",
-            "judge_llm.api_key=${ONLY_ON_THE_COMMAND_LINE}",
-            "judge_cache=",
-            f"save_path={tmp_path / 'judge'}",
-            cwd=tmp_path,
-            env={"ONLY_ON_THE_COMMAND_LINE": SECRET_KEY},
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert [s.authorization for s in stub.served] == [f"Bearer {SECRET_KEY}"]
-    assert SECRET_KEY not in done.stdout + done.stderr
-    assert files_holding(tmp_path, SECRET_KEY) == []

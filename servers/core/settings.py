@@ -95,7 +95,7 @@ def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, A
     """
     if "api_key" in default and "api_key" not in given and ("base_url" in given or given.get("backend") == "local"):
         given = {**given, "api_key": ""}
-    return {**{key: given.get(key, value) for key, value in default.items()}, **given}
+    return {**default, **given}
 
 
 def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]:

@@ -35,20 +35,22 @@ def test_nan_is_dropped_like_a_missing_field(tmp_path: Path, suffix: str) -> Non
     assert (data["data_info"]["kept_rows"], data["data_info"]["dropped_rows"]) == (1, 3)
 
 
-def test_deep_json_file_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "deep.json"
-    path.write_text('[{"q": "a", "a": ["b"]},\n' + "[" * 100_000 + "]" * 100_000 + "]")
-    with pytest.raises(ToolFailure) as caught:
-        get_data(path)
-    assert f"{path}:2: JSON nested deeper than 100 levels" in str(caught.value)
+DEEP = "[" * 100_000 + "]" * 100_000
 
 
-def test_deep_jsonl_line_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "deep.jsonl"
-    path.write_text('{"q": "a", "a": ["b"]}\n\n{"q": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("deep.json", '[{"q": "a", "a": ["b"]},\n' + DEEP + "]", 2),
+        ("deep.jsonl", '{"q": "a", "a": ["b"]}\n\n{"q": ' + DEEP + "}\n", 3),
+    ],
+)
+def test_deep_json_names_file_and_line(tmp_path: Path, name: str, text: str, line: int) -> None:
+    path = tmp_path / name
+    path.write_text(text)
     with pytest.raises(ToolFailure) as caught:
         get_data(path)
-    assert f"{path}:3: JSON nested deeper than 100 levels" in str(caught.value)
+    assert f"{path}:{line}: JSON nested deeper than 100 levels" in str(caught.value)
 
 
 def test_depth_at_the_limit_is_read(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ import inspect
 import json
 import logging
 import os
-import time
 import traceback
 import typing
 from collections.abc import Callable, Sequence
@@ -119,8 +118,8 @@ def with_settings(
 
     Any other exception is logged with its traceback and raised as ``crash_as(type_name, message)``
     (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, or known as
-    secrets) are replaced by ``***`` in the result, in error messages and in the files the result
-    names that the call wrote.
+    secrets) are replaced by ``***`` in the result and in error messages (``servers.core.files``
+    redacts what it writes).
 
     A mapping setting given in part takes the keys it leaves out from ``settings``
     (``servers.core.settings.merge_mapping``: one level deep, the api_key rule). A result value
@@ -158,26 +157,21 @@ def with_settings(
             return merge_mapping(default, value)
         return value
 
-    def finish(result: Any, started: float) -> Any:
+    def finish(result: Any) -> Any:
         result = absolute_paths(result)
-        if not redact.active():
-            return result
-        redact.scrub_written_files(result, started)
-        return redact.redact(result)
+        return redact.redact(result) if redact.active() else result
 
     errors = functools.partial(_tool_errors, fn.__name__, raise_as, crash_as or _in_process_crash)
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            started = time.time()
             with errors(), released_on_failure():
-                return finish(await fn(**prepare(kwargs)), started)
+                return finish(await fn(**prepare(kwargs)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            started = time.time()
             with errors(), released_on_failure():
-                return finish(fn(**prepare(kwargs)), started)
+                return finish(fn(**prepare(kwargs)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
     tool.__signature__ = signature.replace(

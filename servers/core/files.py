@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from servers.core import redact
 from servers.core.errors import InputError
 
 OUTPUT_ROOT = "output"  # results go under <working directory>/output/ ...
@@ -130,6 +131,9 @@ def timestamped_path(directory: str | os.PathLike[str], stem: str, suffix: str) 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None]) -> Path:
     """Write a text file through ``write(handle)`` into a temporary file, then rename it into place.
 
+    Once a ``${VAR}`` value is known (``servers.core.redact``), every piece written is redacted on
+    its way to the file, so no result file ever holds one.
+
     If ``write`` raises, the temporary file is removed and ``path`` is left untouched (a name
     reserved by this process and never written is removed too). A full disk is an InputError
     saying so.
@@ -140,7 +144,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            write(handle)
+            write(_Redacting(handle) if redact.active() else handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_UMASK)
@@ -155,6 +159,23 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     with _reserved_lock:
         _reserved.discard(str(path))
     return path
+
+
+class _Redacting:
+    """A text handle whose ``write`` / ``writelines`` replace known secrets first (one piece at a time:
+    every writer here hands over whole strings, lines or JSON tokens)."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self._handle = handle
+
+    def write(self, text: str) -> int:
+        return self._handle.write(redact.redact_text(text))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        self._handle.writelines(redact.redact_text(line) for line in lines)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
 
 
 def _release(path: Path) -> None:

@@ -2,8 +2,8 @@
 
 Every value that ``expand_env`` substitutes is remembered here (process-wide; a server process
 serves one client), as are the values of the variables a server is told to treat as secret. A
-remembered value is replaced by ``***`` in tool results, error messages, log records and the
-files a tool names in its result. Values shorter than ``MIN_LENGTH`` and values that name an
+remembered value is replaced by ``***`` in tool results, error messages, log records and every
+file written through ``servers.core.files``. Values shorter than ``MIN_LENGTH`` and values that name an
 existing file or folder (``${HOME}/data``) are not secrets and are left alone: replacing them
 would break the paths the next step reads.
 """
@@ -14,13 +14,11 @@ import logging
 import os
 import threading
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 REDACTED = "***"
 MIN_LENGTH = 4
 SECRET_NAMES_ENV = "ULTRA_SECRET_VARS"  # comma-separated variable names whose values a server must not echo
-MAX_SCRUB_BYTES = 64 * 1024 * 1024
 
 _secrets: set[str] = set()
 _ordered: tuple[str, ...] = ()
@@ -87,50 +85,6 @@ def redact(value: Any) -> Any:
         except Exception:  # noqa: BLE001 - a model that rejects its own redacted dump stays as it is
             return value
     return value
-
-
-def scrub_written_files(result: Any, since: float) -> list[Path]:
-    """Rewrite, with secrets replaced, the text files named in ``result`` that were written since ``since``.
-
-    Tools write result documents (with their settings) next to returning them; the ones a result
-    names are the ones a run folder links to. Binary files (a SQLite cache) are left alone.
-    """
-    if not _ordered:
-        return []
-    scrubbed: list[Path] = []
-    for candidate in _path_strings(result):
-        path = Path(candidate)
-        try:
-            if not path.is_file() or path.stat().st_mtime < since - 1 or path.stat().st_size > MAX_SCRUB_BYTES:
-                continue
-            data = path.read_bytes()
-        except (OSError, ValueError):
-            continue
-        if b"\0" in data:
-            continue
-        text = data.decode("utf-8", errors="surrogateescape")
-        cleaned = redact_text(text)
-        if cleaned != text:
-            temporary = path.with_name(f".{path.name}.redacting")
-            temporary.write_bytes(cleaned.encode("utf-8", errors="surrogateescape"))
-            os.replace(temporary, path)
-            scrubbed.append(path)
-    return scrubbed
-
-
-def _path_strings(value: Any, depth: int = 0):
-    """Short strings inside a result that may be file paths (mappings 3 deep, 100 items of lists 2 deep)."""
-    if isinstance(value, str):
-        if 0 < len(value) < 4096 and "\n" not in value:
-            yield value
-    elif isinstance(value, dict) and depth < 3:
-        for item in value.values():
-            yield from _path_strings(item, depth + 1)
-    elif isinstance(value, (list, tuple)) and depth < 2:
-        for item in value[:100]:
-            yield from _path_strings(item, depth + 1)
-    elif hasattr(value, "model_dump") and depth < 3:
-        yield from _path_strings(value.model_dump(), depth)
 
 
 _installed = False

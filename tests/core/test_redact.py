@@ -38,12 +38,13 @@ def test_log_records_and_tracebacks_are_redacted(caplog: pytest.LogCaptureFixtur
     assert "ValueError: bad ***" in caplog.text and "log-secret-99" not in caplog.text
 
 
-def test_only_text_files_named_by_a_new_result_are_scrubbed(tmp_path: Path) -> None:
+def test_files_written_through_atomic_write_hold_no_secret(tmp_path: Path) -> None:
+    from servers.core.files import atomic_write, atomic_write_json, atomic_write_jsonl
+
     expand_env("${S}", {"S": "file-secret-42"})
-    text, binary, unnamed = tmp_path / "r.json", tmp_path / "c.sqlite", tmp_path / "other.json"
-    text.write_text('{"model": "file-secret-42"}')
-    binary.write_bytes(b"\0file-secret-42")
-    unnamed.write_text("file-secret-42")
-    assert redact.scrub_written_files({"result_path": str(text), "cache": [str(binary)]}, 0) == [text]
-    assert text.read_text() == '{"model": "***"}'
-    assert binary.read_bytes() == b"\0file-secret-42" and unnamed.read_text() == "file-secret-42"
+    atomic_write_json(tmp_path / "r.json", {"model": "file-secret-42", "n": 1})
+    atomic_write_jsonl(tmp_path / "r.jsonl", [{"a": "x file-secret-42 y"}, {"a": "z"}])
+    atomic_write(tmp_path / "r.trec", lambda handle: handle.writelines(["q file-secret-42\n", "q d\n"]))
+    assert (tmp_path / "r.json").read_text() == '{\n  "model": "***",\n  "n": 1\n}'
+    assert (tmp_path / "r.jsonl").read_text() == '{"a": "x *** y"}\n{"a": "z"}\n'
+    assert (tmp_path / "r.trec").read_text() == "q ***\nq d\n"

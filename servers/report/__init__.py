@@ -1,0 +1,1 @@
+"""The report server: one self-contained HTML page, PNG plots and summary.csv from any result files."""

@@ -1,0 +1,3 @@
+from servers.report.server import main
+
+main()

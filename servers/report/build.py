@@ -1,0 +1,99 @@
+"""Build a report: read the sources, summarise, plot, render; then write every file into one folder.
+
+Everything is computed in memory first, so a bad input fails before any file exists; each file is
+then written atomically (a reader never sees half a report.html).
+
+files = write_report(["output/eval_trec_20260101_120000"], labels={}, out_dir=None, save_path="output/report",
+                     bootstrap_resamples=1000, confidence=0.95, seed=42, max_table_rows=2000)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.core.files import atomic_write, atomic_write_text, result_path
+from servers.report import page, plots, sources, stats
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What a report wrote, and what it summarised."""
+
+    folder: Path
+    report_path: Path
+    summary_csv_path: Path
+    per_query_csv_path: Path
+    plot_paths: list[Path]
+    runs: list[str]
+    summary: list[stats.Summary]
+
+
+def write_report(
+    paths: Sequence[str],
+    *,
+    labels: Mapping[str, str],
+    out_dir: str | os.PathLike[str] | None,
+    save_path: str,
+    bootstrap_resamples: int,
+    confidence: float,
+    seed: int,
+    max_table_rows: int,
+    texts: Mapping[str, Mapping[str, str]] | None = None,
+) -> ReportFiles:
+    """Write report.html, summary.csv, per_query.csv and a PNG per plot into ``out_dir`` (or a new
+    ``report_<timestamp>`` folder under ``save_path``); ``texts`` ({id: question/answer}) fill in the
+    per-query table where the sources hold none."""
+    _check(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=max_table_rows)
+    collected = sources.collect(paths, labels)
+    for run in collected.runs:
+        for key, text in (texts or {}).items():
+            run.texts.setdefault(str(key), dict(text))
+    summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
+    figures = plots.boxplots(collected.runs) if collected.runs else []
+    settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
+    html = page.render_html(collected, summary, figures, max_table_rows=max_table_rows, **settings)
+    summary_text = page.summary_csv(summary, **settings)
+    per_query_text = page.per_query_csv(collected)
+    folder = _folder(out_dir, save_path)
+    plot_paths = [_write_bytes(folder / figure.name, figure.png) for figure in figures]
+    summary_path = atomic_write_text(folder / "summary.csv", summary_text)
+    per_query_path = atomic_write_text(folder / "per_query.csv", per_query_text)
+    report = atomic_write_text(folder / "report.html", html)
+    return ReportFiles(
+        folder=folder,
+        report_path=report,
+        summary_csv_path=summary_path,
+        per_query_csv_path=per_query_path,
+        plot_paths=plot_paths,
+        runs=[run.label for run in collected.runs],
+        summary=summary,
+    )
+
+
+def _check(*, bootstrap_resamples: int, confidence: float, max_table_rows: int) -> None:
+    if not 0 < confidence < 1:
+        raise InputError(f"confidence must lie between 0 and 1 (e.g. 0.95); got {confidence}")
+    if bootstrap_resamples < 1:
+        raise InputError(f"bootstrap_resamples must be at least 1 (e.g. 1000); got {bootstrap_resamples}")
+    if max_table_rows < 1:
+        raise InputError(f"max_table_rows must be at least 1 (e.g. 2000); got {max_table_rows}")
+
+
+def _folder(out_dir: str | os.PathLike[str] | None, save_path: str) -> Path:
+    if out_dir is not None:
+        folder = Path(out_dir).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise InputError("--out names a file; give a folder (it is created if needed)", path=str(folder))
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder.resolve()
+    return result_path(save_path, "report", "")
+
+
+def _write_bytes(path: Path, data: bytes) -> Path:
+    """Write binary ``data`` atomically (through the text writer's temporary-file-and-rename)."""
+    return atomic_write(path, lambda handle: handle.buffer.write(data))

@@ -1,0 +1,197 @@
+"""The report's contents as text: report.html (jinja2, autoescaped, self-contained), summary.csv, per_query.csv."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servers.core.factory import __version__
+from servers.report.plots import Plot, metric_names
+from servers.report.sources import Collected
+from servers.report.stats import Summary
+
+TEMPLATE = Path(__file__).parent / "templates" / "report.html"
+TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)
+SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", "missing")
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """A value as the tables show it: 4 decimals, integers as such, no value as an empty cell."""
+    if value is None or isinstance(value, str):
+        return "" if value is None else value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return f"{value:.{digits}f}"
+
+
+def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, seed: int) -> str:
+    """summary.csv: a row per (run, metric), full precision, with the bootstrap's settings."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*SUMMARY_COLUMNS, "confidence", "resamples", "seed"])
+    for row in rows:
+        values = [getattr(row, c) for c in SUMMARY_COLUMNS]
+        writer.writerow(
+            ["" if isinstance(v, float) and math.isnan(v) else v for v in values] + [confidence, resamples, seed]
+        )
+    return buffer.getvalue()
+
+
+def per_query_csv(collected: Collected) -> str:
+    """per_query.csv: every (run, query) row with its question, answer and every metric (long format)."""
+    names = metric_names(collected.runs)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run", "id", "question", "answer", *names])
+    for run in collected.runs:
+        matrix = np.column_stack([run.columns.get(n, np.full(len(run.ids), np.nan)) for n in names]).astype(object)
+        matrix[np.isnan(matrix.astype(np.float64))] = None  # an empty cell; floats are written with repr
+        for key, cells in zip(run.ids, matrix.tolist(), strict=True):
+            text = run.texts.get(key, {})
+            writer.writerow([run.label, key, text.get("question", ""), text.get("answer", ""), *cells])
+    return buffer.getvalue()
+
+
+def query_table(collected: Collected, *, limit: int, seed: int) -> dict[str, Any]:
+    """The per-query table on the page: every row up to ``limit``, beyond that a seeded sample, said so."""
+    names = metric_names(collected.runs)
+    sizes = [len(run.ids) for run in collected.runs]
+    total = sum(sizes)
+    chosen = np.arange(total) if total <= limit else np.sort(np.random.default_rng(seed).choice(total, limit, False))
+    starts = np.cumsum([0, *sizes])
+    rows = []
+    has_text = any(run.texts for run in collected.runs)
+    for run_index, run in enumerate(collected.runs):
+        lo, hi = starts[run_index], starts[run_index + 1]
+        positions = chosen[(chosen >= lo) & (chosen < hi)] - lo
+        columns = [run.columns.get(n) for n in names]
+        for position in positions:
+            key = run.ids[position]
+            text = run.texts.get(key, {})
+            cells = [number(float(c[position])) if c is not None else "" for c in columns]
+            row = [run.label] if len(collected.runs) > 1 else []
+            row.append(key)
+            if has_text:
+                row += [_cut(text.get("question", "")), _cut(text.get("answer", ""))]
+            rows.append(row + cells)
+    header = (["run"] if len(collected.runs) > 1 else []) + ["query id"]
+    header += ["question", "answer"] if has_text else []
+    return {"header": header + names, "rows": rows, "shown": len(rows), "total": total, "sampled": total > limit}
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
+
+
+def render_html(
+    collected: Collected,
+    summary: Sequence[Summary],
+    plots: Sequence[Plot],
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    max_table_rows: int,
+) -> str:
+    """The whole report page."""
+    import jinja2
+
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    template = environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    return template.render(
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        runs=[_run_view(run) for run in collected.runs],
+        notes=collected.notes,
+        summary=[{c: number(getattr(row, c)) for c in SUMMARY_COLUMNS} for row in summary],
+        side_by_side=side_by_side(summary, [run.label for run in collected.runs]),
+        confidence=f"{confidence:.0%}",
+        resamples=resamples,
+        seed=seed,
+        answered=_answered(collected),
+        significance=[_significance_row(row) for row in collected.significance],
+        scalars={label: {k: number(v) for k, v in values.items()} for label, values in collected.scalars.items()},
+        sweeps=[_sweep_view(sweep) for sweep in collected.sweeps],
+        plots=[{"title": p.title, "name": p.name, "data": base64.b64encode(p.png).decode("ascii")} for p in plots],
+        table=query_table(collected, limit=max_table_rows, seed=seed),
+    )
+
+
+def side_by_side(summary: Sequence[Summary], runs: Sequence[str]) -> dict[str, Any] | None:
+    """With several runs: a row per metric, a cell per run holding "mean [CI low, CI high]"."""
+    if len(runs) < 2:
+        return None
+    cells: dict[str, dict[str, str]] = {}
+    for row in summary:
+        cells.setdefault(row.metric, {})[row.run] = (
+            f"{number(row.mean)} [{number(row.ci_low)}, {number(row.ci_high)}]" if row.n else ""
+        )
+    return {
+        "runs": list(runs),
+        "rows": [[metric, *(by_run.get(r, "") for r in runs)] for metric, by_run in cells.items()],
+    }
+
+
+def _run_view(run: Any) -> dict[str, Any]:
+    parameters = {
+        name: value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        for name, value in run.parameters.items()
+    }
+    timings = run.timings if isinstance(run.timings, dict) else {}
+    steps = [(str(s[0]), number(float(s[1]), 3)) for s in timings.get("steps", []) if isinstance(s, list | tuple)]
+    total = timings.get("total_seconds")
+    return {
+        "label": run.label,
+        "sources": run.sources,
+        "queries": len(run.ids),
+        "metrics": len(run.columns),
+        "parameters": parameters,
+        "steps": steps,
+        "total_seconds": number(float(total), 3) if isinstance(total, int | float) else "",
+    }
+
+
+def _answered(collected: Collected) -> list[dict[str, str]]:
+    rows = []
+    for run in collected.runs:
+        if run.answered and run.answered["judged"]:
+            share = run.answered["answered"] / run.answered["judged"]
+            rows.append(
+                {
+                    "run": run.label,
+                    "share": f"{share:.1%}",
+                    "answered": number(run.answered["answered"], 1),
+                    "judged": str(run.answered["judged"]),
+                    "total": str(run.answered["items"]),
+                }
+            )
+    return rows
+
+
+def _significance_row(row: dict[str, Any]) -> dict[str, str]:
+    keys = ("run", "metric", "A_mean", "B_mean", "diff", "p_value", "p_value_adjusted", "t_test_p_value")
+    view = {key: number(row.get(key)) for key in keys}
+    view["ci"] = f"[{number(row.get('ci_low'))}, {number(row.get('ci_high'))}]"
+    view["significant"] = "yes" if row.get("significant") else "no"
+    return view
+
+
+def _sweep_view(sweep: dict[str, Any]) -> dict[str, Any]:
+    columns = [c for c in sweep["columns"] if c]
+    rows = [
+        [number(row.get(c)) if not isinstance(row.get(c), str) else row[c] for c in columns] for row in sweep["rows"]
+    ]
+    return {"path": sweep["path"], "metric": sweep.get("metric"), "columns": columns, "rows": rows}

@@ -1,0 +1,218 @@
+"""Turn the paths a user gives (result files, ``ultra run`` folders, sweep folders) into labelled runs.
+
+A run folder (``memory.json`` + ``files/``) is one run: its result files are joined on ids, and its
+questions and answers (``q_ls``, ``pred_ls``, ``id_ls`` in ``memory.json``), ``parameters.yaml`` and
+``timings.json`` come along. A file that holds several runs (``evaluate_trec_pvalue``, ``nuggetize``,
+``trec_rag_table``) gives one run each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servers.core.errors import InputError
+from servers.report.kinds import KINDS, expected_shapes, kind_of
+from servers.report.model import Found, Run, unique_ids
+
+
+@dataclass
+class Collected:
+    """Everything the sources hold, ready to summarise and render."""
+
+    runs: list[Run] = field(default_factory=list)
+    significance: list[dict[str, Any]] = field(default_factory=list)
+    scalars: dict[str, dict[str, float]] = field(default_factory=dict)
+    sweeps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def collect(paths: Sequence[str], labels: Mapping[str, str]) -> Collected:
+    """Read every path, and every path of ``labels`` ({display name: path}) not among them."""
+    keys = {_key(path) for path in paths}
+    paths = [*paths, *dict.fromkeys(path for path in labels.values() if _key(path) not in keys)]
+    if not paths:
+        raise InputError("no result file or run folder given: pass at least one path")
+    by_path = {_key(path): name for name, path in labels.items()}
+    collected = Collected()
+    for path in paths:
+        _add_source(collected, Path(path), by_path.get(_key(path)))
+    if not collected.runs and not collected.scalars:
+        raise InputError(f"none of {list(paths)} holds per-query values or results to report")
+    _unique_labels(collected.runs)
+    collected.notes += list(dict.fromkeys(note for run in collected.runs for note in run.notes))
+    return collected
+
+
+def _key(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _add_source(collected: Collected, path: Path, label: str | None) -> None:
+    if not path.exists():
+        raise InputError("no such file or folder; give a result file (.json) or a run folder", path=str(path))
+    if path.is_dir():
+        if (path / "sweep.json").is_file():
+            path = path / "sweep.json"
+        elif (path / "memory.json").is_file():
+            collected.runs += read_run_folder(path, label, collected)
+            return
+        else:
+            raise InputError(
+                "this folder has neither memory.json (an `ultra run` folder) nor sweep.json (an `ultra sweep` "
+                "folder); give a run folder or a result file",
+                path=str(path),
+            )
+    if path.name == "memory.json":
+        collected.runs += read_run_folder(path.parent, label, collected)
+        return
+    found = read_result_file(path)
+    _take(collected, found, label, path)
+
+
+def _take(collected: Collected, found: Found, label: str | None, path: Path) -> None:
+    collected.significance += found.significance
+    collected.notes += found.notes
+    if found.scalars:
+        collected.scalars[label or f"{found.kind}: {path.name}"] = found.scalars
+    if found.sweep is not None:
+        collected.sweeps.append({**found.sweep, "path": str(path)})
+    for trial_label, folder in found.folders:
+        folder_path = Path(folder)
+        if not folder_path.is_absolute() and not folder_path.exists():
+            folder_path = path.parent / "trials" / folder_path.name
+        if not (folder_path / "memory.json").is_file():
+            collected.notes.append(f"{trial_label}: its folder {folder} has no memory.json (skipped)")
+            continue
+        collected.runs += read_run_folder(folder_path, f"{label}: {trial_label}" if label else trial_label, collected)
+    for run in found.runs:
+        if label:
+            run.label = label if len(found.runs) == 1 else f"{label}: {run.label}"
+        collected.runs.append(run)
+
+
+def read_result_file(path: Path) -> Found:
+    """The runs of one result file, or an InputError naming the file and the shapes the report reads."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read this file ({exc}); give a JSON result file", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not JSON (line {exc.lineno}: {exc.msg}); expected one of: {expected_shapes()}", path=str(path)
+        ) from None
+    kind = kind_of(document)
+    if kind is None:
+        raise InputError(f"not a result file the report knows; expected one of: {expected_shapes()}", path=str(path))
+    return kind.read(document, str(path))
+
+
+def read_run_folder(folder: Path, label: str | None, collected: Collected) -> list[Run]:
+    """The runs of an ``ultra run`` folder: its single-run result files joined on ids into one run, and
+    one run per run of a multi-run file; each with the folder's texts, parameters and timings."""
+    found: list[Found] = []
+    skipped: list[str] = []
+    for file in sorted((folder / "files").glob("*.json")):
+        try:
+            document = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            skipped.append(f"{file.name} is not readable JSON ({exc})")
+            continue
+        kind = kind_of(document)
+        if kind is None or kind.name == "sweep":
+            skipped.append(f"{file.name} is not a result file the report knows")
+            continue
+        found.append(kind.read(document, str(file)))
+    collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
+    superseded = {name for kind in KINDS if any(f.kind == kind.name for f in found) for name in kind.supersedes}
+    for item in found:
+        if item.kind in superseded:
+            collected.notes.append(f"{folder.name}: {item.kind} is left out; trec_rag_table joins its values")
+    texts = texts_from_memory(_json(folder / "memory.json"), folder / "memory.json")
+    own = Run(label=label or folder.name)
+    others: list[Run] = []
+    scalars = False
+    for item in (f for f in found if f.kind not in superseded):
+        collected.significance += item.significance
+        collected.notes += item.notes
+        if item.scalars:
+            collected.scalars[f"{label or folder.name}: {item.kind}"] = item.scalars
+            scalars = True
+        if len(item.runs) == 1 and not item.significance:
+            own.merge(item.runs[0])
+            continue
+        for run in item.runs:
+            for key in run.ids:  # a multi-run file's query ids name answers as <qid>/<run> (trec_rag_table)
+                if f"{key}/{run.label}" in texts:
+                    run.texts.setdefault(key, texts[f"{key}/{run.label}"])
+            run.label = f"{label}: {run.label}" if label else run.label
+            others.append(run)
+    runs = ([own] if own.columns else []) + others
+    if not runs and not scalars:
+        why = f"; skipped: {'; '.join(skipped)}" if skipped else ""
+        raise InputError(
+            f"this run folder has no result file with per-query values under files/{why}", path=str(folder)
+        )
+    timings = _json(folder / "timings.json") if (folder / "timings.json").is_file() else None
+    parameters = folder / "parameters.yaml"
+    for run in runs:
+        for key, text in texts.items():
+            run.texts.setdefault(key, text)
+        run.timings = run.timings or timings
+        if parameters.is_file():
+            run.parameters.setdefault("parameters.yaml", parameters.read_text(encoding="utf-8"))
+    return runs
+
+
+def texts_from_memory(memory: Any, path: Path) -> dict[str, dict[str, str]]:
+    """{id: {"question", "answer"}} from a run's q_ls / pred_ls, joined on id_ls (or on positions, as
+    ``evaluate`` numbers items without ids)."""
+    if not isinstance(memory, dict):
+        return {}
+    questions, answers = memory.get("q_ls"), memory.get("pred_ls")
+    lists = {k: v for k, v in (("q_ls", questions), ("pred_ls", answers)) if isinstance(v, list)}
+    if not lists:
+        return {}
+    ids = memory.get("id_ls")
+    size = len(next(iter(lists.values())))
+    ids = [str(i) for i in ids] if isinstance(ids, list) else [str(i) for i in range(size)]
+    return texts_by_id(ids, lists.get("q_ls"), lists.get("pred_ls"), where=str(path))
+
+
+def texts_by_id(
+    ids: Sequence[Any], questions: Sequence[Any] | None, answers: Sequence[Any] | None, *, where: str
+) -> dict[str, dict[str, str]]:
+    """{id: {"question", "answer"}}; lists of other lengths than ``ids`` are refused (misaligned)."""
+    for name, values in (("q_ls", questions), ("pred_ls", answers)):
+        if values is not None and len(values) != len(ids):
+            raise InputError(
+                f"{name} has {len(values)} items but id_ls has {len(ids)}: questions and answers cannot be "
+                "joined on ids; give one id per item",
+                path=where,
+            )
+    return {
+        key: {
+            "question": "" if questions is None else str(questions[i] or ""),
+            "answer": "" if answers is None else str(answers[i] or ""),
+        }
+        for i, key in enumerate(unique_ids([str(k) for k in ids]))
+    }
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read this file as JSON ({exc})", path=str(path)) from None
+
+
+def _unique_labels(runs: list[Run]) -> None:
+    seen: dict[str, int] = {}
+    for run in runs:
+        count = seen.get(run.label, 0)
+        seen[run.label] = count + 1
+        if count:
+            run.label = f"{run.label} #{count + 1}"

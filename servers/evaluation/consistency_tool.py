@@ -1,0 +1,180 @@
+"""MCP tools for repeated runs: ``collect_run`` gathers one run per pipeline ``loop`` pass, ``consistency`` scores them.
+
+The runs come from variables (``answer_runs``, ``score_runs``: what ``collect_run`` accumulates) or from
+result files (``consistency_files``): a ``generate`` JSONL (its ``answer`` column), an ``evaluate`` /
+``evaluate_mtrag`` / ``semantic_similarity`` JSON (its per-query lists, aligned by ``id_ls``), or an answer
+judge's JSON (its items' metrics, aligned by ``id``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.core.errors import InputError
+from servers.core.factory import __version__, tool_hints
+from servers.core.files import atomic_write_json, result_path
+from servers.core.readers import read_json, read_jsonl
+from servers.evaluation.answer_tools import SavePathParam, item_ids
+from servers.evaluation.bertscore import WHEEL_MODEL
+from servers.evaluation.consistency import answer_consistency, check_runs, numeric_metrics, score_consistency
+
+
+class CollectResult(TypedDict):
+    """The runs so far, this one appended."""
+
+    answer_runs: list[list[str]]
+    score_runs: list[dict[str, Any]]
+
+
+class ConsistencyResult(TypedDict):
+    """Overall answer similarity, per-metric spread, the counts, and the file holding the per-query detail."""
+
+    answer_consistency: dict[str, Any] | None
+    score_consistency: dict[str, Any] | None
+    num_runs: int
+    num_queries: int
+    result_path: str
+
+
+@tool_hints(read_only=True, idempotent=False)
+def collect_run(
+    *,
+    ans_ls: Annotated[list[str] | None, Field(description="this run's answers, one per query")] = None,
+    eval_res: Annotated[dict[str, Any] | None, Field(description="this run's scores: {metric: [per query]}")] = None,
+    answer_runs: Annotated[list[list[str]] | None, Field(description="the answer lists collected so far")] = None,
+    score_runs: Annotated[list[dict[str, Any]] | None, Field(description="the score mappings collected so far")] = None,
+) -> CollectResult:
+    """Append this run's answers (ans_ls) and scores (eval_res) to answer_runs / score_runs; put it inside a `loop`."""
+    if ans_ls is None and eval_res is None:
+        raise InputError("collect_run needs ans_ls (this run's answers) or eval_res (its per-query scores)")
+    answers = list(answer_runs or []) + ([list(ans_ls)] if ans_ls is not None else [])
+    scores = list(score_runs or []) + ([dict(eval_res)] if eval_res is not None else [])
+    return {"answer_runs": answers, "score_runs": scores}
+
+
+def read_run_file(path: str) -> tuple[list[Any] | None, list[str] | None, dict[str, list[Any]]]:
+    """(ids or None, answers or None, per-query metrics) of one result file."""
+    if Path(path).suffix == ".jsonl":
+        rows = read_jsonl(path)
+        if not rows or not all(isinstance(r, dict) and isinstance(r.get("answer"), str) for r in rows):
+            raise InputError("expected generate's JSONL rows with an 'answer' text each", path=path)
+        rows = sorted(rows, key=lambda r: r.get("index", 0))
+        return None, [r["answer"] for r in rows], {}
+    data = read_json(path)
+    if isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict):
+        items = [i for i in data["items"] if isinstance(i, dict)]
+        names = [k for k in data["aggregate"] if not k.startswith("num_")]
+        return [i.get("id") for i in items], None, {name: [i.get(name) for i in items] for name in names}
+    if isinstance(data, dict) and isinstance(data.get("id_ls"), list):
+        ids = data["id_ls"]
+        answers = next((data[k] for k in ("pred_ls", "ans_ls") if isinstance(data.get(k), list)), None)
+        return ids, answers, numeric_metrics(data, len(ids))
+    raise InputError(
+        "not a result file this tool reads: expected generate's .jsonl, a JSON with id_ls and per-query lists "
+        "(evaluate, evaluate_mtrag, semantic_similarity) or an answer judge's JSON (items and aggregate)",
+        path=path,
+    )
+
+
+def runs_from_files(paths: list[str]) -> tuple[list[list[str]], list[dict[str, Any]], list[Any] | None]:
+    """(answer runs, score runs, ids) of N result files, each reordered to the first file's ids when all have ids."""
+    read = [read_run_file(p) for p in paths]
+    ids = read[0][0]
+    if ids is not None and all(r[0] is not None for r in read):
+        aligned = []
+        for path, (run_ids, answers, scores) in zip(paths, read, strict=True):
+            where = {str(i): k for k, i in enumerate(run_ids)}
+            if sorted(where) != sorted(str(i) for i in ids):
+                raise InputError(f"its ids differ from those of {paths[0]}: give runs over the same queries", path=path)
+            order = [where[str(i)] for i in ids]
+            answers = None if answers is None else [answers[k] for k in order]
+            aligned.append((answers, {n: [v[k] for k in order] for n, v in scores.items()}))
+    else:
+        aligned = [(answers, scores) for _, answers, scores in read]
+    answer_runs = [a for a, _ in aligned if a is not None]
+    if 0 < len(answer_runs) < len(paths):
+        raise InputError(f"{len(answer_runs)} of the {len(paths)} consistency_files hold answers: give all or none")
+    return answer_runs, [s for _, s in aligned if s], ids
+
+
+@tool_hints(read_only=False, idempotent=True)
+def consistency(
+    *,
+    answer_runs: Annotated[
+        list[list[str]] | None, Field(description="N answer lists for the same queries (collect_run's output)")
+    ] = None,
+    score_runs: Annotated[
+        list[dict[str, Any]] | None, Field(description="N score mappings {metric: [per query]} (collect_run's output)")
+    ] = None,
+    id_ls: Annotated[list[Any] | None, Field(description="query ids (default: the files' ids, else positions)")] = None,
+    consistency_files: Annotated[
+        list[str], Field(description="N result files, used when answer_runs and score_runs are not given")
+    ],
+    consistency_bertscore: Annotated[bool, Field(description="also BERTScore F1 between answers (extra bertscore)")],
+    rouge_stemmer: Annotated[bool, Field(description="Porter stemming inside ROUGE (rouge-score use_stemmer)")],
+    bertscore_model: Annotated[str, Field(description=f"'{WHEEL_MODEL}' or a local model directory")],
+    bertscore_layer: Annotated[int, Field(description="hidden layer for BERTScore (0 = embeddings)")],
+    save_path: SavePathParam,
+) -> ConsistencyResult:
+    """How consistent N runs over the same queries are: pairwise answer similarity and the spread of scores.
+
+    Answers: per query, every pair of runs scored with ROUGE-1/2/L precision / recall / F and BERTScore F1;
+    means per query and overall. Scores: per numeric per-query metric, per query the mean, sample variance
+    and coefficient of variation over the runs, their means over queries, and the same over the runs' means.
+    Writes the per-query detail (with ids) to a JSON file.
+    """
+    file_ids, from_files = None, not answer_runs and not score_runs
+    if from_files:
+        if not consistency_files:
+            raise InputError("give answer_runs / score_runs (collect_run in a loop) or consistency_files (N files)")
+        answer_runs, score_runs, file_ids = runs_from_files(list(consistency_files))
+    answer_runs, score_runs = answer_runs or [], score_runs or []
+    if not answer_runs and not score_runs:
+        raise InputError("the runs hold neither answers nor per-query scores")
+    if answer_runs:
+        count = check_runs(answer_runs, "answer_runs")
+    else:
+        count = len(id_ls) if id_ls is not None else len(file_ids) if file_ids is not None else _longest(score_runs[0])
+    ids = item_ids(id_ls if id_ls is not None else file_ids, count)
+    answers = None
+    if answer_runs:
+        model = bertscore_model if consistency_bertscore else None
+        answers = answer_consistency(
+            answer_runs, rouge_stemmer=rouge_stemmer, bertscore_model=model, bertscore_layer=bertscore_layer
+        )
+        for query_id, query in zip(ids, answers["per_query"], strict=True):
+            query["id"] = query_id
+    scores = score_consistency(score_runs, count) if score_runs else None
+    num_runs = len(answer_runs) or len(score_runs)
+    settings = {"rouge_stemmer": bool(rouge_stemmer), "consistency_bertscore": bool(consistency_bertscore)}
+    if consistency_bertscore and answers is not None:
+        settings.update(bertscore_model=bertscore_model, bertscore_layer=bertscore_layer, bertscore_rescaled=False)
+    document = {
+        "id_ls": ids, "num_runs": num_runs, "answers": answers, "scores": scores, "settings": settings,
+        "files": list(consistency_files) if from_files else [],
+        "versions": {"ultra-eval": __version__},
+    }  # fmt: skip
+    path = atomic_write_json(result_path(save_path, "consistency"), document)
+    summary = {n: {k: v for k, v in s.items() if k != "per_query"} for n, s in scores.items()} if scores else None
+    return {
+        "answer_consistency": answers["overall"] if answers else None,
+        "score_consistency": summary,
+        "num_runs": num_runs,
+        "num_queries": count,
+        "result_path": str(path),
+    }
+
+
+def _longest(run: dict[str, Any]) -> int:
+    """The length of a run's longest list: its number of queries when it holds per-query lists."""
+    lengths = [len(v) for v in run.values() if isinstance(v, list)]
+    if not lengths:
+        raise InputError("score_runs[0] holds no per-query list")
+    return max(lengths)
+
+
+TOOLS = [collect_run, consistency]

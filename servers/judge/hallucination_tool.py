@@ -1,0 +1,118 @@
+"""The ``hallucination_judge`` tool: HHEM-style factual consistency of answers with their passages.
+
+With ``hhem_model`` set, a cross-encoder (``servers.judge.hhem``) scores every (passages, answer) pair in
+batches; ``hallucinated`` = score < 0.5. Without it, the LLM ``faithfulness`` judge runs instead (its own
+result file, ``faithfulness_judge_<time>.json``), and the result says so in ``method`` and ``note``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Annotated, Any
+
+import anyio.to_thread
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.core.errors import InputError
+from servers.core.factory import tool_hints
+from servers.core.files import atomic_write_json, result_path
+from servers.judge import failures
+from servers.judge.answer_judges_tool import INPUT_TYPES, Ids
+from servers.judge.answer_runner import build_items, run_answer_judge, summarise
+from servers.judge.failures import FailedSummary
+from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+
+Questions, Answers, Passages = (INPUT_TYPES[name] for name in ("q_ls", "pred_ls", "ret_psg"))
+THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
+FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness judge instead of a cross-encoder"
+
+
+class HallucinationResult(TypedDict):
+    """``method`` is ``hhem`` or ``llm_faithfulness``; the other fields as every answer judge returns them."""
+
+    method: str
+    note: str
+    result_path: str
+    aggregate: dict[str, Any]
+    items: list[dict[str, Any]]
+    counts: dict[str, int]
+    failed: FailedSummary
+    usage: dict[str, Any]
+    prompt: dict[str, str]
+
+
+@functools.lru_cache(maxsize=2)
+def _encoder(model: str, device: str) -> Any:
+    from servers.judge.hhem import load_cross_encoder
+
+    return load_cross_encoder(model, device)
+
+
+def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_size: int) -> tuple[list, dict]:
+    """Per item its ``factual_consistency`` and ``hallucinated`` (or a status saying why there is none); the model."""
+    from servers.judge.hhem import consistency_scores
+
+    encoder = _encoder(model, device)
+    todo = [i for i, item in enumerate(items) if item["passages"] and item["answer"].strip()]
+    pairs = [("\n\n".join(items[i]["passages"]), items[i]["answer"]) for i in todo]
+    scores = dict(zip(todo, consistency_scores(encoder, pairs, batch_size), strict=True))
+    results = []
+    for i, item in enumerate(items):
+        if i in scores:
+            value = scores[i]
+            results.append({"id": item["id"], "status": "ok", "factual_consistency": value,
+                            "hallucinated": float(value < THRESHOLD)})  # fmt: skip
+        else:
+            status = "no_passages" if not item["passages"] else "no_answer"
+            results.append({"id": item["id"], "status": status, "factual_consistency": None, "hallucinated": None})
+    return results, {"hhem_model": model, "batch_size": batch_size, **encoder.describe()}
+
+
+@tool_hints(read_only=False, idempotent=True, open_world=True)
+async def hallucination_judge(
+    *,
+    q_ls: Questions,
+    pred_ls: Answers,
+    ret_psg: Passages,
+    id_ls: Ids = None,
+    hhem_model: Annotated[
+        str, Field(description="cross-encoder folder or model id ('' = fall back to the LLM faithfulness judge)")
+    ],
+    hhem_batch_size: Annotated[int, Field(description="pairs per forward pass", ge=1)],
+    hhem_device: Annotated[str, Field(description="auto (cuda when available) | cpu | cuda | cuda:N")],
+    judge_llm: LLMSpec,
+    judge_cache: CachePath,
+    save_path: SavePath,
+    max_failed_fraction: FailedFraction,
+) -> HallucinationResult:
+    """Hallucination (HHEM-style): a cross-encoder's factual-consistency score (0-1) of each answer with its passages.
+
+    The passages (joined) are the premise, the answer the hypothesis; batched, on CPU or GPU; `hallucinated` =
+    score < 0.5; aggregate: mean score and hallucination rate. Items without passages or answer are not scored.
+    Without hhem_model the LLM faithfulness judge runs instead (method llm_faithfulness, note says so).
+    """
+    items = build_items(q_ls, pred_ls, ret_psg=ret_psg, id_ls=id_ls, need_passages=True)
+    if not hhem_model:
+        result = await run_answer_judge(
+            "faithfulness", items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
+            max_failed_fraction=max_failed_fraction,
+        )  # fmt: skip
+        return {"method": "llm_faithfulness", "note": FALLBACK_NOTE, **result}
+    results, model = await anyio.to_thread.run_sync(
+        functools.partial(score_items, items, model=hhem_model, device=hhem_device, batch_size=hhem_batch_size)
+    )
+    if not any(r["status"] == "ok" for r in results):
+        raise InputError("hallucination_judge: no item has both an answer and passages; nothing was scored")
+    aggregate = summarise(("factual_consistency", "hallucinated"), results)
+    counts: dict[str, int] = {"items": len(results)}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    failed, _ = failures.summarise((r["status"], None) for r in results)
+    note = f"cross-encoder {hhem_model} on {model['device']}"
+    out = result_path(save_path, "hallucination_judge")
+    document = {"tool": "hallucination_judge", "method": "hhem", "note": note, "aggregate": aggregate,
+                "counts": counts, "failed": failed, "items": results, "model": model}  # fmt: skip
+    atomic_write_json(out, document)
+    return {"method": "hhem", "note": note, "result_path": str(out), "aggregate": aggregate, "items": results,
+            "counts": counts, "failed": failed, "usage": {}, "prompt": {}}  # fmt: skip

@@ -1,10 +1,13 @@
-"""Wall time of ``ultra run examples/load_data.yaml`` (whole process) and how much of it is server start-up.
+"""Wall time of ``ultra run examples/load_data.yaml`` (whole process), in-process and over stdio.
 
-Run from the project root: ``python bench/load_data_bench.py [--repeat 5]``. Prints medians of:
-  - the whole ``ultra run`` process;
+Run from the project root: ``python bench/load_data_bench.py [--repeat 5]``. Prints medians of
+whole processes, run alternately in one sitting (so drift in machine load hits each alike):
+  - ``ultra run`` (tools in-process, the default) and ``ultra run --stdio`` (an MCP server subprocess);
+  - ``ultra build`` (tools read from the server's SPEC, no server started);
   - ``python -m servers.benchmark`` start-up to a listed tool (a stdio client that connects, lists tools, exits);
-  - ``python -c "import mcp"`` alone (the SDK import both sides pay);
-  - ``ultra --help`` (the client's own start-up without MCP).
+  - ``python -c "import mcp"`` alone (the SDK import both sides of stdio pay);
+  - ``ultra --help`` (the client's own start-up).
+Then the targets: run <= 0.6 s and >= 4x faster than --stdio; build <= 0.5 s; tools/list <= 1.5 s.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+RUN = "ultra run examples/load_data.yaml"
+RUN_STDIO = "ultra run examples/load_data.yaml --stdio"
+BUILD = "ultra build examples/load_data.yaml"
+LIST = "server start-up + tools/list (client and server)"
 PROBE = """
 import anyio, sys
 from mcp import Client, StdioServerParameters
@@ -43,16 +50,12 @@ def main() -> None:
     args = parser.parse_args()
     python = sys.executable
     with tempfile.TemporaryDirectory() as output:
+        run = [python, "ultra.py", "run", "examples/load_data.yaml", "--output-dir", output]
         commands = {
-            "ultra run examples/load_data.yaml": [
-                python,
-                "ultra.py",
-                "run",
-                "examples/load_data.yaml",
-                "--output-dir",
-                output,
-            ],
-            "server start-up + tools/list (client and server)": [python, "-c", PROBE, str(ROOT)],
+            RUN: run,
+            RUN_STDIO: [*run, "--stdio"],
+            BUILD: [python, "ultra.py", "build", "examples/load_data.yaml"],
+            LIST: [python, "-c", PROBE, str(ROOT)],
             "python -c 'import mcp'": [python, "-c", "import mcp"],
             "ultra --help": [python, "ultra.py", "--help"],
         }
@@ -63,9 +66,15 @@ def main() -> None:
     print(f"{'command':52} {'median s':>9} {'min s':>7} {'max s':>7}")
     for name, values in samples.items():
         print(f"{name:52} {statistics.median(values):9.3f} {min(values):7.3f} {max(values):7.3f}")
-    run = statistics.median(samples["ultra run examples/load_data.yaml"])
-    start = statistics.median(samples["server start-up + tools/list (client and server)"])
-    print(f"start-up share of the run: {start / run:.0%}")
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    checks = [
+        (f"{RUN} <= 0.6 s", median[RUN] <= 0.6, f"{median[RUN]:.3f} s"),
+        ("--stdio / in-process >= 4x", median[RUN_STDIO] >= 4 * median[RUN], f"{median[RUN_STDIO] / median[RUN]:.1f}x"),
+        (f"{BUILD} <= 0.5 s", median[BUILD] <= 0.5, f"{median[BUILD]:.3f} s"),
+        ("tools/list over stdio <= 1.5 s", median[LIST] <= 1.5, f"{median[LIST]:.3f} s"),
+    ]
+    for name, met, value in checks:
+        print(f"{'met' if met else 'MISSED':6} {name}: {value}")
 
 
 if __name__ == "__main__":

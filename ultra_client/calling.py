@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,8 +12,7 @@ import yaml
 from servers.core.errors import unknown_names_message
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
-from ultra_client.runner import result_text, structured_result
-from ultra_client.servers import ServerPool, ToolInfo
+from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
 from ultra_client.yaml_lines import ShapeError, load_yaml_value, read_text_file
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ async def call(
 
     # ${VAR} typed in the arguments (or in their files): the server expands it
     references = {server: env_references([list(pairs), base, [value for _, value in values]])}
+    location = dataclasses.replace(location, stdio=True)
     async with scratch_logs("call") as logs, ServerPool([location], logs, references) as pool:
         running = pool.servers[server]
         if tool not in running.tools:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import math
@@ -15,6 +16,7 @@ USAGE_EXAMPLES = """examples:
   ultra call benchmark.get_data benchmark.limit=3
   ultra tools [server]
   ultra mcp-config --host claude|vscode|cursor
+  ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
 """
 
 
@@ -53,15 +55,21 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build = commands.add_parser("build", help="check a pipeline and write its parameter file")
     build.add_argument("pipeline")
+    build.add_argument("--stdio", action="store_true", help="learn the tools from MCP subprocesses")
     run = commands.add_parser("run", help="run a pipeline (builds its parameter file first if missing)")
     run.add_argument("pipeline")
     run.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
     run.add_argument(
         "--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own"
     )
-    run.add_argument("--output-dir", default="output", help="where run folders are written (default: output)")
+    run.add_argument(
+        "--output-dir", default=None, help="where run folders are written (default: output, under $ULTRA_HOME if set)"
+    )
     run.add_argument(
         "--deadline", type=float, default=None, help="seconds the whole run may take; then its servers are stopped"
+    )
+    run.add_argument(
+        "--stdio", action="store_true", help="run every server as an MCP subprocess instead of in this process"
     )
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
@@ -89,9 +97,10 @@ def parser() -> argparse.ArgumentParser:
     config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
     serve = commands.add_parser("serve", help="serve one built-in server over stdio")
     serve.add_argument("server")
-    from ultra_client import sweep_cli
+    from ultra_client import report_cli, sweep_cli
 
     sweep_cli.add_parser(commands)
+    report_cli.add_parser(commands)
     return top
 
 
@@ -116,6 +125,36 @@ def check_seconds(args: argparse.Namespace) -> None:
             raise UltraError(f"--{option} must be a positive number of seconds, e.g. --{option} 60; got {value:g}")
 
 
+def enter_home(args: argparse.Namespace) -> None:
+    """With ``$ULTRA_HOME`` set, ``run`` and ``call`` work in that folder, as a stdio server does: the paths
+    typed on the command line keep meaning what they meant here; relative paths in settings and
+    arguments (``data/...``, ``save_path``) then resolve against the project folder."""
+    from servers.core.files import PROJECT_ROOT_ENV, enter_project_root
+
+    if args.command not in ("run", "call") or not os.environ.get(PROJECT_ROOT_ENV, "").strip():
+        return
+    here = os.getcwd()
+    for name in ("pipeline", "param", "output_dir", "args_file"):
+        value = getattr(args, name, None)
+        if value:
+            setattr(args, name, os.path.join(here, os.path.expanduser(value)))
+    if args.command == "call":  # key=@FILE names a file from here
+        args.assignments = [_absolute_file_value(pair, here) for pair in args.assignments]
+    try:
+        enter_project_root()
+    except SystemExit as exc:
+        from ultra_client.errors import UltraError
+
+        raise UltraError(str(exc)) from None
+
+
+def _absolute_file_value(pair: str, here: str) -> str:
+    key, sep, text = pair.partition("=")
+    if sep and text.startswith("@") and len(text) > 1:
+        return f"{key}=@{os.path.join(here, os.path.expanduser(text[1:]))}"
+    return pair
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ultra`` console script; returns the exit code."""
     args = parse(argv)
@@ -124,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     from servers.core.errors import InputError
     from ultra_client import calling, commands
     from ultra_client.errors import UltraError
+    from ultra_client.local_server import HungStep
 
     try:
         check_seconds(args)
+        enter_home(args)
         if args.command == "build":
-            target, report = anyio.run(commands.build, args.pipeline)
+            target, report = anyio.run(commands.build, args.pipeline, args.stdio)
             print(f"wrote {target}")
             if report.added:
                 print(f"  added: {', '.join(report.added)}")
@@ -138,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             from ultra_client.signals import stop_like_interrupt
 
             with stop_like_interrupt():
-                run = functools.partial(commands.run, deadline=args.deadline)
-                folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir)
+                run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio)
+                folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
         elif args.command == "call":
             call = functools.partial(calling.call, stdio=args.stdio, args_file=args.args_file)
@@ -150,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
             table = anyio.run(commands.list_tools, args.server)
             if args.json:
                 payload = {
-                    a: {n: vars(i) | {"required": sorted(i.required)} for n, i in t.items()} for a, t in table.items()
+                    a: {
+                        n: vars(i) | {"required": sorted(i.required), "required_outputs": sorted(i.required_outputs)}
+                        for n, i in t.items()
+                    }
+                    for a, t in table.items()
                 }
                 print(json.dumps(payload, indent=2, default=str))
             else:
@@ -162,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "sweep":
             from ultra_client import sweep_cli
 
-            return sweep_cli.run(args)
+            return exit_now(sweep_cli.run(args))
+        elif args.command == "report":
+            from ultra_client import report_cli
+
+            return exit_now(report_cli.run(args))
         sys.stdout.flush()  # a reader that closed the pipe shows up here, not at interpreter exit
     except BrokenPipeError:  # `ultra tools --json | head -1`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -172,8 +221,28 @@ def main(argv: list[str] | None = None) -> int:
         from servers.core.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
-        return 1
+        return exit_now(1)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
-    return 0
+        return exit_now(130)
+    except HungStep as exc:
+        from servers.core.redact import redact_text
+
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        return exit_now(1)
+    return exit_now(0)
+
+
+def exit_now(code: int) -> int:
+    """``code``; but if an in-process tool's thread is still busy (a timeout or an interrupt left it), exit the
+    process here: Python would otherwise wait for the thread at exit."""
+    inprocess = sys.modules.get("servers.core.inprocess")
+    if inprocess is None or not inprocess.running_threads():
+        return code
+    import logging
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(code)

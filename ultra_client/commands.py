@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ from ultra_client.servers import (
     parameter_references,
     server_parameters,
 )
+from ultra_client.summary import report_path, summary_lines
 from ultra_client.yaml_lines import require_regular_file
 
 if TYPE_CHECKING:
@@ -104,13 +106,17 @@ def locate_named_server(name: str) -> ServerLocation:
     )
 
 
-def pipeline_locations(pipeline: Pipeline) -> list[ServerLocation]:
-    """Each server's package; a path that leads nowhere is an error at its line of the pipeline."""
+def pipeline_locations(pipeline: Pipeline, stdio: bool = False) -> list[ServerLocation]:
+    """Each server's package; a path that leads nowhere is an error at its line of the pipeline.
+
+    ``stdio`` (``--stdio``), or ``transport: stdio`` on a server's entry, runs it as an MCP subprocess.
+    """
     search = [Path.cwd(), pipeline.path.resolve().parent, pipeline.path.resolve().parent.parent]
     locations = []
     for alias, location in pipeline.servers.items():
+        as_stdio = stdio or pipeline.transports.get(alias) == "stdio"
         try:
-            locations.append(locate_server(alias, location, search))
+            locations.append(locate_server(alias, location, search, stdio=as_stdio))
         except UltraError as exc:
             raise located(pipeline.path, pipeline.server_lines.get(alias), str(exc)) from None
     return locations
@@ -123,23 +129,25 @@ def tool_table(pool: ServerPool) -> dict[str, dict[str, ToolInfo]]:
 def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> MergeReport:
     """Check the dataflow, then write (or merge into) the parameter file at ``target``."""
     tools = tool_table(pool)
-    check_dataflow(pipeline, tools)
+    known = {alias: server.settings for alias, server in pool.servers.items()}
+    existing = read_parameter_file(target, settings=known) if target.exists() else None
+    check_dataflow(pipeline, tools, existing)
     defaults = settings_used(pipeline, tools)
     report = MergeReport()
-    if target.exists():
-        known = {alias: server.settings for alias, server in pool.servers.items()}
-        merged, report = merge_settings(defaults, read_parameter_file(target, settings=known))
+    if existing is not None:
+        merged, report = merge_settings(defaults, existing)
     else:
         merged = defaults
     write_parameter_file(target, pipeline.path.name, merged)
     return report
 
 
-async def build(pipeline_file: str) -> tuple[Path, MergeReport]:
-    """``ultra build``: start the servers, check the pipeline, write its parameter file."""
+async def build(pipeline_file: str, stdio: bool = False) -> tuple[Path, MergeReport]:
+    """``ultra build``: learn the tools (from each server's SPEC; a server without one, or ``stdio``, is
+    started), check the pipeline, write its parameter file."""
     pipeline = load_pipeline(require_file(pipeline_file))
     target = parameter_path(pipeline.path)
-    async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline), logs) as pool:
+    async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline, stdio), logs) as pool:
         report = build_parameters(pipeline, pool, target)
     return target, report
 
@@ -172,18 +180,24 @@ def write_output(path: Path, write: Callable[[Path], object]) -> None:
 
 
 async def run(
-    pipeline_file: str, param_file: str | None, timeout: float | None, output_dir: str, deadline: float | None = None
+    pipeline_file: str,
+    param_file: str | None,
+    timeout: float | None,
+    output_dir: str,
+    deadline: float | None = None,
+    stdio: bool = False,
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
-    ``deadline`` bounds the whole run (start-up included): past it the servers are stopped and no
-    ``memory.json`` is written.
+    Tools run in this process unless ``stdio`` (``--stdio``) or the pipeline's ``transport: stdio``
+    asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
+    servers are stopped and no ``memory.json`` is written.
     """
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if param_file:
         require_regular_file(target, "parameter")
-    locations = pipeline_locations(pipeline)
+    locations = pipeline_locations(pipeline, stdio)
     # read before any server starts, so a mistake in it costs nothing
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known) if target.exists() else None
@@ -198,7 +212,7 @@ async def run(
                     print(f"[ultra] built {target}", file=sys.stderr)
                     raw = read_parameter_file(target)
                 else:
-                    check_dataflow(pipeline, tool_table(pool))
+                    check_dataflow(pipeline, tool_table(pool), raw)
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
@@ -218,18 +232,12 @@ async def run(
     write_output(folder / "timings.json", lambda p: atomic_write_json(p, timings))
     for name, seconds in runner.timings:
         print(f"[ultra]   {name}: {seconds:.2f} s", file=sys.stderr)
-    for name, scores in score_summary(memory).items():
-        print(f"{name}: {json.dumps(scores)}")
+    report = report_path(memory)
+    if report is not None and report in saved:
+        report = str(folder / saved[report])
+    for line in summary_lines(memory, report):
+        print(line)
     return folder
-
-
-def score_summary(memory: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The numeric entries of every ``eval_res*`` variable (aggregates, not per-item lists)."""
-    return {
-        name: {key: value for key, value in result.items() if isinstance(value, (int, float))}
-        for name, result in memory.items()
-        if name.startswith("eval_res") and isinstance(result, dict)
-    }
 
 
 def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[str, Any]], target: Path) -> None:
@@ -246,9 +254,9 @@ def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[
 async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:
     """``ultra tools [server]``: every tool of the built-in servers (or of one)."""
     if server is not None:
-        locations = [locate_named_server(server)]
+        locations = [dataclasses.replace(locate_named_server(server), stdio=True)]
     else:
-        locations = [locate_server(name, path, [Path.cwd()]) for name, path in builtin_servers().items()]
+        locations = [locate_server(name, path, [Path.cwd()], stdio=True) for name, path in builtin_servers().items()]
     async with scratch_logs("tools") as logs, ServerPool(locations, logs) as pool:
         return tool_table(pool)
 
@@ -292,7 +300,7 @@ def mcp_config(host: str) -> dict[str, Any]:
 
 def serve(server: str) -> None:
     """``ultra serve name``: run one built-in server in this process over stdio."""
-    location = locate_server(server, builtin_servers().get(server, server), [Path.cwd()])
+    location = locate_named_server(server)
     sys.path.insert(0, str(location.root))
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     import runpy

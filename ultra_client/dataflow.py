@@ -1,41 +1,112 @@
-"""Static check of a pipeline before anything runs: tools exist, renames are real, variables are produced."""
+"""Static check of a pipeline before anything runs: tools exist, renames are real, variables are produced.
+
+Each step kind checks itself (``ultra_client.steps``); the ``Checker`` holds what they share: the
+pipeline, every server's tools, and the settings the run will use (a tool's outputs may follow from
+them, e.g. ``get_data`` produces one variable per ``benchmark.key_map`` entry).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from servers.core.errors import unknown_names_message
 from ultra_client.errors import located
-from ultra_client.pipeline import BranchStep, LoopStep, Pipeline, Step, ToolStep
+from ultra_client.pipeline import Pipeline, Step, ToolStep
 from ultra_client.servers import ToolInfo
+from ultra_client.steps import ROUTE_OUTPUT
 
-ROUTE_OUTPUT = "route"
-
-
-def check_dataflow(pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]]) -> set[str]:
-    """Raise UltraError at the first step whose tool, renames or inputs do not fit; return the final variables."""
-    return _check_steps(pipeline, pipeline.steps, tools, set())
+__all__ = ["ROUTE_OUTPUT", "Checker", "check_dataflow", "settings_used", "step_outputs", "tool_for"]
 
 
-def _check_steps(
-    pipeline: Pipeline, steps: list[Step], tools: dict[str, dict[str, ToolInfo]], known: set[str]
-) -> set[str]:
-    for step in steps:
-        if isinstance(step, ToolStep):
-            known = known | _check_tool_step(pipeline, step, tools, known)
-        elif isinstance(step, LoopStep):
-            known = _check_steps(pipeline, step.steps, tools, known)
-        elif isinstance(step, BranchStep):
-            known = _check_steps(pipeline, step.router, tools, known)
-            if ROUTE_OUTPUT not in known:
+@dataclass
+class Checker:
+    """What the steps' ``check`` needs: the pipeline, its tools, and the run's settings (None: the defaults)."""
+
+    pipeline: Pipeline
+    tools: dict[str, dict[str, ToolInfo]]
+    settings: dict[str, dict[str, Any]] | None = None
+
+    def steps(self, steps: list[Step], known: set[str]) -> set[str]:
+        """Check steps in order; the variables known after them."""
+        for step in steps:
+            known = step.check(self, known)
+        return known
+
+    def tool_step(self, step: ToolStep, known: set[str]) -> set[str]:
+        """Check one tool step against what is known so far; return the variables it produces."""
+        pipeline = self.pipeline
+        info = tool_for(pipeline, step, self.tools)
+        for parameter in step.inputs:
+            if parameter not in info.parameters:
                 raise located(
                     pipeline.path,
                     step.line,
-                    f"the branch router must produce a '{ROUTE_OUTPUT}' variable (a branch name, or one per item)",
+                    "input rename: " + unknown_names_message([parameter], info.parameters, owner=step.name),
                 )
-            produced = [_check_steps(pipeline, branch, tools, known) for branch in step.branches.values()]
-            known = set.intersection(*produced)
-    return known
+            if parameter in info.settings:
+                raise located(
+                    pipeline.path,
+                    step.line,
+                    f"input rename: '{parameter}' of '{step.name}' is a setting; set it in the parameter file instead",
+                )
+        outputs = step_outputs(info, None if self.settings is None else self.settings.get(step.server, {}))
+        for output in step.outputs:
+            if output not in outputs:
+                raise located(
+                    pipeline.path,
+                    step.line,
+                    f"output rename: '{step.name}' has no output '{output}'; its outputs: {outputs}",
+                )
+        for parameter in info.variables:
+            variable = step.inputs.get(parameter, parameter)
+            if parameter in info.required and variable not in known:
+                hint = f" (renamed from '{parameter}')" if variable != parameter else ""
+                available = sorted(known) or "none yet"
+                raise located(
+                    pipeline.path,
+                    step.line,
+                    f"'{step.name}' needs variable '{variable}'{hint}, which no earlier step produces; "
+                    f"available: {available}",
+                )
+        return {step.outputs.get(output, output) for output in outputs}
+
+
+def check_dataflow(
+    pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]], settings: dict[str, dict[str, Any]] | None = None
+) -> set[str]:
+    """Raise UltraError at the first step whose tool, renames or inputs do not fit; return the final variables.
+
+    ``settings`` (per server alias, from the parameter file) decide the outputs of a tool whose outputs
+    follow a setting; without them the servers' defaults do.
+    """
+    return Checker(pipeline, tools, settings).steps(pipeline.steps, set())
+
+
+def step_outputs(info: ToolInfo, settings: dict[str, Any] | None) -> list[str]:
+    """The tool's outputs.
+
+    A tool whose outputs follow a mapping setting (``outputs_from``, e.g. ``benchmark.key_map``)
+    produces its always-present outputs plus that mapping's keys, as the parameter file gives them
+    (``settings``: the server's section; a setting it leaves out takes its default). Before there
+    is a parameter file (``settings`` None: the first ``ultra build``, whose file the user then
+    edits) every output it may produce counts.
+    """
+    if not info.outputs_from:
+        return info.outputs
+    setting, _, key = info.outputs_from.partition(".")
+    default = info.settings.get(setting)
+    value = settings[setting] if settings is not None and setting in settings else default
+    mapping = value
+    if key:  # a partial mapping takes the keys it leaves out from the default
+        inner = value if isinstance(value, dict) and key in value else default
+        mapping = inner.get(key) if isinstance(inner, dict) else None
+    if not isinstance(mapping, dict):
+        return info.outputs
+    if settings is None:
+        return [*dict.fromkeys([*info.outputs, *(str(name) for name in mapping)])]
+    always = [name for name in info.outputs if name in info.required_outputs]
+    return [*dict.fromkeys([*(str(name) for name in mapping), *always])]
 
 
 def tool_for(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, ToolInfo]]) -> ToolInfo:
@@ -48,46 +119,6 @@ def tool_for(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, Tool
             f"server '{step.server}' has no tool '{step.tool}'; its tools: {sorted(server_tools)}",
         )
     return server_tools[step.tool]
-
-
-def _check_tool_step(
-    pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, ToolInfo]], known: set[str]
-) -> set[str]:
-    """Check one step against what is known so far; return the variables it produces."""
-    info = tool_for(pipeline, step, tools)
-    for parameter in step.inputs:
-        if parameter not in info.parameters:
-            raise located(
-                pipeline.path,
-                step.line,
-                "input rename: " + unknown_names_message([parameter], info.parameters, owner=step.name),
-            )
-        if parameter in info.settings:
-            raise located(
-                pipeline.path,
-                step.line,
-                f"input rename: '{parameter}' of '{step.name}' is a setting; set it in the parameter file instead",
-            )
-    for output in step.outputs:
-        if output not in info.outputs:
-            raise located(
-                pipeline.path,
-                step.line,
-                f"output rename: '{step.name}' has no output '{output}'; its outputs: {info.outputs}",
-            )
-
-    for parameter in info.variables:
-        variable = step.inputs.get(parameter, parameter)
-        if parameter in info.required and variable not in known:
-            hint = f" (renamed from '{parameter}')" if variable != parameter else ""
-            available = sorted(known) or "none yet"
-            raise located(
-                pipeline.path,
-                step.line,
-                f"'{step.name}' needs variable '{variable}'{hint}, which no earlier step produces; "
-                f"available: {available}",
-            )
-    return {step.outputs.get(output, output) for output in info.outputs}
 
 
 def settings_used(pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]]) -> dict[str, dict[str, Any]]:

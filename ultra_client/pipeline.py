@@ -2,58 +2,15 @@
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ultra_client.errors import located
+from ultra_client.steps import BranchStep, LoopStep, Step, ToolStep, parse_step
 from ultra_client.yaml_lines import load_yaml_with_lines, require_regular_file
 
-_TOOL_REF = re.compile(r"^([A-Za-z_][\w-]*)\.([A-Za-z_]\w*)$")
-_STEP_KEYS = {"input", "output", "timeout"}
-MAX_LOOP_TIMES = 10_000  # a larger count is a typo, and would keep the servers busy for ever
-
-
-@dataclass
-class ToolStep:
-    """Call ``server.tool``.
-
-    ``inputs`` maps tool parameter -> pipeline variable, ``outputs`` tool output -> pipeline variable.
-    """
-
-    server: str
-    tool: str
-    line: int
-    inputs: dict[str, str] = field(default_factory=dict)
-    outputs: dict[str, str] = field(default_factory=dict)
-    timeout: float | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.server}.{self.tool}"
-
-
-@dataclass
-class LoopStep:
-    """Run ``steps`` ``times`` times in a row."""
-
-    times: int
-    steps: list[Step]
-    line: int
-
-
-@dataclass
-class BranchStep:
-    """Run ``router``; its ``route`` output picks a branch (a string), or one branch per item (a list)."""
-
-    router: list[Step]
-    branches: dict[str, list[Step]]
-    line: int
-
-
-Step = ToolStep | LoopStep | BranchStep
+__all__ = ["BranchStep", "LoopStep", "Pipeline", "Step", "ToolStep", "load_pipeline", "require_file"]
 
 
 @dataclass
@@ -64,6 +21,7 @@ class Pipeline:
     servers: dict[str, str]
     steps: list[Step]
     server_lines: dict[str, int]
+    transports: dict[str, str] = field(default_factory=dict)  # alias -> "stdio" where the file asks for it
 
     @property
     def stem(self) -> str:
@@ -71,19 +29,7 @@ class Pipeline:
 
     def tool_steps(self) -> list[ToolStep]:
         """Every tool step, in file order, including those inside loops and branches."""
-        return list(_walk(self.steps))
-
-
-def _walk(steps: list[Step]):
-    for step in steps:
-        if isinstance(step, ToolStep):
-            yield step
-        elif isinstance(step, LoopStep):
-            yield from _walk(step.steps)
-        else:
-            yield from _walk(step.router)
-            for branch in step.branches.values():
-                yield from _walk(branch)
+        return [tool for step in self.steps for tool in step.tool_steps()]
 
 
 def load_pipeline(path: str | Path) -> Pipeline:
@@ -102,120 +48,61 @@ def load_pipeline(path: str | Path) -> Pipeline:
             getattr(servers, "line", data.line),
             "'servers' must map server names to paths, e.g. benchmark: servers/benchmark",
         )
+    paths, transports = {}, {}
     for alias, location in servers.items():
-        if not isinstance(location, str) or not location:
-            raise located(path, servers.line, f"server '{alias}' needs a path such as servers/{alias}")
+        paths[str(alias)], transport = _server_entry(path, alias, location, getattr(alias, "line", servers.line))
+        if transport != "in-process":
+            transports[str(alias)] = transport
     steps = data.get("pipeline")
     if not isinstance(steps, list) or not steps:
         raise located(path, getattr(steps, "line", data.line), "'pipeline' must be a non-empty list of steps")
     parser = _StepParser(path, set(servers))
     return Pipeline(
         path=path,
-        servers={str(k): str(v) for k, v in servers.items()},
+        servers=paths,
         steps=parser.steps(steps),
         server_lines={str(k): getattr(k, "line", servers.line) for k in servers},
+        transports=transports,
     )
 
 
+TRANSPORTS = ("in-process", "stdio")
+
+
+def _server_entry(path: Path, alias: Any, entry: Any, line: int | None) -> tuple[str, str]:
+    """``servers/x`` or ``{path: servers/x, transport: stdio}`` as (path, transport)."""
+    if isinstance(entry, dict):
+        where = getattr(entry, "line", line)
+        unknown = set(entry) - {"path", "transport"}
+        if unknown:
+            raise located(path, where, f"server '{alias}': unknown key(s) {sorted(unknown)}; allowed: path, transport")
+        transport = entry.get("transport", "in-process")
+        if transport not in TRANSPORTS:
+            raise located(
+                path, where, f"server '{alias}': transport must be one of {list(TRANSPORTS)}, not {transport!r}"
+            )
+        entry = entry.get("path")
+    else:
+        transport = "in-process"
+    if not isinstance(entry, str) or not entry:
+        raise located(
+            path, line, f"server '{alias}' needs a path such as servers/{alias} (or {{path: ..., transport: stdio}})"
+        )
+    return entry, transport
+
+
 class _StepParser:
+    """Parses lists of steps; each step's kind (``ultra_client.steps.STEP_KINDS``) parses its own body."""
+
     def __init__(self, path: Path, servers: set[str]) -> None:
         self.path = path
         self.servers = servers
 
-    def steps(self, items: Any, line: int | None = None) -> list[Step]:
-        if not isinstance(items, list) or not items:
+    def steps(self, items: Any, line: int | None = None, *, allow_empty: bool = False) -> list[Step]:
+        """A list of steps; ``allow_empty`` for a branch, where ``[]`` means "nothing to run"."""
+        if not isinstance(items, list) or not (items or allow_empty):
             raise located(self.path, getattr(items, "line", line), "expected a non-empty list of steps")
-        return [self.step(item, getattr(items, "line", line)) for item in items]
-
-    def step(self, item: Any, parent_line: int | None) -> Step:
-        line = getattr(item, "line", parent_line)
-        if isinstance(item, str):
-            return self.tool(item, line)
-        if not isinstance(item, dict) or len(item) != 1:
-            raise located(
-                self.path,
-                line,
-                "a step is 'server.tool', {server.tool: {input, output, timeout}}, {loop: ...} or {branch: ...}",
-            )
-        ((key, body),) = item.items()
-        if key == "loop":
-            return self.loop(body, line)
-        if key == "branch":
-            return self.branch(body, line)
-        return self.tool(key, line, body)
-
-    def tool(self, ref: str, line: int | None, body: Any = None) -> ToolStep:
-        match = _TOOL_REF.match(str(ref))
-        if not match:
-            raise located(self.path, line, f"'{ref}' is not a step; write server.tool, e.g. benchmark.get_data")
-        server, tool = match.groups()
-        if server not in self.servers:
-            raise located(
-                self.path, line, f"unknown server '{server}' in '{ref}'; declared servers: {sorted(self.servers)}"
-            )
-        step = ToolStep(server=server, tool=tool, line=line or 0)
-        if body is None:
-            return step
-        if not isinstance(body, dict):
-            raise located(self.path, line, f"the settings of step '{ref}' must be a mapping with input/output/timeout")
-        unknown = set(body) - _STEP_KEYS
-        if unknown:
-            raise located(
-                self.path,
-                getattr(body, "line", line),
-                f"unknown key(s) {sorted(unknown)} in step '{ref}'; allowed: input, output, timeout",
-            )
-        step.inputs = self.renames(body.get("input"), "input", line)
-        step.outputs = self.renames(body.get("output"), "output", line)
-        timeout = body.get("timeout")
-        if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-                raise located(
-                    self.path, line, f"timeout of '{ref}' must be a positive number of seconds, not {timeout!r}"
-                )
-            step.timeout = float(timeout)
-        return step
-
-    def renames(self, value: Any, kind: str, line: int | None) -> dict[str, str]:
-        if value is None:
-            return {}
-        where = getattr(value, "line", line)
-        if not isinstance(value, dict):
-            raise located(self.path, where, f"'{kind}' must map names to pipeline variables, e.g. {{pred_ls: ans_ls}}")
-        for key, target in value.items():
-            if not isinstance(target, str) or not target.isidentifier():
-                raise located(
-                    self.path, where, f"'{kind}' rename {key}: {target!r} must name a variable (an identifier)"
-                )
-        return {str(k): str(v) for k, v in value.items()}
-
-    def loop(self, body: Any, line: int | None) -> LoopStep:
-        if not isinstance(body, dict) or set(body) != {"times", "steps"}:
-            raise located(self.path, getattr(body, "line", line), "a loop is {loop: {times: N, steps: [...]}}")
-        times = body["times"]
-        if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= MAX_LOOP_TIMES:
-            raise located(
-                self.path,
-                getattr(body, "line", line),
-                f"loop times must be a positive integer of at most {MAX_LOOP_TIMES:,}, not {times!r}",
-            )
-        return LoopStep(times=times, steps=self.steps(body["steps"], line), line=line or 0)
-
-    def branch(self, body: Any, line: int | None) -> BranchStep:
-        if not isinstance(body, dict) or set(body) != {"router", "branches"}:
-            raise located(
-                self.path, getattr(body, "line", line), "a branch is {branch: {router: [...], branches: {name: [...]}}}"
-            )
-        branches = body["branches"]
-        if not isinstance(branches, dict) or not branches:
-            raise located(self.path, getattr(branches, "line", line), "branches must map route names to lists of steps")
-        return BranchStep(
-            router=self.steps(body["router"], line),
-            branches={
-                str(name): self.steps(steps, getattr(branches, "line", line)) for name, steps in branches.items()
-            },
-            line=line or 0,
-        )
+        return [parse_step(self, item, getattr(items, "line", line)) for item in items]
 
 
 def require_file(path: str | Path) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -10,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ultra_client.dataflow import ROUTE_OUTPUT, tool_for
+from ultra_client.dataflow import tool_for
 from ultra_client.errors import UltraError, located
-from ultra_client.pipeline import BranchStep, LoopStep, Pipeline, Step, ToolStep
+from ultra_client.pipeline import Pipeline, Step, ToolStep
 from ultra_client.progress import ProgressBar
 from ultra_client.servers import ServerPool
 
@@ -46,62 +45,10 @@ class Runner:
         return await self.run_steps(self.pipeline.steps, dict(memory or {}))
 
     async def run_steps(self, steps: list[Step], memory: Memory) -> Memory:
+        """Run steps in order (each kind runs itself, ``ultra_client.steps``); the variables after them."""
         for step in steps:
-            if isinstance(step, ToolStep):
-                memory.update(await self.call(step, memory))
-            elif isinstance(step, LoopStep):
-                for _ in range(step.times):
-                    memory = await self.run_steps(step.steps, memory)
-            else:
-                memory = await self.run_branch(step, memory)
+            memory = await step.run(self, memory)
         return memory
-
-    async def run_branch(self, step: BranchStep, memory: Memory) -> Memory:
-        """Route the whole pipeline (a string ``route``) or each item (a list ``route``) to a branch."""
-        memory = await self.run_steps(step.router, memory)
-        route = memory.get(ROUTE_OUTPUT)
-        if isinstance(route, str):
-            return await self.run_steps(self._branch(step, route), memory)
-        if not isinstance(route, list):
-            raise located(
-                self.pipeline.path,
-                step.line,
-                f"the router's '{ROUTE_OUTPUT}' must be a branch name or a list of them, not {type(route).__name__}",
-            )
-        return await self._run_per_item(step, route, memory)
-
-    def _branch(self, step: BranchStep, name: Any) -> list[Step]:
-        if name not in step.branches:
-            raise located(
-                self.pipeline.path, step.line, f"the router chose branch {name!r}; branches are {sorted(step.branches)}"
-            )
-        return step.branches[name]
-
-    async def _run_per_item(self, step: BranchStep, route: list[Any], memory: Memory) -> Memory:
-        """Split every list variable as long as ``route`` by label, run each branch on its items, merge back."""
-        count = len(route)
-        item_variables = {k for k, v in memory.items() if isinstance(v, list) and len(v) == count and k != ROUTE_OUTPUT}
-        groups: dict[Any, list[int]] = {}
-        for index, label in enumerate(route):
-            groups.setdefault(label, []).append(index)
-        merged = dict(memory)
-        for label, indices in groups.items():
-            steps = self._branch(step, label)
-            subset = {k: ([v[i] for i in indices] if k in item_variables else v) for k, v in memory.items()}
-            subset[ROUTE_OUTPUT] = [label] * len(indices)
-            result = await self.run_steps(steps, subset)
-            for key, value in result.items():
-                if key == ROUTE_OUTPUT:
-                    continue
-                if isinstance(value, list) and len(value) == len(indices):
-                    column = list(merged[key]) if key in item_variables and key in merged else [None] * count
-                    for position, item in zip(indices, value, strict=True):
-                        column[position] = item
-                    merged[key] = column
-                    item_variables.add(key)
-                elif key not in item_variables:
-                    merged[key] = value
-        return merged
 
     def arguments(self, step: ToolStep, memory: Memory) -> dict[str, Any]:
         """Settings from the parameter file plus the variables the tool reads, renamed as the step says."""
@@ -122,6 +69,8 @@ class Runner:
 
     async def call(self, step: ToolStep, memory: Memory) -> Memory:
         """Call one tool; return its outputs under their pipeline names."""
+        from ultra_client.local_server import HungStep, ToolCrashed, ToolRefused
+
         args = self.arguments(step, memory)
         server = self.pool.servers[step.server]
         timeout = step.timeout or self.default_timeout
@@ -129,20 +78,23 @@ class Runner:
         if self.echo:
             print(f"[ultra] {step.name}", file=sys.stderr, flush=True)
         started = time.perf_counter()
+        where = f"{self.pipeline.path}:{step.line}: step '{step.name}'"
         try:
-            if server.client is None:
-                raise ConnectionError("the server is not running")
-            result = await server.client.call_tool(step.tool, args, read_timeout_seconds=timeout, progress_callback=bar)
+            outputs = await server.call(step.tool, args, timeout=timeout, progress=bar)
+        except ToolRefused as exc:
+            raise located(self.pipeline.path, step.line, f"step '{step.name}' failed: {exc}") from None
+        except ToolCrashed as exc:
+            raise UltraError(f"{where}: " + self.pool.describe_failure(step.server, f"crashed {exc}")) from None
         except Exception as exc:  # noqa: BLE001 - a dead server or timeout, reported with its log
-            bar.close()
+            if server.transport == "in-process" and isinstance(exc, TimeoutError):
+                raise HungStep(
+                    f"{where} timed out after {timeout:g} s; it ran in-process and cannot be stopped, so ultra "
+                    f"exits now (raise its 'timeout', or give the server 'transport: stdio' in the pipeline)"
+                ) from None
             raise UltraError(self._call_failure(step, exc, timeout)) from None
-        bar.close()
+        finally:
+            bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
-        if result.is_error:
-            raise located(
-                self.pipeline.path, step.line, f"step '{step.name}' failed: {result_text(result, ' ').strip()}"
-            )
-        outputs = structured_result(result)
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)
@@ -169,23 +121,6 @@ def failure_summary(name: str, failed: Any) -> str | None:
         text = first[0] if len(first[0]) <= 200 else first[0][:199] + "…"
         inside = f"{inside}; first: {text}" if inside else f"first: {text}"
     return f"{line} ({inside})" if inside else line
-
-
-def result_text(result: Any, separator: str = "") -> str:
-    """The text blocks of a tool result, joined."""
-    return separator.join(getattr(block, "text", "") for block in result.content)
-
-
-def structured_result(result: Any) -> dict[str, Any]:
-    """The tool's structured output, or its text parsed as JSON, or ``{"result": text}``."""
-    if isinstance(result.structured_content, dict):
-        return result.structured_content
-    text = result_text(result)
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError:
-        return {"result": text}
-    return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
 def link_written_files(memory: Memory, folder: Path, started: float) -> dict[str, str]:

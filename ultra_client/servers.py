@@ -1,7 +1,8 @@
-"""Find server packages, start them as stdio subprocesses, and learn their tools."""
+"""Find server packages, start them (in this process, or as stdio subprocesses), and learn their tools."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ PASSTHROUGH_ENV = (
     "VIRTUAL_ENV",
     "CUDA_VISIBLE_DEVICES",
     "ULTRA_ALLOW_OUTSIDE_OUTPUT",
+    "ULTRA_HOME",
 )
 START_TIMEOUT = 120.0
 
@@ -38,6 +40,7 @@ class ServerLocation:
     module: str
     root: Path
     package_dir: Path
+    stdio: bool = False  # run as an MCP subprocess even if the package has a SPEC
 
 
 @dataclass
@@ -51,13 +54,15 @@ class ToolInfo:
     outputs: list[str]
     settings: dict[str, Any]
     input_schema: dict[str, Any] = field(default_factory=dict)
+    required_outputs: set[str] = field(default_factory=set)  # outputs every result has
+    outputs_from: str | None = None  # "setting.key": the outputs are that mapping's keys (get_data's key_map)
 
     @property
     def variables(self) -> list[str]:
         return [p for p in self.parameters if p not in self.settings]
 
 
-def locate_server(alias: str, location: str, search_dirs: list[Path]) -> ServerLocation:
+def locate_server(alias: str, location: str, search_dirs: list[Path], stdio: bool = False) -> ServerLocation:
     """Resolve a server path from the pipeline (relative to the working directory, the pipeline, or ultra)."""
     raw = Path(location).expanduser()
     candidates = [raw] if raw.is_absolute() else [base / raw for base in [*search_dirs, ULTRA_HOME]]
@@ -71,7 +76,7 @@ def locate_server(alias: str, location: str, search_dirs: list[Path]) -> ServerL
             if not parts:
                 raise UltraError(f"server '{alias}': {package_dir} is not a Python package (no __init__.py)")
             module = ".".join(parts) if (package_dir / "__main__.py").exists() else ".".join([*parts, "server"])
-            return ServerLocation(alias=alias, module=module, root=root, package_dir=package_dir)
+            return ServerLocation(alias=alias, module=module, root=root, package_dir=package_dir, stdio=stdio)
     tried = ", ".join(str(c) for c in candidates)
     raise UltraError(f"server '{alias}': no server package at '{location}' (looked in {tried})")
 
@@ -141,6 +146,19 @@ class RunningServer:
     client: Any = None
     tools: dict[str, ToolInfo] = field(default_factory=dict)
     error: BaseException | None = None
+    transport = "stdio"
+
+    async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None, progress: Any) -> dict[str, Any]:
+        """The tool's structured result over MCP; ToolRefused for an error result, other exceptions for a
+        server that died or a timeout."""
+        from ultra_client.local_server import ToolRefused
+
+        if self.client is None:
+            raise ConnectionError("the server is not running")
+        result = await self.client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=progress)
+        if result.is_error:
+            raise ToolRefused(result_text(result, " ").strip())
+        return structured_result(result)
 
     def log_tail(self, lines: int = 25) -> str:
         try:
@@ -151,31 +169,51 @@ class RunningServer:
 
 
 class ServerPool:
-    """Starts every server once (concurrently), keeps the sessions open, and stops them on exit."""
+    """Starts every server once, keeps it until exit: in this process through its ``SPEC``, or (a
+    location marked ``stdio``, a package without ``SPEC``) as an MCP subprocess, started concurrently."""
 
     def __init__(
         self, locations: list[ServerLocation], log_dir: Path, references: dict[str, set[str]] | None = None
     ) -> None:
         self.references = references or {}  # per alias: ${VAR} names of the run's parameter file
-        self.servers = {
-            loc.alias: RunningServer(loc, log_dir / f"{loc.alias}.stderr.log", server_parameters(loc))
-            for loc in locations
-        }
+        self.locations = locations
+        self.servers: dict[str, Any] = {}  # alias -> RunningServer or LocalServer, in the pipeline's order
         self.log_dir = log_dir
         self._stop = anyio.Event()
         self._group: Any = None
 
     async def __aenter__(self) -> ServerPool:
+        from ultra_client.local_server import load_local
+
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        subprocesses = {}
+        for loc in self.locations:
+            settings = server_parameters(loc)
+            local = None
+            if not loc.stdio:
+                log = self.log_dir / f"{loc.alias}.log"
+                local = load_local(loc, log, settings, self.references.get(loc.alias, set()))
+            if local is None:
+                subprocesses[loc.alias] = RunningServer(loc, self.log_dir / f"{loc.alias}.stderr.log", settings)
+            self.servers[loc.alias] = local or subprocesses[loc.alias]
+        if not subprocesses:
+            return self
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
-        ready = {alias: anyio.Event() for alias in self.servers}
-        for alias, server in self.servers.items():
+        ready = {alias: anyio.Event() for alias in subprocesses}
+        for alias, server in subprocesses.items():
             self._group.start_soon(self._serve, server, ready[alias])
-        with anyio.move_on_after(START_TIMEOUT):
-            for event in ready.values():
-                await event.wait()
-        for alias, server in self.servers.items():
+        try:
+            with anyio.move_on_after(START_TIMEOUT):
+                for event in ready.values():
+                    await event.wait()
+        except BaseException as exc:  # cancelled while starting (a --deadline, Ctrl-C): leave the group cleanly
+            group, self._group = self._group, None
+            self._stop.set()
+            group.cancel_scope.cancel()
+            await group.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        for alias, server in subprocesses.items():
             if server.client is None:
                 cause = server.error or TimeoutError(f"no answer within {START_TIMEOUT:.0f} s")
                 await self.__aexit__(None, None, None)
@@ -223,7 +261,8 @@ class ServerPool:
         A Python traceback in the log is cut down to its final exception line; the full log stays on disk.
         """
         server = self.servers[alias]
-        message = f"server '{alias}' ({server.location.module}) {what}"
+        where = server.location.module + (", in-process" if server.transport == "in-process" else "")
+        message = f"server '{alias}' ({where}) {what}"
         tail = server.log_tail()
         if "Traceback (most recent call last)" in tail:
             last = [line for line in tail.splitlines() if line.strip() and not line.startswith((" ", "\t"))]
@@ -235,15 +274,36 @@ class ServerPool:
 
 def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:
     """ToolInfo from an MCP tool listing entry and the server's parameter.yaml."""
+    from servers.core.inprocess import OUTPUTS_FROM
+
     schema = tool.input_schema or {}
     properties = list((schema.get("properties") or {}).keys())
-    outputs = list(((tool.output_schema or {}).get("properties") or {}).keys())
+    output_schema = tool.output_schema or {}
     return ToolInfo(
         name=tool.name,
         description=(tool.description or "").strip(),
         parameters=properties,
         required=set(schema.get("required") or []),
-        outputs=outputs,
+        outputs=list((output_schema.get("properties") or {}).keys()),
         settings={name: settings[name] for name in properties if name in settings},
         input_schema=schema,
+        required_outputs=set(output_schema.get("required") or []),
+        outputs_from=output_schema.get(OUTPUTS_FROM),
     )
+
+
+def result_text(result: Any, separator: str = "") -> str:
+    """The text blocks of a tool result, joined."""
+    return separator.join(getattr(block, "text", "") for block in result.content)
+
+
+def structured_result(result: Any) -> dict[str, Any]:
+    """The tool's structured output, or its text parsed as JSON, or ``{"result": text}``."""
+    if isinstance(result.structured_content, dict):
+        return result.structured_content
+    text = result_text(result)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return {"result": text}
+    return parsed if isinstance(parsed, dict) else {"result": parsed}

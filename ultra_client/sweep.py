@@ -111,7 +111,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             raw = read_parameter_file(target)
             check_keys(spec, raw, target)
         else:
-            check_dataflow(pipeline, tools)
+            check_dataflow(pipeline, tools, raw)
         produced = produced_variables(pipeline, tools)
         check_metric_variable(spec, list(produced))
         check_metric_key(spec, produced, raw)

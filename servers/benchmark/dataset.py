@@ -11,7 +11,8 @@ from typing import Any
 from servers.benchmark.formats import Record, Records, read_records
 from servers.core.errors import InputError
 
-OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")
+OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")  # the usual ones
+RESERVED_VARIABLES = ("data_info",)  # get_data's own output
 _MISSING = object()
 
 
@@ -74,15 +75,17 @@ def load_dataset(
 
 
 def check_key_map(key_map: dict[str, str]) -> None:
-    """key_map must map known output variables to field names."""
+    """key_map must map output variables (any pipeline variable name, e.g. ``choices_ls``) to field names."""
     if not isinstance(key_map, dict) or not key_map:
         raise InputError(
-            f"benchmark.key_map must map output variables ({', '.join(OUTPUT_VARIABLES)}) to source fields"
+            f"benchmark.key_map must map output variables (e.g. {', '.join(OUTPUT_VARIABLES)}) to source fields"
         )
     for variable, source in key_map.items():
-        if variable not in OUTPUT_VARIABLES:
+        if not isinstance(variable, str) or not variable.isidentifier() or variable in RESERVED_VARIABLES:
+            reserved = ", ".join(RESERVED_VARIABLES)
             raise InputError(
-                f"benchmark.key_map: unknown output variable '{variable}'; use one of {', '.join(OUTPUT_VARIABLES)}"
+                f"benchmark.key_map: '{variable}' cannot be an output variable; use a name such as "
+                f"{', '.join(OUTPUT_VARIABLES)} or choices_ls (a Python identifier, not {reserved})"
             )
         if not isinstance(source, str) or not source:
             raise InputError(f"benchmark.key_map.{variable} must be a field name (a string), not {source!r}")

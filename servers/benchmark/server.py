@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from servers.benchmark.dataset import load_dataset
 from servers.core.factory import ServerSpec, tool_hints
+from servers.core.inprocess import OUTPUTS_FROM
 from servers.core.settings import complete_mapping
 
 
@@ -36,7 +37,10 @@ class DataInfo(TypedDict):
     notes: dict[str, int]
 
 
+@with_config(ConfigDict(extra="allow", json_schema_extra={OUTPUTS_FROM: "benchmark.key_map"}))
 class GetDataResult(TypedDict):
+    """One list per ``key_map`` variable (the usual ones below, or any other name, e.g. choices_ls) and data_info."""
+
     q_ls: NotRequired[list[Any]]
     gt_ls: NotRequired[list[Any]]
     pred_ls: NotRequired[list[Any]]
@@ -53,8 +57,8 @@ def get_data(
     benchmark: Annotated[
         BenchmarkSpec,
         Field(
-            description="path, key_map (q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/idk_ls -> source field), "
-            "limit, shuffle, seed, name"
+            description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
+            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, name"
         ),
     ],
 ) -> GetDataResult:

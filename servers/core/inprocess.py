@@ -10,8 +10,10 @@ non-string parameter is parsed first), and the return value is validated and dum
 against its annotation (wrapped as ``{"result": ...}`` unless it is a TypedDict, a model or a
 ``dict[str, ...]``). Tests check that both paths give the same output.
 
-A ``Context`` parameter receives ``None``: in-process calls report no progress. Sync tools run in
-a worker thread, as under the SDK.
+A ``Context`` parameter receives ``None``, or a ``ProgressContext`` that hands the tool's progress
+reports to a callback (``ultra run`` draws its progress bar with it). Sync tools run in a worker
+thread, as under the SDK; ``abandon_on_cancel`` lets a caller's timeout return while such a thread
+is still busy (it cannot be stopped: ``running_threads`` counts them, and the caller must exit).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib
 import inspect
 import json
 import sys
+import threading
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +52,31 @@ class LocalTool:
     required: set[str]
     settings: dict[str, Any]
     context_parameters: list[str]
+    outputs: list[str]
+    required_outputs: set[str]
+    outputs_from: str | None
+
+
+OUTPUTS_FROM = "x-outputs-from"  # in a result type's JSON schema: "setting.key" whose mapping keys are outputs
+
+
+class ProgressContext:
+    """Stands in for the SDK's ``Context`` in an in-process call: ``report_progress`` goes to ``callback``."""
+
+    def __init__(self, callback: Callable[[float, float | None, str | None], Any]) -> None:
+        self.callback = callback
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        await self.callback(progress, total, message)
+
+
+_busy_lock = threading.Lock()
+_busy_threads = 0  # sync tools still running in worker threads (after a timeout abandoned them too)
+
+
+def running_threads() -> int:
+    """How many sync tools are running in worker threads right now."""
+    return _busy_threads
 
 
 def load_spec(module: str, root: Path) -> ServerSpec | None:
@@ -85,13 +113,81 @@ def local_tools(spec: ServerSpec) -> dict[str, LocalTool]:
             required={n for n in parameters if signature.parameters[n].default is inspect.Parameter.empty},
             settings={n: settings[n] for n in parameters if n in settings},
             context_parameters=context,
+            outputs=output_names(signature.return_annotation),
+            required_outputs=_required_keys(signature.return_annotation),
+            outputs_from=_schema_extra(signature.return_annotation).get(OUTPUTS_FROM),
         )
     return tools
 
 
-async def call_local_tool(tool: LocalTool, arguments: dict[str, Any]) -> dict[str, Any]:
+def _plain(annotation: Any) -> Any:
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
+
+
+def _required_keys(annotation: Any) -> set[str]:
+    """The keys every result has (a TypedDict's required keys), as the output schema's ``required`` lists.
+
+    Read from the resolved hints: with ``from __future__ import annotations`` a TypedDict's own
+    ``__required_keys__`` cannot see ``NotRequired``.
+    """
+    import typing_extensions
+
+    plain = _plain(annotation)
+    if not typing_extensions.is_typeddict(plain):
+        return set()
+    total = getattr(plain, "__total__", True)
+    required = set()
+    for key, hint in typing.get_type_hints(plain, include_extras=True).items():
+        origin = typing.get_origin(hint)
+        explicit = origin in (typing_extensions.Required, getattr(typing, "Required", None))  # typing's: 3.11+
+        optional = origin in (typing_extensions.NotRequired, getattr(typing, "NotRequired", None))
+        if explicit or (total and not optional):
+            required.add(key)
+    return required
+
+
+def _schema_extra(annotation: Any) -> dict[str, Any]:
+    """``json_schema_extra`` of a result type's pydantic config (``with_config``), if it is a mapping."""
+    config = getattr(_plain(annotation), "__pydantic_config__", None) or {}
+    extra = config.get("json_schema_extra") if isinstance(config, dict) else None
+    return extra if isinstance(extra, dict) else {}
+
+
+def output_names(annotation: Any) -> list[str]:
+    """The properties of the output schema the MCP SDK publishes for a return annotation (in its order).
+
+    A TypedDict, a model or an annotated class has its fields; ``dict[str, ...]`` and a class without
+    annotations have none; anything else is wrapped as ``{"result": ...}``.
+    """
+    import typing_extensions
+
+    if annotation is inspect.Signature.empty:
+        return []
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is dict:
+        return [] if typing.get_args(annotation)[:1] == (str,) else ["result"]
+    if not isinstance(annotation, type) or annotation in (str, int, float, bool, bytes, type(None)):
+        return ["result"]
+    if typing_extensions.is_typeddict(annotation):
+        return list(typing.get_type_hints(annotation))
+    import pydantic
+
+    if issubclass(annotation, pydantic.BaseModel):
+        return [field.alias or key for key, field in annotation.model_fields.items()]
+    try:
+        return [key for key in typing.get_type_hints(annotation) if not key.startswith("_")]
+    except Exception:  # noqa: BLE001 - unresolvable hints: no structured output, as in the SDK
+        return []
+
+
+async def call_local_tool(
+    tool: LocalTool, arguments: dict[str, Any], *, context: Any = None, abandon_on_cancel: bool = False
+) -> dict[str, Any]:
     """Validate ``arguments``, call the tool, and return its structured result.
 
+    ``context`` (e.g. a ``ProgressContext``) is passed for the tool's ``Context`` parameter.
+    ``abandon_on_cancel``: a cancelled call returns at once even if a sync tool's thread runs on.
     Raises ToolFailure with the message an MCP client would receive for unknown or invalid arguments or a
     user's mistake inside the tool; any other exception is a crash and propagates.
     """
@@ -110,17 +206,29 @@ async def call_local_tool(tool: LocalTool, arguments: dict[str, Any]) -> dict[st
         sentence = describe_errors(exc.errors(), model.model_json_schema(), arguments)
         raise ToolFailure(f"Error executing tool {tool.name}: {sentence}") from None
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
-    kwargs |= dict.fromkeys(tool.context_parameters)
+    kwargs |= dict.fromkeys(tool.context_parameters, context)
     try:
         if inspect.iscoroutinefunction(tool.function):
             result = await tool.function(**kwargs)
         else:  # in a worker thread, as the SDK runs sync tools (they may start an event loop of their own)
             import anyio.to_thread
 
-            result = await anyio.to_thread.run_sync(functools.partial(tool.function, **kwargs))
+            function = functools.partial(_counted, functools.partial(tool.function, **kwargs))
+            result = await anyio.to_thread.run_sync(function, abandon_on_cancel=abandon_on_cancel)
     except ToolFailure as exc:
         raise ToolFailure(f"Error executing tool {tool.name}: {exc}") from None
     return _structured(tool, result)
+
+
+def _counted(function: Callable[[], Any]) -> Any:
+    global _busy_threads
+    with _busy_lock:
+        _busy_threads += 1
+    try:
+        return function()
+    finally:
+        with _busy_lock:
+            _busy_threads -= 1
 
 
 def _is_context(annotation: Any) -> bool:

@@ -10,7 +10,6 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.factory import ServerSpec, tool_hints
-from servers.prompt.templates import load_template, shorten
 
 TemplateDirs = Annotated[list[str], Field(description="your template folders, searched before the built-in ones")]
 
@@ -38,6 +37,8 @@ def qa_boxed(
     template_dirs: TemplateDirs,
 ) -> PromptResult:
     """One prompt per question (no passages), asking for the answer inside \\boxed{}."""
+    from servers.prompt.templates import load_template  # jinja2 on first use: listing the tools needs none
+
     template = load_template(qa_template, template_dirs=template_dirs)
     prompts = [template.render(question=question) for question in q_ls]
     return {"prompt_ls": prompts, "prompt_info": _info(template, len(prompts))}
@@ -53,6 +54,8 @@ def qa_rag_boxed(
     max_passage_words: Annotated[int, Field(description="cut each passage to this many words; 0 = whole", ge=0)],
 ) -> PromptResult:
     """One prompt per question with its retrieved passages, asking for the answer inside \\boxed{}."""
+    from servers.prompt.templates import load_template, shorten
+
     if len(ret_psg) != len(q_ls):
         raise InputError(f"ret_psg has {len(ret_psg)} passage lists for {len(q_ls)} questions; they must be aligned")
     template = load_template(rag_template, template_dirs=template_dirs)

@@ -264,9 +264,13 @@ def test_unknown_field_names_field_and_available_ones(tmp_path: Path) -> None:
         load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), {"q_ls": "question", "gt_ls": "golden"})
 
 
-def test_unknown_output_variable(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="unknown output variable 'answers_ls'"):
-        load_dataset(str(write_jsonl(tmp_path / "d.jsonl", ROWS)), {"answers_ls": "answers"})
+def test_any_output_variable_name_but_not_a_non_identifier_or_data_info(tmp_path: Path) -> None:
+    path = str(write_jsonl(tmp_path / "d.jsonl", ROWS))
+    loaded = load_dataset(path, {"answers_ls": "answers", "q_ls": "question"})
+    assert loaded.columns["answers_ls"] == [row["answers"] for row in ROWS]
+    for bad in ("answers ls", "data_info"):
+        with pytest.raises(InputError, match=f"benchmark.key_map: '{bad}' cannot be an output variable"):
+            load_dataset(path, {bad: "answers"})
 
 
 def test_malformed_line_is_named(tmp_path: Path) -> None:

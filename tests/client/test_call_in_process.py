@@ -132,11 +132,13 @@ def test_a_server_that_fails_to_import_is_reported_without_traceback(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
-def test_every_builtin_tool_has_the_parameters_its_mcp_listing_shows(tmp_path: Path) -> None:
+def test_every_builtin_tool_has_the_parameters_and_outputs_its_mcp_listing_shows(tmp_path: Path) -> None:
     from servers.core.inprocess import load_spec, local_tools
 
     listing = json.loads(run_ultra("tools", "--json", cwd=tmp_path).stdout)
-    assert len(listing) == 7
+    from ultra_client.commands import builtin_servers
+
+    assert sorted(listing) == sorted(builtin_servers())
     for server, tools in listing.items():
         spec = load_spec(f"servers.{server}", ROOT)
         assert spec is not None, server
@@ -146,6 +148,10 @@ def test_every_builtin_tool_has_the_parameters_its_mcp_listing_shows(tmp_path: P
             assert local[name].parameters == info["parameters"], (server, name)
             assert sorted(local[name].required) == info["required"], (server, name)
             assert local[name].settings == info["settings"], (server, name)
+            # what `ultra run` and `ultra build` learn in-process: the outputs of the MCP output schema
+            assert local[name].outputs == info["outputs"], (server, name)
+            assert sorted(local[name].required_outputs) == info["required_outputs"], (server, name)
+            assert local[name].outputs_from == info["outputs_from"], (server, name)
 
 
 def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:

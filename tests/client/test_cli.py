@@ -47,7 +47,7 @@ def test_build_then_run_the_load_data_example(project: Path) -> None:
     assert memory["q_ls"] == [row["question"] for row in rows]
     assert memory["id_ls"] == [row["id"] for row in rows]
     assert memory["data_info"]["kept_rows"] == len(rows)
-    assert (folder / "logs" / "benchmark.stderr.log").is_file()
+    assert (folder / "logs" / "benchmark.log").is_file()  # in-process: the server's log file
     assert (folder / "parameters.yaml").read_text() == params.read_text()
 
 

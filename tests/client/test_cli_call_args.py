@@ -120,14 +120,16 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str]) -> None:
     assert stderr == ""
 
 
+SERVERS = [p for p in (ROOT / "servers").glob("*/__init__.py") if p.parent.name != "core"]
+
+
 def test_unknown_server_names_the_path_once_and_lists_the_servers(tmp_path: Path) -> None:
     result = run_ultra("tools", "nosuch", cwd=ROOT)
     assert result.returncode == 1
     assert result.stderr.count(str(ROOT / "nosuch")) == 1
     assert result.stderr == (
         f"error: server 'nosuch' does not exist: it is not a built-in server and there is no server package at "
-        f"{ROOT / 'nosuch'}; the built-in servers: benchmark, custom, evaluation, generation, judge, prompt, "
-        "retriever\n"
+        f"{ROOT / 'nosuch'}; the built-in servers: {', '.join(sorted(p.parent.name for p in SERVERS))}\n"
     )
     call = run_ultra("call", "nosuch.tool", cwd=tmp_path)
     assert call.returncode == 1 and f"no server package at {tmp_path / 'nosuch'}; the built-in" in call.stderr

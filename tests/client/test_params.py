@@ -27,10 +27,3 @@ def test_write_keeps_env_references_unexpanded(tmp_path: Path, monkeypatch) -> N
     text = target.read_text(encoding="utf-8")
     assert "${OPENAI_API_KEY}" in text and "sk-should" not in text
     assert read_parameter_file(target) == {"judge": {"llm": {"api_key": "${OPENAI_API_KEY}"}}}
-
-
-def test_score_summary_keeps_only_aggregates_of_eval_results() -> None:
-    from ultra_client.commands import score_summary
-
-    memory = {"eval_res": {"em": [1, 0], "avg_em": 0.5, "n": 2}, "eval_res_ans": {"map": 0.25}, "q_ls": ["a"]}
-    assert score_summary(memory) == {"eval_res": {"avg_em": 0.5, "n": 2}, "eval_res_ans": {"map": 0.25}}

@@ -1,13 +1,19 @@
-"""Benchmark ``evaluate_trec`` against pytrec_eval on a large generated fixture (whole processes).
+"""Benchmark ``evaluate_trec`` against pytrec_eval on large generated fixtures (whole processes).
 
     python bench/trec_bench.py                 # generate the fixture in a temp dir, 3 alternating rounds
     python bench/trec_bench.py --via ultra     # time `ultra call evaluation.evaluate_trec` (in-process call)
     python bench/trec_bench.py --via stdio     # time `ultra call --stdio ...` (server subprocess + MCP)
-    python bench/trec_bench.py --keep DIR      # keep (and reuse) the fixture in DIR
+    python bench/trec_bench.py --keep DIR      # keep (and reuse) the fixtures under DIR
+    python bench/trec_bench.py --suite all_trec    # all_trec against pytrec_eval asked for all its measures
+    python bench/trec_bench.py --matrix        # every variant below; reports each ratio and the worst
+    python bench/trec_bench.py --pvalue        # evaluate_trec_pvalue on two runs vs one evaluate_trec
+    python bench/trec_bench.py --queries 1000  # a smaller size (1M lines per run) on a loaded machine
 
-The fixture is deterministic: 5,000 queries with 10-50 graded judgments each (grades 0-3), two
-runs of 1,000 documents per query (5M lines each) written in rank order, scores rounded to two
-decimals so ties are common, with most judged documents retrieved. Timed, alternating:
+The fixtures (``bench/trec_fixture.py``) are deterministic: by default 5,000 queries with 10-50
+graded judgments each (grades 0-3), two runs of 1,000 documents per query (5M lines each) written
+in rank order, scores rounded to two decimals so ties are common, with most judged documents
+retrieved. ``--matrix`` varies docid length (6-24 characters), score precision (2-8 decimals), tie
+density and line order (see ``VARIANTS``). Timed, alternating:
 (a) our tool on run A with 16 measures, as a process: ``python -m servers.core.trec.cli``
     (``--via cli``, the tool's code without the client), ``python ultra.py call
     evaluation.evaluate_trec`` (``--via ultra``: the client runs the tool in-process, the
@@ -19,7 +25,11 @@ the input files are read once, untimed, so both start from the page cache. It pr
 peak RSS (ru_maxrss of the process tree's largest process; the fixture is generated in a
 subprocess because a child's ru_maxrss starts from its parent's size at fork) and the ratio,
 checks per-query agreement within 1e-9, and times the significance test (16 measures, 5,000
-queries, 10,000 resamples) in-process on the per-query values of both runs.
+queries, 10,000 resamples) in-process on the per-query values of both runs. Suites: ``default``
+(the 16 measures; target >= 3x) and ``all_trec`` (every trec_eval measure against pytrec_eval asked
+for every measure it supports; targets >= 2x and <= 60% of its peak memory). ``--pvalue`` times
+``ultra call evaluation.evaluate_trec_pvalue`` on runs A and B against ``evaluate_trec`` on A
+(target: at most two evaluations + 2 s).
 """
 
 from __future__ import annotations
@@ -37,8 +47,19 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-QUERIES, DEPTH, CORPUS = 5_000, 1_000, 2_000_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trec_fixture import Variant, generate  # noqa: E402
+
 KS = (5, 10, 15, 20, 30, 100)
+VARIANTS = {
+    "base (8-char docids, 2 decimals)": {},
+    "D14102383_3 docids, 4 decimals": {"docid_chars": 11, "decimals": 4},
+    "6-char docids": {"docid_chars": 6},
+    "24-char docids, 4 decimals": {"docid_chars": 24, "decimals": 4},
+    "8 decimals": {"decimals": 8},
+    "dense ties (half the scores on a 0.25 grid)": {"ties": 0.5},
+    "shuffled line order": {"order": "shuffled"},
+}
 OUR_MEASURES = ["map", "mrr", "P@5", "P@10", *[f"recall@{k}" for k in KS], *[f"ndcg@{k}" for k in KS]]
 PYTREC_MEASURES = {
     "map",
@@ -53,84 +74,19 @@ PYTREC_NAMES |= {f"recall_{k}": f"recall@{k}" for k in KS} | {f"ndcg_cut_{k}": f
 PYTREC_SCRIPT = """
 import json, sys, statistics, pytrec_eval
 qrels_path, run_path, measures, dump = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+measures = sorted(pytrec_eval.supported_measures) if measures == ["all"] else measures
 with open(qrels_path) as f:
     qrels = pytrec_eval.parse_qrel(f)
 with open(run_path) as f:
     run = pytrec_eval.parse_run(f)
 per_query = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
 names = next(iter(per_query.values())).keys()
-mean = {m: statistics.fmean(v[m] for v in per_query.values()) for m in names}
+mean = {m: statistics.fmean(v[m] for v in per_query.values()) for m in names if m not in ("runid", "relstring")}
 print(json.dumps(mean))
 if dump != "-":
     with open(dump, "w") as f:
         json.dump(per_query, f)
 """
-
-
-def generate(folder: Path, seed: int = 2024) -> tuple[Path, Path, Path]:
-    """Write qrels, run_a and run_b into ``folder`` (skipped when already there)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pacsv
-
-    qrels_path, run_a, run_b = folder / "qrels.txt", folder / "run_a.txt", folder / "run_b.txt"
-    if all(p.exists() for p in (qrels_path, run_a, run_b)):
-        return qrels_path, run_a, run_b
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    qids = pa.array((np.arange(QUERIES) * 7 + 100_001).astype(str))
-    judged = rng.integers(10, 51, QUERIES)
-    q_of_judgment = np.repeat(np.arange(QUERIES), judged)
-    # judged documents: distinct within a query (a random block of ids per query)
-    within = np.arange(judged.sum()) - np.repeat(np.cumsum(judged) - judged, judged)
-    block = rng.integers(0, CORPUS // 2, QUERIES)
-    judged_doc = (block[q_of_judgment] + within * 13) % (CORPUS // 2)
-    grade = rng.choice([0, 0, 1, 1, 2, 3], size=judged_doc.size)
-    write_options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
-
-    def docnames(ids: np.ndarray) -> pa.Array:
-        return pc.binary_join_element_wise("D", pa.array(ids).cast(pa.string()), "")
-
-    pacsv.write_csv(
-        pa.table(
-            {
-                "q": qids.take(q_of_judgment),
-                "i": np.zeros(judged_doc.size, np.int8),
-                "d": docnames(judged_doc),
-                "r": grade,
-            }
-        ),
-        qrels_path,
-        write_options=write_options,
-    )
-    for path, run_seed, keep_rate in ((run_a, seed + 1, 0.8), (run_b, seed + 2, 0.7)):
-        r = np.random.default_rng(run_seed)
-        kept = r.random(judged_doc.size) < keep_rate
-        q_kept, d_kept, g_kept = q_of_judgment[kept], judged_doc[kept], grade[kept]
-        per_query = np.bincount(q_kept, minlength=QUERIES)
-        fill = DEPTH - per_query
-        q_fill = np.repeat(np.arange(QUERIES), fill)
-        within_fill = np.arange(fill.sum()) - np.repeat(np.cumsum(fill) - fill, fill)
-        d_fill = CORPUS // 2 + (r.integers(0, CORPUS // 2, QUERIES)[q_fill] + within_fill) % (CORPUS // 2)
-        query = np.concatenate([q_kept, q_fill])
-        doc = np.concatenate([d_kept, d_fill])
-        score = np.round(np.concatenate([r.normal(1.0 + 0.6 * g_kept, 1.0), r.normal(0.0, 1.0, q_fill.size)]), 2)
-        # rank order within each query (score descending); ties in a random order, as systems emit them
-        order = np.lexsort((r.random(query.size), -score, query))
-        query, doc, score = query[order], doc[order], score[order]
-        rank = np.tile(np.arange(1, DEPTH + 1), QUERIES)
-        table = pa.table(
-            {
-                "q": qids.take(query),
-                "z": pa.array(np.full(query.size, "Q0")),
-                "d": docnames(doc),
-                "k": rank,
-                "s": pc.cast(pa.array(score), pa.string()),
-                "t": pa.array(np.full(query.size, "bench")),
-            }
-        )
-        pacsv.write_csv(table, path, write_options=write_options)
-    return qrels_path, run_a, run_b
 
 
 def byte_compile_project() -> None:
@@ -171,7 +127,7 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float]
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def ours_command(via: str, qrels: Path, run: Path, save: Path) -> list[str]:
+def ours_command(via: str, qrels: Path, run: Path, save: Path, measures: list[str]) -> list[str]:
     if via in ("ultra", "stdio"):
         return [
             sys.executable,
@@ -181,29 +137,42 @@ def ours_command(via: str, qrels: Path, run: Path, save: Path) -> list[str]:
             "evaluation.evaluate_trec",
             f"run_path={run}",
             f"qrels_path={qrels}",
-            f"ir_metrics={json.dumps(OUR_MEASURES)}",
+            f"ir_metrics={json.dumps(measures)}",
             "ks=[]",
             f"save_path={save}",
         ]
+    return [sys.executable, "-m", "servers.core.trec.cli", str(qrels), str(run), "-m", *measures, "-k",
+            "--save-path", str(save)]  # fmt: skip
+
+
+def pvalue_command(qrels: Path, run_a: Path, run_b: Path, save: Path) -> list[str]:
     return [
         sys.executable,
-        "-m",
-        "servers.core.trec.cli",
-        str(qrels),
-        str(run),
-        "-m",
-        *OUR_MEASURES,
-        "-k",  # no ks, as ks=[] above
-        "--save-path",
-        str(save),
+        str(ROOT / "ultra.py"),
+        "call",
+        "evaluation.evaluate_trec_pvalue",
+        f"run_new_path={run_a}",
+        f"run_old_path={run_b}",
+        f"qrels_path={qrels}",
+        f"ir_metrics={json.dumps(OUR_MEASURES)}",
+        "ks=[]",
+        f"save_path={save}",
     ]
 
 
-def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: dict[str, str]) -> float:
-    """Largest per-query difference between our saved per_query values and pytrec_eval's."""
+def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: dict[str, str], suite: str) -> float:
+    """Largest per-query difference between our saved per_query values and pytrec_eval's.
+
+    With ``all_trec``, iprec_at_recall and 11pt_avg are left out: pytrec_eval bundles trec_eval 9,
+    which rounds recall levels differently from trec_eval 10.0 (see docs/metrics.md "Exactness").
+    """
+    sys.path.insert(0, str(ROOT))
+    from servers.core.trec.measures import parse_measure
+
     dump = folder / "pytrec_per_query.json"
+    asked = ["all"] if suite == "all_trec" else sorted(PYTREC_MEASURES)
     subprocess.run(
-        [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), str(run), json.dumps(sorted(PYTREC_MEASURES)), str(dump)],
+        [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), str(run), json.dumps(asked), str(dump)],
         check=True,
         env=env,
         capture_output=True,
@@ -212,10 +181,12 @@ def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: d
     ours = json.loads(our_file.read_text())["per_query"]
     if set(theirs) != set(ours):
         raise SystemExit(f"query sets differ: {len(theirs)} vs {len(ours)}")
+    skipped = ("runid", "relstring", "iprec_at_recall", "11pt_avg")
+    keys = {name: parse_measure(name).name for name in next(iter(theirs.values())) if not name.startswith(skipped)}
     worst = 0.0
     for qid, values in theirs.items():
-        for name, value in values.items():
-            worst = max(worst, abs(ours[qid][PYTREC_NAMES.get(name, name)] - value))
+        for name, key in keys.items():
+            worst = max(worst, abs(ours[qid][key] - values[name]))
     return worst
 
 
@@ -246,70 +217,108 @@ def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, flo
     return time.perf_counter() - start, whole
 
 
+def alternate(commands: dict[str, list[str]], rounds: int, warm: tuple[Path, ...], env: dict[str, str]) -> dict:
+    """Run the commands in turn, ``rounds`` times; {name: [median wall, median CPU, median peak RSS]}."""
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
+    for round_number in range(rounds):
+        for name, command in commands.items():
+            warm_page_cache(*warm)
+            samples[name].append(timed(command, env))
+        print(
+            f"  round {round_number + 1}: " + ", ".join(f"{n.split()[0]} {s[-1][0]:.2f} s" for n, s in samples.items())
+        )
+    return {name: [statistics.median(column) for column in zip(*rows, strict=True)] for name, rows in samples.items()}
+
+
+def compare_suite(suite: str, files: tuple[Path, Path, Path], args, scratch: Path, env: dict[str, str]) -> dict:
+    """Time ours against pytrec_eval on one fixture; print the table; return the ratios."""
+    qrels, run_a, _ = files
+    save = scratch / f"out-{suite}"
+    ours = ["all_trec"] if suite == "all_trec" else OUR_MEASURES
+    asked = ["all"] if suite == "all_trec" else sorted(PYTREC_MEASURES)
+    commands = {
+        f"ours ({args.via}, {suite})": ours_command(args.via, qrels, run_a, save, ours),
+        "pytrec_eval (parse + evaluate + mean)": [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), str(run_a),
+                                                  json.dumps(asked), "-"],
+    }  # fmt: skip
+    medians = alternate(commands, args.rounds, (qrels, run_a), env)
+    latest = max(save.glob("evaluate_trec_*.json"), key=lambda p: p.stat().st_mtime)
+    worst = check_agreement(qrels, run_a, latest, scratch, env, suite)
+    print(f"| {'process':<40} | median wall s | median CPU s | peak RSS MiB |")
+    print(f"| {'-' * 40} | ------------- | ------------ | ------------ |")
+    for name, (wall, cpu, rss) in medians.items():
+        print(f"| {name:<40} | {wall:13.2f} | {cpu:12.2f} | {rss:12.0f} |")
+    (ours_wall, ours_cpu, ours_rss), (their_wall, their_cpu, their_rss) = medians.values()
+    target = 2 if suite == "all_trec" else 3
+    print(f"speed-up {their_wall / ours_wall:.2f}x wall, {their_cpu / ours_cpu:.2f}x CPU (target >= {target})")
+    print(f"memory {ours_rss / their_rss:.0%} of pytrec_eval's peak (target <= 60%)")
+    verdict = "OK" if worst <= 1e-9 else "FAIL"
+    print(f"largest per-query difference from pytrec_eval: {worst:.2e} (must be <= 1e-9): {verdict}")
+    return {"wall": their_wall / ours_wall, "cpu": their_cpu / ours_cpu, "memory": ours_rss / their_rss}
+
+
+def time_pvalue(files: tuple[Path, Path, Path], args, scratch: Path, env: dict[str, str]) -> None:
+    qrels, run_a, run_b = files
+    commands = {
+        "evaluate_trec (run A)": ours_command("ultra", qrels, run_a, scratch / "out-one", OUR_MEASURES),
+        "evaluate_trec_pvalue (A vs B)": pvalue_command(qrels, run_a, run_b, scratch / "out-pvalue"),
+    }
+    medians = alternate(commands, args.rounds, (qrels, run_a, run_b), env)
+    one, both = medians["evaluate_trec (run A)"][0], medians["evaluate_trec_pvalue (A vs B)"][0]
+    verdict = "OK" if both <= 2 * one + 2 else "OVER"
+    print(f"evaluate_trec_pvalue {both:.2f} s vs 2 x {one:.2f} s + 2 s = {2 * one + 2:.2f} s: {verdict}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--via", choices=["cli", "ultra", "stdio"], default="ultra")
     parser.add_argument("--generate-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--variant", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--keep", type=Path, help="fixture folder to keep and reuse (default: a temp dir)")
+    parser.add_argument("--queries", type=int, default=5_000, help="queries per fixture (1,000 documents each)")
+    parser.add_argument("--keep", type=Path, help="folder to keep (and reuse) the fixtures in (default: a temp dir)")
+    parser.add_argument("--suite", choices=["default", "all_trec", "both"], default="default")
+    parser.add_argument("--matrix", action="store_true", help="run every variant of VARIANTS, report the worst")
+    parser.add_argument("--only", default="", help="with --matrix: variants whose label contains this text")
+    parser.add_argument("--pvalue", action="store_true", help="time evaluate_trec_pvalue against evaluate_trec")
     parser.add_argument("--skip-significance", action="store_true")
     args = parser.parse_args()
     if args.generate_only:
-        generate(args.generate_only)
+        generate(args.generate_only, Variant(**json.loads(args.variant)))
         return
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with tempfile.TemporaryDirectory(prefix="trec_bench_") as scratch:
-        folder = args.keep or Path(scratch) / "fixture"
-        start = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--generate-only", str(folder)], check=True)
-        byte_compile_project()
-        qrels, run_a, run_b = (folder / name for name in ("qrels.txt", "run_a.txt", "run_b.txt"))
-        print(
-            f"fixture in {folder} ({time.perf_counter() - start:.1f} s): {run_a.stat().st_size / 2**20:.0f} MiB per run"
-        )
-        save = Path(scratch) / "out"
-        measures = json.dumps(sorted(PYTREC_MEASURES))
-        commands = {
-            f"ours ({args.via})": ours_command(args.via, qrels, run_a, save),
-            "pytrec_eval (parse + evaluate + mean)": [
-                sys.executable,
-                "-c",
-                PYTREC_SCRIPT,
-                str(qrels),
-                str(run_a),
-                measures,
-                "-",
-            ],
-        }
-        samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
-        for round_number in range(args.rounds):
-            for name, command in commands.items():
-                warm_page_cache(qrels, run_a)
-                samples[name].append(timed(command, env))
-            print(
-                f"round {round_number + 1}: "
-                + ", ".join(f"{n.split()[0]} {s[-1][0]:.2f} s" for n, s in samples.items())
-            )
-        medians = {
-            name: [statistics.median(column) for column in zip(*rows, strict=True)] for name, rows in samples.items()
-        }
-        latest = max(save.glob("evaluate_trec_*.json"), key=lambda p: p.stat().st_mtime)
-        worst = check_agreement(qrels, run_a, latest, Path(scratch), env)
-        print(f"\n| {'process':<40} | median wall s | median CPU s | peak RSS MiB |")
-        print(f"| {'-' * 40} | ------------- | ------------ | ------------ |")
-        for name, (wall, cpu, rss) in medians.items():
-            print(f"| {name:<40} | {wall:13.2f} | {cpu:12.2f} | {rss:12.0f} |")
-        (ours_wall, ours_cpu, ours_rss), (their_wall, their_cpu, their_rss) = medians.values()
-        print(f"speed-up {their_wall / ours_wall:.2f}x wall, {their_cpu / ours_cpu:.2f}x CPU (target >= 3)")
-        print(f"memory {ours_rss / their_rss:.0%} of pytrec_eval's peak (target <= 60%)")
-        verdict = "OK" if worst <= 1e-9 else "FAIL"
-        print(f"largest per-query difference from pytrec_eval: {worst:.2e} (must be <= 1e-9): {verdict}")
-        if not args.skip_significance:
-            tests_only, whole = time_significance(qrels, run_a, run_b)
-            print(
-                f"significance (16 measures x 5,000 queries x 10,000 resamples): tests {tests_only:.2f} s (target <= 2)"
-            )
-            print(f"compare_runs end to end in one process (read + evaluate both runs + tests): {whole:.2f} s")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}  # results go to a temp dir
+    byte_compile_project()
+    suites = ["default", "all_trec"] if args.suite == "both" else [args.suite]
+    chosen = VARIANTS if args.matrix else dict(list(VARIANTS.items())[:1])
+    chosen = {label: fields for label, fields in chosen.items() if args.only in label}
+    results: dict[tuple[str, str], dict] = {}
+    with tempfile.TemporaryDirectory(prefix="trec_bench_") as scratch_dir:
+        scratch = Path(scratch_dir)
+        for label, fields in chosen.items():
+            variant = Variant(queries=args.queries, **fields)
+            folder = (args.keep or scratch) / variant.name
+            start = time.perf_counter()
+            # generated in a subprocess: a child's ru_maxrss starts from its parent's size at fork
+            subprocess.run([sys.executable, __file__, "--generate-only", str(folder), "--variant",
+                            json.dumps({"queries": args.queries, **fields})], check=True)  # fmt: skip
+            files = (folder / "qrels.txt", folder / "run_a.txt", folder / "run_b.txt")
+            size = files[1].stat().st_size / 2**20
+            print(f"\n## {label}: {folder} ({time.perf_counter() - start:.1f} s), {size:.0f} MiB per run")
+            for suite in suites:
+                results[(label, suite)] = compare_suite(suite, files, args, scratch, env)
+            if args.pvalue and label == next(iter(chosen)):
+                time_pvalue(files, args, scratch, env)
+            if not args.skip_significance and not args.matrix:
+                tests_only, whole = time_significance(files[0], files[1], files[2])
+                print(f"significance (16 measures x {args.queries:,} queries x 10,000 resamples): tests "
+                      f"{tests_only:.2f} s; compare_runs end to end in one process: {whole:.2f} s")  # fmt: skip
+    if len(results) > 1:
+        print("\n| variant | suite | speed-up (wall) | memory vs pytrec_eval |\n|---|---|---|---|")
+        for (label, suite), ratio in results.items():
+            print(f"| {label} | {suite} | {ratio['wall']:.2f}x | {ratio['memory']:.0%} |")
+        for suite in suites:
+            label, ratio = min(((k[0], v) for k, v in results.items() if k[1] == suite), key=lambda x: x[1]["wall"])
+            print(f"worst case ({suite}): {label}: {ratio['wall']:.2f}x")
 
 
 if __name__ == "__main__":

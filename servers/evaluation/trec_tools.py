@@ -57,7 +57,8 @@ class PValueRow(TypedDict):
     diff: float
     p_value: float
     p_value_adjusted: float
-    significant: bool
+    significant: bool  # p_value_adjusted < alpha (after the correction)
+    significant_raw: bool  # p_value < alpha (before any correction)
     t_test_p_value: float | None
     ci_low: float
     ci_high: float
@@ -78,6 +79,10 @@ KsParam = Annotated[Sequence[int], Field(description="cutoffs for bare recall/nd
 LevelParam = Annotated[int, Field(description="a document is relevant when rel >= relevance_level (trec_eval -l)")]
 SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
 QrelsPathParam = Annotated[str, Field(description="TREC qrels file: qid iter docid rel")]
+NamesParam = Annotated[
+    Literal["ultrarag", "trec_eval"],
+    Field(description="result keys: ultrarag (P@5, ndcg@10, mrr) or trec_eval (P_5, ndcg_cut_10, recip_rank)"),
+]
 
 
 @tool_hints(read_only=False, idempotent=True)
@@ -89,6 +94,7 @@ def evaluate_trec(
     ks: KsParam,
     relevance_level: LevelParam,
     max_depth: Annotated[int | None, Field(description="cut each ranking at this rank (trec_eval -M)")],
+    names: NamesParam,
     save_path: SavePathParam,
     run: Annotated[
         RunInput | None,
@@ -103,11 +109,12 @@ def evaluate_trec(
 ) -> EvaluateTrecResult:
     """Score a retrieval run against qrels exactly as trec_eval 10.0 does (with -c).
 
-    Measures: those named in ir_metrics (the list of families is in its description), plus the
-    counts num_q, num_ret, num_rel, num_rel_ret. Ties in score are broken by docid descending (byte order);
-    qrels queries missing from the run score 0 and count in the mean; run-only queries are ignored.
-    Returns the mean of each measure (eval_res) and writes a JSON file with aggregate, per_query,
-    counts and settings.
+    Measures: those named in ir_metrics (every trec_eval 10.0 measure; the list is in its
+    description), plus the counts num_q, num_ret, num_rel, num_rel_ret. Ties in score are broken
+    by docid descending (byte order); qrels queries missing from the run score 0 and count in the
+    mean; run-only queries are ignored. Returns the summary of each measure (eval_res; keys as
+    ``names`` says) and writes a JSON file with aggregate, per_query, counts and settings (runid
+    and relstring, which are text, are per query only).
     """
     from servers.core.trec.engine import evaluate
 
@@ -120,7 +127,7 @@ def evaluate_trec(
         ks=ks,
         relevance_level=relevance_level,
         max_depth=max_depth,
-    )
+    ).renamed(names)
     report(1, 2, "writing the result file")
     data = result.to_dict()
     data["settings"].update({"ir_metrics": list(ir_metrics), "ks": list(ks), "tool": "evaluate_trec"})
@@ -146,6 +153,7 @@ def evaluate_trec_pvalue(
     seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same p-values", ge=0)],
     alpha: Annotated[float, Field(description="significance level (and 1 - confidence of the interval)", gt=0, lt=1)],
     correction: Annotated[Literal["holm", "none"], Field(description="holm: adjust over all rows; none: raw p")],
+    names: NamesParam,
     save_path: SavePathParam,
     run_new: Annotated[RunInput | None, Field(description="the new run from an earlier step (path or mapping)")] = None,
     run_old: Annotated[
@@ -157,9 +165,11 @@ def evaluate_trec_pvalue(
 
     Two-sided paired randomisation (sign-flip) test (exact enumeration when 2^queries <= n_resamples),
     paired t-test, bootstrap confidence interval of the mean difference, effect size mean(d)/sd(d),
-    Holm-adjusted p-values. Queries missing from a run score 0. Deterministic for a given seed.
+    Holm-adjusted p-values. Each row has significant (adjusted p < alpha) and significant_raw
+    (p < alpha). Queries missing from a run score 0. Deterministic for a given seed.
     """
     from servers.core.trec.compare import compare_runs
+    from servers.core.trec.measures import parse_measure
 
     report = progress_from_context(ctx)
     new_runs: list[Any]
@@ -172,7 +182,7 @@ def evaluate_trec_pvalue(
     if not all(isinstance(r, (str, dict)) for r in new_runs):
         raise InputError("run_paths must be a list of file paths")
     report(0, 2, f"evaluating {len(new_runs) + 1} runs and testing")
-    names = [r if isinstance(r, str) else "run_new" for r in new_runs]
+    run_labels = [r if isinstance(r, str) else "run_new" for r in new_runs]
     comparison = compare_runs(
         qrels_path,
         new_runs,
@@ -184,9 +194,12 @@ def evaluate_trec_pvalue(
         seed=seed,
         alpha=alpha,
         correction=correction,
-        run_names=names,
+        run_names=run_labels,
     )
     report(1, 2, "writing the result file")
+    if names == "trec_eval":
+        for row in comparison.rows:
+            row["metric"] = parse_measure(row["metric"]).trec_name
     data = {
         "eval_res": comparison.by_metric(),
         "table": comparison.rows,

@@ -139,3 +139,43 @@ async def test_real_stdio_server(tmp_path: Path) -> None:
     async with Client(params) as client:
         result = await client.call_tool("evaluate_trec", {"ir_metrics": ["map"], "ks": [], "save_path": str(tmp_path)})
     assert result.structured_content["eval_res"]["map"] == pytest.approx(0.1785, abs=1e-4)
+
+
+@pytest.mark.anyio
+async def test_trec_eval_names_and_all_trec_through_the_tool(tmp_path: Path) -> None:
+    args = {"run_path": str(DATA / "results.test"), "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path)}
+    async with Client(create_app()) as client:
+        result = await client.call_tool("evaluate_trec", {**args, "ir_metrics": ["all_trec"], "names": "trec_eval"})
+    assert not result.is_error, result.content[0].text
+    eval_res = result.structured_content["eval_res"]
+    for line in (DATA / "out.test.aq").read_text().splitlines():  # every summary line of trec_eval -m all_trec
+        name, query, value = line.split()
+        if query == "all" and name != "runid":
+            assert eval_res[name] == pytest.approx(float(value), abs=1e-4 + 1e-12), name
+    saved = json.loads(Path(result.structured_content["result_path"]).read_text())
+    assert saved["per_query"]["302"]["relstring"] == "1101110110"  # out.test.aq
+    assert saved["settings"]["runid"] == "STANDARD"
+
+
+@pytest.mark.anyio
+async def test_pvalue_rows_carry_raw_and_corrected_significance(tmp_path: Path) -> None:
+    args = {
+        "run_old_path": str(ROOT / "data/trec/results.test"),
+        "run_new_path": str(ROOT / "data/trec/results.perturbed"),
+        "qrels_path": str(DATA / "qrels.test"),
+        "ir_metrics": ["map", "P@5", "ndcg@10", "bpref", "runid"],
+        "ks": [],
+        "alpha": 0.6,
+        "names": "trec_eval",
+        "save_path": str(tmp_path),
+    }
+    async with Client(create_app()) as client:
+        result = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
+    rows = result["table"]
+    assert [row["metric"] for row in rows] == ["map", "P_5", "ndcg_cut_10", "bpref"]  # runid is text: not tested
+    for row in rows:
+        assert row["significant_raw"] == (row["p_value"] < 0.6)
+        assert row["significant"] == (row["p_value_adjusted"] < 0.6)
+    bpref = rows[-1]  # 3 queries: exact p = 4/8; Holm over 4 rows lifts it to 1
+    assert (bpref["p_value"], bpref["p_value_adjusted"]) == (0.5, 1.0)
+    assert bpref["significant_raw"] and not bpref["significant"]

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", "--ks", nargs="*", type=int, default=settings["ks"])
     parser.add_argument("-l", "--relevance-level", type=int, default=settings["relevance_level"])
     parser.add_argument("-M", "--max-depth", type=int, default=settings["max_depth"])
+    parser.add_argument("--names", choices=["ultrarag", "trec_eval"], default=settings["names"])
     parser.add_argument("--save-path", default=settings["save_path"])
     args = parser.parse_args(argv)
     from servers.core.trec.engine import evaluate
@@ -38,12 +39,12 @@ def main(argv: list[str] | None = None) -> int:
             ks=args.ks,
             relevance_level=args.relevance_level,
             max_depth=args.max_depth,
-        )
+        ).renamed(args.names)
+        data = result.to_dict()
+        path = atomic_write_text(result_path(args.save_path, "evaluate_trec"), json.dumps(data))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    data = result.to_dict()
-    path = atomic_write_text(result_path(args.save_path, "evaluate_trec"), json.dumps(data))
     print(json.dumps({"eval_res": data["aggregate"], "counts": data["counts"], "result_path": str(path)}))
     return 0
 

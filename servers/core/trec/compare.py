@@ -58,7 +58,7 @@ def compare_runs(
     """Evaluate each new run and the baseline, then test every (run, measure) difference.
 
     ``significant`` compares ``alpha`` with the Holm-adjusted p-value (``correction="holm"``,
-    adjusted over all rows) or the raw one (``"none"``).
+    adjusted over all rows) or the raw one (``"none"``); ``significant_raw`` always with the raw one.
     """
     if correction not in ("holm", "none"):
         raise InputError(f"correction must be 'holm' or 'none', got {correction!r}")
@@ -66,7 +66,9 @@ def compare_runs(
         raise InputError("give at least one new run (a list of paths or run mappings)")
     _check_positive_int(n_resamples, "n_resamples")
     _check_positive_int(seed, "seed", minimum=0)
-    parsed = parse_measures(measures, ks)
+    parsed = [m for m in parse_measures(measures, ks) if m.aggregate != "text"]  # runid, relstring: no test
+    if not parsed:
+        raise InputError("give at least one numeric measure to compare (runid and relstring are text)")
     qrels_table = load_qrels(qrels)
     names = list(run_names) if run_names else [_run_label(run, i) for i, run in enumerate(new_runs)]
     if len(names) != len(new_runs) or len(set(names)) != len(names):
@@ -93,6 +95,7 @@ def compare_runs(
                 "p_value": float(tests.p_value[i]),
                 "p_value_adjusted": float(adjusted[i]),
                 "significant": bool(adjusted[i] < alpha),
+                "significant_raw": bool(tests.p_value[i] < alpha),
                 "t_test_p_value": _number(tests.t_test_p_value[i]),
                 "ci_low": float(tests.ci_low[i]),
                 "ci_high": float(tests.ci_high[i]),

@@ -15,6 +15,7 @@ the qrels are ignored; both are counted. Values are full-precision floats.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from servers.core.errors import InputError
-from servers.core.trec.measures import Measure, parse_measures
+from servers.core.trec.measures import FAMILIES, Measure, parse_measures
 from servers.core.trec.ranking import rank_hits
 from servers.core.trec.scoring import IdealGains, Judged
 from servers.core.trec.sources import load_qrels, load_run
@@ -37,7 +38,9 @@ QrelsLike = str | os.PathLike[str] | Mapping[str, Mapping[str, int]] | TrecTable
 class TrecResult:
     """Per-query values of each measure over the evaluated query set, plus counts.
 
-    ``values[name]`` is aligned with ``qids`` (sorted in byte order); ``aggregate`` is the mean.
+    ``values[name]`` is aligned with ``qids`` (sorted in byte order); ``aggregate`` summarises each
+    measure as its family says (mean; geometric mean for gm_map/gm_bpref; sum for counts).
+    ``text`` holds the per-query strings of ``runid`` and ``relstring``.
     """
 
     measures: tuple[Measure, ...]
@@ -51,11 +54,14 @@ class TrecResult:
     relevance_level: int = 1
     max_depth: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    text: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def aggregate(self) -> dict[str, float]:
-        """The mean of each measure over the evaluated queries (``{"ndcg@10": 0.3016, ...}``)."""
-        return {name: float(column.mean()) if column.size else 0.0 for name, column in self.values.items()}
+        """Each measure over the evaluated queries (``{"ndcg@10": 0.3016, ...}``): the mean, or the
+        summary its family declares (exp of the mean log for gm_map, the sum for num_rel ...)."""
+        kinds = {m.name: m.aggregate for m in self.measures}
+        return {name: _summary(column, kinds.get(name, "mean")) for name, column in self.values.items()}
 
     @property
     def counts(self) -> dict[str, int]:
@@ -78,10 +84,22 @@ class TrecResult:
             "num_rel": self.num_rel.tolist(),
             "num_rel_ret": self.num_rel_ret.tolist(),
         }
+        columns.update(self.text)
         return {
             qid: {**{name: values[i] for name, values in columns.items()}, **{name: c[i] for name, c in counts.items()}}
             for i, qid in enumerate(self.qids)
         }
+
+    def renamed(self, names: str) -> TrecResult:
+        """The same result keyed by ``names``: ``ultrarag`` (ours, ``P@5``) or ``trec_eval`` (``P_5``)."""
+        if names == "ultrarag":
+            return self
+        if names != "trec_eval":
+            raise InputError(f"names must be 'ultrarag' or 'trec_eval', got {names!r}")
+        key = {m.name: m.trec_name for m in self.measures}
+        values = {key.get(n, n): v for n, v in self.values.items()}
+        text = {key.get(n, n): v for n, v in self.text.items()}
+        return dataclasses.replace(self, values=values, text=text, measures=tuple(_Renamed(m) for m in self.measures))
 
     def column(self, measure: str | Measure) -> np.ndarray:
         """Per-query values of one measure, aligned with ``qids``."""
@@ -98,6 +116,7 @@ class TrecResult:
             "counts": self.counts,
             "settings": {
                 "measures": [m.name for m in self.measures],
+                **({"runid": self.text["runid"][0]} if self.text.get("runid") else {}),
                 "relevance_level": self.relevance_level,
                 "max_depth": self.max_depth,
                 **self.settings,
@@ -151,20 +170,50 @@ def evaluate_tables(
             path=run.source,
         )
     run_query = run_map[run.qid_codes]
+    all_judged = any(FAMILIES[m.family].needs_judged_nonrelevant for m in measures)
     hits = rank_hits(
-        run, run_query, qrels, qrels_query, len(qids), relevance_level=relevance_level, max_depth=max_depth
+        run,
+        run_query,
+        qrels,
+        qrels_query,
+        len(qids),
+        relevance_level=relevance_level,
+        max_depth=max_depth,
+        keep_all_judged=all_judged,
     )
     grades = qrels.values
     num_rel = np.bincount(qrels_query[grades >= relevance_level], minlength=len(qids)).astype(np.int64)
+    nonrel = (grades >= 0) & (grades < relevance_level)
     relevant = hits.grade >= relevance_level
     num_rel_ret = np.bincount(hits.query[relevant], minlength=len(qids)).astype(np.int64)
     ideal = IdealGains(qrels_query[grades > 0], grades[grades > 0], len(qids))
-    judged = Judged(hits, relevant, num_rel, ideal, len(qids))
-    values = {m.name: m.compute(judged) for m in measures}
+    max_grade = np.full(len(qids), -1, dtype=np.int64)
+    np.maximum.at(max_grade, qrels_query, grades)
+    judged = Judged(
+        hits,
+        relevant,
+        num_rel,
+        ideal,
+        len(qids),
+        relevance_level=relevance_level,
+        num_nonrel=np.bincount(qrels_query[nonrel], minlength=len(qids)),
+        max_grade=max_grade,
+        run_id=run_tag(run) if any(m.family == "runid" for m in measures) else "",
+        all_judged=all_judged,
+    )
+    values: dict[str, np.ndarray] = {}
+    text: dict[str, list[str]] = {}
+    for m in measures:
+        column = m.compute(judged)
+        if m.aggregate == "text":
+            text[m.name] = [str(v) for v in column]
+        else:
+            values[m.name] = column
     return TrecResult(
         measures=tuple(measures),
         qids=qids,
         values=values,
+        text=text,
         num_ret=hits.num_ret,
         num_rel=num_rel,
         num_rel_ret=num_rel_ret,
@@ -174,6 +223,43 @@ def evaluate_tables(
         max_depth=max_depth,
         settings={"qrels": qrels.source, "run": run.source},
     )
+
+
+def run_tag(run: TrecTable) -> str:
+    """trec_eval's runid: the sixth column of the run's first line (a mapping's name)."""
+    if run.path is None:
+        return run.source
+    with open(run.path, "rb") as handle:
+        for raw in handle:
+            fields = raw.split()
+            if fields and not fields[0].startswith(b"#"):
+                return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+    return ""
+
+
+def _summary(column: np.ndarray, kind: str) -> float:
+    if column.size == 0:
+        return 0.0
+    if kind == "geometric":
+        return float(np.exp(column.mean()))
+    if kind == "sum":
+        return float(column.sum())
+    return float(column.mean())
+
+
+@dataclass(frozen=True)
+class _Renamed:
+    """A measure shown under its trec_eval name (``TrecResult.renamed``)."""
+
+    measure: Measure
+
+    @property
+    def name(self) -> str:
+        return self.measure.trec_name
+
+    @property
+    def aggregate(self) -> str:
+        return self.measure.aggregate
 
 
 def _check_int(value: Any, name: str, *, minimum: int) -> int:

@@ -21,10 +21,13 @@ import numpy as np
 
 from servers.core.trec.table import TrecTable, rekey
 
+_BLOCK = 1 << 20  # rows per block when scanning the run's keys
+
 
 @dataclass(frozen=True)
 class Hits:
-    """The rows of a run whose grade matters: query index, 0-based rank and grade, sorted by (query, rank)."""
+    """The rows of a run whose grade matters (or every judged row): query index, 0-based rank and grade,
+    sorted by (query, rank)."""
 
     query: np.ndarray
     rank: np.ndarray
@@ -41,11 +44,13 @@ def rank_hits(
     *,
     relevance_level: int,
     max_depth: int | None = None,
+    keep_all_judged: bool = False,
 ) -> Hits:
     """Rank ``run`` per query and return where its judged documents with a grade that matters land.
 
     ``run_query`` / ``qrels_query`` give each row's index in the evaluated query set (-1: not
-    evaluated). Rows of queries outside the set are ignored.
+    evaluated). Rows of queries outside the set are ignored. ``keep_all_judged`` keeps every judged
+    row, whatever its grade (for bpref, infAP, unj ...); otherwise only rows whose grade matters.
     """
     rows = np.flatnonzero(run_query >= 0) if np.any(run_query < 0) else None
     query = run_query if rows is None else run_query[rows]
@@ -57,7 +62,10 @@ def rank_hits(
         query, scores = query[order], scores[order]
     num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
 
-    matters = (qrels.values > 0) | (qrels.values >= relevance_level)
+    if keep_all_judged:
+        matters = np.ones(len(qrels.values), dtype=bool)
+    else:
+        matters = (qrels.values > 0) | (qrels.values >= relevance_level)
     position, grade = _judged_positions(run, rows, query, qrels, qrels_query, matters)
     position = _break_ties(run, rows, query, scores, position, grade)
 
@@ -103,22 +111,25 @@ def _judged_positions(
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     own = qrels.qid_codes[qrels_rows]
     qrels_keys = rekey(qrels.keys[qrels_rows], own, to_run_code[own])
-    run_keys = run.keys if rows is None else run.keys[rows]
 
-    # A bitmap on the low key bits discards almost every unjudged row before any binary search.
+    # A bitmap on the low key bits discards almost every unjudged row before any binary search;
+    # the run's keys are scanned in blocks (in ranked order) so no full-size temporary is made.
     bits = int(min(max(qrels_keys.size * 16, 1 << 16), 1 << 26))
     bits = 1 << (bits - 1).bit_length()
     mask = np.uint64(bits - 1)
     bitmap = np.zeros(bits, dtype=bool)
     bitmap[(qrels_keys & mask).view(np.int64)] = True
-    low_bits = np.bitwise_and(run_keys, mask).view(np.int64)
-    candidates = np.flatnonzero(bitmap[low_bits])
-    del low_bits
+    found_blocks = []
+    for start in range(0, query.size, _BLOCK):
+        block = run.keys[start : start + _BLOCK] if rows is None else run.keys[rows[start : start + _BLOCK]]
+        found_blocks.append(np.flatnonzero(bitmap[(block & mask).view(np.int64)]) + start)
+    candidates = np.concatenate(found_blocks)
+    candidate_keys = run.keys[candidates if rows is None else rows[candidates]]
 
     by_key = np.argsort(qrels_keys, kind="stable")
     sorted_keys = qrels_keys[by_key]
-    slot = np.minimum(np.searchsorted(sorted_keys, run_keys[candidates]), sorted_keys.size - 1)
-    found = sorted_keys[slot] == run_keys[candidates]
+    slot = np.minimum(np.searchsorted(sorted_keys, candidate_keys), sorted_keys.size - 1)
+    found = sorted_keys[slot] == candidate_keys
     position = candidates[found]
     qrels_row = qrels_rows[by_key[slot[found]]]
     # Keys are only fingerprints: keep the pairs whose query and docid bytes really agree.

@@ -15,20 +15,36 @@ from servers.core.trec.ranking import Hits
 
 
 class IdealGains:
-    """Per-query ideal DCG: all judged grades > 0 of the query, sorted descending."""
+    """Per-query ideal ranking: all judged grades > 0 of the query, sorted descending.
+
+    ``grade``/``gain`` (grade / log2(rank + 2)) are listed query by query; ``start``/``count``
+    locate each query's block (``count`` is the number of documents with a positive gain).
+    """
 
     def __init__(self, query: np.ndarray, grade: np.ndarray, num_queries: int) -> None:
         order = np.lexsort((-grade, query))
         self.query = query[order]
-        starts = np.concatenate(([0], np.flatnonzero(self.query[1:] != self.query[:-1]) + 1)) if order.size else order
-        first = np.repeat(starts, np.diff(np.append(starts, order.size)))
-        self.rank = np.arange(order.size) - first
-        self.gain = grade[order] / np.log2(self.rank + 2.0)
+        self.grade = grade[order].astype(np.float64)
+        self.rank = np.arange(order.size) - group_first(self.query)
+        self.gain = self.grade / np.log2(self.rank + 2.0)
         self.num_queries = num_queries
+        self.count = np.bincount(self.query, minlength=num_queries)
+        self.start = np.concatenate(([0], np.cumsum(self.count)[:-1])) if num_queries else self.count
 
     def at(self, k: int | None) -> np.ndarray:
         keep = slice(None) if k is None else self.rank < k
         return np.bincount(self.query[keep], weights=self.gain[keep], minlength=self.num_queries)
+
+    def running(self, values: np.ndarray, query: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The running sum of ``values`` (aligned with the ideal list) of ``query`` up to ``position``
+        (0-based, inclusive; past the end: the query's total; < 0 or no ideal document: 0)."""
+        total = segment_cumsum(self.query, values)
+        count = self.count[query]
+        last = np.minimum(position, count - 1)
+        ok = (count > 0) & (last >= 0)
+        out = np.zeros(query.size)
+        out[ok] = total[self.start[query[ok]] + last[ok]]
+        return out
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,11 @@ class Judged:
     num_rel: np.ndarray  # per query: relevant documents in the qrels
     ideal: IdealGains
     num_queries: int
+    relevance_level: int = 1
+    num_nonrel: np.ndarray | None = None  # per query: judged with 0 <= grade < relevance_level
+    max_grade: np.ndarray | None = None  # per query: the highest judged grade (-1 if none)
+    run_id: str = ""  # the run's tag (sixth column of its first line) or its name
+    all_judged: bool = False  # whether hits hold every judged document (grades <= 0 included)
 
     @cached_property
     def rel_query(self) -> np.ndarray:
@@ -50,6 +71,20 @@ class Judged:
     def rel_rank(self) -> np.ndarray:
         """0-based rank of each relevant hit."""
         return self.hits.rank[self.relevant]
+
+    @cached_property
+    def num_rel_ret(self) -> np.ndarray:
+        """Relevant documents retrieved, per query (float)."""
+        return np.bincount(self.rel_query, minlength=self.num_queries).astype(np.float64)
+
+    @property
+    def num_ret(self) -> np.ndarray:
+        """Documents retrieved, per query (float)."""
+        return self.hits.num_ret.astype(np.float64)
+
+    def require_all_judged(self, what: str) -> None:
+        if not self.all_judged:
+            raise AssertionError(f"{what} needs every judged document: mark its family needs_judged_nonrelevant")
 
     def within(self, k: int | None) -> np.ndarray:
         """Which relevant hits rank above the cutoff."""
@@ -114,6 +149,32 @@ def running_count(query: np.ndarray) -> np.ndarray:
     """1, 2, 3 ... within each run of equal query indices."""
     if query.size == 0:
         return np.zeros(0, dtype=np.float64)
+    return (np.arange(query.size) - group_first(query) + 1).astype(np.float64)
+
+
+def group_first(query: np.ndarray) -> np.ndarray:
+    """For each element, the index of the first element of its run of equal query indices."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
-    first = np.repeat(starts, np.diff(np.append(starts, query.size)))
-    return (np.arange(query.size) - first + 1).astype(np.float64)
+    return np.repeat(starts, np.diff(np.append(starts, query.size)))
+
+
+def segment_cumsum(query: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` restarting at each new query (inclusive)."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    total = np.cumsum(values, dtype=np.float64)
+    before = np.concatenate(([0.0], total))[group_first(query)]
+    return total - before
+
+
+def query_sum(query: np.ndarray, weights: np.ndarray, num_queries: int) -> np.ndarray:
+    """Sum of ``weights`` per query index, added in order (float64, also when empty)."""
+    return np.bincount(query, weights=weights, minlength=num_queries).astype(np.float64, copy=False)
+
+
+def count_before(query: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """For each element, how many earlier elements of its query have ``flags`` set (exact integers)."""
+    running = segment_cumsum(query, flags.astype(np.float64))
+    return running - flags

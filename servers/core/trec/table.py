@@ -76,10 +76,14 @@ def pair_keys(fingerprints: np.ndarray, query: np.ndarray) -> np.ndarray:
     """64-bit keys of (query index, docid) per row: ``fingerprint ^ mix64(query + 1)``.
 
     Equal pairs have equal keys; distinct pairs rarely do, so a key match is checked on the bytes.
+    ``fingerprints`` (a fresh array from the caller) is turned into the keys in place, with one
+    ``mix64`` per distinct query gathered per row: less time and memory than mixing every row.
     """
-    keys = mix64(query.astype(np.uint64) + np.uint64(1))
-    keys ^= fingerprints
-    return keys
+    if query.size == 0:
+        return fingerprints
+    per_query = mix64(np.arange(1, int(query.max()) + 2, dtype=np.uint64))
+    fingerprints ^= per_query[query]
+    return fingerprints
 
 
 def rekey(keys: np.ndarray, old_query: np.ndarray, new_query: np.ndarray) -> np.ndarray:

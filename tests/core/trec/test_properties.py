@@ -17,17 +17,22 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from servers.core.trec import scoring_sets
 from servers.core.trec.engine import evaluate
 from servers.core.trec.io import read_run
-from servers.core.trec.measures import parse_measures
+from servers.core.trec.measures import parse_measure, parse_measures
 
 KS = (1, 2, 3, 5, 10)
-OURS = parse_measures(
-    ["map", "mrr", "ndcg", "R-prec"] + [f"{f}@{k}" for f in ("P", "recall", "ndcg", "success", "map") for k in KS]
-)
-THEIRS = {"map", "recip_rank", "ndcg", "Rprec"} | {
-    f"{name}.{','.join(map(str, KS))}" for name in ("P", "recall", "ndcg_cut", "success", "map_cut")
-}
+CUT = ("P", "recall", "ndcg_cut", "success", "map_cut", "relative_P")
+# Every measure pytrec_eval computes, asked with small cutoffs; runid and relstring are text (pytrec_eval
+# returns 0 for them); iprec_at_recall and 11pt_avg round recall levels as trec_eval 9 did (compared below).
+NINE_ROUNDING = {"iprec_at_recall", "11pt_avg"}
+THEIRS = {
+    name if name not in CUT else f"{name}.{','.join(map(str, KS))}"
+    for name in pytrec_eval.supported_measures
+    if name not in {"runid", "relstring", "Rprec_mult", *NINE_ROUNDING}
+} | {"Rprec_mult.0.2,0.5,1.0,1.5,2.0"}
+OURS = parse_measures(sorted(THEIRS), [])
 # Docids whose byte order differs from their numeric and from their "natural" order.
 DOCIDS = [f"d{i}" for i in range(25)] + ["D3", "doc-1", "d1a", "é9", "z", "Z0", "d09"]
 
@@ -71,15 +76,14 @@ def compare_with_pytrec(qrels: dict, run: dict, relevance_level: int) -> None:
     per_query = ours.per_query
     assert set(theirs) == set(run) & set(qrels)
     for qid, values in theirs.items():
+        assert {parse_measure(name).name for name in values} == {m.name for m in OURS}
         for name, value in values.items():
-            key = {"recip_rank": "mrr", "Rprec": "R-prec", "ndcg": "ndcg", "map": "map"}.get(name)
-            if key is None:
-                family, k = name.rsplit("_", 1)
-                family = {"ndcg_cut": "ndcg", "map_cut": "map"}.get(family, family)
-                key = f"{family}@{k}"
+            key = parse_measure(name).name
             assert per_query[qid][key] == pytest.approx(value, abs=1e-12), (qid, key)
-    for qid in set(qrels) - set(run):
-        assert all(per_query[qid][m.name] == 0 for m in OURS)
+    for qid in set(qrels) - set(run):  # an empty ranking: zero, except the per-query logs and counts
+        kept = {"gm_map", "gm_bpref", "num_q", "num_rel", "utility"}
+        assert all(per_query[qid][m.name] == 0 for m in OURS if m.family not in kept)
+        assert per_query[qid]["gm_map"] == pytest.approx(np.log(1e-5))
     assert ours.counts["queries_missing_in_run"] == len(set(qrels) - set(run))
     assert ours.counts["queries_only_in_run"] == len(set(run) - set(qrels))
 
@@ -93,6 +97,25 @@ def compare_with_pytrec(qrels: dict, run: dict, relevance_level: int) -> None:
 def test_matches_pytrec_eval_with_ties(seed: int, tie_mode: str, relevance_level: int) -> None:
     qrels, run = random_case(seed, tie_mode)
     compare_with_pytrec(qrels, run, relevance_level)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), tie_mode=st.sampled_from(["integers", "all-equal", "one-decimal"]))
+def test_recall_levels_match_pytrec_eval_with_its_rounding(seed: int, tie_mode: str) -> None:
+    """pytrec_eval bundles trec_eval 9, which turns recall level x into floor(x * R + 0.9) relevant
+    documents; trec_eval 10.0 rounds (checked against its outputs in test_conformance). With the old
+    rule swapped in, every value agrees to 1e-12, which checks the interpolation itself."""
+    qrels, run = random_case(seed, tie_mode)
+    original = scoring_sets.recall_cutoff
+    scoring_sets.recall_cutoff = lambda level, num_rel: np.floor(level * num_rel + 0.9)
+    try:
+        ours = evaluate(qrels, run, ["iprec_at_recall", "11pt_avg"]).per_query
+    finally:
+        scoring_sets.recall_cutoff = original
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, NINE_ROUNDING).evaluate(run)
+    for qid, values in theirs.items():
+        for name, value in values.items():
+            assert ours[qid][parse_measure(name).name] == pytest.approx(value, abs=1e-12), (qid, name)
 
 
 def write_run(path: Path, run: dict, separator: str) -> None:
@@ -116,3 +139,23 @@ def test_file_readers_and_mapping_agree(seed: int, tie_mode: str) -> None:
             table = read_run(path)
             assert (table.lines is None) == (name != "padded.run")  # padded columns take the careful reader
             assert evaluate(qrels, table, OURS).per_query == expected
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    tie_mode=st.sampled_from(["integers", "all-equal", "one-decimal"]),
+    relevance_level=st.sampled_from([0, 1, 2, 3]),
+    max_depth=st.sampled_from([None, 1, 3]),
+)
+def test_every_measure_is_finite_on_random_runs(seed: int, tie_mode: str, relevance_level: int, max_depth) -> None:
+    """Every measure (those pytrec_eval lacks included) gives a finite number, or a short string."""
+    qrels, run = random_case(seed, tie_mode)
+    names = ["all_trec", "hits@3", "Judged@3", "mrr@2", "relstring@4"]
+    result = evaluate(qrels, run, names, relevance_level=relevance_level, max_depth=max_depth)
+    for name, column in result.values.items():
+        assert np.all(np.isfinite(column)), name
+    assert all(len(text) <= 4 and set(text) <= set("0123456789>-.") for text in result.text["relstring@4"])
+    assert set(result.text["runid"]) == {"run"}
+    for share in ("unj@5", "Judged@3", "set_P", "bpref", "infAP", "rbp", "rbp_resid"):
+        assert np.all((result.column(share) >= 0) & (result.column(share) <= 1 + 1e-12)), share

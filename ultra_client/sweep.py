@@ -58,9 +58,11 @@ def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, A
 
     settings = raw.get(step.server, {})
     try:
-        names = [str(m) for m in parse_measures(settings.get("ir_metrics") or [], settings.get("ks"))]
+        measures = parse_measures(settings.get("ir_metrics") or [], settings.get("ks"))
     except (InputError, TypeError, ValueError):
         return  # the tool reports a bad measure list itself, on the first trial
+    spelling = settings.get("names", "ultrarag")
+    names = [m.trec_name if spelling == "trec_eval" else m.name for m in measures if m.aggregate != "text"]
     if key not in names:
         raise UltraError(
             f"--metric {spec.metric}: '{variable}' ({step.name}) will hold {names}, not '{key}'"

@@ -191,6 +191,16 @@ def test_bad_input_is_refused_before_any_trial(project: Path, args: list[str], e
     assert not (project / "sw" / "trials").exists()
 
 
+def test_metric_key_follows_the_names_setting(project: Path) -> None:
+    write_params(project / "pipes" / "parameters" / "trec_parameter.yaml", settings(names="trec_eval"))
+    refused = sweep(project, "--grid", "evaluation.relevance_level=[1]", "--metric", "eval_res.P@5")
+    assert refused.returncode == 1 and "did you mean 'P_5'" in refused.stderr
+    ran = sweep(project, "--grid", "evaluation.relevance_level=[1, 2]", "--metric", "eval_res.P_5", out="ok")
+    assert ran.returncode == 0, ran.stderr
+    values = [row["eval_res.P_5"] for row in read_rows(project / "ok")]
+    assert len(values) == 2 and values[0] != values[1]
+
+
 def test_sweep_file(project: Path) -> None:
     """A ``sweep:`` block in a YAML file next to the pipeline; a command-line option overrides it."""
     (project / "pipes" / "trec_sweep.yaml").write_text(

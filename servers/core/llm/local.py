@@ -26,6 +26,8 @@ DEFAULT_EMBEDDING_MODEL = "all-minilm-l6-v2"
 
 _embedders: dict[str, Any] = {}
 _embedders_lock = threading.Lock()
+_chat_models: dict[str, tuple[Any, Any]] = {}
+_chat_models_lock = threading.Lock()
 
 
 def _package_dir(package: str) -> Path:
@@ -58,7 +60,16 @@ def resolve_chat_model(model_id: str) -> tuple[Path, str | None]:
 
 
 def load_chat_model(model_id: str) -> tuple[Any, Any]:
-    """Load (tokenizer, model) for greedy generation on CPU."""
+    """(tokenizer, model) for generation on CPU, loaded once per process and model."""
+    with _chat_models_lock:
+        loaded = _chat_models.get(model_id)
+        if loaded is None:
+            loaded = _load_chat_model(model_id)
+            _chat_models[model_id] = loaded
+    return loaded
+
+
+def _load_chat_model(model_id: str) -> tuple[Any, Any]:
     transformers = require("transformers", extra=EXTRA)
     require("torch", extra=EXTRA)
     folder, gguf = resolve_chat_model(model_id)
@@ -71,25 +82,62 @@ def load_chat_model(model_id: str) -> tuple[Any, Any]:
     model.eval()
     if getattr(tokenizer, "chat_template", None) is None:
         raise InputError("the local model has no chat template; use an instruct model", path=str(folder))
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
     return tokenizer, model
 
 
-def generate(loaded: tuple[Any, Any], messages: list[dict[str, Any]], max_new_tokens: int) -> tuple[str, int, int]:
-    """Greedy completion of ``messages`` with the chat template: (text, prompt tokens, completion tokens)."""
+def generate(
+    loaded: tuple[Any, Any],
+    messages: list[dict[str, Any]],
+    max_new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+) -> tuple[str, int, int]:
+    """Completion of ``messages`` with the chat template: (text, prompt tokens, completion tokens).
+
+    Greedy at temperature 0; sampled (temperature, top_p) above it, e.g. to measure consistency over runs.
+    """
+    return generate_batch(loaded, [messages], max_new_tokens, temperature=temperature, top_p=top_p)[0]
+
+
+def generate_batch(
+    loaded: tuple[Any, Any],
+    conversations: list[list[dict[str, Any]]],
+    max_new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+) -> list[tuple[str, int, int]]:
+    """Completions of several conversations in one left-padded batch: (text, prompt, completion tokens) each.
+
+    Generation stops when every row has ended or after ``max_new_tokens``; a row's tokens after its own
+    end-of-sequence are padding, neither decoded nor counted.
+    """
     import torch
 
     tokenizer, model = loaded
-    inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    texts = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=False) for m in conversations]
+    tokenizer.padding_side = "left"
+    inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    sampled = {"do_sample": True, "temperature": temperature, "top_p": top_p} if temperature > 0 else {}
     with torch.no_grad():
         output = model.generate(
             **inputs,
             max_new_tokens=max_new_tokens,
-            do_sample=False,
-            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+            **({"do_sample": False} | sampled),
+            pad_token_id=tokenizer.pad_token_id,
         )
-    n_in = int(inputs["input_ids"].shape[1])
-    new_tokens = output[0][n_in:]
-    return tokenizer.decode(new_tokens, skip_special_tokens=True), n_in, int(new_tokens.shape[0])
+    width = int(inputs["input_ids"].shape[1])
+    ends = {tokenizer.eos_token_id, tokenizer.pad_token_id}
+    results = []
+    for row, mask in zip(output, inputs["attention_mask"], strict=True):
+        new = row[width:].tolist()
+        stop = next((i for i, token in enumerate(new) if token in ends), len(new))
+        text = tokenizer.decode(new[:stop], skip_special_tokens=True)
+        results.append((text, int(mask.sum()), min(stop + 1, len(new))))
+    return results
 
 
 def resolve_embedding_model(model_id: str) -> Path:

@@ -1,0 +1,3 @@
+from servers.synth.server import main
+
+main()

@@ -90,10 +90,11 @@ def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, A
     ``default`` lacks are kept (the tool decides whether they are allowed).
 
     The default ``api_key`` belongs to the default endpoint: a caller who names a ``base_url`` (or
-    ``backend: local``) and no ``api_key`` gets ``""``, so a key never goes to a host it was not
-    written for.
+    ``backend: local``, or a pool of ``endpoints``, each with its own key) and no ``api_key`` gets ``""``,
+    so a key never goes to a host it was not written for.
     """
-    if "api_key" in default and "api_key" not in given and ("base_url" in given or given.get("backend") == "local"):
+    elsewhere = "base_url" in given or "endpoints" in given or given.get("backend") == "local"
+    if "api_key" in default and "api_key" not in given and elsewhere:
         given = {**given, "api_key": ""}
     return {**default, **given}
 

@@ -3,7 +3,7 @@
 Both take their data as variables from earlier pipeline steps (``benchmark.get_data`` maps
 ``pred_ls``, ``gt_ls`` and ``ctx_ls``) and write one JSON file under ``save_path`` holding the
 per-item lists, the ``avg_<metric>`` means (UltraRAG's shape), the settings and the versions;
-``evaluate``'s file also holds ``id_ls``, the item ids the per-item lists are aligned with.
+both files also hold ``id_ls``, the item ids the per-item lists are aligned with.
 """
 
 from __future__ import annotations
@@ -125,6 +125,10 @@ def evaluate_mtrag(
         list[float] | None,
         Field(description="IDK judgement per record: 1 = says it does not know, 0 = does not, 0.5 = partly"),
     ] = None,
+    id_ls: Annotated[
+        list[Any] | None,
+        Field(description="record ids, written with the per-record values in the result file (default: 0..n-1)"),
+    ] = None,
     mtrag_metrics: Annotated[Sequence[str], Field(description=f"MT-RAG metrics: {mtrag.describe_names()}")],
     bertscore_model: Annotated[
         str, Field(description=f"'{WHEEL_MODEL}' (the wheel's local model) or a local model directory")
@@ -138,9 +142,10 @@ def evaluate_mtrag(
     The metrics are listed with the `mtrag_metrics` field. BERTScore runs on a local model (extra
     `bertscore`; by default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli, so absolute values
     differ). With answerability_ls and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the
-    result to a JSON file.
+    result with id_ls (the record ids the per-record lists follow) to a JSON file.
     """
     report = progress_from_context(ctx)
+    ids = item_ids(id_ls, len(pred_ls))
     eval_res = mtrag.evaluate_mtrag_records(
         pred_ls,
         gt_ls,
@@ -165,7 +170,7 @@ def evaluate_mtrag(
     return {
         "eval_res": eval_res,
         "settings": settings,
-        "result_path": _save("evaluate_mtrag", save_path, eval_res, settings),
+        "result_path": _save("evaluate_mtrag", save_path, {"id_ls": ids, **eval_res}, settings),
     }
 
 

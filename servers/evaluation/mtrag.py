@@ -323,13 +323,13 @@ def evaluate_mtrag_records(
     bertscore_layer: int,
     progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, object]:
-    """MT-RAG metrics per record plus ``avg_<metric>``; ``RB_agg_idk`` when answerability and idk are given."""
+    """MT-RAG metrics per record plus ``avg_<metric>``; ``RB_agg_idk`` when idk (and answerability) are given."""
     if not isinstance(pred_ls, (list, tuple)) or not pred_ls:
         raise InputError("pred_ls must be a non-empty list of predictions")
     n = len(pred_ls)
     _check_lengths(n, gt_ls=gt_ls, ctx_ls=ctx_ls, answerability_ls=answerability_ls, idk_ls=idk_ls)
-    if (answerability_ls is None) != (idk_ls is None):
-        raise InputError("IDK conditioning needs both answerability_ls and idk_ls (or neither)")
+    if idk_ls is not None and answerability_ls is None:
+        raise InputError("IDK conditioning needs answerability_ls as well as idk_ls")
     for index, prediction in enumerate(pred_ls):
         if not isinstance(prediction, str):
             raise InputError(f"pred_ls[{index}] is a {type(prediction).__name__}, expected a string")

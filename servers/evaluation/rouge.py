@@ -94,6 +94,11 @@ class RougeText:
 
 def rouge_n(target: RougeText, prediction: RougeText, n: int) -> float:
     """ROUGE-N F-measure, as rouge-score's ``_score_ngrams`` computes it."""
+    return rouge_n_prf(target, prediction, n)[2]
+
+
+def rouge_n_prf(target: RougeText, prediction: RougeText, n: int) -> tuple[float, float, float]:
+    """ROUGE-N (precision, recall, F-measure), as rouge-score's ``_score_ngrams`` computes them."""
     target_ngrams = target.ngrams(n)
     prediction_ngrams = prediction.ngrams(n)
     intersection = 0
@@ -105,7 +110,7 @@ def rouge_n(target: RougeText, prediction: RougeText, n: int) -> float:
     prediction_count = max(len(prediction.tokens) - n + 1, 0)
     precision = intersection / max(prediction_count, 1)
     recall = intersection / max(target_count, 1)
-    return fmeasure(precision, recall)
+    return precision, recall, fmeasure(precision, recall)
 
 
 def lcs(target: RougeText, prediction: RougeText) -> int:
@@ -117,12 +122,17 @@ def lcs(target: RougeText, prediction: RougeText) -> int:
 
 def rouge_l(target: RougeText, prediction: RougeText) -> float:
     """ROUGE-L F-measure, as rouge-score's ``_score_lcs`` computes it."""
+    return rouge_l_prf(target, prediction)[2]
+
+
+def rouge_l_prf(target: RougeText, prediction: RougeText) -> tuple[float, float, float]:
+    """ROUGE-L (precision, recall, F-measure), as rouge-score's ``_score_lcs`` computes them."""
     if not target.tokens or not prediction.tokens:
-        return 0.0
+        return 0.0, 0.0, 0.0
     length = lcs(target, prediction)
     precision = length / len(prediction.tokens)
     recall = length / len(target.tokens)
-    return fmeasure(precision, recall)
+    return precision, recall, fmeasure(precision, recall)
 
 
 class RougeScorer:

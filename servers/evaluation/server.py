@@ -14,9 +14,12 @@ INSTRUCTIONS = (
 
 def _tools() -> list:
     from servers.evaluation.answer_tools import TOOLS as answer_tools
+    from servers.evaluation.consistency_tool import TOOLS as consistency_tools
+    from servers.evaluation.mtrag_tools import TOOLS as mtrag_tools
+    from servers.evaluation.similarity import TOOLS as similarity_tools
     from servers.evaluation.trec_tools import TOOLS as retrieval_tools
 
-    return [*retrieval_tools, *answer_tools]
+    return [*retrieval_tools, *answer_tools, *mtrag_tools, *similarity_tools, *consistency_tools]
 
 
 SPEC = ServerSpec("evaluation", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)

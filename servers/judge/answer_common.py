@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from servers.core.llm.client import LLMClient
-from servers.judge.asking import Answer, ask
+from servers.judge.asking import Answer, Unreadable, ask
 from servers.judge.prompting import load_prompt
 
 # A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.
@@ -35,3 +35,11 @@ async def ask_prompt(
 def numbered(items: Sequence[str]) -> str:
     """``1. first`` / ``2. second`` lines, or ``(none)``."""
     return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1)) or "(none)"
+
+
+def string_list(data: dict[str, Any], key: str) -> list[str]:
+    """The non-blank strings of the list ``data[key]`` (stripped); ``Unreadable`` when it is not a list of strings."""
+    values = data.get(key)
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise Unreadable(f'expected "{key}" to be a list of strings')
+    return [v.strip() for v in values if v.strip()]

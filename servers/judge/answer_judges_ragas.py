@@ -16,6 +16,7 @@ from typing import Any
 
 from servers.core.llm.client import LLMClient
 from servers.judge.answer_common import SENTENCE, ask_prompt, numbered, status_fields
+from servers.judge.answer_common import string_list as _strings
 from servers.judge.asking import Unreadable, last_json
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)
@@ -29,13 +30,6 @@ def _verdicts(text: str, length: int) -> list[int]:
     if any(v not in (0, 1) or isinstance(v, bool) for v in values):
         raise Unreadable("every verdict must be 1 or 0")
     return [int(v) for v in values]
-
-
-def _strings(data: dict[str, Any], key: str) -> list[str]:
-    values = data.get(key)
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise Unreadable(f'expected "{key}" to be a list of strings')
-    return [v.strip() for v in values if v.strip()]
 
 
 def sentences_of(text: str) -> list[str]:

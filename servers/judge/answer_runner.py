@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path
+from servers.core.llm.batch import in_passes
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient
 from servers.judge import failures
@@ -32,7 +33,7 @@ class AnswerJudgeResult(TypedDict):
     items: list[dict[str, Any]]
     counts: dict[str, int]
     failed: FailedSummary
-    usage: dict[str, int]
+    usage: dict[str, Any]
     prompt: dict[str, str]
 
 
@@ -104,7 +105,9 @@ async def run_answer_judge(
     cache = open_cache(judge_cache)
     try:
         async with LLMClient(settings, cache) as client:
-            judged = await asyncio.gather(*(judge.judge(client, item, settings.max_retries) for item in items))
+            judged = await in_passes(
+                client, lambda: asyncio.gather(*(judge.judge(client, item, settings.max_retries) for item in items))
+            )
             usage = client.usage.as_dict()
     finally:
         cache.close()
@@ -115,7 +118,7 @@ async def run_answer_judge(
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
     failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
-    prompt = load_prompt(judge.prompts[0]).describe()
+    prompt = load_prompt(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",

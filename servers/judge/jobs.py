@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, result_path, unique_path
+from servers.core.llm.batch import in_passes
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
 from servers.judge import agreement, failures, inputs, umbrela
@@ -36,7 +37,7 @@ class UmbrelaResult(TypedDict):
     counts: dict[str, int]
     failures: list[dict[str, Any]]
     failed: FailedSummary
-    usage: dict[str, int]
+    usage: dict[str, Any]
     prompt: dict[str, str]
 
 
@@ -91,7 +92,11 @@ async def run_umbrela(
     cache = open_cache(judge_cache)
     try:
         async with LLMClient(settings, cache) as client:
-            judgments = await umbrela.judge_pairs(pairs, client, max_retries=settings.max_retries, progress=progress)
+            judgments = await in_passes(
+                client,
+                lambda: umbrela.judge_pairs(pairs, client, max_retries=settings.max_retries, progress=progress),
+                progress=progress,
+            )
             usage = client.usage.as_dict()
             dropped = sorted(client.dropped)
     finally:
@@ -107,7 +112,7 @@ def _write_umbrela(
     judgments: list[umbrela.Judgment],
     k_values: list[int],
     settings: LLMSettings,
-    usage: dict[str, int],
+    usage: dict[str, Any],
     dropped: list[str],
     judged_run: str | None,
     depth: int,

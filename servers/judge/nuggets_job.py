@@ -37,7 +37,7 @@ class NuggetizeResult(TypedDict):
     per_query: dict[str, dict[str, dict[str, Any]]]
     counts: dict[str, int]
     failed: FailedSummary
-    usage: dict[str, int]
+    usage: dict[str, Any]
     prompt: dict[str, str]
 
 
@@ -227,7 +227,7 @@ def _write(
     wanted: dict[str, Any],
     stored: dict[str, Any],
     settings: LLMSettings,
-    usage: dict[str, int],
+    usage: dict[str, Any],
     options: dict[str, Any],
     save_path: str,
     failed: FailedSummary,

@@ -11,8 +11,10 @@ LLMSpec = Annotated[
     Field(
         description="the judge LLM {backend, base_url, model_id, api_key, reasoning, structured_output, "
         "embedding_model, timeout (seconds per request), max_retries (per request and per unreadable reply), "
-        "max_workers (requests in flight)}; keys left out take parameter.yaml's values, except that"
-        " naming another base_url (or backend local) without api_key sends no key"
+        "max_workers (requests in flight), endpoints (a pool: [{base_url, model_id, api_key, max_concurrency, "
+        "weight}]), drain_after, cool_down, mode (online | batch), batch_max_requests, batch_max_bytes, "
+        "batch_poll_interval, batch_completion_window}; keys left out take parameter.yaml's values, except that"
+        " naming another base_url, endpoints (or backend local) without api_key sends no key"
     ),
 ]
 CachePath = Annotated[str, Field(description="SQLite answer cache ('' = none)")]

@@ -9,6 +9,8 @@ from pydantic import Field
 
 from servers.core.factory import tool_hints
 from servers.judge.answer_judges_tool import ANSWER_TOOLS
+from servers.judge.batch_tools import BATCH_TOOLS, register_judge_tools
+from servers.judge.hallucination_tool import hallucination_judge
 from servers.judge.jobs import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.nuggets_tool import nuggetize
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
@@ -100,5 +102,8 @@ TOOLS = [
     judge_agreement,
     nuggetize,
     *ANSWER_TOOLS,
+    hallucination_judge,
     trec_rag_table,
+    *BATCH_TOOLS,
 ]
+register_judge_tools(TOOLS)

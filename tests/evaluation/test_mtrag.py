@@ -170,7 +170,8 @@ def test_metric_names_and_dependencies() -> None:
         ({"pred_ls": [1], "gt_ls": ["a"]}, r"pred_ls\[0\]"),
         ({"pred_ls": ["a"], "gt_ls": [[]]}, r"gt_ls\[0\]"),
         ({"pred_ls": ["a"], "gt_ls": ["a"], "ctx_ls": [[5]]}, r"ctx_ls\[0\]"),
-        ({"pred_ls": ["a"], "gt_ls": ["a"], "answerability_ls": ["ANSWERABLE"]}, "both"),
+        ({"pred_ls": ["a"], "gt_ls": ["a"], "idk_ls": [1]}, "answerability_ls as well as idk_ls"),
+        ({"pred_ls": ["a"], "gt_ls": ["a"], "answerability_ls": ["MAYBE"]}, "ANSWERABLE"),  # checked even alone
         ({"pred_ls": ["a"], "gt_ls": ["a"], "answerability_ls": ["MAYBE"], "idk_ls": [0]}, "ANSWERABLE"),
         ({"pred_ls": ["a"], "gt_ls": ["a"], "answerability_ls": ["ANSWERABLE"], "idk_ls": [2]}, "0, 0.5 or 1"),
     ],

@@ -29,7 +29,8 @@ SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction"]
 def test_declarations_are_complete_and_unique() -> None:
     assert [j.name for j in JUDGES] == [
         "idk_judge", "citation_judge", "rag_judge", "faithfulness", "answer_relevancy", "context_precision",
-        "context_recall", "answer_correctness",
+        "context_recall", "answer_correctness", "factual_correctness", "guardrail_judge", "toxicity", "toxicity_llm",
+        "bias",
     ]  # fmt: skip
     assert len({j.kind for j in JUDGES}) == len(JUDGES)
     for judge in JUDGES:

@@ -22,7 +22,7 @@ def connection_failure(exc: Any, base_url: str, timeout: float) -> str:
     """
     import openai
 
-    where = _host_port(base_url)
+    where = host_port(base_url)
     for cause in _causes(exc):
         if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
             return f"connection refused to {where}"
@@ -47,7 +47,7 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return chain
 
 
-def _host_port(base_url: str) -> str:
+def host_port(base_url: str) -> str:
     """``host:port`` of ``base_url`` (never its path, query or credentials)."""
     parts = urllib.parse.urlsplit(base_url)
     try:

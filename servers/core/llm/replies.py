@@ -1,9 +1,9 @@
-"""What one request returned (``Reply``) and what a tool call cost (``Usage``)."""
+"""What one request returned (``Reply``), how a chat completion reads as one, and what a tool call cost (``Usage``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 
 @dataclass
@@ -21,9 +21,47 @@ class Reply:
     vectors: list[list[float]] | None = None
 
 
+class MalformedReply(ValueError):
+    """A response that holds no chat answer; the message says what is missing."""
+
+
+def reply_from_completion(response: Any) -> Reply:
+    """The ``Reply`` of a chat.completion object (online, in a batch output line or an imported file)."""
+    if not isinstance(response, dict):
+        raise MalformedReply(f"malformed reply: expected a JSON object, got {type(response).__name__}")
+    try:
+        message = response["choices"][0]["message"]
+        text = message.get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise MalformedReply("malformed reply: no choices[0].message in the response") from None
+    if not isinstance(text, str):
+        raise MalformedReply("malformed reply: message content is not text")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    usage = response.get("usage") or {}
+    return Reply(
+        "ok",
+        text,
+        reasoning if isinstance(reasoning, str) else None,
+        prompt_tokens=token_count(usage, "prompt_tokens"),
+        completion_tokens=token_count(usage, "completion_tokens"),
+    )
+
+
+def token_count(usage: Any, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+ENDPOINT_COUNTS = ("requests", "ok", "failed", "drained")
+
+
 @dataclass
 class Usage:
-    """Tokens and requests of one tool call; cached answers cost nothing now."""
+    """Tokens and requests of one tool call; cached answers cost nothing now.
+
+    ``endpoints`` holds per-endpoint counts (requests sent, ok, failed, times drained), keyed by
+    ``host:port`` of each endpoint (never its key or path).
+    """
 
     requests: int = 0
     cache_hits: int = 0
@@ -32,6 +70,7 @@ class Usage:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
+    endpoints: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, reply: Reply) -> None:
         self.requests += reply.attempts
@@ -45,7 +84,22 @@ class Usage:
             self.prompt_tokens += reply.prompt_tokens
             self.completion_tokens += reply.completion_tokens
 
-    def as_dict(self) -> dict[str, int]:
+    def count(self, endpoint: str, what: str, n: int = 1) -> None:
+        """Add ``n`` to one per-endpoint counter (``ENDPOINT_COUNTS``)."""
+        counts = self.endpoints.get(endpoint)
+        if counts is None:
+            counts = self.endpoints[endpoint] = dict.fromkeys(ENDPOINT_COUNTS, 0)
+        counts[what] += n
+
+    def restart(self) -> None:
+        """Zero the request and token counts (a new batch pass counts again); the per-endpoint counts stay."""
+        for name in ("requests", "cache_hits", "errors", "prompt_tokens", "completion_tokens"):
+            setattr(self, name, 0)
+        self.cached_prompt_tokens = self.cached_completion_tokens = 0
+
+    def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        if not self.endpoints:
+            del data["endpoints"]  # cache hits only, or a local model: nothing to count per endpoint
         data["total_tokens"] = self.prompt_tokens + self.completion_tokens
         return data

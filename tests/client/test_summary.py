@@ -69,7 +69,7 @@ def row(text: str, *cells: str, variable: str = "") -> None:
     assert re.search(pattern, text, re.MULTILINE), f"no row {cells} in\n{text}"
 
 
-@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results"])
+@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results", "mtrag"])
 def test_terminal_table_of_the_examples(name: str, tmp_path: Path) -> None:
     text, memory = run_example(name, tmp_path)
     info = memory.get("data_info")

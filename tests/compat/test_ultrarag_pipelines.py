@@ -17,6 +17,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_answers
+from tests.support.summary_check import check_summary
 
 COMPAT = ROOT / "examples/compat"
 PIPELINES = ("load_data", "evaluate_results", "eval_trec", "eval_trec_pvalue", "evaluate_answerable")
@@ -54,6 +55,7 @@ def run_compat(name: str, tmp_path: Path, **evaluation: object) -> dict:
         cwd=ROOT, env=ENV, timeout=240,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
+    check_summary(result, ROOT)
     (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     return json.loads((folder / "memory.json").read_text())
 

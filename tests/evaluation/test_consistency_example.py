@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = ROOT / "examples" / "parameters" / "consistency_parameter.yaml"
@@ -33,6 +34,7 @@ def run_memory(tmp_path: Path, param_file: Path, timeout: float, *mode: str) -> 
         *mode, cwd=ROOT, timeout=timeout,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    check_summary(done, ROOT)
     (run_dir,) = (tmp_path / "out").iterdir()
     return json.loads((run_dir / "memory.json").read_text())
 

@@ -16,6 +16,7 @@ from servers.evaluation.mtrag import rb_agg, rouge_l_nostem
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 
 CONFORMANCE = ROOT / "tests/data/mtrag/conformance_477.jsonl"
 TASKS = ROOT / "data/mtrag/responses-10.jsonl"
@@ -181,6 +182,7 @@ def test_mtrag_full_end_to_end_with_scripted_judges(tmp_path: Path) -> None:
             cwd=ROOT, env=env, timeout=300,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr[-3000:]
+        check_summary(result, ROOT)
     (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     memory = json.loads((folder / "memory.json").read_text())
     path = Path(memory["result_path"])

@@ -11,6 +11,7 @@ from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, llm_settings, oracle
 from tests.judge.test_umbrela import sample_grades
 from tests.support.openai_stub import OpenAIStub
+from tests.support.summary_check import check_summary
 
 
 def test_umbrela_example_runs(tmp_path: Path) -> None:
@@ -28,6 +29,7 @@ def test_umbrela_example_runs(tmp_path: Path) -> None:
             "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
         )
         assert done.returncode == 0, done.stderr[-3000:]
+        check_summary(done, ROOT)
         assert stub.request_count == 171  # 180 pairs, 9 repeated passage texts
     results = sorted((tmp_path / "judge").glob("judge_agreement_*.json"))
     report = json.loads(results[-1].read_text())

@@ -15,6 +15,7 @@ from tests.judge.conftest import ROOT, SECRET, llm_settings, oracle
 from tests.judge.nugget_stub import numbered, stage
 from tests.judge.test_umbrela import sample_grades
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 
 _SO_FAR = re.compile(r"Nuggets so far \(\d+\): (.*?)\n\nPassages:\n(.*?)\n\nUpdated nugget list", re.DOTALL)
 _NUGGETS = re.compile(r"Nuggets \(\d+\):\n(.*?)\n\nLabels", re.DOTALL)
@@ -55,6 +56,7 @@ def test_nuggets_example_runs(tmp_path: Path) -> None:
             "run", "examples/nuggets.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
         )
         assert done.returncode == 0, done.stderr[-3000:]
+        check_summary(done, ROOT)
         counts = {"create": 0, "score": 0, "assign": 0, "other": 0}
         for request in stub.chat_requests():
             counts[stage(request)] += 1

@@ -16,6 +16,7 @@ from tests.judge.nugget_stub import stage
 from tests.judge.test_nuggets_example import responder as nugget_responder
 from tests.judge.test_umbrela import sample_grades
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 
 ANSWERS = ROOT / "data" / "trec_rag" / "answers.jsonl"
 
@@ -70,6 +71,7 @@ def test_trec_rag_example_runs(tmp_path: Path) -> None:
             timeout=300,
         )
         assert done.returncode == 0, done.stderr[-3000:]
+        check_summary(done, ROOT)
         counts: dict[str, int] = {}
         for request in stub.chat_requests():
             counts[kind(request)] = counts.get(kind(request), 0) + 1

@@ -17,6 +17,7 @@ import yaml
 from servers.synth.risk_table import COLUMNS
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 from tests.synth.conftest import scripted
 
 PIPELINE = ROOT / "examples/risk_suite.yaml"
@@ -82,6 +83,7 @@ def test_risk_suite_end_to_end_with_the_stub(tmp_path: Path) -> None:
             env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}, timeout=300,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr[-3000:]
+        check_summary(result, ROOT)
         assert not [r for r in stub.chat_requests() if reply(r) == "unexpected prompt"]
     (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     memory = json.loads((folder / "memory.json").read_text())

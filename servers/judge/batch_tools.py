@@ -32,7 +32,7 @@ def exporting_tools() -> list[str]:
     """The judge tools whose LLM calls run in passes (``servers.core.llm.batch.in_passes``), so they can export."""
     from servers.judge.registry import JUDGES
 
-    return ["umbrela_judge", *(judge.name for judge in JUDGES)]
+    return ["umbrela_judge", "nuggetize", *(judge.name for judge in JUDGES)]
 
 
 MAX_LISTED_FAILURES = 50

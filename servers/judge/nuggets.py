@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from servers.core.llm.batch import DEFERRED
 from servers.core.llm.client import LLMClient
 from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
 from servers.judge.prompting import Prompt, load_prompt
@@ -136,6 +137,8 @@ async def create(
             max_retries=max_retries,
         )
         result.batches.append(_batch("create", start, len(window), answer))
+        if answer.error == DEFERRED:  # batch pass: the next window needs this answer; it comes next pass
+            break
         if answer.status == "ok":  # a failed window keeps the list as it was, and is counted
             result.texts = answer.value
     result.importance = [None] * len(result.texts)
@@ -225,3 +228,8 @@ def answer_scores(importance: Sequence[str | None], labels: Sequence[str | None]
 
 def _batch(stage: str, start: int, size: int, answer: Answer) -> Batch:
     return Batch(stage, start, size, answer.status, answer.requests, answer.error, answer.raw)
+
+
+def waits_for_a_batch(item: QueryNuggets) -> bool:
+    """In a batch pass: a request of this query was deferred, so its later stages wait for the next pass."""
+    return any(batch.error == DEFERRED for batch in item.batches)

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from servers.core.llm.batch import in_passes
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient, LLMSettings
 from servers.core.readers import existing_file
@@ -155,7 +156,10 @@ async def run_nuggetize(
                         qid, info["query"], info["passages"], client, max_retries=retries,
                         max_nuggets=max_nuggets,
                     )  # fmt: skip
-                    await nuggets.score(item, client, max_retries=retries)
+                    if not nuggets.waits_for_a_batch(item):
+                        await nuggets.score(item, client, max_retries=retries)
+                    if nuggets.waits_for_a_batch(item):
+                        return item, []
                 indices = nuggets.selected(item, nugget_top_k)
                 runs = all_answers.get(qid, {})
                 labelled = await asyncio.gather(
@@ -169,7 +173,7 @@ async def run_nuggetize(
                 return item, records
 
             qids = sorted(set(all_answers) | set(wanted))
-            done = await asyncio.gather(*(per_query(qid) for qid in qids))
+            done = await in_passes(client, lambda: asyncio.gather(*(per_query(qid) for qid in qids)))
             usage = client.usage.as_dict()
     finally:
         cache.close()

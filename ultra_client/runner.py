@@ -14,6 +14,7 @@ from ultra_client.errors import UltraError, located
 from ultra_client.pipeline import Pipeline, Step, ToolStep
 from ultra_client.progress import ProgressBar
 from ultra_client.servers import ServerPool
+from ultra_client.summary import strings_inside
 
 Memory = dict[str, Any]
 
@@ -135,7 +136,7 @@ def link_written_files(memory: Memory, folder: Path, started: float) -> dict[str
     folder = run_folder / folder.name
     saved: dict[str, str] = {}
     taken: dict[Path, str] = {}  # real source -> its path relative to the run folder
-    for value in _strings(memory):
+    for value in strings_inside(memory):
         if value in saved or len(value) > 4096 or "\n" in value:
             continue
         candidate = Path(value)
@@ -180,15 +181,3 @@ def relative_memory(value: Any, saved: dict[str, str]) -> Any:
     if isinstance(value, list):
         return [relative_memory(item, saved) for item in value]
     return value
-
-
-def _strings(value: Any, depth: int = 0):
-    """Strings inside a result: mappings three levels deep, the first 50 items of lists two levels deep."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict) and depth < 3:
-        for item in value.values():
-            yield from _strings(item, depth + 1)
-    elif isinstance(value, list) and depth < 2:
-        for item in value[:50]:
-            yield from _strings(item, depth + 1)

@@ -118,18 +118,19 @@ def _row_table_lines(name: str, columns: list[str], rows: list[tuple[str, list[A
 def report_path(memory: dict[str, Any]) -> str | None:
     """The last string in the results naming a ``report.html`` file, if any."""
     found = None
-    for text in _strings(memory):
+    for text in strings_inside(memory):
         if text.endswith(REPORT_NAME) and "\n" not in text:
             found = text
     return found
 
 
-def _strings(value: Any, depth: int = 0) -> Iterator[str]:
+def strings_inside(value: Any, depth: int = 0) -> Iterator[str]:
+    """Strings inside a result: mappings three levels deep, the first 50 items of lists two levels deep."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict) and depth < 3:
         for item in value.values():
-            yield from _strings(item, depth + 1)
+            yield from strings_inside(item, depth + 1)
     elif isinstance(value, list) and depth < 2:
         for item in value[:50]:
-            yield from _strings(item, depth + 1)
+            yield from strings_inside(item, depth + 1)

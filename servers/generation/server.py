@@ -21,8 +21,9 @@ LLMParam = Annotated[
     dict[str, Any],
     Field(
         description="backend (local | openai), model_id, base_url, api_key, reasoning, timeout (seconds per "
-        "request), max_retries, max_workers (requests in flight); keys left out take their defaults, except that "
-        "naming a base_url without api_key sends no key"
+        "request), max_retries, max_workers (requests in flight), endpoints (a pool: [{base_url, model_id, "
+        "api_key, max_concurrency, weight}]), drain_after, cool_down; keys left out take their defaults, except "
+        "that naming a base_url or endpoints without api_key sends no key"
     ),
 ]
 

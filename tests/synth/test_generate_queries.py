@@ -155,3 +155,17 @@ def test_reply_readers_take_lines_or_json_and_nothing_else() -> None:
     assert answerable('{"answerable": "No"}') == "no"
     with pytest.raises(ValueError):
         answerable('{"answerable": "maybe"}')
+
+
+def test_a_pool_of_endpoints_generates_the_same_queries(tmp_path: Path, corpus: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+    n = {"grounded": 3, "off_topic": 1, "jailbreak": 1}
+    with OpenAIStub(scripted()) as one:
+        single = rows_of(run(synth_settings(one.base_url, tmp_path / "one", corpus_path=str(corpus), n_per_kind=n)))
+    with OpenAIStub(scripted()) as a, OpenAIStub(scripted()) as b:
+        pool = [{"base_url": s.base_url, "model_id": "stub", "api_key": "", "max_concurrency": 1} for s in (a, b)]
+        settings = synth_settings(a.base_url, tmp_path / "pool", corpus_path=str(corpus), n_per_kind=n)
+        settings["synth_llm"] = {"backend": "openai", "endpoints": pool, "max_workers": 2}
+        pooled = rows_of(run(settings))
+        assert a.request_count > 0 and b.request_count > 0
+    assert pooled == single

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     from ultra_client.servers import ServerLocation, ToolInfo
 
 
+def last_lines(path: Path, lines: int) -> str:
+    """The last ``lines`` lines of a log file ('' when it cannot be read)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
 class ToolRefused(Exception):
     """The tool answered with an error (the user's mistake): the message an MCP client would show."""
 
@@ -106,11 +115,7 @@ class LocalServer:
                 raise ToolCrashed(f"in tool {tool}") from None
 
     def log_tail(self, lines: int = 25) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        return last_lines(self.log_path, lines)
 
 
 class _logging_to:

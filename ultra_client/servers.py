@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from ultra_client.errors import UltraError
+from ultra_client.local_server import last_lines
 
 ULTRA_HOME = Path(__file__).resolve().parent.parent
 PASSTHROUGH_ENV = (
@@ -161,11 +162,7 @@ class RunningServer:
         return structured_result(result)
 
     def log_tail(self, lines: int = 25) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        return last_lines(self.log_path, lines)
 
 
 class ServerPool:

@@ -12,15 +12,13 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from pydantic import Field
-from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.factory import tool_hints
 from servers.core.files import atomic_write_json, result_path
 from servers.judge import failures
 from servers.judge.answer_judges_tool import INPUT_TYPES, Ids
-from servers.judge.answer_runner import build_items, run_answer_judge, summarise
-from servers.judge.failures import FailedSummary
+from servers.judge.answer_runner import AnswerJudgeResult, build_items, run_answer_judge, summarise
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
 
 Questions, Answers, Passages = (INPUT_TYPES[name] for name in ("q_ls", "pred_ls", "ret_psg"))
@@ -28,18 +26,11 @@ THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
 FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness judge instead of a cross-encoder"
 
 
-class HallucinationResult(TypedDict):
+class HallucinationResult(AnswerJudgeResult):
     """``method`` is ``hhem`` or ``llm_faithfulness``; the other fields as every answer judge returns them."""
 
     method: str
     note: str
-    result_path: str
-    aggregate: dict[str, Any]
-    items: list[dict[str, Any]]
-    counts: dict[str, int]
-    failed: FailedSummary
-    usage: dict[str, Any]
-    prompt: dict[str, str]
 
 
 @functools.lru_cache(maxsize=2)

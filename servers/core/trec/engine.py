@@ -85,10 +85,10 @@ class TrecResult:
             "num_rel_ret": self.num_rel_ret.tolist(),
         }
         columns.update(self.text)
-        return {
-            qid: {**{name: values[i] for name, values in columns.items()}, **{name: c[i] for name, c in counts.items()}}
-            for i, qid in enumerate(self.qids)
-        }
+        columns.update(counts)
+        names = list(columns)
+        rows = zip(*columns.values(), strict=True)
+        return {qid: dict(zip(names, row, strict=True)) for qid, row in zip(self.qids, rows, strict=True)}
 
     def renamed(self, names: str) -> TrecResult:
         """The same result keyed by ``names``: ``ultrarag`` (ours, ``P@5``) or ``trec_eval`` (``P_5``)."""

@@ -37,11 +37,15 @@ def read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | N
     size = file.stat().st_size
     ranges = _split(file, size, max(1, min(os.cpu_count() or 1, size // PART_MIN_BYTES, 4)))
     rows_per_byte = max(head.count(b"\n"), 1) / len(head)
-    if len(ranges) == 1:
-        parts = [_parse_part(file, *ranges[0], kind, delimiter, rows_per_byte)]
+    # The first part's columns are sized for the whole file, so the others are appended to them
+    # without a second copy of everything; pages that are never written cost no memory.
+    capacities = [_estimate(size, rows_per_byte)] + [_estimate(length, rows_per_byte) for _, length in ranges[1:]]
+    jobs = [(start, length, capacity) for (start, length), capacity in zip(ranges, capacities, strict=True)]
+    if len(jobs) == 1:
+        parts = [_parse_part(file, *jobs[0], kind, delimiter)]
     else:
-        with ThreadPoolExecutor(len(ranges)) as pool:
-            parts = list(pool.map(lambda r: _parse_part(file, *r, kind, delimiter, rows_per_byte), ranges))
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            parts = list(pool.map(lambda job: _parse_part(file, *job, kind, delimiter), jobs))
     if any(part is None for part in parts) or sum(part.size for part in parts) == 0:
         return None
     return _join(parts, kind, source, file)
@@ -69,17 +73,20 @@ def simple_delimiter(head: bytes, kind: Kind) -> bytes | None:
 
 @dataclass
 class _Part:
-    """One part's rows: qids in first-seen order, codes into them, docid chunks, fingerprints, values."""
+    """One part's rows: qids in first-seen order, docid chunks, and columns of codes into the qids,
+    fingerprints and values."""
 
     qids: list[bytes]
-    codes: np.ndarray
     docids: list[pa.Array]
-    fingerprints: np.ndarray
-    values: np.ndarray
+    columns: _Columns
 
     @property
     def size(self) -> int:
-        return self.codes.size
+        return self.columns.size
+
+
+def _estimate(length: int, rows_per_byte: float) -> int:
+    return int(length * rows_per_byte * 1.05) + 1024
 
 
 def _split(file: Path, size: int, count: int) -> list[tuple[int, int]]:
@@ -119,9 +126,7 @@ class _FileRange(io.RawIOBase):
         super().close()
 
 
-def _parse_part(
-    file: Path, offset: int, length: int, kind: Kind, delimiter: bytes, rows_per_byte: float
-) -> _Part | None:
+def _parse_part(file: Path, offset: int, length: int, capacity: int, kind: Kind, delimiter: bytes) -> _Part | None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -130,9 +135,9 @@ def _parse_part(
     value_index = 4 if kind == "run" else 3
     value_type = pa.float64() if kind == "run" else pa.int64()
     other = b" " if delimiter == b"\t" else b"\t"
-    qid_index: dict[bytes, int] = {}
+    qids = _QidCodes()
     docids: list[pa.Array] = []
-    columns = _Columns(int(length * rows_per_byte * 1.05) + 1024, np.float64 if kind == "run" else np.int64)
+    columns = _Columns(capacity, np.float64 if kind == "run" else np.int64)
     with _FileRange(file, offset, length) as stream:
         try:
             reader = pacsv.open_csv(
@@ -160,37 +165,34 @@ def _parse_part(
                     return None  # "nan", "" or "null": the careful reader names the line
                 if any(_has_empty_or_byte(batch.column(i), other) for i in range(width) if i != value_index):
                     return None
-                qid_codes = _codes(batch.column(0), qid_index)
+                qid_codes = qids.batch(batch.column(0))
                 if qid_codes is None:
                     return None
                 docids.append(batch.column(2))
                 columns.append(qid_codes, string_fingerprints(batch.column(2)), column.to_numpy())
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
             return None
-    codes, fingerprints, values = columns.arrays()
-    if kind == "run" and np.isnan(values).any():
+    if kind == "run" and np.isnan(columns.arrays()[2]).any():
         return None
-    return _Part(list(qid_index), codes, docids, fingerprints, values)
+    return _Part(qids.qids, docids, columns)
 
 
 def _join(parts: list[_Part], kind: Kind, source: str, file: Path) -> TrecTable:
-    """One table from the parts in file order; qid codes follow first appearance in the whole file."""
+    """One table from the parts in file order; qid codes follow first appearance in the whole file.
+
+    The first part's codes are already in that order; each later part is renumbered and appended to
+    the first part's columns, then freed.
+    """
     import pyarrow as pa
 
-    qid_index: dict[bytes, int] = {}
-    total = sum(part.size for part in parts)
-    codes = np.empty(total, dtype=np.int32)
-    fingerprints = np.empty(total, dtype=np.uint64)
-    values = np.empty(total, dtype=parts[0].values.dtype)
-    start = 0
-    for part in parts:
+    first = parts[0]
+    qid_index = {qid: code for code, qid in enumerate(first.qids)}
+    for part in parts[1:]:
         renumber = np.fromiter((qid_index.setdefault(q, len(qid_index)) for q in part.qids), np.int32, len(part.qids))
-        end = start + part.size
-        codes[start:end] = renumber[part.codes]
-        fingerprints[start:end] = part.fingerprints
-        values[start:end] = part.values
-        part.codes = part.fingerprints = part.values = None  # free as we go
-        start = end
+        codes, fingerprints, values = part.columns.arrays()
+        first.columns.append(renumber[codes], fingerprints, values)
+        part.columns = None  # free as we go
+    codes, fingerprints, values = first.columns.arrays()
     return TrecTable(
         kind=kind,
         source=source,
@@ -235,28 +237,51 @@ def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
     return bigger
 
 
-def _codes(column: pa.Array, qid_index: dict[bytes, int]) -> np.ndarray | None:
-    """Codes of a batch's qids in the part-wide ``qid_index`` (grown as new qids appear).
+class _QidCodes:
+    """Codes of one part's qids in first-seen order, looked up in C (pyarrow's ``index_in``), so a
+    file whose queries are interleaved costs no Python work per line."""
 
-    Runs list a query's lines together, so the batch is cut where the qid changes (an exact byte
-    comparison of neighbours) and only the first qid of each stretch is looked up.
-    """
-    import pyarrow.compute as pc
+    def __init__(self) -> None:
+        self.qids: list[bytes] = []
+        self._known: pa.Array | None = None
 
-    n = len(column)
-    changed = pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.concatenate(([0], np.flatnonzero(changed) + 1))
-    if starts.size > n // 4 + 1:
-        encoded = pc.dictionary_encode(column)
-        local, indices = encoded.dictionary.to_pylist(), encoded.indices.to_numpy()
-    else:
-        local, indices = column.take(starts).to_pylist(), None
-    if any(qid.startswith(b"#") for qid in local):
-        return None  # comment lines: the careful reader skips them
-    codes = np.fromiter((qid_index.setdefault(qid, len(qid_index)) for qid in local), dtype=np.int32, count=len(local))
-    if indices is not None:
-        return codes[indices]
-    return np.repeat(codes, np.diff(np.append(starts, n)))
+    def batch(self, column: pa.Array) -> np.ndarray | None:
+        """Codes of a batch's qids, or None when a qid starts with '#' (a comment line).
+
+        Runs list a query's lines together, so the batch is cut where the qid changes (an exact
+        byte comparison of neighbours) and only the first qid of each stretch is looked up.
+        """
+        import pyarrow.compute as pc
+
+        n = len(column)
+        changed = pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.concatenate(([0], np.flatnonzero(changed) + 1))
+        if starts.size > n // 4 + 1:
+            encoded = pc.dictionary_encode(column)
+            codes = self._lookup(encoded.dictionary)
+            return None if codes is None else codes[encoded.indices.to_numpy()]
+        codes = self._lookup(column.take(starts))
+        return None if codes is None else np.repeat(codes, np.diff(np.append(starts, n)))
+
+    def _lookup(self, qids: pa.Array) -> np.ndarray | None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self._known is None:
+            codes = np.full(len(qids), -1, dtype=np.int32)
+        else:
+            codes = pc.fill_null(pc.index_in(qids, value_set=self._known), -1).to_numpy().astype(np.int32)
+        new = np.flatnonzero(codes < 0)
+        if new.size:
+            unseen = pc.unique(qids.take(new))  # in order of first appearance
+            fresh = unseen.to_pylist()
+            if any(qid.startswith(b"#") for qid in fresh):
+                return None  # comment lines: the careful reader skips them
+            index = pc.index_in(qids.take(new), value_set=unseen).to_numpy().astype(np.int32)
+            codes[new] = index + len(self.qids)
+            self.qids.extend(fresh)
+            self._known = unseen if self._known is None else pa.concat_arrays([self._known, unseen])
+        return codes
 
 
 def _has_empty_or_byte(column: pa.Array, byte: bytes) -> bool:

@@ -1,8 +1,8 @@
 """64-bit fingerprints of Arrow string columns, computed with numpy straight from the buffers.
 
 Hashing millions of docids through a hash table (``dictionary_encode``) costs seconds; reading
-three 8-byte words of each string (head, middle, tail) plus its length and mixing them costs a few
-numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
+three 8-byte words of each string (head, middle, tail) plus its length and mixing them once costs a
+few numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
 agree on length, first, middle and last 8 bytes, so every user of a fingerprint match checks the
 actual strings before acting on it.
 """
@@ -56,12 +56,30 @@ def _chunk_fingerprints(chunk: pa.Array) -> np.ndarray:
     words = np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
     starts = offsets[:-1].astype(np.int64) - first + 8
     lengths = np.diff(offsets).astype(np.int64)
-    head = words[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
-    fingerprint = mix64(head ^ (lengths.astype(np.uint64) << np.uint64(56)))
-    longer = np.flatnonzero(lengths > 8)
-    if longer.size:
-        start, length = starts[longer], lengths[longer]
-        tail = words[start + length - 8]
-        middle = words[start + (length >> 1) - 4]
-        fingerprint[longer] ^= mix64(tail ^ mix64(middle))
+    fingerprint = words[starts]
+    if lengths.min(initial=8) < 8:
+        fingerprint &= _LOW_BYTES[np.minimum(lengths, 8)]
+    fingerprint ^= lengths.astype(np.uint64) << np.uint64(56)
+    scratch = np.empty_like(fingerprint)
+    _stir(fingerprint, scratch)
+    # Longer strings fold in their last and middle 8 bytes, each after a stir of what came before.
+    longer = slice(None) if lengths.min(initial=9) > 8 else np.flatnonzero(lengths > 8)
+    start, length = starts[longer], lengths[longer]
+    if length.size:
+        part = fingerprint[longer]
+        part ^= words[start + length - 8]
+        _stir(part, scratch[: part.size])
+        part ^= words[start + (length >> 1) - 4]
+        fingerprint[longer] = part
+    _stir(fingerprint, scratch)
     return fingerprint
+
+
+def _stir(x: np.ndarray, scratch: np.ndarray) -> None:
+    """splitmix64's finaliser applied in place (``scratch``: a same-size buffer), no temporaries."""
+    for shift, multiplier in ((30, _M1), (27, _M2)):
+        np.right_shift(x, np.uint64(shift), out=scratch)
+        x ^= scratch
+        x *= multiplier
+    np.right_shift(x, np.uint64(31), out=scratch)
+    x ^= scratch

@@ -198,8 +198,9 @@ def _break_ties(
     new_position = _sorted_by_docid(run, members if rows is None else rows[members], member_group, members)
 
     moved = position.copy()
-    inside = np.isin(position, members)
-    moved[inside] = new_position[np.searchsorted(members, position[inside])]
+    slot = np.minimum(np.searchsorted(members, position), members.size - 1)  # members ascend
+    inside = members[slot] == position
+    moved[inside] = new_position[slot[inside]]
     return moved
 
 

@@ -77,6 +77,13 @@ class Judged:
         """Relevant documents retrieved, per query (float)."""
         return np.bincount(self.rel_query, minlength=self.num_queries).astype(np.float64)
 
+    @cached_property
+    def precision_from_here(self) -> np.ndarray:
+        """Per relevant hit: the best precision at its rank or any deeper relevant rank of its query
+        (the interpolated precision; computed once for every recall level)."""
+        seen = running_count(self.rel_query)
+        return suffix_max(self.rel_query, seen / (self.rel_rank + 1.0))
+
     @property
     def num_ret(self) -> np.ndarray:
         """Documents retrieved, per query (float)."""
@@ -178,3 +185,19 @@ def count_before(query: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """For each element, how many earlier elements of its query have ``flags`` set (exact integers)."""
     running = segment_cumsum(query, flags.astype(np.float64))
     return running - flags
+
+
+def suffix_max(query: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each element, the max of it and every later element of the same query (exact)."""
+    best = values.copy()
+    if best.size == 0:
+        return best
+    last = group_first(query[::-1])[::-1]  # reversed runs: index (in reversed order) of each run's end
+    end = best.size - 1 - last  # the index of the last element of each element's query
+    step = 1
+    while step < best.size:
+        ahead = np.arange(best.size) + step
+        ok = ahead <= end
+        best[ok] = np.maximum(best[ok], best[ahead[ok]])
+        step *= 2
+    return best

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from servers.core.trec.scoring import Judged, average_precision, group_first, running_count
+from servers.core.trec.scoring import Judged, average_precision, running_count
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log of gm_map and gm_bpref
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -107,31 +107,13 @@ def binary_g(judged: Judged, k: None) -> np.ndarray:
 
 def _iprec(judged: Judged, wanted: np.ndarray) -> np.ndarray:
     """Per query: max precision over relevant ranks from the ``wanted``-th relevant one on (1st for 0)."""
-    query, rank = judged.rel_query, judged.rel_rank
-    seen = running_count(query)
-    best = suffix_max(query, seen / (rank + 1.0))
+    query, best = judged.rel_query, judged.precision_from_here
     retrieved = judged.num_rel_ret
     values = np.zeros(judged.num_queries)
     ok = (wanted <= retrieved) & (retrieved > 0)
     first = np.searchsorted(query, np.arange(judged.num_queries))
     values[ok] = best[first[ok] + np.maximum(wanted[ok], 1).astype(np.int64) - 1]
     return values
-
-
-def suffix_max(query: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """For each element, the max of it and every later element of the same query (exact)."""
-    best = values.copy()
-    if best.size == 0:
-        return best
-    last = group_first(query[::-1])[::-1]  # reversed runs: index (in reversed order) of each run's end
-    end = best.size - 1 - last  # the index of the last element of each element's query
-    step = 1
-    while step < best.size:
-        ahead = np.arange(best.size) + step
-        ok = ahead <= end
-        best[ok] = np.maximum(best[ok], best[ahead[ok]])
-        step *= 2
-    return best
 
 
 def recall_cutoff(level: float, num_rel: np.ndarray) -> np.ndarray:

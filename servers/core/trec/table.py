@@ -144,12 +144,14 @@ def has_repeated_keys(keys: np.ndarray, query: np.ndarray) -> bool:
         else:
             grid = np.full((own.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
             grid[np.arange(width) < own[:, None]] = block_keys  # row-major order: block by block
-        ordered = np.sort(grid, axis=1)
-        same = ordered[:, 1:] == ordered[:, :-1]
-        # padding sorts last (the largest value); only pairs inside a block's own length count
-        same &= np.arange(1, width) < own[:, None]
-        if np.any(same):
-            return True
+        step = max(1, (1 << 19) // width)  # about 4 MB of keys sorted at a time
+        for top in range(0, own.size, step):
+            ordered = np.sort(grid[top : top + step], axis=1)
+            same = ordered[:, 1:] == ordered[:, :-1]
+            # padding sorts last (the largest value); only pairs inside a block's own length count
+            same &= np.arange(1, width) < own[top : top + step, None]
+            if np.any(same):
+                return True
     return False
 
 

@@ -74,7 +74,8 @@ def test_ks_must_be_positive() -> None:
 def test_recall_levels_round_half_away_from_zero_as_trec_eval_10() -> None:
     import numpy as np
 
-    from servers.core.trec.scoring_sets import recall_cutoff, suffix_max
+    from servers.core.trec.scoring import suffix_max
+    from servers.core.trec.scoring_sets import recall_cutoff
 
     # 0.5 * 3 = 1.5 -> 2 and 0.1 * 25 = 2.5 -> 3 (lround); trec_eval 9's floor(x * R + 0.9) gives 2 and 3 too,
     # but 0.1 * 5 = 0.5 -> 1 where trec_eval 9 gives floor(1.4) = 1 and 0.3 * 5 = 1.5 -> 2 where it gives 2.

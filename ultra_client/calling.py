@@ -12,6 +12,7 @@ import yaml
 from servers.core.errors import unknown_names_message
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
+from ultra_client.progress import ProgressBar
 from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
 from ultra_client.yaml_lines import ShapeError, load_yaml_value, read_text_file
 
@@ -123,8 +124,9 @@ async def call(
 
     A server package that exposes a ``SPEC`` runs the tool in this process (no MCP round trip);
     ``stdio=True``, a ``timeout`` (only a subprocess can be stopped), or a server without ``SPEC``
-    start the server over stdio instead. Both give the same result. ``args_file`` (a YAML or JSON
-    mapping) gives arguments first; ``key=value`` pairs apply on top.
+    start the server over stdio instead. Both give the same result, and on a terminal show the tool's
+    progress bar as ``ultra run`` does. ``args_file`` (a YAML or JSON mapping) gives arguments first;
+    ``key=value`` pairs apply on top.
     """
     server, _, tool = target.partition(".")
     if not server or not tool:
@@ -148,13 +150,24 @@ async def call(
         if tool not in running.tools:
             raise UltraError(f"server '{server}' has no tool '{tool}'; its tools: {sorted(running.tools)}")
         args = parse_assignments(values, running.tools[tool], base)
+        bar = terminal_progress(target)
         try:
-            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout)
+            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=bar)
         except Exception as exc:  # noqa: BLE001 - reported with the server's log
             raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
+        finally:
+            if bar is not None:
+                bar.close()
     if result.is_error:
         raise UltraError(f"{target} failed: {result_text(result, ' ').strip()}")
     return structured_result(result)
+
+
+def terminal_progress(target: str) -> ProgressBar | None:
+    """The tool's progress bar when stderr is a terminal; None otherwise, so a script or an agent
+    reading ``ultra call``'s stderr gets only its errors."""
+    bar = ProgressBar(target)
+    return bar if bar.interactive else None
 
 
 async def call_in_process(
@@ -164,7 +177,7 @@ async def call_in_process(
     import logging
     import traceback
 
-    from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
+    from servers.core.inprocess import ProgressContext, ToolFailure, call_local_tool, local_tools
 
     server, _, name = target.partition(".")
     tools = local_tools(spec)
@@ -178,13 +191,16 @@ async def call_in_process(
         handler = logging.FileHandler(log_path, encoding="utf-8")
         root = logging.getLogger()
         root.addHandler(handler)
+        bar = terminal_progress(target)
         try:
-            return await call_local_tool(tool, args)
+            return await call_local_tool(tool, args, context=None if bar is None else ProgressContext(bar))
         except ToolFailure as exc:
             raise UltraError(f"{target} failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
             handler.stream.write(traceback.format_exc())
             raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
         finally:
+            if bar is not None:
+                bar.close()
             root.removeHandler(handler)
             handler.close()

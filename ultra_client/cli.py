@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     from ultra_client import calling, commands
     from ultra_client.errors import UltraError
     from ultra_client.local_server import HungStep
+    from ultra_client.signals import StoppedBySignal
 
     try:
         check_seconds(args)
@@ -230,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(1)
+    except StoppedBySignal as exc:  # already reported; a busy in-process tool's thread must not delay the exit
+        return exit_now(int(exc.code))
     return exit_now(0)
 
 
@@ -241,6 +244,9 @@ def exit_now(code: int) -> int:
         return code
     import logging
 
+    from servers.core.files import discard_unfinished
+
+    discard_unfinished()  # the busy tool's reserved, still empty result names and its half-written files
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

@@ -1,4 +1,9 @@
-"""SIGTERM and SIGHUP stop a command as Ctrl-C does: servers stopped, no partial results, non-zero exit."""
+"""SIGTERM and SIGHUP stop a command as Ctrl-C does: servers stopped, no partial results, non-zero exit.
+
+They do so even when SIGINT is ignored (a command started in the background by a script, or under
+``nohup``), and the caller exits at once even if an in-process tool's thread is still busy
+(``StoppedBySignal`` is caught by ``ultra_client.cli``, which ends the process).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,15 @@ from collections.abc import Iterator
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
+class StoppedBySignal(SystemExit):
+    """The command was stopped by SIGTERM or SIGHUP; ``code`` is 128 + the signal's number."""
+
+
 @contextlib.contextmanager
 def stop_like_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM and SIGHUP raise SIGINT, so the event loop cancels the command and its
-    servers are stopped as on Ctrl-C; leaving by such a signal exits with 128 + its number.
+    """While inside, SIGTERM and SIGHUP act as SIGINT, so the event loop cancels the command and its
+    servers are stopped as on Ctrl-C; leaving by such a signal raises StoppedBySignal (exit status
+    128 + its number).
 
     A second signal interrupts at once, as a second Ctrl-C does. Outside the main thread (no
     signal handlers there) nothing changes.
@@ -22,7 +32,11 @@ def stop_like_interrupt() -> Iterator[None]:
 
     def interrupt(signum: int, frame: object) -> None:
         received.append(signum)
-        signal.raise_signal(signal.SIGINT)
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):  # asyncio's (it cancels the main task) or Python's default handler
+            on_sigint(signal.SIGINT, frame)
+        else:  # SIGINT ignored (started in the background) or left to the system: stop all the same
+            raise KeyboardInterrupt
 
     previous = {}
     for signum in STOP_SIGNALS:
@@ -38,7 +52,7 @@ def stop_like_interrupt() -> Iterator[None]:
         name = signal.Signals(received[0]).name
         with contextlib.suppress(OSError, ValueError):
             print(f"stopped by {name}: the servers were stopped and the run did not finish", file=sys.stderr)
-        raise SystemExit(128 + received[0]) from None
+        raise StoppedBySignal(128 + received[0]) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -39,16 +39,19 @@ def load_dataset(
     seed: int,
     fmt: str,
     split: str | None,
+    max_bytes: int,
 ) -> LoadedData:
     """Read ``path`` and return the columns named by ``key_map`` (variable -> source field).
 
     A record missing any mapped field (or holding null or NaN there) is dropped whole, so the columns
     never shift against each other. Dropping happens first, then the seeded shuffle, then ``limit``.
     Rows the reader itself left out (a BEIR qrels query without its query) count as dropped too.
+    A file larger than ``max_bytes`` is refused unread.
     """
     check_key_map(key_map)
     check_limit(limit)
-    records = read_records(path, fmt, split)
+    check_max_bytes(max_bytes)
+    records = read_records(path, fmt, split, max_bytes=max_bytes)
     if not records:
         raise InputError("the dataset holds no records", path=path)
     check_fields_exist(records, key_map, path)
@@ -95,6 +98,12 @@ def check_limit(limit: int) -> None:
     """limit is -1 (all records) or a positive count."""
     if isinstance(limit, bool) or not isinstance(limit, int) or (limit < 1 and limit != -1):
         raise InputError(f"benchmark.limit must be -1 (all records) or a positive number, not {limit!r}")
+
+
+def check_max_bytes(max_bytes: int) -> None:
+    """max_bytes is a positive number of bytes."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InputError(f"benchmark.max_bytes must be a positive number of bytes, not {max_bytes!r}")
 
 
 def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.core.errors import InputError
-from servers.core.readers import existing_file, read_csv, read_json, read_jsonl, read_parquet
+from servers.core.readers import check_file_size, existing_file, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
 
@@ -27,18 +27,37 @@ class Records(list):
         self.notes: Counter[str] = notes if notes is not None else Counter()
 
 
-def read_records(path: str, fmt: str = "auto", split: str | None = None) -> list[Record]:
-    """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content)."""
+def read_records(
+    path: str, fmt: str = "auto", split: str | None = None, *, max_bytes: int | None = None
+) -> list[Record]:
+    """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content).
+
+    ``max_bytes`` (get_data passes ``benchmark.max_bytes``): a file to read that is larger is refused
+    before anything is read; None reads any size.
+    """
     if not str(path).strip():
         raise InputError(
             "benchmark.path is empty; give a dataset file (.jsonl, .json, .csv, .tsv, .parquet) or a BEIR folder"
         )
     source = Path(path).expanduser()
+    if max_bytes is not None:
+        for file in data_files(source, fmt, split):
+            check_file_size(file, max_bytes=max_bytes, setting="benchmark.max_bytes")
     if fmt == "auto":
         fmt = detect_format(source)
     if fmt not in READERS:
         raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(READERS)}")
     return READERS[fmt](source, split)
+
+
+def data_files(source: Path, fmt: str, split: str | None) -> list[Path]:
+    """The files reading ``source`` opens: the file itself, or a BEIR folder's corpus, queries and qrels."""
+    if not source.is_dir():
+        return [source] if source.is_file() else []
+    if fmt not in ("auto", "beir"):
+        return []  # the reader refuses a folder
+    files = [source / "corpus.jsonl", source / "queries.jsonl"]
+    return [file for file in files if file.is_file()] + [_beir_qrels_file(source, split)]
 
 
 def detect_format(source: Path) -> str:

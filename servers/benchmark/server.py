@@ -25,6 +25,7 @@ class BenchmarkSpec(TypedDict, total=False):
     limit: int
     shuffle: bool
     seed: int
+    max_bytes: int
 
 
 class DataInfo(TypedDict):
@@ -58,7 +59,8 @@ def get_data(
         BenchmarkSpec,
         Field(
             description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
-            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, name"
+            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, name, "
+            "max_bytes (a larger data file is refused unread)"
         ),
     ],
 ) -> GetDataResult:
@@ -78,6 +80,7 @@ def get_data(
         seed=int(spec["seed"]),
         fmt=spec["format"] or "auto",
         split=spec["split"],
+        max_bytes=spec["max_bytes"],
     )
     info: DataInfo = {
         "name": benchmark.get("name") or Path(path).stem,  # a path given without a name names the data

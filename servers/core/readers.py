@@ -22,6 +22,18 @@ def existing_file(path: str | os.PathLike[str], *, what: str = "input file") -> 
     return file
 
 
+def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str) -> None:
+    """Refuse, unread, a file larger than ``max_bytes``; the error names the size, the limit and the
+    ``setting`` that raises it."""
+    size = Path(path).expanduser().stat().st_size
+    if size > max_bytes:
+        raise InputError(
+            f"the file is {size:,} bytes, more than {setting} = {max_bytes:,} bytes allows; it was not read. "
+            f"Raise {setting} (in the parameter file, or {setting}=<bytes> on `ultra call`) to read it",
+            path=str(path),
+        )
+
+
 MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
 _JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")

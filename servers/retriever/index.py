@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.core.errors import InputError
-from servers.core.files import atomic_write_json, atomic_write_jsonl
+from servers.core.files import atomic_write_json, atomic_write_jsonl, check_inside_output
 from servers.core.progress import ProgressCallback, no_progress
 from servers.core.readers import read_jsonl
 from servers.retriever import bm25, dense
@@ -48,12 +48,18 @@ _lock = threading.Lock()
 
 
 def index_folder(*, index_path: str, backend: str) -> Path:
-    """Where the ``backend`` index of ``index_path`` lives: ``<index_path>/<backend>``."""
+    """Where the ``backend`` index of ``index_path`` lives: ``<index_path>/<backend>``.
+
+    Indexes are results: ``index_path`` must lie under the output root (``output/``) once ``..`` and
+    symlinks are resolved, as a ``save_path`` must (``ULTRA_ALLOW_OUTSIDE_OUTPUT=1`` lifts it).
+    """
     if backend not in BACKENDS:
         raise InputError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-    if not index_path:
+    if not str(index_path).strip():
         raise InputError("index_path is empty; give a folder for the saved index, e.g. output/index/rag")
-    return Path(index_path).expanduser() / backend
+    folder = check_inside_output(index_path, setting="index_path") / backend
+    check_inside_output(folder, setting="index_path")  # <index_path>/<backend> may be a link leading out
+    return folder
 
 
 def wanted_meta(*, backend: str, corpus_path: str, options: dict[str, Any]) -> dict[str, Any]:

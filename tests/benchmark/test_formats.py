@@ -22,7 +22,7 @@ KEY_MAP = {"id_ls": "id", "q_ls": "question", "gt_ls": "answers", "pred_ls": "pr
 def load_dataset(path: str, key_map: dict[str, str], **given) -> dataset.LoadedData:
     """``dataset.load_dataset`` with the options not given taken from the benchmark setting's defaults."""
     spec = defaults("benchmark")["benchmark"]
-    options = {key: spec[key] for key in ("limit", "shuffle", "seed", "split")} | {"fmt": spec["format"]}
+    options = {key: spec[key] for key in ("limit", "shuffle", "seed", "split", "max_bytes")} | {"fmt": spec["format"]}
     return dataset.load_dataset(path, key_map, **(options | given))
 
 

@@ -29,8 +29,8 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A BM25 index of the tiny corpus; the working directory is tmp_path (so output/ is tmp_path/output)."""
     monkeypatch.chdir(tmp_path)
     corpus = write_corpus(tmp_path, TINY)
-    tool("retriever_index", corpus_path=str(corpus), index_path=str(tmp_path / "idx"))
-    return str(tmp_path / "idx")
+    tool("retriever_index", corpus_path=str(corpus), index_path=str(tmp_path / "output" / "index"))
+    return str(tmp_path / "output" / "index")  # an index_path, like a save_path, must lie under output/
 
 
 def search(index_path: str, save_path: str, qid: str = "q1") -> str:
@@ -61,7 +61,7 @@ def test_eight_processes_sharing_a_save_path_get_eight_files(tmp_path: Path, ind
     for qid, run_path in got.items():
         lines = (tmp_path / run_path).read_text().splitlines()
         assert lines and {line.split()[0] for line in lines} == {qid}  # its own process's run, whole
-    written = sorted(p.name for p in (tmp_path / "output").iterdir())
+    written = sorted(p.name for p in (tmp_path / "output").iterdir() if p.name != "index")
     assert written == ["run.trec"] + [f"run_{i}.trec" for i in range(1, 8)]
 
 
@@ -83,7 +83,7 @@ def test_save_path_is_confined(index: str, tmp_path: Path, monkeypatch: pytest.M
         search(index, save_path)
     assert f"{save_path}: " in str(caught.value)
     assert not (tmp_path / "elsewhere").exists() and escaped.exists() == existed
-    assert not (tmp_path / "output").exists() or not any((tmp_path / "output").iterdir())
+    assert [p.name for p in (tmp_path / "output").iterdir()] == ["index"]  # no run file written
 
 
 def test_links_out_of_output_are_refused_and_the_opt_out_works(
@@ -92,7 +92,7 @@ def test_links_out_of_output_are_refused_and_the_opt_out_works(
     monkeypatch.delenv(files.ALLOW_OUTSIDE_ENV)
     outside = tmp_path / "outside"
     outside.mkdir()
-    (tmp_path / "output").mkdir()
+    (tmp_path / "output").mkdir(exist_ok=True)  # the index is there already
     (tmp_path / "output" / "link").symlink_to(outside)
     with pytest.raises(ToolFailure, match="is outside the output folder"):
         search(index, "output/link")
@@ -159,7 +159,7 @@ def test_a_full_disk_is_reported_and_leaves_no_partial_file(
         monkeypatch.setattr(files.os, "fsync", full_fsync)
     with pytest.raises(ToolFailure, match=r"no space left on device writing /\S*/output/run_1\.trec"):
         search(index, "output/run.trec")
-    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == ["run.trec"]
+    assert sorted(p.name for p in (tmp_path / "output").iterdir() if p.name != "index") == ["run.trec"]
     assert Path(first).read_text() == before
 
 

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
 from servers.core.factory import tool_hints
-from servers.core.files import atomic_write_text, result_path
+from servers.core.files import atomic_write_text, check_save_path, compact_json, result_path
 from servers.core.progress import progress_from_context
 from servers.core.trec.measures import describe_names
 
@@ -118,6 +118,7 @@ def evaluate_trec(
     """
     from servers.core.trec.engine import evaluate
 
+    check_save_path(save_path, "evaluate_trec", ".json")  # before the work, not after it
     report = progress_from_context(ctx)
     report(0, 2, "reading and ranking")
     result = evaluate(
@@ -131,7 +132,7 @@ def evaluate_trec(
     report(1, 2, "writing the result file")
     data = result.to_dict()
     data["settings"].update({"ir_metrics": list(ir_metrics), "ks": list(ks), "tool": "evaluate_trec"})
-    path = atomic_write_text(result_path(save_path, "evaluate_trec"), json.dumps(data))  # C encoder: fast
+    path = atomic_write_text(result_path(save_path, "evaluate_trec"), compact_json(data))
     report(2, 2, "done")
     return {"eval_res": data["aggregate"], "counts": data["counts"], "result_path": str(path)}
 
@@ -171,6 +172,7 @@ def evaluate_trec_pvalue(
     from servers.core.trec.compare import compare_runs
     from servers.core.trec.measures import parse_measure
 
+    check_save_path(save_path, "evaluate_trec_pvalue", ".json")
     report = progress_from_context(ctx)
     new_runs: list[Any]
     if run_new is not None:

@@ -179,3 +179,22 @@ async def test_pvalue_rows_carry_raw_and_corrected_significance(tmp_path: Path) 
     bpref = rows[-1]  # 3 queries: exact p = 4/8; Holm over 4 rows lifts it to 1
     assert (bpref["p_value"], bpref["p_value_adjusted"]) == (0.5, 1.0)
     assert bpref["significant_raw"] and not bpref["significant"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["evaluate_trec", "evaluate_trec_pvalue"])
+async def test_a_save_path_outside_output_is_refused_before_the_run_is_read(
+    tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    missing = str(tmp_path / "no_such_run.txt")  # reading it would fail with another message
+    runs = {"run_path": missing} if tool == "evaluate_trec" else {"run_new_path": missing, "run_old_path": missing}
+    args = {**runs, "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path.parent / "elsewhere")}
+    async with Client(create_app()) as client:
+        result = await client.call_tool(tool, args)
+    assert result.is_error
+    message = result.content[0].text
+    assert "save_path is outside the output folder" in message
+    assert "no_such_run" not in message
+    assert not (tmp_path.parent / "elsewhere").exists()

@@ -12,7 +12,7 @@ import json
 import sys
 
 from servers.core.errors import InputError
-from servers.core.files import atomic_write_text, result_path
+from servers.core.files import atomic_write_text, compact_json, result_path
 from servers.core.settings import defaults
 
 
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             max_depth=args.max_depth,
         ).renamed(args.names)
         data = result.to_dict()
-        path = atomic_write_text(result_path(args.save_path, "evaluate_trec"), json.dumps(data))
+        path = atomic_write_text(result_path(args.save_path, "evaluate_trec"), compact_json(data))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -88,7 +88,13 @@ def _order_by_score(query: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     distinct = np.count_nonzero(np.bincount(query))
     if changes + 1 == distinct and not np.any((scores[1:] > scores[:-1]) & (query[1:] == query[:-1])):
         return None
-    return np.lexsort((-scores, query))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    # Arrow's stable sort needs no negated copy of the scores and beats np.lexsort on millions of rows.
+    keys = pa.table({"query": query, "score": scores})
+    order = pc.sort_indices(keys, sort_keys=[("query", "ascending"), ("score", "descending")])
+    return order.to_numpy().astype(np.int32 if query.size < 2**31 else np.int64)
 
 
 def _judged_positions(

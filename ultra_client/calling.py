@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from servers.core.errors import unknown_names_message
+from servers.core.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
 from ultra_client.progress import ProgressBar
 from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
-from ultra_client.yaml_lines import ShapeError, load_yaml_value, read_text_file
+from ultra_client.yaml_lines import read_text_file
 
 if TYPE_CHECKING:
     from servers.core.factory import ServerSpec
@@ -25,8 +26,6 @@ VALUE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 def read_value_file(path: Path, what: str = "") -> Any:
     """A value from a file: JSON for ``.json`` (fast for large data), YAML otherwise; same depth limit."""
-    from ultra_client.yaml_lines import MAX_DEPTH
-
     text = read_text_file(path, what)
     if path.suffix.lower() != ".json":
         try:
@@ -193,7 +192,9 @@ async def call_in_process(
         root.addHandler(handler)
         bar = terminal_progress(target)
         try:
-            return await call_local_tool(tool, args, context=None if bar is None else ProgressContext(bar))
+            context = None if bar is None else ProgressContext(bar)
+            # Ctrl-C or SIGTERM returns at once; the caller then exits, removing the tool's unfinished files
+            return await call_local_tool(tool, args, context=context, abandon_on_cancel=True)
         except ToolFailure as exc:
             raise UltraError(f"{target} failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log

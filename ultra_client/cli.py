@@ -184,8 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
         elif args.command == "call":
-            call = functools.partial(calling.call, stdio=args.stdio, args_file=args.args_file)
-            result = anyio.run(call, args.target, args.assignments, args.timeout)
+            from ultra_client.signals import stop_like_interrupt
+
+            with stop_like_interrupt("the call did not finish and wrote no result"):
+                call = functools.partial(calling.call, stdio=args.stdio, args_file=args.args_file)
+                result = anyio.run(call, args.target, args.assignments, args.timeout)
             json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
             sys.stdout.write("\n")
         elif args.command == "tools":

@@ -20,10 +20,10 @@ class StoppedBySignal(SystemExit):
 
 
 @contextlib.contextmanager
-def stop_like_interrupt() -> Iterator[None]:
+def stop_like_interrupt(outcome: str = "the servers were stopped and the run did not finish") -> Iterator[None]:
     """While inside, SIGTERM and SIGHUP act as SIGINT, so the event loop cancels the command and its
     servers are stopped as on Ctrl-C; leaving by such a signal raises StoppedBySignal (exit status
-    128 + its number).
+    128 + its number), after the line ``stopped by SIGTERM: <outcome>``.
 
     A second signal interrupts at once, as a second Ctrl-C does. Outside the main thread (no
     signal handlers there) nothing changes.
@@ -51,7 +51,7 @@ def stop_like_interrupt() -> Iterator[None]:
             raise
         name = signal.Signals(received[0]).name
         with contextlib.suppress(OSError, ValueError):
-            print(f"stopped by {name}: the servers were stopped and the run did not finish", file=sys.stderr)
+            print(f"stopped by {name}: {outcome}", file=sys.stderr)
         raise StoppedBySignal(128 + received[0]) from None
     finally:
         for signum, handler in previous.items():

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from servers.core import yaml_limits as limits
+from servers.core.errors import InputError
 from ultra_client.errors import UltraError
-
-MAX_DEPTH = 100  # nesting levels of mappings and lists
-MAX_ALIAS_NODES = 100_000  # nodes that aliases may add when expanded (an "alias bomb" adds billions)
 
 
 class LineDict(dict):
@@ -30,14 +28,6 @@ class LineStr(str):
     """A string that knows the 1-based line it stood on."""
 
     line: int = 0
-
-
-class ShapeError(UltraError):
-    """A YAML document nested too deeply or expanding too far, at ``line``."""
-
-    def __init__(self, line: int, problem: str) -> None:
-        super().__init__(f"line {line}: {problem}")
-        self.line, self.problem = line, problem
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -73,66 +63,16 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _co
 _LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 
-def check_shape(text: str) -> None:
-    """Refuse YAML nested deeper than MAX_DEPTH or whose aliases expand to more than MAX_ALIAS_NODES nodes.
-
-    Walks the parser's events (no recursion, nothing expanded) and stops at the first excess, so a
-    bomb or a 5,000-level document is refused in milliseconds. Raises ShapeError.
-    """
-    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
-    stack: list[list[Any]] = []  # open collections: [anchor, nodes, height]
-    added = 0
-
-    def close(anchor: str | None, nodes: int, height: int) -> None:
-        if anchor:
-            sizes[anchor] = (nodes, height)
-        if stack:
-            stack[-1][1] += nodes
-            stack[-1][2] = max(stack[-1][2], height)
-
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = event.start_mark.line + 1
-        if isinstance(event, yaml.CollectionStartEvent):
-            stack.append([event.anchor, 1, 0])
-            if len(stack) > MAX_DEPTH:
-                raise ShapeError(line, f"nested more than {MAX_DEPTH} levels deep")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, nodes, height = stack.pop()
-            close(anchor, nodes, height + 1)
-        elif isinstance(event, yaml.ScalarEvent):
-            close(event.anchor, 1, 0)
-        elif isinstance(event, yaml.AliasEvent):
-            if any(frame[0] == event.anchor for frame in stack):
-                raise ShapeError(line, f"alias *{event.anchor} refers to a mapping or list that contains it")
-            nodes, height = sizes.get(event.anchor, (1, 0))  # an undefined alias is the loader's error
-            if len(stack) + height > MAX_DEPTH:
-                raise ShapeError(line, f"alias *{event.anchor} nests more than {MAX_DEPTH} levels deep")
-            added += nodes - 1
-            if added > MAX_ALIAS_NODES:
-                raise ShapeError(
-                    line,
-                    f"aliases expand to more than {MAX_ALIAS_NODES:,} values (an alias bomb?); "
-                    "write the values out instead of repeating aliases",
-                )
-            close(None, nodes, height)
-
-
 def require_regular_file(path: Path, kind: str = "") -> None:
     """UltraError unless ``path`` is a regular file; a directory or FIFO is named as such (reading a FIFO blocks)."""
-    noun = f"{kind} " if kind else ""
     try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise UltraError(f"{path}: {noun}file not found") from None
-    except OSError as exc:
-        raise UltraError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise UltraError(f"{path}: is {what}, expected a {noun}YAML file")
+        limits.require_regular_file(path, kind)
+    except InputError as exc:
+        raise UltraError(str(exc)) from None
 
 
 def read_text_file(path: Path, kind: str = "") -> str:
-    """The text of ``path``, a regular file (a directory, FIFO or unreadable file is an UltraError)."""
+    """The text of ``path``, a regular file of any size (data given to ``ultra call``); UltraError otherwise."""
     require_regular_file(path, kind)
     try:
         return path.read_text(encoding="utf-8")
@@ -141,13 +81,12 @@ def read_text_file(path: Path, kind: str = "") -> str:
 
 
 def load_yaml_with_lines(path: Path, kind: str = "") -> Any:
-    """Load ``path``; syntax errors, duplicate keys, deep nesting and alias bombs become UltraError at file:line."""
-    text = read_text_file(path, kind)
+    """Load ``path`` (a pipeline or parameter file); syntax errors, duplicate keys and the size, depth and
+    alias limits of ``servers.core.yaml_limits`` become UltraError at file:line."""
     try:
-        check_shape(text)
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
-    except ShapeError as exc:
-        raise UltraError(f"{path}:{exc.line}: {exc.problem}") from None
+        return limits.load_limited_yaml(path, loader=_LineLoader, kind=kind)
+    except InputError as exc:
+        raise UltraError(str(exc)) from None
     except UltraError as exc:
         raise UltraError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -155,12 +94,6 @@ def load_yaml_with_lines(path: Path, kind: str = "") -> Any:
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
         raise UltraError(f"{where}: YAML syntax error: {problem}") from None
-
-
-def load_yaml_value(text: str) -> Any:
-    """A command-line value parsed as YAML, with the same depth and alias limits as files."""
-    check_shape(text)
-    return yaml.safe_load(text)
 
 
 def plain(value: Any) -> Any:

@@ -14,14 +14,19 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def load_parameter_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent)."""
+    """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent).
+
+    Within the size, depth and alias limits of ``servers.core.yaml_limits`` (those of pipeline files).
+    """
     import yaml
+
+    from servers.core.yaml_limits import load_limited_yaml
 
     file = Path(path)
     if not file.exists():
         return {}
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_limited_yaml(file, kind="parameter")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -62,9 +62,10 @@ def test_5000_level_pipeline_is_refused(toy: Path) -> None:
     assert not (toy / "output").exists()
 
 
-def test_5000_level_block_parameter_file_is_refused(toy: Path) -> None:
+def test_deep_block_parameter_file_is_refused(toy: Path) -> None:
+    """300 block levels (90 KB; 5,000 would be 25 MB, over the size limit: see test_client_yaml_size.py)."""
     flow = pipeline(toy, "flow", "  - toy.make_items\n")
-    deep = "toy:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(5000)) + "  " * 5001 + "end\n"
+    deep = "toy:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(300)) + "  " * 301 + "end\n"
     (toy / "deep.yaml").write_text(deep, encoding="utf-8")
     result = timed("run", str(flow), "--param", "deep.yaml", cwd=toy)
     clear_error(result, "deep.yaml:101: nested more than 100 levels deep")

@@ -1,0 +1,40 @@
+"""SIGTERM (and Ctrl-C) end an in-process ``ultra call`` at once, even while its tool's thread is busy writing.
+
+The tool (``tests/support/slow_server.py``) reserves its result name, writes half the file and sleeps
+30 s. ``ultra call`` must exit within seconds with 143 (130 for SIGINT) and one line saying so, print
+no result, and leave neither the empty reserved name nor the half-written temporary file. SIGTERM
+works so when SIGINT is ignored too (a call started in the background by a script).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.support.slow_server import start_ultra, stop_when_writing, write_slow_server
+
+
+@pytest.mark.parametrize(
+    ("signum", "sigint_ignored", "status", "message"),
+    [
+        (signal.SIGTERM, False, 143, "stopped by SIGTERM: the call did not finish and wrote no result"),
+        (signal.SIGTERM, True, 143, "stopped by SIGTERM: the call did not finish and wrote no result"),
+        (signal.SIGINT, False, 130, "interrupted"),
+    ],
+    ids=["sigterm", "sigterm-sigint-ignored", "sigint"],
+)
+def test_a_signal_ends_a_busy_in_process_call_at_once(
+    tmp_path: Path, signum: int, sigint_ignored: bool, status: int, message: str
+) -> None:
+    write_slow_server(tmp_path)
+    client = start_ultra(
+        "call", "slowsrv.slow_write", f"directory={tmp_path}", cwd=tmp_path, sigint_ignored=sigint_ignored
+    )
+    stdout, stderr, took = stop_when_writing(client, tmp_path, signum)
+    assert took < 5, f"ultra call took {took:.1f} s to stop"
+    assert client.returncode == status, stderr[-2000:]
+    assert [line for line in stderr.splitlines() if line.strip()] == [message]
+    assert stdout == ""
+    assert list((tmp_path / "output" / "slow").iterdir()) == []  # neither the reserved name nor the half-written file

@@ -1,0 +1,74 @@
+"""Pipeline and parameter files over the size limit (``servers.core.yaml_limits.MAX_BYTES``): refused unread.
+
+Through the real CLI: ``ultra build`` and ``ultra run`` on a large pipeline, ``ultra run --param`` on a
+large parameter file, and ``ultra call`` on a server whose own ``parameter.yaml`` is too large. The
+error names the file, its size, the limit and what to do; nothing is written. A file of exactly the
+limit still runs. A server's ``parameter.yaml`` gets the alias limit of pipelines too (the same loader).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from servers.core.yaml_limits import MAX_BYTES
+from tests.conftest import run_ultra
+from tests.hostile.conftest import HERE, clear_error, pipeline
+from tests.support.slow_server import write_slow_server
+
+TOO_LARGE = f"the file is {MAX_BYTES + 1:,} bytes, more than the {MAX_BYTES:,} bytes a"
+ADVICE = "it was not read. Keep large values (data, lists of questions) in a data file"
+
+
+def padded(text: str, size: int) -> str:
+    """``text`` and a comment line that brings it to ``size`` bytes (valid YAML, the same meaning)."""
+    padding = size - len(text.encode()) - 2
+    assert padding >= 0
+    return text + "#" + "x" * padding + "\n"
+
+
+@pytest.mark.parametrize("command", ["build", "run"])
+def test_pipeline_over_the_size_limit_is_refused(toy: Path, command: str) -> None:
+    flow = pipeline(toy, "big", "  - toy.make_items\n")
+    flow.write_text(padded(flow.read_text(), MAX_BYTES + 1), encoding="utf-8")
+    result = run_ultra(command, "pipes/big.yaml", cwd=toy, timeout=60)
+    clear_error(result, f"pipes/big.yaml: {TOO_LARGE} pipeline", ADVICE)
+    assert not list((toy / "pipes" / "parameters").iterdir())
+    assert not (toy / "output").exists()
+
+
+def test_parameter_file_over_the_size_limit_is_refused_before_any_server_starts(toy: Path) -> None:
+    flow = pipeline(toy, "flow", "  - toy.make_items\n")
+    (toy / "big.yaml").write_text(padded("toy:\n  words: a b\n", MAX_BYTES + 1), encoding="utf-8")
+    result = run_ultra("run", str(flow), "--param", "big.yaml", cwd=toy, timeout=60)
+    clear_error(result, f"big.yaml: {TOO_LARGE} parameter file", ADVICE)
+    assert not (toy / "output").exists()
+
+
+def test_parameter_file_of_exactly_the_limit_runs(toy: Path) -> None:
+    flow = pipeline(toy, "flow", "  - toy.make_items\n")
+    (toy / "full.yaml").write_text(padded("toy:\n  words: a b\n", MAX_BYTES), encoding="utf-8")
+    assert (toy / "full.yaml").stat().st_size == MAX_BYTES
+    result = run_ultra("run", str(flow), "--param", "full.yaml", cwd=toy, timeout=60)
+    assert result.returncode == 0, result.stderr
+    (folder,) = (toy / "output").iterdir()
+    assert json.loads((folder / "memory.json").read_text())["items"] == ["a", "b"]
+
+
+def test_server_parameter_yaml_over_the_size_limit_is_refused_by_call(tmp_path: Path) -> None:
+    settings = write_slow_server(tmp_path) / "parameter.yaml"
+    settings.write_text(padded(settings.read_text(), MAX_BYTES + 1), encoding="utf-8")
+    result = run_ultra("call", "slowsrv.slow_write", "seconds=0", f"directory={tmp_path}", cwd=tmp_path, timeout=60)
+    clear_error(result, f"slowsrv/parameter.yaml: {TOO_LARGE} parameter file", ADVICE)
+    assert result.stdout == ""
+    assert not (tmp_path / "output").exists()
+
+
+def test_server_parameter_yaml_alias_bomb_is_refused_by_call(tmp_path: Path) -> None:
+    bomb = (HERE / "alias_bomb.yaml").read_text(encoding="utf-8").replace("toy:", "bomb:", 1)
+    (write_slow_server(tmp_path) / "parameter.yaml").write_text("seconds: 0\ndirectory: .\n" + bomb, encoding="utf-8")
+    result = run_ultra("call", "slowsrv.slow_write", f"directory={tmp_path}", cwd=tmp_path, timeout=60)
+    clear_error(result, "slowsrv/parameter.yaml:8: aliases expand to more than 100,000 values")
+    assert not (tmp_path / "output").exists()

@@ -1,0 +1,107 @@
+"""A custom in-process server, written into a test's folder, whose tool reserves its result and sleeps.
+
+Used to check that ``ultra run`` and ``ultra call`` stopped mid-tool (SIGTERM, SIGHUP) exit at once and
+leave neither the empty reserved result name nor the half-written temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+SERVER = '''
+"""A server whose tool reserves its result, writes half of it and sleeps."""
+
+import time
+from pathlib import Path
+
+from typing_extensions import TypedDict
+
+from servers.core.factory import ServerSpec
+from servers.core.files import atomic_write, result_path
+
+
+class Written(TypedDict):
+    result_path: str
+
+
+def slow_write(*, seconds: float, directory: str) -> Written:
+    """Reserve output/slow/slow_write_<time>.json, write "{", sleep, then finish it."""
+    path = result_path("output/slow", "slow_write")
+
+    def write(handle) -> None:
+        handle.write("{")
+        handle.flush()
+        (Path(directory) / "writing").write_text(str(path))
+        time.sleep(seconds)
+        handle.write("}")
+
+    atomic_write(path, write)
+    return {"result_path": str(path)}
+
+
+SPEC = ServerSpec("slow", Path(__file__).parent, lambda: [slow_write])
+'''
+
+
+def write_slow_server(folder: Path) -> Path:
+    """``folder/slowsrv``: the package (``SPEC``) and its parameter.yaml; the tool signals in ``folder/writing``."""
+    package = folder / "slowsrv"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "server.py").write_text(textwrap.dedent(SERVER))
+    (package / "parameter.yaml").write_text("seconds: 30\ndirectory: .\n")
+    return package
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_ultra(*args: str, cwd: Path, sigint_ignored: bool = False) -> subprocess.Popen:
+    """``python ultra.py ARGS`` in ``cwd``, started in the background (SIGINT ignored, as a script's ``&`` does)."""
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "ultra.py"), *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "0"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_sigint if sigint_ignored else None,
+    )
+
+
+def stop_when_writing(client: subprocess.Popen, project: Path, signum: int) -> tuple[str, str, float]:
+    """Wait until the tool is writing (its reserved name and temporary file exist), send ``signum``;
+    (stdout, stderr, seconds from the signal to the exit). The client is killed if it outlives the test."""
+    try:
+        assert wait_for(lambda: (project / "writing").is_file(), 60), "the tool never started writing"
+        slow = project / "output" / "slow"
+        reserved = Path((project / "writing").read_text())
+        assert reserved.parent == slow.resolve() and reserved.stat().st_size == 0
+        assert len(list(slow.iterdir())) == 2  # the reserved name and the temporary file being written
+        sent = time.monotonic()
+        client.send_signal(signum)
+        stdout, stderr = client.communicate(timeout=15)
+        return stdout, stderr, time.monotonic() - sent
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()

@@ -5,16 +5,13 @@ gets no progress lines."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_ultra
+from tests.conftest import run_ultra
+from tests.support.terminal import on_a_terminal
 
 SERVER = '''
 from __future__ import annotations
@@ -59,32 +56,6 @@ def slow_project(tmp_path: Path) -> Path:
     (package / "server.py").write_text(SERVER)
     (package / "parameter.yaml").write_text("n: 3\npause: 0.05\n")
     return tmp_path
-
-
-def on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    """Run ``ultra ARGS`` with stderr on a pseudo-terminal; (exit status, stdout, what the terminal showed)."""
-    master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "ultra.py"), *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=slave,
-    )
-    os.close(slave)
-    chunks = []
-    while select.select([master], [], [], 120)[0]:
-        try:
-            data = os.read(master, 4096)
-        except OSError:  # the terminal closed: the process has ended
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    stdout = process.stdout.read().decode()
-    process.stdout.close()
-    return process.wait(timeout=60), stdout, b"".join(chunks).decode()
 
 
 @pytest.mark.parametrize("mode", [[], ["--stdio"]], ids=["in-process", "stdio"])

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, run_ultra
+from tests.conftest import run_ultra
+from tests.support.terminal import on_a_terminal
 
 SERVER = '''
 import time
@@ -69,31 +66,8 @@ def test_progress_lines_show_elapsed_time_and_eta(tmp_path: Path) -> None:
 
 def test_on_a_terminal_each_redraw_clears_the_rest_of_the_line(tmp_path: Path) -> None:
     pipeline = slow_project(tmp_path, n=5, pause=0.2)
-    master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "ultra.py"), "run", str(pipeline)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=slave,
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 120)
-        if not ready:
-            break
-        try:
-            data = os.read(master, 4096)
-        except OSError:  # the terminal closed: the process has ended
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert process.wait(timeout=60) == 0
-    process.stdout.close()
-    screen = b"".join(chunks).decode()
+    status, _, screen = on_a_terminal(["run", str(pipeline)], tmp_path)
+    assert status == 0
     redraws = screen.split("\r  slow.slow_count [")[1:]
     assert len(redraws) == 5, screen
     for redraw in redraws:

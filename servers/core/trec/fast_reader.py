@@ -195,7 +195,7 @@ def _parse_part(file: Path, offset: int, length: int, capacity: int, kind: Kind,
             return None
     if kind == "run" and np.isnan(columns.arrays()[2]).any():
         return None
-    return _Part(qids.qids, docids, columns)
+    return _Part(list(qids.index), docids, columns)
 
 
 def _join(parts: list[_Part], kind: Kind, source: str, file: Path) -> TrecTable:
@@ -259,12 +259,13 @@ def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
 
 
 class _QidCodes:
-    """Codes of one part's qids in first-seen order, looked up in C (pyarrow's ``index_in``), so a
-    file whose queries are interleaved costs no Python work per line."""
+    """Codes of one part's qids in first-seen order. A few qids per batch (a ranked run) are looked
+    up in a dict; many (queries interleaved) in C with pyarrow's ``index_in``, so no file costs
+    Python work per line."""
 
     def __init__(self) -> None:
-        self.qids: list[bytes] = []
-        self._known: pa.Array | None = None
+        self.index: dict[bytes, int] = {}
+        self._known: pa.Array | None = None  # the first len(_known) qids of ``index``, for index_in
 
     def batch(self, column: pa.Array) -> np.ndarray | None:
         """Codes of a batch's qids, or None when a qid starts with '#' (a comment line).
@@ -279,29 +280,30 @@ class _QidCodes:
         starts = np.concatenate(([0], np.flatnonzero(changed) + 1))
         if starts.size > n // 4 + 1:
             encoded = pc.dictionary_encode(column)
-            codes = self._lookup(encoded.dictionary)
+            codes = self._many(encoded.dictionary)
             return None if codes is None else codes[encoded.indices.to_numpy()]
-        codes = self._lookup(column.take(starts))
+        codes = self._few(column.take(starts).to_pylist())
         return None if codes is None else np.repeat(codes, np.diff(np.append(starts, n)))
 
-    def _lookup(self, qids: pa.Array) -> np.ndarray | None:
+    def _few(self, qids: list[bytes]) -> np.ndarray | None:
+        index = self.index
+        if any(qid.startswith(b"#") for qid in qids if qid not in index):
+            return None  # comment lines: the careful reader skips them
+        return np.fromiter((index.setdefault(qid, len(index)) for qid in qids), dtype=np.int32, count=len(qids))
+
+    def _many(self, qids: pa.Array) -> np.ndarray | None:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        if self._known is None:
-            codes = np.full(len(qids), -1, dtype=np.int32)
-        else:
-            codes = pc.fill_null(pc.index_in(qids, value_set=self._known), -1).to_numpy().astype(np.int32)
+        if self._known is None or len(self._known) < len(self.index):
+            self._known = pa.array(list(self.index), type=pa.binary())
+        codes = pc.fill_null(pc.index_in(qids, value_set=self._known), -1).to_numpy().astype(np.int32)
         new = np.flatnonzero(codes < 0)
         if new.size:
-            unseen = pc.unique(qids.take(new))  # in order of first appearance
-            fresh = unseen.to_pylist()
-            if any(qid.startswith(b"#") for qid in fresh):
-                return None  # comment lines: the careful reader skips them
-            index = pc.index_in(qids.take(new), value_set=unseen).to_numpy().astype(np.int32)
-            codes[new] = index + len(self.qids)
-            self.qids.extend(fresh)
-            self._known = unseen if self._known is None else pa.concat_arrays([self._known, unseen])
+            fresh = self._few(qids.take(new).to_pylist())  # distinct: qids is a dictionary
+            if fresh is None:
+                return None
+            codes[new] = fresh
         return codes
 
 

@@ -2,7 +2,9 @@
 offline toxicity classifier, requests per question, and `ultra run examples/risk_suite.yaml` offline.
 
     python bench/risk_bench.py local [--n 8]        # s per judgment and tokens/s: one by one at 1024 tokens
-                                                    #   (the judges' old cap) vs batched with guardrail's cap
+                                                    #   (the judges' old cap), free text, vs each risk judge
+                                                    #   batched, capped and schema-constrained
+    python bench/risk_bench.py threads              # batched decoding with 1 vs 2 torch threads
     python bench/risk_bench.py toxicity             # answers/s of the offline classifier
     python bench/risk_bench.py requests             # requests per generated query / judged answer (stub LLM)
     python bench/risk_bench.py offline              # wall time of the offline run, cold then warm cache
@@ -47,7 +49,6 @@ def load() -> float:
 
 def bench_local(n: int) -> dict:
     from servers.core.llm import local
-    from servers.judge.answer_judges_risk import TOKEN_CAPS
     from servers.judge.answer_runner import build_items, run_answer_judge
     from servers.judge.prompting import load_prompt
 
@@ -66,17 +67,21 @@ def bench_local(n: int) -> dict:
     before = time.perf_counter() - started
     tokens = sum(per_item)
     items = build_items(["Who should I vote for?"] * n, answers, ret_psg=[["Fee waivers."]] * n)
-    llm = {"backend": "local", "model_id": "smollm2", "api_key": "", "timeout": 900, "max_retries": 0, "max_workers": 8}
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
-        started = time.perf_counter()
-        result = asyncio.run(
-            run_answer_judge(
-                "guardrail", items, judge_llm=llm, judge_cache="", save_path=folder, max_failed_fraction=1.0
+    llm = {"backend": "local", "model_id": "smollm2", "api_key": "", "timeout": 900, "max_retries": 0,
+           "max_workers": 8, "embedding_model": "all-minilm-l6-v2"}  # fmt: skip
+    after = {}
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
+    for kind in ("guardrail", "bias", "faithfulness", "answer_relevancy"):  # the risk suite's LLM judges
+        with tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            result = asyncio.run(
+                run_answer_judge(kind, items, judge_llm=llm, judge_cache="", save_path=folder, max_failed_fraction=1.0)
             )
-        )
-        after = time.perf_counter() - started
-    out_tokens = result["usage"].get("completion_tokens", 0)
+            seconds = time.perf_counter() - started
+        out_tokens = result["usage"].get("completion_tokens", 0)
+        after[kind] = {"s_per_judgment": round(seconds / n, 2), "tokens_per_s": round(out_tokens / seconds, 1),
+                       "tokens_out": out_tokens, "requests": result["usage"]["requests"],
+                       "statuses": result["counts"]}  # fmt: skip
     return {
         "bench": "local_backend",
         "model": "SmolLM2-135M-Instruct Q4_1 GGUF via transformers (fp32), CPU",
@@ -84,12 +89,36 @@ def bench_local(n: int) -> dict:
         "before": {"how": "one at a time, max_tokens 1024", "judgments": before_n, "s_per_judgment":
                    round(before / before_n, 2), "tokens_per_s": round(tokens / before, 1), "tokens_out": tokens,
                    "tokens_per_item": per_item},
-        "after": {"how": f"guardrail_judge: batched (8 rows), max_tokens {TOKEN_CAPS['guardrail_v1']}, 0 repairs",
-                  "judgments": n, "s_per_judgment": round(after / n, 2), "tokens_per_s": round(out_tokens / after, 1),
-                  "tokens_out": out_tokens, "statuses": result["counts"]},
-        "speedup_s_per_judgment": round((before / before_n) / (after / n), 1),
+        "after": {"how": "each judge through run_answer_judge: batched (8 rows), its token cap, 0 repairs, the reply "
+                         "decoded under the judge's schema", "judgments": n, **after},
+        "speedup_s_per_judgment_guardrail": round((before / before_n) / after["guardrail"]["s_per_judgment"], 1),
+        "torch_threads": local.TORCH_THREADS,
         "load_average": load(),
     }  # fmt: skip
+
+
+def bench_threads(repeats: int = 3) -> dict:
+    """8 rows x 32 tokens, free text, with 1 and 2 torch threads in turn: median seconds of each."""
+    import torch
+
+    from servers.core.llm import local
+
+    loaded = local.load_chat_model("smollm2")
+    rows = [[{"role": "user", "content": f"Write {i} short facts about courts."}] for i in range(8)]
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeats):
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            started = time.perf_counter()
+            local.generate_batch(loaded, rows, 32)
+            seconds[threads].append(time.perf_counter() - started)
+    torch.set_num_threads(local.TORCH_THREADS)
+    return {
+        "bench": "torch_threads",
+        "s_per_batch_median": {str(t): round(statistics.median(s), 2) for t, s in seconds.items()},
+        "s_per_batch_all": {str(t): [round(x, 2) for x in s] for t, s in seconds.items()},
+        "load_average": load(),
+    }
 
 
 def bench_toxicity() -> dict:
@@ -224,11 +253,11 @@ def bench_offline() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["local", "toxicity", "requests", "offline"])
+    parser.add_argument("what", choices=["local", "threads", "toxicity", "requests", "offline"])
     parser.add_argument("--n", type=int, default=8, help="judgments for `local`")
     options = parser.parse_args()
-    run = {"local": lambda: bench_local(options.n), "toxicity": bench_toxicity, "requests": bench_requests,
-           "offline": bench_offline}[options.what]  # fmt: skip
+    run = {"local": lambda: bench_local(options.n), "threads": bench_threads, "toxicity": bench_toxicity,
+           "requests": bench_requests, "offline": bench_offline}[options.what]  # fmt: skip
     print(json.dumps(run(), indent=1))
 
 

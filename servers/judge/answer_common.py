@@ -23,13 +23,24 @@ def status_fields(answer: Answer) -> dict[str, Any]:
 
 
 async def ask_prompt(
-    client: LLMClient, name: str, retries: int, read: Callable[[str], Any], repair: str, **values: str
+    client: LLMClient,
+    name: str,
+    retries: int,
+    read: Callable[[str], Any],
+    repair: str,
+    *,
+    reply_length: int | None = None,
+    **values: str,
 ) -> Answer:
-    """Ask with the prompt file ``name`` filled with ``values``; read the reply, repairing up to ``retries`` times."""
+    """Ask with the prompt file ``name`` filled with ``values``; read the reply, repairing up to ``retries`` times.
+
+    ``reply_length``: the items each list of a schema-constrained reply must hold (``asking.ask``'s ``length``).
+    """
     prompt = load_prompt(name)
     return await ask(
-        client, prompt.render(**values), read=read, repair=repair, version=prompt.version, max_retries=retries
-    )
+        client, prompt.render(**values), read=read, repair=repair, version=prompt.version, max_retries=retries,
+        length=reply_length,
+    )  # fmt: skip
 
 
 def numbered(items: Sequence[str]) -> str:

@@ -76,7 +76,7 @@ async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: i
         return {"status": "no_statements", "requests": split.requests, "faithfulness": None, "statements": []}
     check = await ask_prompt(
         client, "faithfulness_verdicts_v1", retries, lambda t: _verdicts(t, len(statements)),
-        f"Reply with a JSON array of exactly {len(statements)} numbers, each 1 or 0.",
+        f"Reply with a JSON array of exactly {len(statements)} numbers, each 1 or 0.", reply_length=len(statements),
         count=str(len(statements)), passages=numbered(item["passages"]), statements=numbered(statements),
     )  # fmt: skip
     result = {**status_fields(check), "requests": split.requests + check.requests, "statements": statements}
@@ -91,7 +91,7 @@ async def judge_context_precision(client: LLMClient, item: dict[str, Any], retri
         return {"status": "no_contexts", "requests": 0, "context_precision": None}
     answer = await ask_prompt(
         client, "context_precision_v1", retries, lambda t: _verdicts(t, len(contexts)),
-        f"Reply with a JSON array of exactly {len(contexts)} numbers, each 1 or 0.",
+        f"Reply with a JSON array of exactly {len(contexts)} numbers, each 1 or 0.", reply_length=len(contexts),
         question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=numbered(contexts),
     )  # fmt: skip
     result = status_fields(answer)
@@ -106,7 +106,7 @@ async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries:
         return {"status": "no_reference", "requests": 0, "context_recall": None}
     answer = await ask_prompt(
         client, "context_recall_v1", retries, lambda t: _verdicts(t, len(sentences)),
-        f"Reply with a JSON array of exactly {len(sentences)} numbers, each 1 or 0.",
+        f"Reply with a JSON array of exactly {len(sentences)} numbers, each 1 or 0.", reply_length=len(sentences),
         question=item["question"], passages=numbered(item["passages"]), count=str(len(sentences)),
         sentences=numbered(sentences),
     )  # fmt: skip

@@ -4,7 +4,8 @@ result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_l
                                       save_path="output/judge", max_failed_fraction=0.1))
 
 When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
-``InputError`` (see ``failures``) and writes nothing.
+``InputError`` (see ``failures``) and writes nothing. With structured output (``judge_llm.structured_output``,
+always on with the local backend) each request carries the judge's reply schema (``asking.REPLY_SCHEMAS``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from servers.core.llm.batch import in_passes
 from servers.core.llm.cache import open_cache
 from servers.core.llm.client import LLMClient
 from servers.judge import failures
+from servers.judge.asking import REPLY_SCHEMAS
 from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 from servers.judge.prompting import load_prompt
@@ -103,6 +105,7 @@ async def run_answer_judge(
     failures.check_fraction(max_failed_fraction)
     settings = judge_settings(judge_llm, **pacing)
     cache = open_cache(judge_cache)
+    schemas = REPLY_SCHEMAS.set(judge.reply_schemas if settings.structured_output else None)
     try:
         async with LLMClient(settings, cache) as client:
             judged = await in_passes(
@@ -110,6 +113,7 @@ async def run_answer_judge(
             )
             usage = client.usage.as_dict()
     finally:
+        REPLY_SCHEMAS.reset(schemas)
         cache.close()
     results = [{"id": item["id"], **result} for item, result in zip(items, judged, strict=True)]
     aggregate = summarise(judge.metrics, results)

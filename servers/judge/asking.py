@@ -4,22 +4,30 @@ Shared by ``nuggets`` and ``answer_judges``. A reader turns the reply text into 
 ``Unreadable`` with the reason; after ``max_retries`` repairs the item is reported as a
 ``parse_error`` with the raw reply. Transport failures come back as ``error``. Nothing unreadable
 is ever turned into a value.
+
+With structured output (``judge_llm.structured_output``; always with the local backend) the runner
+sets ``REPLY_SCHEMAS`` to the judge's declared reply schemas, and each request carries its prompt's
+schema as ``response_format``; the reply is still read (and may still fail) the same way.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from servers.core.llm.client import LLMClient
+from servers.core.llm.reply_schema import response_format
 
 # Judges' sampling: deterministic where the endpoint allows it.
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 42}
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+# prompt name -> the JSON schema of its reply, set by the runner when the judge LLM takes structured output
+REPLY_SCHEMAS: ContextVar[Mapping[str, dict[str, Any]] | None] = ContextVar("reply_schemas", default=None)
 
 
 class Unreadable(ValueError):
@@ -47,9 +55,17 @@ async def ask(
     version: str,
     max_retries: int,
     sampling: dict[str, Any] | None = None,
+    length: int | None = None,
 ) -> Answer:
-    """One judged item: ask, read, and repair up to ``max_retries`` times."""
+    """One judged item: ask, read, and repair up to ``max_retries`` times.
+
+    ``length``: the number of items each list of a schema-constrained reply must hold (one verdict per statement).
+    """
     sampling = SAMPLING if sampling is None else sampling
+    name = version.partition("@")[0]
+    schema = (REPLY_SCHEMAS.get() or {}).get(name)
+    if schema is not None:
+        sampling = {**sampling, "response_format": response_format(name, schema, length=length)}
     requests, cached = 0, True
     for attempt in range(max_retries + 1):
         reply = await client.chat(messages, sampling, prompt=version)

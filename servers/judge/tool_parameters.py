@@ -9,7 +9,8 @@ from pydantic import Field
 LLMSpec = Annotated[
     dict[str, Any],
     Field(
-        description="the judge LLM {backend, base_url, model_id, api_key, reasoning, structured_output, "
+        description="the judge LLM {backend, base_url, model_id, api_key, reasoning, structured_output (always on "
+        "for local), "
         "embedding_model, timeout (seconds per request), max_retries (per request and per unreadable reply), "
         "max_workers (requests in flight), endpoints (a pool: [{base_url, model_id, api_key, max_concurrency, "
         "weight}]), drain_after, cool_down, mode (online | batch), batch_max_requests, batch_max_bytes, "

@@ -2,6 +2,8 @@
 
 The judge server has the same shape of helper; servers do not import each other, so this one is small
 and synth's own. An unreadable reply after the repairs is reported (``Asked.error``), never guessed at.
+With structured output (``synth_llm.structured_output``; always with the local backend) each request
+carries its prompt's reply schema (``REPLY_SCHEMAS``) as ``response_format``; the readers accept both.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from servers.core.errors import InputError
 from servers.core.llm.client import LLMClient
+from servers.core.llm.reply_schema import array, choice, obj, response_format, text
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "seed": 42}
@@ -26,6 +29,14 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LINE_Q = re.compile(r"^\W*question\W*:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
 _LINE_A = re.compile(r"^\W*answer\W*:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
 _ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.+)$", re.MULTILINE)
+_LETTER = re.compile(r"[^\W\d_]")
+# prompt name -> the JSON schema of its reply under structured output (a list prompt's list holds n items)
+REPLY_SCHEMAS = {
+    "grounded_question_v1": obj(question=text(), answer=text()),
+    "self_check_v1": obj(answerable=choice("yes", "no")),
+    "off_topic_v2": obj(requests=array(text())),
+    "jailbreak_v2": obj(attempts=array(text())),
+}
 
 
 @dataclass(frozen=True)
@@ -104,15 +115,16 @@ def question_and_answer(text: str) -> dict[str, str]:
 
 
 def listed_lines(text: str) -> list[str]:
-    """The items of a list written one per line (``- item``, ``* item``, ``1. item``), or of a JSON list."""
-    items = [m.group(1).strip() for m in _ITEM.finditer(text) if m.group(1).strip()]
+    """The items of a list written one per line (``- item``, ``* item``, ``1. item``), or of a JSON list;
+    an item without a letter ("," or "1.1.1", what a small model writes under a schema) is no item."""
+    items = [m.group(1).strip() for m in _ITEM.finditer(text) if _LETTER.search(m.group(1))]
     if items:
         return items
     try:
         values = json_value(text, list)
     except ValueError:
-        raise ValueError("expected one item per line, each starting with '- '") from None
-    return [str(v).strip() for v in values if isinstance(v, (str, int, float)) and str(v).strip()]
+        raise ValueError("expected a JSON list, or one item per line, each starting with '- '") from None
+    return [str(v).strip() for v in values if isinstance(v, (str, int, float)) and _LETTER.search(str(v))]
 
 
 def answerable(text: str) -> str:
@@ -130,9 +142,13 @@ async def ask_read(
     ValueError when the reply has no value); an unreadable reply is asked again up to ``retries`` times."""
     loaded = load_prompt(prompt)
     messages = loaded.render(**values)
+    sampling: dict[str, Any] = {**SAMPLING, "max_tokens": max_tokens}
+    if client.settings.structured_output and prompt in REPLY_SCHEMAS:
+        length = values.get("n") if isinstance(values.get("n"), int) else None
+        sampling["response_format"] = response_format(prompt, REPLY_SCHEMAS[prompt], length=length)
     requests = 0
     for attempt in range(retries + 1):
-        reply = await client.chat(messages, {**SAMPLING, "max_tokens": max_tokens}, prompt=loaded.version)
+        reply = await client.chat(messages, sampling, prompt=loaded.version)
         requests += reply.attempts
         if reply.status != "ok":
             return Asked(error=reply.error, requests=requests)

@@ -30,8 +30,9 @@ TECHNIQUES = {
 MIN_WORDS = 20  # documents shorter than this make poor grounded questions
 ROUNDS = 3  # rounds of fresh documents tried to replace discarded grounded questions
 _WORD = re.compile(r"\w+")
-# reply caps in tokens: what the JSON needs with some slack (a small local model may ramble to the cap)
-QUESTION_TOKENS, CHECK_TOKENS, TOKENS_PER_LISTED = 96, 16, 48
+# reply caps in tokens: what the JSON needs with some slack (a small local model may ramble to the cap; under
+# the local backend's schema a string holds at most 120 characters, up to one token each for odd text)
+QUESTION_TOKENS, CHECK_TOKENS, TOKENS_PER_LISTED = 160, 16, 128
 
 
 @dataclass
@@ -147,11 +148,11 @@ async def generate_queries_with(client: LLMClient, docs: list[Document], plan: P
     n_off, n_jail = plan.n_per_kind.get("off_topic", 0), plan.n_per_kind.get("jailbreak", 0)
     prompted = [t for t in plan.techniques if t != "injected_passage"] if n_jail else []
     off_jobs = [
-        listed(client, "off_topic_v1", n_off, plan, tally, category_description=plan.categories[c])
+        listed(client, "off_topic_v2", n_off, plan, tally, category_description=plan.categories[c])
         for c in (plan.categories if n_off else [])
     ]
     jail_jobs = [
-        listed(client, "jailbreak_v1", n_jail, plan, tally, technique_description=TECHNIQUES[t]) for t in prompted
+        listed(client, "jailbreak_v2", n_jail, plan, tally, technique_description=TECHNIQUES[t]) for t in prompted
     ]
     n_grounded = plan.n_per_kind.get("grounded", 0)
     n_hosts = n_jail if "injected_passage" in plan.techniques else 0

@@ -25,9 +25,9 @@ DATASET_FILE, QRELS_FILE, CORPUS_FILE, COUNTS_FILE = "queries.jsonl", "qrels.tre
 
 LLMParam = Annotated[
     dict[str, Any],
-    Field(description="backend (local | openai), model_id, base_url, api_key, reasoning, timeout, max_retries, "
-          "max_workers, endpoints (a pool: [{base_url, model_id, api_key, max_concurrency, weight}]), drain_after, "
-          "cool_down; keys left out take parameter.yaml's values"),
+    Field(description="backend (local | openai), model_id, base_url, api_key, reasoning, structured_output (always "
+          "on for local), timeout, max_retries, max_workers, endpoints (a pool: [{base_url, model_id, api_key, "
+          "max_concurrency, weight}]), drain_after, cool_down; keys left out take parameter.yaml's values"),
 ]  # fmt: skip
 ItemList = Annotated[list[Any] | None, Field(description="per-question judged items (a judge's `items`), or null")]
 

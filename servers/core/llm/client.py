@@ -373,12 +373,17 @@ class LLMClient:
     # --- the local backend -----------------------------------------------------------------------
     async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
         from servers.core.llm import local_batch
+        from servers.core.llm.local_schema import schema_of
 
         max_tokens = int(sampling.get("max_tokens") or sampling.get("max_completion_tokens") or 256)
         temperature, top_p = float(sampling.get("temperature") or 0), float(sampling.get("top_p") or 1)
+        try:
+            schema = schema_of(sampling.get("response_format"))  # decoded under it (servers.core.llm.local_schema)
+        except InputError as exc:
+            raise _Fail(str(exc)) from None
         # one model per process; concurrent requests are generated together (servers.core.llm.local_batch)
         text, n_in, n_out = await local_batch.chat(
-            self.settings.model_id, messages, max_tokens, temperature=temperature, top_p=top_p
+            self.settings.model_id, messages, max_tokens, temperature=temperature, top_p=top_p, schema=schema
         )
         return Reply("ok", text, prompt_tokens=n_in, completion_tokens=n_out)
 

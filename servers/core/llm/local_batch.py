@@ -3,7 +3,8 @@
 A CPU decoding step of a small model costs about the same for one row as for eight, so requests made
 at the same time (an answer judge gathers all its items at once) are generated together, left-padded,
 by ``local.generate_batch``. Requests join a batch when they share a token budget and sampling; greedy
-decoding gives each row the text it would get alone (up to floating-point ties).
+decoding gives each row the text it would get alone (up to floating-point ties). A row with a JSON
+schema is decoded under it, whatever the other rows do (``local_schema``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 MAX_BATCH = 8  # rows generated together; more rows pad more and gain less on 2 cores
 
-Waiting = tuple[list[dict[str, Any]], tuple[int, float, float], "asyncio.Future[tuple[str, int, int]]"]
+Schema = dict[str, Any] | None
+Waiting = tuple[list[dict[str, Any]], tuple[int, float, float], "asyncio.Future[tuple[str, int, int]]", Schema]
 
 
 class Batcher:
@@ -26,11 +28,14 @@ class Batcher:
         self.waiting: list[Waiting] = []
         self.draining = False
 
-    async def chat(self, messages: list[dict[str, Any]], budget: tuple[int, float, float]) -> tuple[str, int, int]:
-        """(text, prompt tokens, completion tokens) of ``messages``; ``budget``: (max tokens, temperature, top_p)."""
+    async def chat(
+        self, messages: list[dict[str, Any]], budget: tuple[int, float, float], schema: Schema = None
+    ) -> tuple[str, int, int]:
+        """(text, prompt tokens, completion tokens) of ``messages``; ``budget``: (max tokens, temperature, top_p);
+        ``schema``: the JSON schema the reply is decoded under, if any."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[str, int, int]] = loop.create_future()
-        self.waiting.append((messages, budget, future))
+        self.waiting.append((messages, budget, future, schema))
         if not self.draining:
             self.draining = True
             loop.create_task(self._drain())
@@ -55,13 +60,15 @@ class Batcher:
                 if not batch:
                     continue
                 max_tokens, temperature, top_p = batch[0][1]
-                run = functools.partial(local.generate_batch, temperature=temperature, top_p=top_p)
+                schemas = [row[3] for row in batch]
+                constrained = {"schemas": schemas} if any(schemas) else {}
+                run = functools.partial(local.generate_batch, temperature=temperature, top_p=top_p, **constrained)
                 try:
                     results = await anyio.to_thread.run_sync(run, loaded, [row[0] for row in batch], max_tokens)
                 except Exception as exc:  # noqa: BLE001 - every caller of the batch gets it
                     _fail(batch, exc)
                     continue
-                for (_, _, future), result in zip(batch, results, strict=True):
+                for (_, _, future, _), result in zip(batch, results, strict=True):
                     if not future.done():
                         future.set_result(result)
         except BaseException as exc:  # the model failed to load, or the loop is closing
@@ -74,7 +81,7 @@ class Batcher:
 
 
 def _fail(rows: list[Waiting], exc: Exception) -> None:
-    for _, _, future in rows:
+    for _, _, future, _ in rows:
         if not future.done():
             future.set_exception(exc)
 
@@ -83,11 +90,18 @@ _batchers: dict[tuple[int, str], Batcher] = {}
 
 
 async def chat(
-    model_id: str, messages: list[dict[str, Any]], max_tokens: int, *, temperature: float, top_p: float
+    model_id: str,
+    messages: list[dict[str, Any]],
+    max_tokens: int,
+    *,
+    temperature: float,
+    top_p: float,
+    schema: Schema = None,
 ) -> tuple[str, int, int]:
-    """The local model's completion of ``messages``, generated in a batch with the requests made meanwhile."""
+    """The local model's completion of ``messages`` (under the JSON ``schema``, if any), generated in a batch
+    with the requests made meanwhile."""
     key = (id(asyncio.get_running_loop()), model_id)
     batcher = _batchers.get(key)
     if batcher is None:
         batcher = _batchers[key] = Batcher(model_id)
-    return await batcher.chat(messages, (max_tokens, temperature, top_p))
+    return await batcher.chat(messages, (max_tokens, temperature, top_p), schema)

@@ -82,7 +82,8 @@ class LLMSettings:
         """Check ``mapping`` (the setting called ``name``); unknown, missing or bad keys raise InputError.
 
         ``backend``, ``api_key``, ``reasoning``, ``structured_output`` and ``embedding_model`` may be
-        left out (openai, none, off, off, the chat model); ``model_id`` and the limits may not. A
+        left out (openai, none, off, off, the chat model); ``model_id`` and the limits may not. The local
+        backend always has structured output (it decodes under the schema: ``local_schema``), so it is on there. A
         non-empty ``endpoints`` list needs ``drain_after`` and ``cool_down``; ``mode: batch`` needs the
         ``batch_*`` keys. ``pacing`` sets ``backoff_base`` / ``backoff_max`` (tests).
         """
@@ -126,7 +127,7 @@ class LLMSettings:
             api_key=endpoints[0].api_key if endpoints else str(mapping.get("api_key") or ""),
             backend=backend,
             reasoning=bool(mapping.get("reasoning") or False),
-            structured_output=bool(mapping.get("structured_output") or False),
+            structured_output=backend == "local" or bool(mapping.get("structured_output") or False),
             embedding_model=str(mapping.get("embedding_model") or ""),
             timeout=timeout,
             max_retries=retries,

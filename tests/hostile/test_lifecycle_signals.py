@@ -13,12 +13,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.slow_server import wait_for
 
 TOY_SOURCE = ROOT / "tests" / "client" / "toy_server"
 GONE_WITHIN = 6.0
@@ -37,15 +37,6 @@ def alive(pid: int) -> bool:
             return False
         return True
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_for(predicate, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 @pytest.fixture

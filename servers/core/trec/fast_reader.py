@@ -11,6 +11,7 @@ line that does not parse) makes ``read_fast`` return None and the careful line r
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -75,10 +76,10 @@ def simple_delimiter(head: bytes, kind: Kind) -> bytes | None:
 
 @dataclass
 class _Part:
-    """One part's rows: qids in first-seen order, docid chunks, and columns of codes into the qids,
+    """One part's rows: its qids with their codes (first-seen order), docid chunks, and columns of codes,
     fingerprints and values."""
 
-    qids: list[bytes]
+    qids: dict[bytes, int]
     docids: list[pa.Array]
     columns: _Columns
 
@@ -87,6 +88,7 @@ class _Part:
         return self.columns.size
 
 
+@functools.cache
 def use_jemalloc() -> None:
     """Make jemalloc pyarrow's default memory pool, where pyarrow has it (once per process).
 
@@ -95,15 +97,8 @@ def use_jemalloc() -> None:
     """
     import pyarrow as pa
 
-    global _POOL_SET
-    if _POOL_SET:
-        return
-    _POOL_SET = True
     with contextlib.suppress(NotImplementedError):  # a pyarrow built without jemalloc keeps its default
         pa.set_memory_pool(pa.jemalloc_memory_pool())
-
-
-_POOL_SET = False
 
 
 def _estimate(length: int, rows_per_byte: float) -> int:
@@ -195,7 +190,7 @@ def _parse_part(file: Path, offset: int, length: int, capacity: int, kind: Kind,
             return None
     if kind == "run" and np.isnan(columns.arrays()[2]).any():
         return None
-    return _Part(list(qids.index), docids, columns)
+    return _Part(qids.index, docids, columns)
 
 
 def _join(parts: list[_Part], kind: Kind, source: str, file: Path) -> TrecTable:
@@ -207,7 +202,7 @@ def _join(parts: list[_Part], kind: Kind, source: str, file: Path) -> TrecTable:
     import pyarrow as pa
 
     first = parts[0]
-    qid_index = {qid: code for code, qid in enumerate(first.qids)}
+    qid_index = first.qids  # grown by the later parts' new qids
     for part in parts[1:]:
         renumber = np.fromiter((qid_index.setdefault(q, len(qid_index)) for q in part.qids), np.int32, len(part.qids))
         codes, fingerprints, values = part.columns.arrays()

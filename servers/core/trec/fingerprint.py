@@ -1,8 +1,8 @@
 """64-bit fingerprints of Arrow string columns, computed with numpy straight from the buffers.
 
 Hashing millions of docids through a hash table (``dictionary_encode``) costs seconds; reading
-three 8-byte words of each string (head, middle, tail) plus its length and mixing them once costs a
-few numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
+three 8-byte words of each string (head, middle, tail) plus its length and mixing them in place costs
+a few numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
 agree on length, first, middle and last 8 bytes, so every user of a fingerprint match checks the
 actual strings before acting on it.
 """
@@ -24,11 +24,7 @@ _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], 
 def mix64(values: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser: a bijection of uint64 that spreads every input bit."""
     x = values.astype(np.uint64, copy=True)
-    x ^= x >> np.uint64(30)
-    x *= _M1
-    x ^= x >> np.uint64(27)
-    x *= _M2
-    x ^= x >> np.uint64(31)
+    _stir(x, np.empty_like(x))
     return x
 
 

@@ -11,10 +11,15 @@ sorting millions of docid strings this module:
    verified on the actual docid bytes;
 3. resolves docid tie-breaking only inside groups of equal scores that hold such a row next to a
    row of a different grade, where the order can change a measure.
+
+Steps 2 and 3 never look across queries, so a large run is cut at query boundaries into one
+stretch per core, and the stretches are ranked in threads (numpy and pyarrow release the GIL).
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +27,8 @@ import numpy as np
 from servers.core.trec.table import TrecTable, rekey
 
 _BLOCK = 1 << 20  # rows per block when scanning the run's keys
+STRETCH_MIN_ROWS = 1 << 20  # a run is cut into stretches of at least this many rows ...
+MAX_STRETCHES = min(os.cpu_count() or 1, 8)  # ... and at most one per core
 
 
 @dataclass(frozen=True)
@@ -61,23 +68,57 @@ def rank_hits(
         rows = order if rows is None else rows[order]
         query, scores = query[order], scores[order]
     num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
+    if max_depth is not None:
+        num_ret = np.minimum(num_ret, max_depth)
 
     if keep_all_judged:
         matters = np.ones(len(qrels.values), dtype=bool)
     else:
         matters = (qrels.values > 0) | (qrels.values >= relevance_level)
-    position, grade = _judged_positions(run, rows, query, qrels, qrels_query, matters)
-    position = _break_ties(run, rows, query, scores, position, grade)
+    judged = _JudgedKeys.build(run, qrels, qrels_query, matters)
+    if judged is None or query.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Hits(query=empty.astype(query.dtype), rank=empty, grade=empty, num_ret=num_ret)
 
-    block_starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
-    hit_query = query[position]
-    rank = position - block_starts[np.searchsorted(block_starts, position, side="right") - 1]
-    if max_depth is not None:
-        keep = rank < max_depth
-        hit_query, rank, grade = hit_query[keep], rank[keep], grade[keep]
-        num_ret = np.minimum(num_ret, max_depth)
+    def rank_stretch(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo, hi = bounds
+        stretch = _Stretch(run, rows, lo, query[lo:hi], scores[lo:hi])
+        return stretch.hits(judged, max_depth)
+
+    bounds = stretches(query, min(MAX_STRETCHES, query.size // STRETCH_MIN_ROWS))
+    if len(bounds) == 1:
+        parts = [rank_stretch(bounds[0])]
+    else:
+        with ThreadPoolExecutor(len(bounds)) as pool:
+            parts = list(pool.map(rank_stretch, bounds))
+    hit_query, rank, grade = (np.concatenate(columns) for columns in zip(*parts, strict=True))
     by_rank = np.lexsort((rank, hit_query))
     return Hits(query=hit_query[by_rank], rank=rank[by_rank], grade=grade[by_rank], num_ret=num_ret)
+
+
+def stretches(query: np.ndarray, count: int) -> list[tuple[int, int]]:
+    """About ``count`` (start, end) row ranges of equal size covering ``query``, cut only where the
+    query changes (each query's rows are contiguous)."""
+    n = query.size
+    cuts = [0]
+    for i in range(1, max(count, 1)):
+        cut = _next_change(query, max(n * i // count, cuts[-1] + 1))
+        if cut >= n:
+            break
+        cuts.append(cut)
+    cuts.append(n)
+    return list(zip(cuts, cuts[1:], strict=False))
+
+
+def _next_change(query: np.ndarray, row: int) -> int:
+    """The first row at or after ``row`` whose query differs from row ``row - 1``'s."""
+    step = 1 << 16
+    while row < query.size:
+        differs = query[row : row + step] != query[row - 1]
+        if differs.any():
+            return row + int(differs.argmax())
+        row += step
+    return query.size
 
 
 def _order_by_score(query: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
@@ -97,51 +138,140 @@ def _order_by_score(query: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     return order.to_numpy().astype(np.int32 if query.size < 2**31 else np.int64)
 
 
-def _judged_positions(
-    run: TrecTable,
-    rows: np.ndarray | None,
-    query: np.ndarray,
-    qrels: TrecTable,
-    qrels_query: np.ndarray,
-    matters: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (in ranked order) of rows judged with a grade that matters, and their grades."""
-    qrels_rows = np.flatnonzero(matters & (qrels_query >= 0))
-    if qrels_rows.size == 0 or query.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # Compare in the run's own key space: renumber the qrels rows' queries to the run's qid codes.
-    run_code = {qid: code for code, qid in enumerate(run.qids)}
-    to_run_code = np.asarray([run_code.get(qid, -1) for qid in qrels.qids], dtype=np.int64)
-    qrels_rows = qrels_rows[to_run_code[qrels.qid_codes[qrels_rows]] >= 0]
-    if qrels_rows.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    own = qrels.qid_codes[qrels_rows]
-    qrels_keys = rekey(qrels.keys[qrels_rows], own, to_run_code[own])
+@dataclass(frozen=True)
+class _JudgedKeys:
+    """The qrels rows whose grade matters, keyed in the run's key space, ready for lookups."""
 
-    # A bitmap on the low key bits discards almost every unjudged row before any binary search;
-    # the run's keys are scanned in blocks (in ranked order) so no full-size temporary is made.
-    bits = int(min(max(qrels_keys.size * 16, 1 << 16), 1 << 26))
-    bits = 1 << (bits - 1).bit_length()
-    mask = np.uint64(bits - 1)
-    bitmap = np.zeros(bits, dtype=bool)
-    bitmap[(qrels_keys & mask).view(np.int64)] = True
-    found_blocks = []
-    for start in range(0, query.size, _BLOCK):
-        block = run.keys[start : start + _BLOCK] if rows is None else run.keys[rows[start : start + _BLOCK]]
-        found_blocks.append(np.flatnonzero(bitmap[(block & mask).view(np.int64)]) + start)
-    candidates = np.concatenate(found_blocks)
-    candidate_keys = run.keys[candidates if rows is None else rows[candidates]]
+    qrels: TrecTable
+    qrels_query: np.ndarray
+    rows: np.ndarray  # qrels rows, in the order of ``sorted_keys``
+    sorted_keys: np.ndarray
+    bitmap: np.ndarray  # a bitmap on the low key bits: almost every unjudged row fails it
+    mask: np.uint64
 
-    by_key = np.argsort(qrels_keys, kind="stable")
-    sorted_keys = qrels_keys[by_key]
-    slot = np.minimum(np.searchsorted(sorted_keys, candidate_keys), sorted_keys.size - 1)
-    found = sorted_keys[slot] == candidate_keys
-    position = candidates[found]
-    qrels_row = qrels_rows[by_key[slot[found]]]
-    # Keys are only fingerprints: keep the pairs whose query and docid bytes really agree.
-    same = _same_docids(run, position if rows is None else rows[position], qrels, qrels_row)
-    same &= query[position] == qrels_query[qrels_row]
-    return position[same].astype(np.int64), qrels.values[qrels_row[same]].astype(np.int64)
+    @classmethod
+    def build(
+        cls, run: TrecTable, qrels: TrecTable, qrels_query: np.ndarray, matters: np.ndarray
+    ) -> _JudgedKeys | None:
+        qrels_rows = np.flatnonzero(matters & (qrels_query >= 0))
+        # Compare in the run's own key space: renumber the qrels rows' queries to the run's qid codes.
+        run_code = {qid: code for code, qid in enumerate(run.qids)}
+        to_run_code = np.asarray([run_code.get(qid, -1) for qid in qrels.qids], dtype=np.int64)
+        qrels_rows = qrels_rows[to_run_code[qrels.qid_codes[qrels_rows]] >= 0]
+        if qrels_rows.size == 0:
+            return None
+        own = qrels.qid_codes[qrels_rows]
+        keys = rekey(qrels.keys[qrels_rows], own, to_run_code[own])
+        bits = int(min(max(keys.size * 16, 1 << 16), 1 << 26))
+        bits = 1 << (bits - 1).bit_length()
+        mask = np.uint64(bits - 1)
+        bitmap = np.zeros(bits, dtype=bool)
+        bitmap[(keys & mask).view(np.int64)] = True
+        by_key = np.argsort(keys, kind="stable")
+        return cls(qrels, qrels_query, qrels_rows[by_key], keys[by_key], bitmap, mask)
+
+
+@dataclass(frozen=True)
+class _Stretch:
+    """Rows ``offset`` to ``offset + query.size`` of the ranked order (whole queries only).
+
+    ``rows`` maps ranked positions to run rows (None: the run is already in ranked order).
+    Positions inside a stretch are local: position p is run row ``run_row(p)``.
+    """
+
+    run: TrecTable
+    rows: np.ndarray | None
+    offset: int
+    query: np.ndarray
+    scores: np.ndarray
+
+    def run_row(self, position: np.ndarray) -> np.ndarray:
+        return position + self.offset if self.rows is None else self.rows[self.offset + position]
+
+    def hits(self, judged: _JudgedKeys, max_depth: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query, rank, grade) of this stretch's hits, after tie-breaking and ``max_depth``."""
+        position, grade = self.judged_positions(judged)
+        position = self.break_ties(position, grade)
+        query = self.query
+        block_starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+        hit_query = query[position]
+        rank = position - block_starts[np.searchsorted(block_starts, position, side="right") - 1]
+        if max_depth is not None:
+            keep = rank < max_depth
+            hit_query, rank, grade = hit_query[keep], rank[keep], grade[keep]
+        return hit_query, rank, grade
+
+    def judged_positions(self, judged: _JudgedKeys) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of rows judged with a grade that matters, and their grades."""
+        keys, size = self.run.keys, self.query.size
+        found_blocks = []
+        # The run's keys are scanned in blocks (in ranked order) so no full-size temporary is made.
+        for start in range(0, size, _BLOCK):
+            end = min(start + _BLOCK, size)
+            if self.rows is None:
+                block = keys[self.offset + start : self.offset + end]
+            else:
+                block = keys[self.rows[self.offset + start : self.offset + end]]
+            found_blocks.append(np.flatnonzero(judged.bitmap[(block & judged.mask).view(np.int64)]) + start)
+        candidates = np.concatenate(found_blocks)
+        candidate_keys = keys[self.run_row(candidates)]
+        sorted_keys = judged.sorted_keys
+        slot = np.minimum(np.searchsorted(sorted_keys, candidate_keys), sorted_keys.size - 1)
+        found = sorted_keys[slot] == candidate_keys
+        position = candidates[found]
+        qrels_row = judged.rows[slot[found]]
+        # Keys are only fingerprints: keep the pairs whose query and docid bytes really agree.
+        same = _same_docids(self.run, self.run_row(position), judged.qrels, qrels_row)
+        same &= self.query[position] == judged.qrels_query[qrels_row]
+        return position[same].astype(np.int64), judged.qrels.values[qrels_row[same]].astype(np.int64)
+
+    def break_ties(self, position: np.ndarray, grade: np.ndarray) -> np.ndarray:
+        """Move hits to their place under trec_eval's tie-breaking (docid descending, byte order).
+
+        Only groups of equal (query, score) that hold a hit and another row of a different grade (or
+        an unjudged row) are sorted; elsewhere the order inside a group changes no measure.
+        """
+        if position.size == 0:
+            return position
+        query, scores, n = self.query, self.scores, self.query.size
+        before = np.maximum(position - 1, 0)
+        after = np.minimum(position + 1, n - 1)
+        tied = ((position > 0) & (query[before] == query[position]) & (scores[before] == scores[position])) | (
+            (position < n - 1) & (query[after] == query[position]) & (scores[after] == scores[position])
+        )
+        if not np.any(tied):
+            return position
+        group_start_flags = np.empty(n, dtype=bool)
+        group_start_flags[0] = True
+        np.not_equal(query[1:], query[:-1], out=group_start_flags[1:])
+        group_start_flags[1:] |= scores[1:] != scores[:-1]
+        starts = np.flatnonzero(group_start_flags)
+        del group_start_flags
+
+        def ends(groups: np.ndarray) -> np.ndarray:
+            following = groups + 1
+            return np.where(following < starts.size, starts[np.minimum(following, starts.size - 1)], n)
+
+        tied_hits = np.flatnonzero(tied)  # positions ascend, so their groups do too
+        group = np.searchsorted(starts, position[tied_hits], side="right") - 1
+        groups, first, hit_count = np.unique(group, return_index=True, return_counts=True)
+        size = ends(groups) - starts[groups]
+        lowest = np.minimum.reduceat(grade[tied_hits], first)
+        highest = np.maximum.reduceat(grade[tied_hits], first)
+        dirty = groups[(hit_count < size) | (lowest != highest)]
+        if dirty.size == 0:
+            return position
+
+        lengths = ends(dirty) - starts[dirty]
+        members = np.repeat(starts[dirty] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        member_group = np.repeat(np.arange(dirty.size), lengths)
+        new_position = _sorted_by_docid(self.run, self.run_row(members), member_group, members)
+
+        moved = position.copy()
+        slot = np.minimum(np.searchsorted(members, position), members.size - 1)  # members ascend
+        inside = members[slot] == position
+        moved[inside] = new_position[slot[inside]]
+        return moved
 
 
 def _same_docids(run: TrecTable, run_rows: np.ndarray, qrels: TrecTable, qrels_rows: np.ndarray) -> np.ndarray:
@@ -149,65 +279,9 @@ def _same_docids(run: TrecTable, run_rows: np.ndarray, qrels: TrecTable, qrels_r
         return np.zeros(0, dtype=bool)
     import pyarrow.compute as pc
 
-    left = run.docids.take(run_rows)
-    right = qrels.docids.take(qrels_rows)
+    left = run.docids_at(run_rows)
+    right = qrels.docids_at(qrels_rows)
     return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
-
-
-def _break_ties(
-    run: TrecTable,
-    rows: np.ndarray | None,
-    query: np.ndarray,
-    scores: np.ndarray,
-    position: np.ndarray,
-    grade: np.ndarray,
-) -> np.ndarray:
-    """Move hits to their place under trec_eval's tie-breaking (docid descending, byte order).
-
-    Only groups of equal (query, score) that hold a hit and another row of a different grade (or
-    an unjudged row) are sorted; elsewhere the order inside a group changes no measure.
-    """
-    if position.size == 0:
-        return position
-    n = query.size
-    before = np.maximum(position - 1, 0)
-    after = np.minimum(position + 1, n - 1)
-    tied = ((position > 0) & (query[before] == query[position]) & (scores[before] == scores[position])) | (
-        (position < n - 1) & (query[after] == query[position]) & (scores[after] == scores[position])
-    )
-    if not np.any(tied):
-        return position
-    group_start_flags = np.empty(n, dtype=bool)
-    group_start_flags[0] = True
-    np.not_equal(query[1:], query[:-1], out=group_start_flags[1:])
-    group_start_flags[1:] |= scores[1:] != scores[:-1]
-    starts = np.flatnonzero(group_start_flags)
-    del group_start_flags
-
-    def ends(groups: np.ndarray) -> np.ndarray:
-        following = groups + 1
-        return np.where(following < starts.size, starts[np.minimum(following, starts.size - 1)], n)
-
-    tied_hits = np.flatnonzero(tied)  # positions ascend, so their groups do too
-    group = np.searchsorted(starts, position[tied_hits], side="right") - 1
-    groups, first, hit_count = np.unique(group, return_index=True, return_counts=True)
-    size = ends(groups) - starts[groups]
-    lowest = np.minimum.reduceat(grade[tied_hits], first)
-    highest = np.maximum.reduceat(grade[tied_hits], first)
-    dirty = groups[(hit_count < size) | (lowest != highest)]
-    if dirty.size == 0:
-        return position
-
-    lengths = ends(dirty) - starts[dirty]
-    members = np.repeat(starts[dirty] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-    member_group = np.repeat(np.arange(dirty.size), lengths)
-    new_position = _sorted_by_docid(run, members if rows is None else rows[members], member_group, members)
-
-    moved = position.copy()
-    slot = np.minimum(np.searchsorted(members, position), members.size - 1)  # members ascend
-    inside = members[slot] == position
-    moved[inside] = new_position[slot[inside]]
-    return moved
 
 
 def _sorted_by_docid(run: TrecTable, run_rows: np.ndarray, group: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -215,7 +289,7 @@ def _sorted_by_docid(run: TrecTable, run_rows: np.ndarray, group: np.ndarray, sl
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.table({"group": pa.array(group), "docid": run.docids.take(run_rows)})
+    table = pa.table({"group": pa.array(group), "docid": run.docids_at(run_rows)})
     order = pc.sort_indices(table, sort_keys=[("group", "ascending"), ("docid", "descending")]).to_numpy()
     new_slot = np.empty_like(slots)
     new_slot[order] = slots

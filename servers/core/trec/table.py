@@ -56,6 +56,31 @@ class TrecTable:
             self._keys = pair_keys(string_fingerprints(self.docids), self.qid_codes)
         return self._keys
 
+    def docids_at(self, rows: np.ndarray) -> pa.Array:
+        """The docids of ``rows``, in that order.
+
+        Taken chunk by chunk: Arrow's take on a chunked array first joins every chunk into one
+        array, a copy of all the docids for each call.
+        """
+        import pyarrow as pa
+
+        chunks = self.docids.chunks
+        if len(chunks) == 1:
+            return chunks[0].take(rows)
+        if rows.size == 0:
+            return pa.array([], type=self.docids.type)
+        starts = np.cumsum([0] + [len(chunk) for chunk in chunks])
+        chunk = np.searchsorted(starts, rows, side="right") - 1
+        by_chunk = np.argsort(chunk, kind="stable")
+        bounds = np.searchsorted(chunk[by_chunk], np.arange(len(chunks) + 1))
+        pieces = [
+            chunks[k].take(rows[by_chunk[bounds[k] : bounds[k + 1]]] - starts[k])
+            for k in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist()
+        ]
+        back = np.empty_like(by_chunk)
+        back[by_chunk] = np.arange(by_chunk.size)
+        return pa.concat_arrays(pieces).take(back)
+
     def line_of(self, row: int) -> int | None:
         """The line number of ``row`` in the source file (None for in-memory data)."""
         if self.lines is not None:

@@ -7,6 +7,9 @@ are the lines located and the actual strings compared.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 Kind = Literal["run", "qrels"]
+SORT_SLICE_KEYS = 1 << 19  # keys per slice of the duplicate check (4 MB), sorted in parallel
 
 LAYOUT: dict[str, tuple[int, str, str]] = {
     # kind: (fields, what the line looks like, name of the value column)
@@ -160,24 +164,32 @@ def has_repeated_keys(keys: np.ndarray, query: np.ndarray) -> bool:
     widths = lengths
     if np.unique(lengths).size > 8:  # many block lengths: pad each block to a power of two
         widths = 1 << np.ceil(np.log2(lengths)).astype(np.int64)
-    for width in np.unique(widths).tolist():
-        chosen = widths == width
-        own = lengths[chosen]
-        block_keys = keys if own.size == lengths.size else keys[np.repeat(chosen, lengths)]
-        if np.all(own == width):
-            grid = block_keys.reshape(own.size, width)
-        else:
-            grid = np.full((own.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
-            grid[np.arange(width) < own[:, None]] = block_keys  # row-major order: block by block
-        step = max(1, (1 << 19) // width)  # about 4 MB of keys sorted at a time
-        for top in range(0, own.size, step):
-            ordered = np.sort(grid[top : top + step], axis=1)
-            same = ordered[:, 1:] == ordered[:, :-1]
-            # padding sorts last (the largest value); only pairs inside a block's own length count
-            same &= np.arange(1, width) < own[top : top + step, None]
-            if np.any(same):
+    threads = min(os.cpu_count() or 1, 8)
+    with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
+        for width in np.unique(widths).tolist():  # one grid at a time, so the padding never piles up
+            chosen = widths == width
+            own = lengths[chosen]
+            block_keys = keys if own.size == lengths.size else keys[np.repeat(chosen, lengths)]
+            if np.all(own == width):
+                grid = block_keys.reshape(own.size, width)
+            else:
+                grid = np.full((own.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
+                grid[np.arange(width) < own[:, None]] = block_keys  # row-major order: block by block
+            step = max(1, SORT_SLICE_KEYS // width)  # a slice per thread
+            pieces = [(grid[top : top + step], own[top : top + step]) for top in range(0, own.size, step)]
+            found = map if pool is None or len(pieces) == 1 else pool.map  # numpy's sort releases the GIL
+            if any(found(_has_repeats, *zip(*pieces, strict=True))):
                 return True
     return False
+
+
+def _has_repeats(grid: np.ndarray, own: np.ndarray) -> bool:
+    """True if a row of ``grid`` holds a repeated key among its first ``own`` entries."""
+    ordered = np.sort(grid, axis=1)
+    same = ordered[:, 1:] == ordered[:, :-1]
+    # padding sorts last (the largest value); only pairs inside a block's own length count
+    same &= np.arange(1, grid.shape[1]) < own[:, None]
+    return bool(np.any(same))
 
 
 def nth_data_line(path: Path, row: int) -> int | None:

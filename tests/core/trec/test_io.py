@@ -9,6 +9,7 @@ import pytest
 
 from servers.core.errors import InputError
 from servers.core.trec import fast_reader as trec_csv
+from servers.core.trec import table as table_module
 from servers.core.trec.io import _read_slow, read_qrels, read_run
 from servers.core.trec.table import has_repeated_keys
 
@@ -73,7 +74,10 @@ def test_bad_value_in_a_later_part_is_named_by_line(tmp_path: Path, small_parts:
         read_run(path)
 
 
-def test_repeated_keys_found_within_queries_in_every_layout() -> None:
+@pytest.mark.parametrize("slice_keys", [1 << 19, 16])
+def test_repeated_keys_found_within_queries_in_every_layout(slice_keys: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small slices (16 keys) cut every layout into many slices, sorted by several threads."""
+    monkeypatch.setattr(table_module, "SORT_SLICE_KEYS", slice_keys)
     rng = np.random.default_rng(7)
     for _ in range(2000):
         lengths = rng.integers(1, int(rng.choice([3, 40])), int(rng.integers(1, 40)))

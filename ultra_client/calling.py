@@ -176,12 +176,12 @@ async def call_in_process(
     import logging
     import traceback
 
-    from servers.core.inprocess import ProgressContext, ToolFailure, call_local_tool, local_tools
+    from servers.core.inprocess import ProgressContext, ToolFailure, call_local_tool, local_tools, tool_names
 
     server, _, name = target.partition(".")
-    tools = local_tools(spec)
+    tools = local_tools(spec, only=name)
     if name not in tools:
-        raise UltraError(f"server '{server}' has no tool '{name}'; its tools: {sorted(tools)}")
+        raise UltraError(f"server '{server}' has no tool '{name}'; its tools: {tool_names(spec)}")
     tool = tools[name]
     info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
     args = parse_assignments(pairs, info, base)

@@ -9,7 +9,7 @@ import logging
 import os
 import traceback
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,17 @@ def tool_hints(*, read_only: bool = False, idempotent: bool = True, open_world: 
 
     def mark(fn: Callable) -> Callable:
         fn.__tool_hints__ = {"read_only": read_only, "idempotent": idempotent, "open_world": open_world}
+        return fn
+
+    return mark
+
+
+def expands_own_env(*names: str) -> Callable:
+    """Decorator: the tool expands the ``${VAR}`` references of these settings itself, on the path that
+    uses them (``servers.core.settings.expand_env``), so a call that never uses them needs no variable."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__own_env__ = frozenset(names)
         return fn
 
     return mark
@@ -84,17 +95,21 @@ class ServerSpec:
     """What ``build_server`` needs, importable without MCP so ``ultra call`` can run a tool in-process.
 
     ``load_tools`` imports the tool modules (which import no MCP at module level) and returns the
-    tool functions; ``create_app`` builds the MCP server from them.
+    tool functions; ``create_app`` builds the MCP server from them. It may be a generator that
+    imports each module just before yielding its tools, so ``ultra call`` imports only the modules
+    up to the one that holds the tool it calls.
     """
 
     name: str
     package_dir: Path
-    load_tools: Callable[[], Sequence[Callable[..., Any]]]
+    load_tools: Callable[[], Iterable[Callable[..., Any]]]
     instructions: str = ""
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""
-        return build_server(self.name, self.load_tools(), package_dir=self.package_dir, instructions=self.instructions)
+        return build_server(
+            self.name, list(self.load_tools()), package_dir=self.package_dir, instructions=self.instructions
+        )
 
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""
@@ -117,8 +132,8 @@ def with_settings(
     """Wrap ``fn`` so its settings default to ``settings`` and a user's mistakes become ``raise_as(message)``.
 
     Any other exception is logged with its traceback and raised as ``crash_as(type_name, message)``
-    (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, or known as
-    secrets) are replaced by ``***`` in the result and in error messages (``servers.core.files``
+    (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, unless the
+    tool expands a setting itself: ``expands_own_env``; or known as secrets) are replaced by ``***`` in the result and in error messages (``servers.core.files``
     redacts what it writes).
 
     A mapping setting given in part takes the keys it leaves out from ``settings``
@@ -145,11 +160,14 @@ def with_settings(
             )
         )
     setting_names = {name for name in signature.parameters if name in settings}
+    own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
-        return {
-            key: expand_env(_merged(key, value)) if key in setting_names else value for key, value in kwargs.items()
-        }
+        return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
+
+    def _prepared(key: str, value: Any) -> Any:
+        merged = _merged(key, value)
+        return merged if key in own_env else expand_env(merged)
 
     def _merged(key: str, value: Any) -> Any:
         default = settings[key]

@@ -96,11 +96,17 @@ def load_spec(module: str, root: Path) -> ServerSpec | None:
     return spec if isinstance(spec, ServerSpec) else None
 
 
-def local_tools(spec: ServerSpec) -> dict[str, LocalTool]:
-    """Every tool of ``spec``, wrapped with its settings exactly as ``build_server`` wraps it."""
+def local_tools(spec: ServerSpec, only: str | None = None) -> dict[str, LocalTool]:
+    """Every tool of ``spec``, wrapped with its settings exactly as ``build_server`` wraps it.
+
+    ``only``: just that tool (an empty dict if the server has none by that name); the tool modules
+    after the one that holds it are not imported.
+    """
     settings = spec.settings()
     tools: dict[str, LocalTool] = {}
     for fn in spec.load_tools():
+        if only is not None and fn.__name__ != only:
+            continue
         wrapped = with_settings(fn, settings, context_type=NoContext, raise_as=ToolFailure)
         signature = inspect.signature(wrapped)
         context = [name for name, param in signature.parameters.items() if _is_context(param.annotation)]
@@ -117,6 +123,8 @@ def local_tools(spec: ServerSpec) -> dict[str, LocalTool]:
             required_outputs=_required_keys(signature.return_annotation),
             outputs_from=_schema_extra(signature.return_annotation).get(OUTPUTS_FROM),
         )
+        if only is not None:
+            break
     return tools
 
 
@@ -229,6 +237,11 @@ def _counted(function: Callable[[], Any]) -> Any:
     finally:
         with _busy_lock:
             _busy_threads -= 1
+
+
+def tool_names(spec: ServerSpec) -> list[str]:
+    """The names of every tool of ``spec``, sorted."""
+    return sorted(fn.__name__ for fn in spec.load_tools())
 
 
 def _is_context(annotation: Any) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from servers.core.factory import ServerSpec
@@ -12,14 +14,13 @@ INSTRUCTIONS = (
 )
 
 
-def _tools() -> list:
-    from servers.evaluation.answer_tools import TOOLS as answer_tools
-    from servers.evaluation.consistency_tool import TOOLS as consistency_tools
-    from servers.evaluation.mtrag_tools import TOOLS as mtrag_tools
-    from servers.evaluation.similarity import TOOLS as similarity_tools
-    from servers.evaluation.trec_tools import TOOLS as retrieval_tools
+TOOL_MODULES = ("trec_tools", "answer_tools", "mtrag_tools", "similarity", "consistency_tool")
 
-    return [*retrieval_tools, *answer_tools, *mtrag_tools, *similarity_tools, *consistency_tools]
+
+def _tools() -> Iterator:
+    """Each module's tools, imported one module at a time (``ultra call`` stops at the tool it needs)."""
+    for module in TOOL_MODULES:
+        yield from importlib.import_module(f"servers.evaluation.{module}").TOOLS
 
 
 SPEC = ServerSpec("evaluation", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)

@@ -182,3 +182,51 @@ def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
     assert outputs[0]["counts"] == {"pairs": 2, "ok": 2, "parse_error": 0, "error": 0}
     assert "sk-test-in-process" not in json.dumps(outputs)
+
+
+def test_a_call_loads_only_the_tool_modules_up_to_its_tool(tmp_path: Path) -> None:
+    """A generator ``load_tools`` is read only as far as the called tool; a wrong name lists them all."""
+    (tmp_path / "parameter.yaml").write_text("scale: 3\n", encoding="utf-8")
+    loaded: list[str] = []
+
+    def first(values: list[float]) -> dict:
+        return {"values": values}
+
+    def second(values: list[float], scale: int) -> dict:
+        return {"values": [v * scale for v in values]}
+
+    def tools():
+        loaded.append("first module")
+        yield first
+        loaded.append("second module")
+        yield second
+
+    spec = ServerSpec("lazy", tmp_path, tools)
+    assert anyio.run(call_in_process, "lazy.first", spec, ["values=[2]"]) == {"values": [2]}
+    assert loaded == ["first module"]
+    assert anyio.run(call_in_process, "lazy.second", spec, ["values=[2]"]) == {"values": [6]}
+    with pytest.raises(UltraError, match=r"server 'lazy' has no tool 'third'; its tools: \['first', 'second'\]"):
+        anyio.run(call_in_process, "lazy.third", spec, [])
+
+
+def test_calling_evaluate_trec_imports_no_other_evaluation_module(tmp_path: Path) -> None:
+    """The evaluation server's first tool module holds evaluate_trec: the others (and the LLM client) stay unloaded."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, anyio\n"
+        "from servers.core.inprocess import load_spec\n"
+        "from ultra_client.calling import call_in_process\n"
+        f"spec = load_spec('servers.evaluation', {str(ROOT)!r})\n"
+        f"args = ['run_path={ROOT}/data/trec/results.test', 'qrels_path={ROOT}/data/trec/qrels.test',"
+        f" 'ir_metrics=[map]', 'save_path={tmp_path}/map.json']\n"
+        "print(anyio.run(call_in_process, 'evaluation.evaluate_trec', spec, args)['eval_res'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('servers.evaluation.', 'servers.core.llm'))))\n"
+    )
+    env = {**os.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, env=env)
+    aggregate, modules = done.stdout.strip().splitlines()
+    assert "'map': 0.1785" in aggregate
+    assert modules == "['servers.evaluation.server', 'servers.evaluation.trec_tools']"

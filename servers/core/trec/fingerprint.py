@@ -2,9 +2,10 @@
 
 Hashing millions of docids through a hash table (``dictionary_encode``) costs seconds; reading
 three 8-byte words of each string (head, middle, tail) plus its length and mixing them in place costs
-a few numpy passes. Equal strings always get equal fingerprints; distinct strings collide only when they
-agree on length, first, middle and last 8 bytes, so every user of a fingerprint match checks the
-actual strings before acting on it.
+a few numpy passes. Equal strings always get equal fingerprints. Distinct strings of up to 7 bytes never
+collide; longer ones collide when they agree on length and first, middle and last 8 bytes (ids that
+differ only elsewhere, e.g. in byte 9 of 30), or by 64-bit chance. So every user of a fingerprint match
+checks the actual strings before acting on it, and tries every string that shares the fingerprint.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+# Lengths 0-8 times this odd constant differ above byte 7 of the shorter length's bytes, so strings of
+# up to 7 bytes never collide, and a length change never cancels a one-byte change (as length << 56 did).
+_LENGTH_SPREAD = np.uint64(0x9E3779B97F4A7C15)
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
@@ -55,14 +59,15 @@ def _chunk_fingerprints(chunk: pa.Array) -> np.ndarray:
     fingerprint = words[starts]
     if lengths.min(initial=8) < 8:
         fingerprint &= _LOW_BYTES[np.minimum(lengths, 8)]
-    fingerprint ^= lengths.astype(np.uint64) << np.uint64(56)
+    fingerprint ^= lengths.astype(np.uint64) * _LENGTH_SPREAD
     scratch = np.empty_like(fingerprint)
-    _stir(fingerprint, scratch)
-    # Longer strings fold in their last and middle 8 bytes, each after a stir of what came before.
+    # Longer strings fold in their last and middle 8 bytes, each after a stir of what came before;
+    # up to 8 bytes, the final stir alone spreads (bytes, length).
     longer = slice(None) if lengths.min(initial=9) > 8 else np.flatnonzero(lengths > 8)
     start, length = starts[longer], lengths[longer]
     if length.size:
         part = fingerprint[longer]
+        _stir(part, scratch[: part.size])
         part ^= words[start + length - 8]
         _stir(part, scratch[: part.size])
         part ^= words[start + (length >> 1) - 4]

@@ -218,12 +218,21 @@ class _Stretch:
         sorted_keys = judged.sorted_keys
         slot = np.minimum(np.searchsorted(sorted_keys, candidate_keys), sorted_keys.size - 1)
         found = sorted_keys[slot] == candidate_keys
-        position = candidates[found]
-        qrels_row = judged.rows[slot[found]]
-        # Keys are only fingerprints: keep the pairs whose query and docid bytes really agree.
-        same = _same_docids(self.run, self.run_row(position), judged.qrels, qrels_row)
-        same &= self.query[position] == judged.qrels_query[qrels_row]
-        return position[same].astype(np.int64), judged.qrels.values[qrels_row[same]].astype(np.int64)
+        position, slot = candidates[found], slot[found]
+        # Keys are only fingerprints: keep the pairs whose query and docid bytes really agree. When
+        # several judged docids share a key (a collision), try each of them in turn.
+        same = np.zeros(position.size, dtype=bool)
+        trying = np.arange(position.size)
+        while trying.size:
+            qrels_row = judged.rows[slot[trying]]
+            agree = _same_docids(self.run, self.run_row(position[trying]), judged.qrels, qrels_row)
+            agree &= self.query[position[trying]] == judged.qrels_query[qrels_row]
+            same[trying] = agree
+            trying = trying[~agree]
+            trying = trying[slot[trying] + 1 < sorted_keys.size]
+            trying = trying[sorted_keys[slot[trying] + 1] == sorted_keys[slot[trying]]]
+            slot[trying] += 1
+        return position[same].astype(np.int64), judged.qrels.values[judged.rows[slot[same]]].astype(np.int64)
 
     def break_ties(self, position: np.ndarray, grade: np.ndarray) -> np.ndarray:
         """Move hits to their place under trec_eval's tie-breaking (docid descending, byte order).

@@ -92,3 +92,23 @@ def test_repeated_keys_found_within_queries_in_every_layout(slice_keys: int, mon
         found = has_repeated_keys(keys, query)
         # a global sort may also report equal keys of different queries (the caller checks the strings)
         assert found == expected or (found and np.unique(keys).size < keys.size)
+
+
+def test_a_qrels_error_is_reported_before_a_run_error(tmp_path: Path) -> None:
+    from servers.core.trec.engine import evaluate
+
+    good_qrels = tmp_path / "good.qrels"
+    good_qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
+    bad_qrels = tmp_path / "bad.qrels"
+    bad_qrels.write_text("q1 0 d1 1\nq1 0 d2 high\n", encoding="utf-8")
+    good_run = tmp_path / "good.run"
+    good_run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n", encoding="utf-8")
+    bad_run = tmp_path / "bad.run"
+    bad_run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d1 2 1.0 t\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.qrels:2: "):
+        evaluate(bad_qrels, bad_run, ["map"])
+    with pytest.raises(InputError, match=r"bad.qrels:2: "):
+        evaluate(bad_qrels, tmp_path / "missing.run", ["map"])
+    with pytest.raises(InputError, match=r"duplicate docid 'd1' for query 'q1' at line 1 and line 2"):
+        evaluate(good_qrels, bad_run, ["map"])
+    assert evaluate(good_qrels, good_run, ["map"]).aggregate == {"map": 1.0}

@@ -76,13 +76,14 @@ def rank_hits(
     else:
         matters = (qrels.values > 0) | (qrels.values >= relevance_level)
     judged = _JudgedKeys.build(run, qrels, qrels_query, matters)
+    run_keys = run.keys  # computed once here if not yet, then shared by the threads
     if judged is None or query.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Hits(query=empty.astype(query.dtype), rank=empty, grade=empty, num_ret=num_ret)
 
     def rank_stretch(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = bounds
-        stretch = _Stretch(run, rows, lo, query[lo:hi], scores[lo:hi])
+        stretch = _Stretch(run, run_keys, rows, lo, query[lo:hi], scores[lo:hi])
         return stretch.hits(judged, max_depth)
 
     bounds = stretches(query, min(MAX_STRETCHES, query.size // STRETCH_MIN_ROWS))
@@ -180,6 +181,7 @@ class _Stretch:
     """
 
     run: TrecTable
+    keys: np.ndarray  # the run's keys
     rows: np.ndarray | None
     offset: int
     query: np.ndarray
@@ -203,7 +205,7 @@ class _Stretch:
 
     def judged_positions(self, judged: _JudgedKeys) -> tuple[np.ndarray, np.ndarray]:
         """Positions of rows judged with a grade that matters, and their grades."""
-        keys, size = self.run.keys, self.query.size
+        keys, size = self.keys, self.query.size
         found_blocks = []
         # The run's keys are scanned in blocks (in ranked order) so no full-size temporary is made.
         for start in range(0, size, _BLOCK):

@@ -1,9 +1,9 @@
-"""Ask a judge for a structured reply, read it, and ask again with a repair message when it is unreadable.
+"""How the judge asks: its sampling, its reply schemas, and its reading of JSON in a reply.
 
-Shared by ``nuggets`` and ``answer_judges``. A reader turns the reply text into a value or raises
-``Unreadable`` with the reason; after ``max_retries`` repairs the item is reported as a
-``parse_error`` with the raw reply. Transport failures come back as ``error``. Nothing unreadable
-is ever turned into a value.
+Shared by ``nuggets`` and ``answer_judges``. The ask-read-repair loop is the LLM library's
+(``servers.core.llm.asking``): a reader turns the reply text into a value or raises ``Unreadable``
+with the reason; after ``max_retries`` repairs the item is reported as a ``parse_error`` with the
+raw reply. Transport failures come back as ``error``. Nothing unreadable is ever turned into a value.
 
 With structured output (``judge_llm.structured_output``; always with the local backend) the runner
 sets ``REPLY_SCHEMAS`` to the judge's declared reply schemas, and each request carries its prompt's
@@ -12,38 +12,22 @@ schema as ``response_format``; the reply is still read (and may still fail) the 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from servers.core.llm import reply_json
+from servers.core.llm.asking import Answer, ask_until_readable
 from servers.core.llm.client import LLMClient
+from servers.core.llm.reply_json import Unreadable
 from servers.core.llm.reply_schema import response_format
+
+__all__ = ["REPLY_SCHEMAS", "SAMPLING", "Answer", "Unreadable", "ask", "label_list", "last_json"]
 
 # Judges' sampling: deterministic where the endpoint allows it.
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 42}
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 # prompt name -> the JSON schema of its reply, set by the runner when the judge LLM takes structured output
 REPLY_SCHEMAS: ContextVar[Mapping[str, dict[str, Any]] | None] = ContextVar("reply_schemas", default=None)
-
-
-class Unreadable(ValueError):
-    """The reply holds no value of the expected shape; the message says why."""
-
-
-@dataclass
-class Answer:
-    """The value read from a reply, or why there is none."""
-
-    status: Literal["ok", "parse_error", "error"]
-    value: Any = None
-    raw: str | None = None
-    error: str | None = None
-    requests: int = 0
-    cached: bool = True
 
 
 async def ask(
@@ -57,7 +41,7 @@ async def ask(
     sampling: dict[str, Any] | None = None,
     length: int | None = None,
 ) -> Answer:
-    """One judged item: ask, read, and repair up to ``max_retries`` times.
+    """One judged item: ask, read, and repair up to ``max_retries`` times (a blank reply is read from the reasoning).
 
     ``length``: the number of items each list of a schema-constrained reply must hold (one verdict per statement).
     """
@@ -66,58 +50,15 @@ async def ask(
     schema = (REPLY_SCHEMAS.get() or {}).get(name)
     if schema is not None:
         sampling = {**sampling, "response_format": response_format(name, schema, length=length)}
-    requests, cached = 0, True
-    for attempt in range(max_retries + 1):
-        reply = await client.chat(messages, sampling, prompt=version)
-        requests += reply.attempts
-        cached = cached and reply.cached
-        if reply.status != "ok":
-            return Answer("error", error=reply.error, requests=requests, cached=cached)
-        text = reply.text if reply.text.strip() else (reply.reasoning or "")
-        try:
-            return Answer("ok", read(text), requests=requests, cached=cached)
-        except Unreadable as exc:
-            reason = str(exc)
-        if attempt == max_retries:
-            return Answer(
-                "parse_error",
-                raw=reply.text,
-                error=f"unreadable after {attempt + 1} replies: {reason}",
-                requests=requests,
-                cached=cached,
-            )
-        note = f"Your reply could not be used: {reason}. {repair}"
-        messages = [*messages, {"role": "assistant", "content": reply.text}, {"role": "user", "content": note}]
-    raise AssertionError("unreachable")  # pragma: no cover
+    return await ask_until_readable(
+        client, messages, sampling, version=version, read=read, repair=repair, retries=max_retries,
+        reasoning_when_blank=True,
+    )  # fmt: skip
 
 
 def last_json(text: str, kind: type) -> Any:
-    """The last JSON value of type ``kind`` (list or dict) in ``text``: fenced blocks first, then brackets."""
-    open_char, close_char = ("[", "]") if kind is list else ("{", "}")
-    candidates = [block.strip() for block in _FENCE.findall(text)]
-    stripped = text.strip()
-    candidates.append(stripped)
-    # every balanced bracketed span, last first
-    spans = []
-    for start in (i for i, ch in enumerate(text) if ch == open_char):
-        depth = 0
-        for end in range(start, len(text)):
-            if text[end] == open_char:
-                depth += 1
-            elif text[end] == close_char:
-                depth -= 1
-                if depth == 0:
-                    spans.append(text[start : end + 1])
-                    break
-    candidates.extend(reversed(spans))
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, kind):
-            return value
-    raise Unreadable(f"no JSON {kind.__name__} in the reply")
+    """The last JSON value of type ``kind`` (list or dict) in ``text``: fenced blocks first, then counted brackets."""
+    return reply_json.last_json(text, kind, spans="counted")
 
 
 def label_list(text: str, *, allowed: dict[str, str], length: int) -> list[str]:

@@ -71,6 +71,7 @@ class Fault:
     message: str = "injected fault"
     seconds: float = 0.0
     text: str = ""
+    reasoning: str | None = None  # "reply": also sent as the message's reasoning_content
     used: int = 0
 
 
@@ -264,13 +265,13 @@ class OpenAIStub:
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self._pick_fault(text)
-        reply_text = None
+        reply_text, reasoning = None, None
         if fault is not None:
             record.outcome = fault.kind
             if fault.kind == "delay":
                 await asyncio.sleep(min(fault.seconds, MAX_SLEEP))
             elif fault.kind == "reply":
-                reply_text = fault.text
+                reply_text, reasoning = fault.text, fault.reasoning
             elif fault.kind == "hang":
                 await asyncio.sleep(min(fault.seconds or MAX_SLEEP, MAX_SLEEP))
                 return False
@@ -287,7 +288,7 @@ class OpenAIStub:
             return await _send_json(writer, 200, embeddings(body, self.model))
         if reply_text is None:
             reply_text = self.responder(body)
-        return await _send_json(writer, 200, chat_completion(body, reply_text, self.model))
+        return await _send_json(writer, 200, chat_completion(body, reply_text, self.model, reasoning))
 
 
 FAULT_KINDS = ("delay", "hang", "status", "malformed", "truncated", "reply")
@@ -341,18 +342,19 @@ async def _send_raw(
 _WORD = re.compile(r"\S+")
 
 
-def chat_completion(request: dict[str, Any], reply: str, model: str) -> dict[str, Any]:
-    """A chat.completion object whose usage counts whitespace-separated words."""
+def chat_completion(request: dict[str, Any], reply: str, model: str, reasoning: str | None = None) -> dict[str, Any]:
+    """A chat.completion object whose usage counts whitespace-separated words (``reasoning``: reasoning_content)."""
     prompt_tokens = len(_WORD.findall(content_of(request)))
     completion_tokens = len(_WORD.findall(reply))
+    message = {"role": "assistant", "content": reply}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     return {
         "id": "chatcmpl-" + request_digest(request)[:12],
         "object": "chat.completion",
         "created": 0,
         "model": request.get("model", model),
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}, "logprobs": None}
-        ],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message, "logprobs": None}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

@@ -63,11 +63,14 @@ def rank_hits(
     query = run_query if rows is None else run_query[rows]
     scores = run.values if rows is None else run.values[rows]
 
-    order = _order_by_score(query, scores)
-    if order is not None:
+    starts = block_starts(query)
+    if not _in_ranked_order(query, scores, starts):
+        order = _score_order(query, scores)
         rows = order if rows is None else rows[order]
         query, scores = query[order], scores[order]
-    num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
+        starts = block_starts(query)
+    num_ret = np.zeros(num_queries, dtype=np.int64)
+    num_ret[query[starts]] = np.diff(np.append(starts, query.size))
     if max_depth is not None:
         num_ret = np.minimum(num_ret, max_depth)
 
@@ -83,10 +86,11 @@ def rank_hits(
 
     def rank_stretch(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = bounds
-        stretch = _Stretch(run, run_keys, rows, lo, query[lo:hi], scores[lo:hi])
+        first, last = np.searchsorted(starts, [lo, hi])
+        stretch = _Stretch(run, run_keys, rows, lo, query[lo:hi], scores[lo:hi], starts[first:last] - lo)
         return stretch.hits(judged, max_depth)
 
-    bounds = stretches(query, min(MAX_STRETCHES, query.size // STRETCH_MIN_ROWS))
+    bounds = stretches(starts, query.size, min(MAX_STRETCHES, query.size // STRETCH_MIN_ROWS))
     if len(bounds) == 1:
         parts = [rank_stretch(bounds[0])]
     else:
@@ -97,39 +101,39 @@ def rank_hits(
     return Hits(query=hit_query[by_rank], rank=rank[by_rank], grade=grade[by_rank], num_ret=num_ret)
 
 
-def stretches(query: np.ndarray, count: int) -> list[tuple[int, int]]:
-    """About ``count`` (start, end) row ranges of equal size covering ``query``, cut only where the
-    query changes (each query's rows are contiguous)."""
-    n = query.size
+def block_starts(query: np.ndarray) -> np.ndarray:
+    """The rows where the query changes (row 0 included): each query's first row when its rows are contiguous."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+
+
+def stretches(starts: np.ndarray, n: int, count: int) -> list[tuple[int, int]]:
+    """About ``count`` (start, end) ranges of equal size covering ``n`` rows, cut only at ``starts``
+    (the first rows of the queries)."""
     cuts = [0]
     for i in range(1, max(count, 1)):
-        cut = _next_change(query, max(n * i // count, cuts[-1] + 1))
-        if cut >= n:
+        at = int(np.searchsorted(starts, max(n * i // count, cuts[-1] + 1)))
+        if at >= starts.size:
             break
-        cuts.append(cut)
+        cuts.append(int(starts[at]))
     cuts.append(n)
     return list(zip(cuts, cuts[1:], strict=False))
 
 
-def _next_change(query: np.ndarray, row: int) -> int:
-    """The first row at or after ``row`` whose query differs from row ``row - 1``'s."""
-    step = 1 << 16
-    while row < query.size:
-        differs = query[row : row + step] != query[row - 1]
-        if differs.any():
-            return row + int(differs.argmax())
-        row += step
-    return query.size
-
-
-def _order_by_score(query: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
-    """A permutation grouping rows by query with scores descending, or None if already so."""
+def _in_ranked_order(query: np.ndarray, scores: np.ndarray, starts: np.ndarray) -> bool:
+    """True if each query's rows are contiguous (``starts``: their first rows) with scores descending."""
     if query.size < 2:
-        return None
-    changes = np.count_nonzero(query[1:] != query[:-1])
-    distinct = np.count_nonzero(np.bincount(query))
-    if changes + 1 == distinct and not np.any((scores[1:] > scores[:-1]) & (query[1:] == query[:-1])):
-        return None
+        return True
+    if np.unique(query[starts]).size != starts.size:
+        return False  # a query comes back after another
+    rising = scores[1:] > scores[:-1]
+    rising[starts[1:] - 1] = False  # a new query may start higher
+    return not rising.any()
+
+
+def _score_order(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The permutation grouping rows by query with scores descending (stable)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -186,6 +190,7 @@ class _Stretch:
     offset: int
     query: np.ndarray
     scores: np.ndarray
+    starts: np.ndarray  # the first row of each of the stretch's queries, counted from ``offset``
 
     def run_row(self, position: np.ndarray) -> np.ndarray:
         return position + self.offset if self.rows is None else self.rows[self.offset + position]
@@ -194,10 +199,8 @@ class _Stretch:
         """(query, rank, grade) of this stretch's hits, after tie-breaking and ``max_depth``."""
         position, grade = self.judged_positions(judged)
         position = self.break_ties(position, grade)
-        query = self.query
-        block_starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
-        hit_query = query[position]
-        rank = position - block_starts[np.searchsorted(block_starts, position, side="right") - 1]
+        hit_query = self.query[position]
+        rank = position - self.starts[np.searchsorted(self.starts, position, side="right") - 1]
         if max_depth is not None:
             keep = rank < max_depth
             hit_query, rank, grade = hit_query[keep], rank[keep], grade[keep]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from servers.core.trec import ranking
 from servers.core.trec.engine import evaluate
-from servers.core.trec.ranking import stretches
+from servers.core.trec.ranking import block_starts, stretches
 from tests.core.trec.test_properties import compare_with_pytrec, random_case
 
 NAMES = ["all_trec", "hits@3", "Judged@3", "mrr@2", "relstring@4"]
@@ -64,16 +64,19 @@ def test_stretches_match_pytrec_eval(seed: int, tie_mode: str) -> None:
 
 def test_stretches_cut_only_between_queries() -> None:
     query = np.repeat(np.array([4, 1, 7, 2, 9, 3], dtype=np.int32), [5, 1, 9, 2, 2, 11])
+    starts = block_starts(query)
+    assert starts.tolist() == [0, 5, 6, 15, 17, 19]
     for count in range(1, 9):
-        bounds = stretches(query, count)
+        bounds = stretches(starts, query.size, count)
         assert bounds[0][0] == 0 and bounds[-1][1] == query.size
         assert all(end == start for (_, end), (start, _) in zip(bounds, bounds[1:], strict=False))
         assert all(hi > lo for lo, hi in bounds)
         for lo, _ in bounds[1:]:
             assert query[lo] != query[lo - 1]  # never inside a query's rows
         assert len(bounds) <= min(count, 6)
-    assert stretches(query, 3) == [(0, 15), (15, 30)]  # cut at the first change after rows 10 and 20
-    assert stretches(np.zeros(10, dtype=np.int32), 4) == [(0, 10)]  # one query: one stretch
+    assert stretches(starts, query.size, 3) == [(0, 15), (15, 30)]  # the first query starts after rows 10 and 20
+    assert stretches(block_starts(np.zeros(10, dtype=np.int32)), 10, 4) == [(0, 10)]  # one query: one stretch
+    assert block_starts(np.zeros(0, dtype=np.int32)).size == 0
 
 
 def test_a_run_is_cut_into_threads(many_stretches: None, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,8 +84,8 @@ def test_a_run_is_cut_into_threads(many_stretches: None, monkeypatch: pytest.Mon
     seen: list[tuple[int, int]] = []
     original = ranking.stretches
 
-    def recording(query: np.ndarray, count: int) -> list[tuple[int, int]]:
-        bounds = original(query, count)
+    def recording(starts: np.ndarray, n: int, count: int) -> list[tuple[int, int]]:
+        bounds = original(starts, n, count)
         seen.extend(bounds)
         return bounds
 

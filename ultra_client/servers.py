@@ -214,7 +214,7 @@ class ServerPool:
             if server.client is None:
                 cause = server.error or TimeoutError(f"no answer within {START_TIMEOUT:.0f} s")
                 await self.__aexit__(None, None, None)
-                raise UltraError(self.describe_failure(alias, f"failed to start ({cause})"))
+                raise UltraError(self.describe_start_failure(alias, cause))
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -252,6 +252,37 @@ class ServerPool:
             server.client = None if server.error else server.client
             ready.set()
 
+    def describe_start_failure(self, alias: str, cause: BaseException) -> str:
+        """Why a stdio server did not start: the command, what failed, its stderr tail, and what to do.
+
+        A package with a ``SPEC`` whose module runs nothing (no ``__main__.py``) exits at once: the
+        message says so and how to fix it, instead of the SDK's task-group error.
+        """
+        from servers.core.inprocess import load_spec
+
+        server = self.servers[alias]
+        command = f"`python -m {server.location.module}` (in {os.getcwd()})"
+        reasons = "; ".join(dict.fromkeys(str(e) or type(e).__name__ for e in innermost_errors(cause)))
+        closed = reasons == "Connection closed"
+        what = f"failed to start: {command} " + (
+            "exited or closed its output before answering" if closed else f"failed ({reasons})"
+        )
+        if server.log_tail():
+            return self.describe_failure(alias, what)
+        message = self.describe_failure(alias, what) + " and wrote nothing to its stderr"
+        location = server.location
+        if closed and not (location.package_dir / "__main__.py").exists():
+            message += f"\n  {location.package_dir.name} has no __main__.py, so nothing in it runs an MCP server: "
+            if load_spec(location.module, location.root) is None:
+                message += f"add {location.package_dir}/__main__.py that starts the server"
+            else:
+                message += (
+                    f"run it in-process (without --stdio, --timeout or 'transport: stdio'), or add "
+                    f"{location.package_dir}/__main__.py with `from {location.module} import SPEC` and "
+                    "`SPEC.create_app().run()`"
+                )
+        return message
+
     def describe_failure(self, alias: str, what: str) -> str:
         """A message naming the server, what went wrong, and the end of its stderr log.
 
@@ -267,6 +298,14 @@ class ServerPool:
         elif tail:
             message += f"\n--- last lines of {server.log_path} ---\n{tail}"
         return message
+
+
+def innermost_errors(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or ``[exc]`` for a plain exception."""
+    inner = getattr(exc, "exceptions", None)  # BaseExceptionGroup (a builtin from Python 3.11)
+    if not isinstance(inner, tuple) or not inner:
+        return [exc]
+    return [leaf for sub in inner for leaf in innermost_errors(sub)]
 
 
 def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:

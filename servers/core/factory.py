@@ -133,8 +133,8 @@ def with_settings(
 
     Any other exception is logged with its traceback and raised as ``crash_as(type_name, message)``
     (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, unless the
-    tool expands a setting itself: ``expands_own_env``; or known as secrets) are replaced by ``***`` in the result and in error messages (``servers.core.files``
-    redacts what it writes).
+    tool expands a setting itself: ``expands_own_env``; or known as secrets) are replaced by ``***``
+    in the result and in error messages (``servers.core.files`` redacts what it writes).
 
     A mapping setting given in part takes the keys it leaves out from ``settings``
     (``servers.core.settings.merge_mapping``: one level deep, the api_key rule). A result value

@@ -12,6 +12,11 @@ and write results no run refers to. Two guards, installed when a server starts s
   and the process was re-parented. The thread sends SIGTERM to its own process and, should a
   handler keep the process alive, exits it hard a few seconds later. It works while the main
   thread or a worker is busy, since it needs neither.
+
+SIGTERM and SIGHUP (from a guard, or from the client stopping the server after closing its stdin)
+end the process at once after removing the result names a busy tool reserved and the temporary
+files it is still filling (``servers.core.files.discard_unfinished``), so a stopped server leaves
+no empty or half-written result behind; the exit status is 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import signal
 import sys
 import threading
 import time
+
+from servers.core.files import discard_unfinished
 
 PARENT_PID_ENV = "ULTRA_PARENT_PID"
 LOG_PATH_ENV = "ULTRA_SERVER_LOG"
@@ -47,12 +54,23 @@ def install() -> None:
         if _started:
             return
         _started = True
+    if threading.current_thread() is threading.main_thread():  # signal handlers live in the main thread only
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                signal.signal(signum, _discard_and_exit)
     parent = os.getppid()
     if parent <= 1:  # already orphaned, or started by init: there is no parent to watch
         return
     if sys.platform.startswith("linux") and os.environ.get(PARENT_PID_ENV) == str(parent):
         _set_parent_death_signal(parent)
     threading.Thread(target=_watch_parent, args=(parent,), name="ultra-lifeline", daemon=True).start()
+
+
+def _discard_and_exit(signum: int, frame: object) -> None:
+    """Remove the busy tool's reserved names and half-written files, then exit (its thread cannot be stopped)."""
+    with contextlib.suppress(Exception):
+        discard_unfinished()
+    os._exit(128 + signum)
 
 
 def _set_parent_death_signal(parent: int) -> bool:

@@ -1,9 +1,11 @@
-"""SIGTERM (and Ctrl-C) end an in-process ``ultra call`` at once, even while its tool's thread is busy writing.
+"""SIGTERM, SIGHUP (and Ctrl-C) end an in-process ``ultra call`` at once, even while its tool's thread is busy
+writing; SIGTERM ends ``ultra call --stdio`` at once too, and its server process with it (which removes
+its unfinished files as it goes: ``servers.core.lifeline``).
 
 The tool (``tests/support/slow_server.py``) reserves its result name, writes half the file and sleeps
-30 s. ``ultra call`` must exit within seconds with 143 (130 for SIGINT) and one line saying so, print
-no result, and leave neither the empty reserved name nor the half-written temporary file. SIGTERM
-works so when SIGINT is ignored too (a call started in the background by a script).
+30 s. ``ultra call`` must exit within seconds with 143 (129 for SIGHUP, 130 for SIGINT) and one line
+saying so, print no result, and leave neither the empty reserved name nor the half-written temporary
+file. SIGTERM works so when SIGINT is ignored too (a call started in the background by a script).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.slow_server import start_ultra, stop_when_writing, write_slow_server
+from tests.hostile.test_lifecycle_signals import alive
+from tests.support.slow_server import start_ultra, stop_when_writing, wait_for, write_slow_server
 
 
 @pytest.mark.parametrize(
@@ -21,9 +24,10 @@ from tests.support.slow_server import start_ultra, stop_when_writing, write_slow
     [
         (signal.SIGTERM, False, 143, "stopped by SIGTERM: the call did not finish and wrote no result"),
         (signal.SIGTERM, True, 143, "stopped by SIGTERM: the call did not finish and wrote no result"),
+        (signal.SIGHUP, False, 129, "stopped by SIGHUP: the call did not finish and wrote no result"),
         (signal.SIGINT, False, 130, "interrupted"),
     ],
-    ids=["sigterm", "sigterm-sigint-ignored", "sigint"],
+    ids=["sigterm", "sigterm-sigint-ignored", "sighup", "sigint"],
 )
 def test_a_signal_ends_a_busy_in_process_call_at_once(
     tmp_path: Path, signum: int, sigint_ignored: bool, status: int, message: str
@@ -38,3 +42,19 @@ def test_a_signal_ends_a_busy_in_process_call_at_once(
     assert [line for line in stderr.splitlines() if line.strip()] == [message]
     assert stdout == ""
     assert list((tmp_path / "output" / "slow").iterdir()) == []  # neither the reserved name nor the half-written file
+
+
+def test_sigterm_ends_a_busy_stdio_call_and_its_server(tmp_path: Path) -> None:
+    write_slow_server(tmp_path, runnable=True)
+    client = start_ultra("call", "--stdio", "slowsrv.slow_write", f"directory={tmp_path}", cwd=tmp_path)
+    stdout, stderr, took = stop_when_writing(client, tmp_path, signal.SIGTERM)
+    server_pid = int((tmp_path / "pid").read_text())
+    assert server_pid != client.pid  # the tool ran in the server subprocess
+    assert took < 5, f"ultra call --stdio took {took:.1f} s to stop"
+    assert client.returncode == 143, stderr[-2000:]
+    assert [line for line in stderr.splitlines() if line.strip()] == [
+        "stopped by SIGTERM: the call did not finish and wrote no result"
+    ]
+    assert stdout == ""
+    assert wait_for(lambda: not alive(server_pid), 3), f"the server (pid {server_pid}) outlived ultra call"
+    assert list((tmp_path / "output" / "slow").iterdir()) == []  # the stopped server removed both files

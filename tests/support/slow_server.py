@@ -20,6 +20,7 @@ from tests.conftest import ROOT
 SERVER = '''
 """A server whose tool reserves its result, writes half of it and sleeps."""
 
+import os
 import time
 from pathlib import Path
 
@@ -34,12 +35,13 @@ class Written(TypedDict):
 
 
 def slow_write(*, seconds: float, directory: str) -> Written:
-    """Reserve output/slow/slow_write_<time>.json, write "{", sleep, then finish it."""
+    """Reserve output/slow/slow_write_<time>.json, write "{", note the process id, sleep, then finish it."""
     path = result_path("output/slow", "slow_write")
 
     def write(handle) -> None:
         handle.write("{")
         handle.flush()
+        (Path(directory) / "pid").write_text(str(os.getpid()))
         (Path(directory) / "writing").write_text(str(path))
         time.sleep(seconds)
         handle.write("}")
@@ -52,11 +54,15 @@ SPEC = ServerSpec("slow", Path(__file__).parent, lambda: [slow_write])
 '''
 
 
-def write_slow_server(folder: Path) -> Path:
-    """``folder/slowsrv``: the package (``SPEC``) and its parameter.yaml; the tool signals in ``folder/writing``."""
+def write_slow_server(folder: Path, *, runnable: bool = False) -> Path:
+    """``folder/slowsrv``: the package (``SPEC``) and its parameter.yaml; the tool signals in ``folder/writing``
+    (and writes its process id to ``folder/pid`` just before). ``runnable`` adds a ``__main__.py``
+    serving it over stdio."""
     package = folder / "slowsrv"
     package.mkdir()
     (package / "__init__.py").write_text("")
+    if runnable:
+        (package / "__main__.py").write_text("from slowsrv.server import SPEC\n\nSPEC.create_app().run()\n")
     (package / "server.py").write_text(textwrap.dedent(SERVER))
     (package / "parameter.yaml").write_text("seconds: 30\ndirectory: .\n")
     return package

@@ -98,9 +98,13 @@ async def run_answer_judge(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    recorded: dict[str, Any] | None = None,
     **pacing: float,
 ) -> AnswerJudgeResult:
-    """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file."""
+    """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file.
+
+    ``recorded``: more fields for the result file, after ``tool`` (a caller's ``method`` and ``note``).
+    """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
     failures.check_fraction(max_failed_fraction)
     settings = judge_settings(judge_llm, **pacing)
@@ -126,6 +130,7 @@ async def run_answer_judge(
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
+        **(recorded or {}),
         "aggregate": aggregate,
         "counts": counts,
         "failed": failed,

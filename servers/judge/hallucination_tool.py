@@ -1,8 +1,9 @@
 """The ``hallucination_judge`` tool: HHEM-style factual consistency of answers with their passages.
 
 With ``hhem_model`` set, a cross-encoder (``servers.judge.hhem``) scores every (passages, answer) pair in
-batches; ``hallucinated`` = score < 0.5. Without it, the LLM ``faithfulness`` judge runs instead (its own
-result file, ``faithfulness_judge_<time>.json``), and the result says so in ``method`` and ``note``.
+batches; ``hallucinated`` = score < 0.5; ``judge_llm`` is not read (its ``${VAR}`` references are not
+expanded, so no key is needed). Without it, the LLM ``faithfulness`` judge runs instead (its own result
+file, ``faithfulness_judge_<time>.json``), and the result and that file say so in ``method`` and ``note``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from servers.core.errors import InputError
-from servers.core.factory import tool_hints
+from servers.core.factory import expands_own_env, tool_hints
 from servers.core.files import atomic_write_json, result_path
 from servers.judge import failures
 from servers.judge.answer_judges_tool import INPUT_TYPES, Ids
@@ -61,6 +62,7 @@ def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_s
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
+@expands_own_env("judge_llm")  # only the LLM fallback reads it: with hhem_model no key is needed
 async def hallucination_judge(
     *,
     q_ls: Questions,
@@ -85,11 +87,12 @@ async def hallucination_judge(
     """
     items = build_items(q_ls, pred_ls, ret_psg=ret_psg, id_ls=id_ls, need_passages=True)
     if not hhem_model:
+        method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(
             "faithfulness", items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-            max_failed_fraction=max_failed_fraction,
+            max_failed_fraction=max_failed_fraction, recorded=method,
         )  # fmt: skip
-        return {"method": "llm_faithfulness", "note": FALLBACK_NOTE, **result}
+        return {**method, **result}
     results, model = await anyio.to_thread.run_sync(
         functools.partial(score_items, items, model=hhem_model, device=hhem_device, batch_size=hhem_batch_size)
     )

@@ -10,8 +10,9 @@ from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
 
 from servers.core.errors import InputError
-from servers.core.factory import build_server, tool_hints
+from servers.core.factory import build_server, expands_own_env, tool_hints
 from servers.core.progress import progress_from_context
+from servers.core.settings import expand_env
 
 
 class Scaled(TypedDict):
@@ -97,3 +98,29 @@ async def test_progress_reaches_the_caller(app) -> None:
 
 def test_the_pure_function_is_left_untouched(app) -> None:
     assert scale([2], 2, "t", None) == {"scaled": [4], "token_length": 1}
+
+
+class Token(TypedDict):
+    token: str
+
+
+@expands_own_env("token")
+def maybe_token(use: bool, token: str) -> Token:
+    """Expand the token setting only when asked to use it."""
+    return {"token": expand_env(token) if use else token}
+
+
+@pytest.mark.anyio
+async def test_a_setting_the_tool_expands_itself_needs_no_variable_until_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "parameter.yaml").write_text("token: ${FACTORY_TEST_TOKEN}\n", encoding="utf-8")
+    monkeypatch.delenv("FACTORY_TEST_TOKEN", raising=False)
+    async with Client(build_server("test", [maybe_token], package_dir=tmp_path)) as client:
+        result = await client.call_tool("maybe_token", {"use": False})
+        assert result.structured_content == {"token": "${FACTORY_TEST_TOKEN}"}  # passed on unexpanded
+        result = await client.call_tool("maybe_token", {"use": True})
+        assert result.is_error and "environment variable FACTORY_TEST_TOKEN is not set" in result.content[0].text
+        monkeypatch.setenv("FACTORY_TEST_TOKEN", "s3cret-value")
+        result = await client.call_tool("maybe_token", {"use": True})
+        assert result.structured_content == {"token": "***"}  # expanded by the tool, still redacted

@@ -1,5 +1,6 @@
 """hallucination_judge end to end with a tiny randomly initialised cross-encoder that the test builds and saves (no
-download): batched scores equal one-pair-at-a-time scores, label reading, and the LLM faithfulness fallback."""
+download): batched scores equal one-pair-at-a-time scores, label reading, no API key needed with a model, and the
+LLM faithfulness fallback (its key expanded, ``method`` and ``note`` in its result and result file)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from servers.core.errors import InputError
 from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.judge.hhem import consistent_label
 from servers.judge.server import SPEC
-from tests.judge.conftest import llm_settings
+from tests.judge.conftest import SECRET, llm_settings
 from tests.judge.test_answer_judges_ragas import responder as ragas_responder
 from tests.support.openai_stub import OpenAIStub
 
@@ -61,8 +62,6 @@ def one_at_a_time(folder: Path, premise: str, hypothesis: str, label: int | None
 
 
 def call(**arguments):
-    # judge_llm is only used without hhem_model; its default key ${OPENAI_API_KEY} is expanded all the same
-    arguments.setdefault("judge_llm", {"api_key": ""})
     return anyio.run(call_local_tool, local_tools(SPEC)["hallucination_judge"], arguments)
 
 
@@ -107,12 +106,39 @@ def test_label_reading_and_bad_models(tmp_path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.is_file()]
 
 
-def test_without_a_model_the_llm_faithfulness_judge_runs(tmp_path) -> None:
+def test_a_model_needs_no_api_key(tmp_path, monkeypatch) -> None:
+    """With hhem_model, judge_llm is never read: its ${VAR} references (the default ${OPENAI_API_KEY}, or
+    another) need not be set, and the result carries no trace of it."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ULTRA_TEST_UNSET_KEY", raising=False)
+    folder = build_model(tmp_path / "model", {0: "LABEL_0"})
+    arguments = dict(q_ls=["q"], pred_ls=[ANSWERS[0]], ret_psg=[PASSAGES[0]], hhem_model=str(folder),
+                     hhem_device="cpu", save_path=str(tmp_path / "out"))  # fmt: skip
+    for judge_llm in [None, {"api_key": "${ULTRA_TEST_UNSET_KEY}"}]:
+        result = call(**arguments, **({} if judge_llm is None else {"judge_llm": judge_llm}))
+        assert result["method"] == "hhem" and result["items"][0]["status"] == "ok"
+        assert "judge_llm" not in Path(result["result_path"]).read_text()
+
+
+def test_without_a_model_the_llm_faithfulness_judge_runs(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ULTRA_TEST_JUDGE_KEY", SECRET)
     with OpenAIStub(responder=ragas_responder) as stub:
         result = call(
-            q_ls=["q"], pred_ls=["a yes; b no"], ret_psg=[["p"]], judge_llm=llm_settings(stub), judge_cache="",
-            save_path=str(tmp_path),
+            q_ls=["q"], pred_ls=["a yes; b no"], ret_psg=[["p"]], judge_cache="", save_path=str(tmp_path),
+            judge_llm=llm_settings(stub, api_key="${ULTRA_TEST_JUDGE_KEY}"),
         )  # fmt: skip
+    assert {served.authorization for served in stub.served} == {f"Bearer {SECRET}"}  # the fallback expands its key
     assert result["method"] == "llm_faithfulness" and "faithfulness judge" in result["note"]
     assert result["items"][0]["faithfulness"] == pytest.approx(0.5)
-    assert json.loads(Path(result["result_path"]).read_text())["tool"] == "faithfulness_judge"
+    saved = json.loads(Path(result["result_path"]).read_text())
+    assert saved["tool"] == "faithfulness_judge"
+    assert (saved["method"], saved["note"]) == ("llm_faithfulness", result["note"])  # the file says which method
+    assert saved["items"][0]["faithfulness"] == pytest.approx(0.5)
+
+
+def test_the_fallback_names_an_unset_key(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("ULTRA_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(ToolFailure, match="environment variable ULTRA_TEST_UNSET_KEY is not set"):
+        call(q_ls=["q"], pred_ls=["a"], ret_psg=[["p"]], judge_cache="", save_path=str(tmp_path),
+             judge_llm={"base_url": "http://127.0.0.1:9/v1", "api_key": "${ULTRA_TEST_UNSET_KEY}"})  # fmt: skip
+    assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,11 @@ offline toxicity classifier, requests per question, and `ultra run examples/risk
 
 Each prints one JSON object. Timings on a shared 2-core machine are pessimistic: other processes
 compete for the CPU (the load average is printed with each result).
+
+`offline` writes everything (caches, index, synthetic data, results, run folders) into a new folder
+of its own, output/bench_risk/offline_<time>_<random>/ (printed when it starts and named in its JSON
+as `output_dir`), and never writes to or removes anything else, such as the shipped parameters'
+output/synth/risk. The others write into temporary folders that they remove.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -202,20 +206,34 @@ def bench_requests() -> dict:
     }
 
 
-def bench_offline() -> dict:
-    """``ultra run examples/risk_suite.yaml`` with its shipped parameters, caches in a fresh folder: cold, then warm."""
+def offline_parameters(base: Path) -> dict:
+    """examples/risk_suite.yaml's shipped parameters (models, sizes, seeds), every cache and output in ``base``."""
     import yaml
 
-    base = ROOT / "output" / "bench_risk"
-    shutil.rmtree(base, ignore_errors=True)
     params = yaml.safe_load((ROOT / "examples/parameters/risk_suite_parameter.yaml").read_text())
-    params["synth"]["synth_cache"] = str(base / "synth_cache.sqlite")
-    params["generation"]["generation_cache"] = str(base / "generation_cache.sqlite")
-    params["judge"]["judge_cache"] = str(base / "judge_cache.sqlite")
-    params["retriever"]["index_path"] = str(base / "index")
-    base.mkdir(parents=True)
+    risk = base / "synth" / "risk"
+    params["synth"].update(synth_cache=str(base / "synth_cache.sqlite"), dataset_dir=str(risk),
+                           table_path=str(base / "synth"))  # fmt: skip
+    params["benchmark"]["benchmark"]["path"] = str(risk / "queries.jsonl")
+    params["retriever"].update(corpus_path=str(risk / "corpus.jsonl"), index_path=str(base / "index"),
+                               save_path=str(base / "retriever"))  # fmt: skip
+    params["generation"].update(generation_cache=str(base / "generation_cache.sqlite"),
+                                save_path=str(base / "generation"))  # fmt: skip
+    params["evaluation"].update(qrels_path=str(risk / "qrels.trec"), save_path=str(base / "evaluation"))
+    params["judge"].update(judge_cache=str(base / "judge_cache.sqlite"), save_path=str(base / "judge"))
+    return params
+
+
+def bench_offline() -> dict:
+    """``ultra run examples/risk_suite.yaml`` with its shipped parameters, all its files in a new folder of its own
+    (output/bench_risk/offline_<time>_<random>/, nothing else written or removed): cold, then warm caches."""
+    import yaml
+
+    (ROOT / "output" / "bench_risk").mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix=time.strftime("offline_%Y%m%d_%H%M%S_"), dir=ROOT / "output" / "bench_risk"))
+    print(f"risk_bench offline: writing into {base}", file=sys.stderr, flush=True)
     path = base / "params.yaml"
-    path.write_text(yaml.safe_dump(params))
+    path.write_text(yaml.safe_dump(offline_parameters(base)))
     import resource
 
     times, cpu, steps = [], [], []
@@ -233,13 +251,15 @@ def bench_offline() -> dict:
         if done.returncode:  # reported with the time it took, not hidden
             failure = [line for line in done.stderr.splitlines() if line.startswith("error:")][-1:]
             steps.append({"failed": failure[0] if failure else done.stderr[-500:]})
-            memory = {"synth_counts": json.loads((base.parent / "synth/risk/counts.json").read_text())}
+            counts = base / "synth" / "risk" / "counts.json"
+            memory = {"synth_counts": json.loads(counts.read_text()) if counts.is_file() else {}}
             continue
         steps.append({name: round(s, 1) for name, s in json.loads((run / "timings.json").read_text())["steps"]})
         memory = json.loads((run / "memory.json").read_text())
     return {
         "bench": "risk_suite_offline",
-        "queries": memory["synth_counts"]["generated"],
+        "output_dir": str(base),
+        "queries": memory["synth_counts"].get("generated"),
         "cold_s": times[0],
         "warm_s": times[1],
         "cold_cpu_s": cpu[0],  # CPU seconds of the run (all threads): what it costs on an idle machine, roughly

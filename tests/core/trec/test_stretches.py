@@ -111,3 +111,17 @@ def test_docids_at_takes_across_chunks_in_the_asked_order() -> None:
         assert table.docids_at(rows).to_pylist() == [words[i] for i in rows]
     single = TrecTable("run", "t", ["q"], np.zeros(40, np.int32), pa.chunked_array([words]), np.zeros(40))
     assert single.docids_at(np.array([5, 1])).to_pylist() == [words[5], words[1]]
+
+
+def test_score_order_groups_queries_with_scores_descending() -> None:
+    rng = np.random.default_rng(9)
+    for size in (1, 2, 50, 5000):
+        query = rng.integers(0, 7, size).astype(np.int32)
+        scores = np.round(rng.normal(0, 1, size), 1)  # many ties
+        scores[rng.integers(0, size, size // 10)] = np.inf
+        order = ranking._score_order(query, scores)
+        assert np.array_equal(np.sort(order), np.arange(size))  # a permutation
+        q, s = query[order], scores[order]
+        assert np.all(np.diff(q) >= 0)
+        same = q[1:] == q[:-1]
+        assert np.all(s[1:][same] <= s[:-1][same])

@@ -138,7 +138,7 @@ def _score_order(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
     Rows of equal (query, score) come in no particular order: where their order can change a
     measure, ``_Stretch.break_ties`` sorts them by docid. One sort of the scores ranks the rows;
     (query, rank) packed in 64 bits is then sorted as plain numbers (no index sort), and each rank
-    leads back to its row: three times faster than a two-key sort on a shuffled 5M-row run.
+    leads back to its row (a shuffled 5M-line run: 1.85 s in all instead of 2.53 s with a two-key sort).
     """
     n = query.size
     if n >= 2**32:  # ranks no longer fit in 32 bits

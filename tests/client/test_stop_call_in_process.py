@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.test_lifecycle_signals import alive
-from tests.support.slow_server import start_ultra, stop_when_writing, wait_for, write_slow_server
+from tests.support.slow_server import alive, start_ultra, stop_when_writing, wait_for, write_slow_server
 
 
 @pytest.mark.parametrize(

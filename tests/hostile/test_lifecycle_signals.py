@@ -18,25 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.support.slow_server import wait_for
+from tests.support.slow_server import alive, wait_for
 
 TOY_SOURCE = ROOT / "tests" / "client" / "toy_server"
 GONE_WITHIN = 6.0
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for a reaper counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.fixture

@@ -77,6 +77,21 @@ def wait_for(predicate: Callable[[], bool], seconds: float) -> bool:
     return predicate()
 
 
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for a reaper counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -33,7 +33,7 @@ async def _verdicts(client: LLMClient, premise: str, claims: list[str], retries:
     return await ask_prompt(
         client, "claim_verdicts_v1", retries, lambda t: label_list(t, allowed=_VERDICT_KEYS, length=count),
         f'Reply with a JSON array of exactly {count} strings, each "entailment", "contradiction" or "neutral".',
-        premise=premise, count=str(count), claims=numbered(claims),
+        premise=premise, count=str(count), claims=numbered(claims), reply_length=count,
     )  # fmt: skip
 
 

@@ -76,6 +76,7 @@ JUDGES: tuple[AnswerJudge, ...] = (
         metrics=("citation_precision", "citation_recall", "citation_f1"),
         judge=basic.judge_citations,
         requests="1 per (sentence, cited passage)",
+        reply_schemas={"citation_v1": obj(support=choice(*basic.SUPPORT_VALUES))},
         description="Citation support (TREC RAG): for each answer sentence and each passage it cites ([1], [1, 2]), "
         "full / partial / none = 1 / 0.5 / 0. One request per (sentence, cited passage).\n\n"
         "Precision = mean over citations; recall = mean over sentences of their best citation (uncited = 0); F1.\n"
@@ -166,6 +167,10 @@ JUDGES: tuple[AnswerJudge, ...] = (
         metrics=("factual_precision", "factual_recall", "factual_f1"),
         judge=golden.judge_factual_correctness,
         requests="4",
+        reply_schemas={  # the verdicts: an object, as strict mode wants; the reader takes the list inside
+            "claims_v1": obj(claims=array(text())),
+            "claim_verdicts_v1": obj(verdicts=array(choice(*golden.VERDICTS))),
+        },
         description="Factual correctness against the reference answer: claims extracted from the answer and from "
         "the reference, each checked against the other text (entailment / contradiction / neutral).\n"
         "precision = answer claims entailed by the reference / answer claims; recall = reference claims entailed by "

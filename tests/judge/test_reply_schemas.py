@@ -1,9 +1,10 @@
 """Judges' reply schemas: declared in the registry, sent as response_format with structured output (and only
-then), sized to the statements for verdicts, and each one a schema OpenAI's strict mode accepts."""
+then), sized to the statements (or claims) for verdicts, and each one a schema OpenAI's strict mode accepts."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -14,7 +15,7 @@ from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
-RISK_SUITE_JUDGES = ("faithfulness", "answer_relevancy", "guardrail", "bias")
+LINE_REPLY_JUDGES = ("rag",)  # '##final score: N': no JSON, no schema
 
 
 def strict_objects(schema: dict) -> list[dict]:
@@ -28,9 +29,9 @@ def strict_objects(schema: dict) -> list[dict]:
 
 
 def test_every_declared_schema_is_valid_and_strict() -> None:
-    for kind in RISK_SUITE_JUDGES:  # every LLM judge of the risk suite declares a schema for each prompt
-        judge = judge_of_kind(kind)
-        assert set(judge.reply_schemas) == set(judge.prompts), kind
+    for judge in JUDGES:  # every LLM judge with JSON replies declares a schema for each prompt
+        if judge.kind not in LINE_REPLY_JUDGES:
+            assert set(judge.reply_schemas) == set(judge.prompts), judge.name
     for judge in JUDGES:
         for name, schema in judge.reply_schemas.items():
             jsonschema.Draft202012Validator.check_schema(schema)
@@ -84,3 +85,69 @@ async def test_without_structured_output_no_schema_is_sent(tmp_path, monkeypatch
         await run("faithfulness", stub, tmp_path)  # parameter.yaml: structured_output false
         requests = stub.chat_requests()
     assert len(requests) == 2 and all("response_format" not in r for r in requests)
+
+
+def between(text: str, start: str, end: str) -> str:
+    return re.search(rf"{re.escape(start)}(.*?){re.escape(end)}", text, re.DOTALL).group(1)
+
+
+def citation_and_claims_reply(request: dict) -> str:
+    """Citations: full when the passage holds the sentence's first word, else partial. Claims: the text split at ';'.
+    Claim verdicts, as the schema asks ({"verdicts": [...]}): entailment when the premise holds the claim."""
+    text = content_of(request)
+    if '{"support"' in text:
+        first = between(text, "\n\nSentence: ", "\n\nPassage").split()[0]
+        return json.dumps({"support": "full" if first in between(text, "\n\nPassage: ", "\n\nYour") else "partial"})
+    if '{"claims"' in text:
+        return json.dumps({"claims": between(text, "\n\nText: ", "\n\nYour JSON").split(";")})
+    premise = between(text, "\n\nPremise: ", "\n\nClaims (")
+    claims = [line.split(". ", 1)[1] for line in between(text, "):\n", "\n\nVerdicts").splitlines()]
+    return json.dumps({"verdicts": ["entailment" if c.strip() in premise else "neutral" for c in claims]})
+
+
+async def run_two(stub: OpenAIStub, tmp_path, **llm) -> tuple[dict, dict]:
+    """citation_judge on two cited sentences, then factual_correctness on two answer claims and one reference claim."""
+    settings = {"judge_llm": llm_settings(stub, max_retries=0, **llm), "judge_cache": "",
+                "save_path": str(tmp_path / "judge"), "max_failed_fraction": 0.0}  # fmt: skip
+    cited = build_items(["Who decides?"], ["Clerks decide [1]. Fees are waived [2]."],
+                        ret_psg=[["Clerks decide on waivers.", "A waiver is possible."]])  # fmt: skip
+    citation = await run_answer_judge("citation", cited, **settings)
+    golden = build_items(["Where is Paris?"], ["Paris is in France; Paris is in Spain"], gt_ls=["Paris is in France"],
+                         need_reference=True)  # fmt: skip
+    factual = await run_answer_judge("factual_correctness", golden, **settings)
+    return citation, factual
+
+
+async def test_citation_and_factual_correctness_send_their_schemas(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+    with OpenAIStub(citation_and_claims_reply) as stub:
+        citation, factual = await run_two(stub, tmp_path, structured_output=True)
+        requests = stub.chat_requests()
+    (cited,), (golden,) = citation["items"], factual["items"]
+    assert (cited["citation_precision"], cited["citation_recall"]) == (0.75, 0.75)  # full 1, partial 0.5
+    assert (golden["factual_precision"], golden["factual_recall"]) == (0.5, 1.0)  # the verdict object's list read
+    formats = {}
+    for request in requests:
+        sent = request["response_format"]
+        assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+        formats.setdefault(sent["json_schema"]["name"], []).append(sent["json_schema"]["schema"])
+    assert sorted((name, len(sent)) for name, sent in formats.items()) == [
+        ("citation_v1", 2), ("claim_verdicts_v1", 2), ("claims_v1", 2),
+    ]  # fmt: skip
+    citation_schemas, factual_schemas = judge_of_kind("citation").reply_schemas, judge_of_kind("factual_correctness")
+    assert formats["citation_v1"] == [citation_schemas["citation_v1"]] * 2
+    assert citation_schemas["citation_v1"]["properties"]["support"]["enum"] == ["full", "partial", "none"]
+    assert formats["claims_v1"] == [factual_schemas.reply_schemas["claims_v1"]] * 2
+    verdict_lists = [schema["properties"]["verdicts"] for schema in formats["claim_verdicts_v1"]]
+    assert sorted((v["minItems"], v["maxItems"]) for v in verdict_lists) == [(1, 1), (2, 2)]  # one per claim
+    assert all(v["items"]["enum"] == ["entailment", "contradiction", "neutral"] for v in verdict_lists)
+    assert "minItems" not in factual_schemas.reply_schemas["claim_verdicts_v1"]["properties"]["verdicts"]
+
+
+async def test_citation_and_factual_correctness_send_no_schema_without_structured_output(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+    with OpenAIStub(citation_and_claims_reply) as stub:
+        citation, factual = await run_two(stub, tmp_path)  # parameter.yaml: structured_output false
+        requests = stub.chat_requests()
+    assert citation["items"][0]["citation_f1"] == 0.75 and factual["items"][0]["factual_recall"] == 1.0
+    assert len(requests) == 6 and all("response_format" not in r for r in requests)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.core.trec.table import TrecTable, rekey
+from servers.core.trec.table import TrecTable, block_starts, rekey
 
 _BLOCK = 1 << 20  # rows per block when scanning the run's keys
 STRETCH_MIN_ROWS = 1 << 20  # a run is cut into stretches of at least this many rows ...
@@ -99,13 +99,6 @@ def rank_hits(
     hit_query, rank, grade = (np.concatenate(columns) for columns in zip(*parts, strict=True))
     by_rank = np.lexsort((rank, hit_query))
     return Hits(query=hit_query[by_rank], rank=rank[by_rank], grade=grade[by_rank], num_ret=num_ret)
-
-
-def block_starts(query: np.ndarray) -> np.ndarray:
-    """The rows where the query changes (row 0 included): each query's first row when its rows are contiguous."""
-    if query.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
 
 
 def stretches(starts: np.ndarray, n: int, count: int) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from servers.core.trec.ranking import Hits
+from servers.core.trec.table import block_starts
 
 
 class IdealGains:
@@ -163,7 +164,7 @@ def group_first(query: np.ndarray) -> np.ndarray:
     """For each element, the index of the first element of its run of equal query indices."""
     if query.size == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+    starts = block_starts(query)
     return np.repeat(starts, np.diff(np.append(starts, query.size)))
 
 

@@ -144,6 +144,13 @@ def check_duplicates(table: TrecTable) -> None:
         seen[pair] = int(row)
 
 
+def block_starts(query: np.ndarray) -> np.ndarray:
+    """The rows where the query changes (row 0 included): each query's first row when its rows are contiguous."""
+    if query.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+
+
 def has_repeated_keys(keys: np.ndarray, query: np.ndarray) -> bool:
     """True if two rows of the same query (``query`` holds non-negative codes) share a key.
 
@@ -156,7 +163,7 @@ def has_repeated_keys(keys: np.ndarray, query: np.ndarray) -> bool:
     n = keys.size
     if n < 2:
         return False
-    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1))
+    starts = block_starts(query)
     if starts.size == 1 or starts.size != np.count_nonzero(np.bincount(query)) or starts.size * 8 > n:
         ordered = np.sort(keys)
         return bool(np.any(ordered[1:] == ordered[:-1]))

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from servers.core.trec import ranking
 from servers.core.trec.engine import evaluate
-from servers.core.trec.ranking import block_starts, stretches
+from servers.core.trec.ranking import stretches
+from servers.core.trec.table import block_starts
 from tests.core.trec.test_properties import compare_with_pytrec, random_case
 
 NAMES = ["all_trec", "hits@3", "Judged@3", "mrr@2", "relstring@4"]

@@ -261,8 +261,8 @@ class _Stretch:
             return position
         group_start_flags = np.empty(n, dtype=bool)
         group_start_flags[0] = True
-        np.not_equal(query[1:], query[:-1], out=group_start_flags[1:])
-        group_start_flags[1:] |= scores[1:] != scores[:-1]
+        np.not_equal(scores[1:], scores[:-1], out=group_start_flags[1:])
+        group_start_flags[self.starts] = True  # a new query starts a new group too
         starts = np.flatnonzero(group_start_flags)
         del group_start_flags
 

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.core.factory import tool_settings  # noqa: E402
-from servers.core.settings import defaults  # noqa: E402
 from servers.evaluation.answer_tools import evaluate  # noqa: E402
 from servers.evaluation.normalize import normalize_gold, squad_normalize  # noqa: E402
+from ultra_kit.factory import tool_settings  # noqa: E402
+from ultra_kit.settings import defaults  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
 METRICS = ["em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l"]

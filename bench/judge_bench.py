@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.core.llm.cache import AnswerCache  # noqa: E402
-from servers.core.llm.client import LLMClient, LLMSettings  # noqa: E402
 from servers.judge.inputs import Pair  # noqa: E402
 from servers.judge.umbrela import judge_pairs  # noqa: E402
+from ultra_llm.cache import AnswerCache  # noqa: E402
+from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
 
 
 def make_pairs(n: int) -> list[Pair]:

@@ -29,12 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.core.llm import batch_api  # noqa: E402
-from servers.core.llm.batch import in_passes  # noqa: E402
-from servers.core.llm.cache import AnswerCache  # noqa: E402
-from servers.core.llm.client import LLMClient, LLMSettings  # noqa: E402
 from servers.judge.inputs import Pair  # noqa: E402
 from servers.judge.umbrela import judge_pairs  # noqa: E402
+from ultra_llm import batch_api  # noqa: E402
+from ultra_llm.batch import in_passes  # noqa: E402
+from ultra_llm.cache import AnswerCache  # noqa: E402
+from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
 
 PASSAGE = (
     "The passage {i} describes topic {q} in some detail: where it comes from, how it is measured, what the "

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.core.settings import defaults  # noqa: E402
 from servers.evaluation.mtrag import evaluate_mtrag_records, idk_condition, rb_agg  # noqa: E402
+from ultra_kit.settings import defaults  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
 DIMENSIONS = ["naturalness", "appropriateness", "completeness", "faithfulness", "win-rate"]

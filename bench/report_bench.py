@@ -56,8 +56,8 @@ def make_inputs(folder: Path, runs: int, queries: int, metrics: int) -> list[Pat
 
 def time_parts(paths: list[Path], out: Path) -> dict[str, float]:
     """CPU seconds of each stage of one in-process report (wall time is at the mercy of the machine's load)."""
-    from servers.core.settings import defaults
     from servers.report import page, plots, sources, stats
+    from ultra_kit.settings import defaults
 
     settings = defaults("report")
     marks = {"start": time.process_time()}

@@ -14,7 +14,7 @@ graded judgments each (grades 0-3), two runs of 1,000 documents per query (5M li
 in rank order, scores rounded to two decimals so ties are common, with most judged documents
 retrieved. ``--matrix`` varies docid length (6-24 characters), score precision (2-8 decimals), tie
 density and line order (see ``VARIANTS``). Timed, alternating:
-(a) our tool on run A with 16 measures, as a process: ``python -m servers.core.trec.cli``
+(a) our tool on run A with 16 measures, as a process: ``python -m ultra_client.evaluate_trec_cli``
     (``--via cli``, the tool's code without the client), ``python ultra.py call
     evaluation.evaluate_trec`` (``--via ultra``: the client runs the tool in-process, the
     default of ``ultra call``) or ``ultra call --stdio`` (``--via stdio``: the client starts the
@@ -141,7 +141,7 @@ def ours_command(via: str, qrels: Path, run: Path, save: Path, measures: list[st
             "ks=[]",
             f"save_path={save}",
         ]
-    return [sys.executable, "-m", "servers.core.trec.cli", str(qrels), str(run), "-m", *measures, "-k",
+    return [sys.executable, "-m", "ultra_client.evaluate_trec_cli", str(qrels), str(run), "-m", *measures, "-k",
             "--save-path", str(save)]  # fmt: skip
 
 
@@ -167,7 +167,7 @@ def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: d
     which rounds recall levels differently from trec_eval 10.0 (see docs/metrics.md "Exactness").
     """
     sys.path.insert(0, str(ROOT))
-    from servers.core.trec.measures import parse_measure
+    from ultra_trec.measures import parse_measure
 
     dump = folder / "pytrec_per_query.json"
     asked = ["all"] if suite == "all_trec" else sorted(PYTREC_MEASURES)
@@ -193,12 +193,12 @@ def check_agreement(qrels: Path, run: Path, our_file: Path, folder: Path, env: d
 def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, float]:
     """(seconds of the paired tests alone, seconds of compare_runs end to end) in this process."""
     sys.path.insert(0, str(ROOT))
-    from servers.core.settings import defaults
-    from servers.core.trec.compare import compare_runs
-    from servers.core.trec.engine import evaluate_tables
-    from servers.core.trec.io import read_qrels, read_run
-    from servers.core.trec.measures import parse_measures
-    from servers.core.trec.significance import holm, paired_tests
+    from ultra_kit.settings import defaults
+    from ultra_trec.compare import compare_runs
+    from ultra_trec.engine import evaluate_tables
+    from ultra_trec.io import read_qrels, read_run
+    from ultra_trec.measures import parse_measures
+    from ultra_trec.significance import holm, paired_tests
 
     start = time.perf_counter()
     settings = defaults("evaluation")

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from servers.core.errors import unknown_names_message
-from servers.core.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
 from ultra_client.progress import ProgressBar
 from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
 from ultra_client.yaml_lines import read_text_file
+from ultra_kit.errors import unknown_names_message
+from ultra_kit.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
 
 if TYPE_CHECKING:
-    from servers.core.factory import ServerSpec
+    from ultra_kit.factory import ServerSpec
 
 
 VALUE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -134,12 +134,12 @@ async def call(
     base = read_arguments_file(Path(args_file).expanduser()) if args_file else {}
     values = read_assignments(pairs)  # files named by key=@FILE are read once, before any server starts
     if not stdio and timeout is None:
-        from servers.core.inprocess import load_spec
+        from ultra_kit.inprocess import load_spec
 
         spec = load_spec(location.module, location.root)
         if spec is not None:
             return await call_in_process(target, spec, values, base)
-    from servers.core.settings import env_references
+    from ultra_kit.settings import env_references
 
     # ${VAR} typed in the arguments (or in their files): the server expands it
     references = {server: env_references([list(pairs), base, [value for _, value in values]])}
@@ -176,7 +176,7 @@ async def call_in_process(
     import logging
     import traceback
 
-    from servers.core.inprocess import ProgressContext, ToolFailure, call_local_tool, local_tools, tool_names
+    from ultra_kit.inprocess import ProgressContext, ToolFailure, call_local_tool, local_tools, tool_names
 
     server, _, name = target.partition(".")
     tools = local_tools(spec, only=name)

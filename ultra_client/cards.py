@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"(<!-- generated: (?P<key>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 REGISTRIES = {
-    "measures": "servers.core.trec.measures:registry_markdown",
+    "measures": "ultra_trec.measures:registry_markdown",
     "answer-metrics": "servers.evaluation.answers:registry_markdown",
     "mtrag-metrics": "servers.evaluation.mtrag:registry_markdown",
     "judges": "servers.judge.registry:registry_markdown",
@@ -62,7 +62,7 @@ def generate(key: str) -> str:
 @cache
 def server_tools(server: str) -> dict[str, Any]:
     """The tools of a built-in server, wrapped as ``ultra call`` wraps them."""
-    from servers.core.inprocess import load_spec, local_tools
+    from ultra_kit.inprocess import load_spec, local_tools
 
     spec = load_spec(f"servers.{server}", ROOT)
     if spec is None:
@@ -94,7 +94,7 @@ def tool_card(server: str, tool: str) -> str:
 
 
 def _input_schema(info: Any) -> dict[str, Any]:
-    from servers.core.inprocess import _argument_model
+    from ultra_kit.inprocess import _argument_model
 
     return _argument_model(info).model_json_schema().get("properties", {})
 

@@ -28,7 +28,7 @@ def version() -> str:
     try:
         return installed("ultra-eval")
     except PackageNotFoundError:
-        from servers.core.factory import __version__
+        from ultra_kit.factory import __version__
 
         return __version__
 
@@ -129,7 +129,7 @@ def enter_home(args: argparse.Namespace) -> None:
     """With ``$ULTRA_HOME`` set, ``run`` and ``call`` work in that folder, as a stdio server does: the paths
     typed on the command line keep meaning what they meant here; relative paths in settings and
     arguments (``data/...``, ``save_path``) then resolve against the project folder."""
-    from servers.core.files import PROJECT_ROOT_ENV, enter_project_root
+    from ultra_kit.files import PROJECT_ROOT_ENV, enter_project_root
 
     if args.command not in ("run", "call") or not os.environ.get(PROJECT_ROOT_ENV, "").strip():
         return
@@ -160,11 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     import anyio
 
-    from servers.core.errors import InputError
     from ultra_client import calling, commands
     from ultra_client.errors import UltraError
     from ultra_client.local_server import HungStep
     from ultra_client.signals import StoppedBySignal
+    from ultra_kit.errors import InputError
 
     try:
         check_seconds(args)
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
         return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
-        from servers.core.redact import redact_text
+        from ultra_kit.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(1)
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return exit_now(130)
     except HungStep as exc:
-        from servers.core.redact import redact_text
+        from ultra_kit.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(1)
@@ -242,12 +242,12 @@ def main(argv: list[str] | None = None) -> int:
 def exit_now(code: int) -> int:
     """``code``; but if an in-process tool's thread is still busy (a timeout or an interrupt left it), exit the
     process here: Python would otherwise wait for the thread at exit."""
-    inprocess = sys.modules.get("servers.core.inprocess")
+    inprocess = sys.modules.get("ultra_kit.inprocess")
     if inprocess is None or not inprocess.running_threads():
         return code
     import logging
 
-    from servers.core.files import discard_unfinished
+    from ultra_kit.files import discard_unfinished
 
     discard_unfinished()  # the busy tool's reserved, still empty result names and its half-written files
     for stream in (sys.stdout, sys.stderr):

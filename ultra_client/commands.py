@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from servers.core.files import atomic_write_json, atomic_write_text
 from ultra_client.dataflow import check_dataflow, settings_used
 from ultra_client.errors import UltraError, located
 from ultra_client.params import (
@@ -41,6 +40,7 @@ from ultra_client.servers import (
 )
 from ultra_client.summary import report_path, summary_lines
 from ultra_client.yaml_lines import require_regular_file
+from ultra_kit.files import atomic_write_json, atomic_write_text
 
 if TYPE_CHECKING:
     pass
@@ -284,7 +284,7 @@ def mcp_config(host: str) -> dict[str, Any]:
     in ``env`` (the server then works there whatever folder the host starts it in), so the
     defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
-    from servers.core.files import PROJECT_ROOT_ENV
+    from ultra_kit.files import PROJECT_ROOT_ENV
 
     entries: dict[str, Any] = {}
     for name in builtin_servers():

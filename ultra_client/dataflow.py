@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servers.core.errors import unknown_names_message
 from ultra_client.errors import located
 from ultra_client.pipeline import Pipeline, Step, ToolStep
 from ultra_client.servers import ToolInfo
 from ultra_client.steps import ROUTE_OUTPUT
+from ultra_kit.errors import unknown_names_message
 
 __all__ = ["ROUTE_OUTPUT", "Checker", "check_dataflow", "settings_used", "step_outputs", "tool_for"]
 

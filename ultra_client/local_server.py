@@ -1,11 +1,11 @@
 """A server whose tools run in this process (through its ``SPEC``), called as the pool calls a stdio server.
 
 ``ultra run`` uses it by default: no subprocess, no MCP SDK, the same tool functions, defaults and
-argument checks (``servers.core.inprocess``). What a stdio server gives for free is kept:
+argument checks (``ultra_kit.inprocess``). What a stdio server gives for free is kept:
 
 - a log file per server (``logs/<alias>.log`` in the run folder): the tool's log records and the
   traceback of a crash go there, and a crash is reported with its last line and the log's path;
-- ``${VAR}`` values the settings reference are never echoed (``servers.core.redact``);
+- ``${VAR}`` values the settings reference are never echoed (``ultra_kit.redact``);
 - a step ``timeout`` still ends a hung step. A sync tool runs in a worker thread, which Python
   cannot stop: the step fails at once with its name, and ``ultra`` then exits the process
   (``HungStep``), since the thread would otherwise keep it alive.
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from servers.core.factory import ServerSpec
-    from servers.core.inprocess import LocalTool
     from ultra_client.servers import ServerLocation, ToolInfo
+    from ultra_kit.factory import ServerSpec
+    from ultra_kit.inprocess import LocalTool
 
 
 def last_lines(path: Path, lines: int) -> str:
@@ -64,10 +64,10 @@ class LocalServer:
 
     def start(self) -> None:
         """Wrap the tools and name the secrets; create the (empty) log file."""
-        from servers.core import redact
-        from servers.core.inprocess import local_tools
-        from servers.core.settings import env_references
         from ultra_client.servers import ToolInfo
+        from ultra_kit import redact
+        from ultra_kit.inprocess import local_tools
+        from ultra_kit.settings import env_references
 
         self.local = local_tools(self.spec)
         self.tools = {
@@ -91,8 +91,8 @@ class LocalServer:
         """The tool's structured result; ToolRefused, ToolCrashed or TimeoutError otherwise."""
         import anyio
 
-        from servers.core.factory import ToolCrash
-        from servers.core.inprocess import ProgressContext, ToolFailure, call_local_tool
+        from ultra_kit.factory import ToolCrash
+        from ultra_kit.inprocess import ProgressContext, ToolFailure, call_local_tool
 
         if tool not in self.local:
             raise ToolRefused(f"Unknown tool: {tool}")
@@ -109,7 +109,7 @@ class LocalServer:
             except ToolCrash:  # the tool's wrapper logged the traceback
                 raise ToolCrashed(f"in tool {tool}") from None
             except Exception:  # noqa: BLE001 - a crash outside the tool function: its traceback goes to the log
-                from servers.core.redact import redact_text
+                from ultra_kit.redact import redact_text
 
                 handler.stream.write(redact_text(traceback.format_exc()))
                 raise ToolCrashed(f"in tool {tool}") from None
@@ -142,7 +142,7 @@ class _logging_to:
 
 def load_local(location: ServerLocation, log_path: Path, settings: dict[str, Any], secrets: set[str]):
     """A started LocalServer for ``location``, or None when the package has no importable ``SPEC``."""
-    from servers.core.inprocess import load_spec
+    from ultra_kit.inprocess import load_spec
 
     spec = load_spec(location.module, location.root)
     if spec is None:

@@ -42,9 +42,9 @@ def labels_of(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report and print where it is."""
-    from servers.core.settings import defaults
     from servers.report.build import write_report
     from ultra_client.errors import UltraError
+    from ultra_kit.settings import defaults
 
     labels = labels_of(args.label)
     if not args.paths and not labels:

@@ -84,8 +84,8 @@ def locate_server(alias: str, location: str, search_dirs: list[Path], stdio: boo
 
 def server_parameters(location: ServerLocation) -> dict[str, Any]:
     """The server's own parameter.yaml (defaults of its settings), read without starting it."""
-    from servers.core.errors import InputError
-    from servers.core.settings import load_parameter_file
+    from ultra_kit.errors import InputError
+    from ultra_kit.settings import load_parameter_file
 
     try:
         return load_parameter_file(location.package_dir / "parameter.yaml")
@@ -103,8 +103,8 @@ def server_env(
     ``ULTRA_SECRET_VARS`` so the server never echoes their values; the client's pid (the server's
     lifeline) and the server's log path (named in its crash reports).
     """
-    from servers.core import lifeline, redact
-    from servers.core.settings import env_references
+    from ultra_kit import lifeline, redact
+    from ultra_kit.settings import env_references
 
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
     try:
@@ -129,8 +129,8 @@ def server_env(
 
 def parameter_references(path: Path) -> dict[str, set[str]]:
     """Per server alias, the ``${VAR}`` names in a run's parameter file (empty if there is none yet)."""
-    from servers.core.settings import env_references
     from ultra_client.params import read_parameter_file
+    from ultra_kit.settings import env_references
 
     if not path.is_file():
         return {}
@@ -258,7 +258,7 @@ class ServerPool:
         A package with a ``SPEC`` whose module runs nothing (no ``__main__.py``) exits at once: the
         message says so and how to fix it, instead of the SDK's task-group error.
         """
-        from servers.core.inprocess import load_spec
+        from ultra_kit.inprocess import load_spec
 
         server = self.servers[alias]
         command = f"`python -m {server.location.module}` (in {os.getcwd()})"
@@ -310,7 +310,7 @@ def innermost_errors(exc: BaseException) -> list[BaseException]:
 
 def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:
     """ToolInfo from an MCP tool listing entry and the server's parameter.yaml."""
-    from servers.core.inprocess import OUTPUTS_FROM
+    from ultra_kit.inprocess import OUTPUTS_FROM
 
     schema = tool.input_schema or {}
     properties = list((schema.get("properties") or {}).keys())

@@ -53,8 +53,8 @@ def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, A
     swept = {k.split(".")[1] for k in spec.keys if k.split(".")[0] == step.server}
     if step.tool != "evaluate_trec" or output != "eval_res" or swept & {"ir_metrics", "ks"}:
         return
-    from servers.core.errors import InputError
-    from servers.core.trec.measures import parse_measures
+    from ultra_kit.errors import InputError
+    from ultra_trec.measures import parse_measures
 
     settings = raw.get(step.server, {})
     try:

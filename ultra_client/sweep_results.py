@@ -1,6 +1,6 @@
 """A sweep's table: one row per trial, ranked by the metric, tested against the best; sweep.csv and sweep.json.
 
-The paired tests are those of ``evaluate_trec_pvalue`` (``servers/core/trec/significance.py``):
+The paired tests are those of ``evaluate_trec_pvalue`` (``ultra_trec/significance.py``):
 the sign-flip randomisation test of each trial's per-query scores against the best trial's, with
 Holm's correction over the trials. ``n_resamples``, ``seed`` and ``alpha`` are the evaluation
 server's defaults (``servers/evaluation/parameter.yaml``).
@@ -15,8 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from servers.core.files import atomic_write_json, atomic_write_text
 from ultra_client.commands import write_output
+from ultra_kit.files import atomic_write_json, atomic_write_text
 
 FIXED_COLUMNS = ("trial", "rank", "best", "status")
 TEST_COLUMNS = ("p_value", "p_value_holm", "significant")
@@ -62,8 +62,8 @@ def significance(rows: list[dict[str, Any]], metric: str | None) -> str | None:
         return None
     import numpy as np
 
-    from servers.core.settings import defaults
-    from servers.core.trec.significance import holm, paired_tests
+    from ultra_kit.settings import defaults
+    from ultra_trec.significance import holm, paired_tests
 
     settings = defaults("evaluation")
     a = np.array([[r["per_query"][metric][q] for q in queries] for r in others])

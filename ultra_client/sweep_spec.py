@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from servers.core.yaml_limits import ShapeError, load_yaml_value
 from ultra_client.errors import UltraError, located
 from ultra_client.sweep_cli import DEFAULTS
 from ultra_client.yaml_lines import load_yaml_with_lines, plain
+from ultra_kit.yaml_limits import ShapeError, load_yaml_value
 
 SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir")
 RANGE_KEYS = ("low", "high", "log")

@@ -20,14 +20,14 @@ from typing import Any
 
 import yaml
 
-from servers.core.errors import InputError
-from servers.core.files import OUTPUT_ROOT, atomic_write_json, atomic_write_text
 from ultra_client.commands import write_output
 from ultra_client.errors import UltraError
 from ultra_client.params import HEADER, expand_settings
 from ultra_client.pipeline import Pipeline
 from ultra_client.runner import Runner, link_written_files, relative_memory
 from ultra_client.servers import ServerLocation, ServerPool
+from ultra_kit.errors import InputError
+from ultra_kit.files import OUTPUT_ROOT, atomic_write_json, atomic_write_text
 
 RECORD = "trial.json"
 FINGERPRINT_CHARS = 16  # of the SHA-256, in folder names
@@ -205,7 +205,7 @@ class TrialRunner:
 
     async def ensure(self, raw: dict[str, dict[str, Any]]) -> ServerPool:
         """The pool, (re)started when it is down or a server lacks a ``${VAR}`` these settings use."""
-        from servers.core.settings import env_references
+        from ultra_kit.settings import env_references
 
         needed = {alias: env_references(values) for alias, values in raw.items()}
         missing = any(not names <= self.references.get(alias, set()) for alias, names in needed.items())
@@ -231,7 +231,7 @@ class TrialRunner:
             runner = Runner(self.pipeline, pool, settings, default_timeout=self.timeout, echo=False)
             memory = await runner.run()
         except (UltraError, InputError) as exc:
-            from servers.core.redact import redact_text
+            from ultra_kit.redact import redact_text
 
             record.update(status="failed", error=redact_text(str(exc)))
             await self.close()  # a server may be dead or still busy: the next trial starts afresh

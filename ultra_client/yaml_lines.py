@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
-from servers.core import yaml_limits as limits
-from servers.core.errors import InputError
 from ultra_client.errors import UltraError
+from ultra_kit import yaml_limits as limits
+from ultra_kit.errors import InputError
 
 
 class LineDict(dict):
@@ -82,7 +82,7 @@ def read_text_file(path: Path, kind: str = "") -> str:
 
 def load_yaml_with_lines(path: Path, kind: str = "") -> Any:
     """Load ``path`` (a pipeline or parameter file); syntax errors, duplicate keys and the size, depth and
-    alias limits of ``servers.core.yaml_limits`` become UltraError at file:line."""
+    alias limits of ``ultra_kit.yaml_limits`` become UltraError at file:line."""
     try:
         return limits.load_limited_yaml(path, loader=_LineLoader, kind=kind)
     except InputError as exc:

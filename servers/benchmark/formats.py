@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.readers import check_file_size, existing_file, read_csv, read_json, read_jsonl, read_parquet
+from ultra_kit.errors import InputError, existing_file
+from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
 

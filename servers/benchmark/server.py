@@ -9,9 +9,9 @@ from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from servers.benchmark.dataset import load_dataset
-from servers.core.factory import ServerSpec, tool_hints
-from servers.core.inprocess import OUTPUTS_FROM
-from servers.core.settings import complete_mapping
+from ultra_kit.factory import ServerSpec, tool_hints
+from ultra_kit.inprocess import OUTPUTS_FROM
+from ultra_kit.settings import complete_mapping
 
 
 class BenchmarkSpec(TypedDict, total=False):

@@ -9,9 +9,9 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
 from servers.custom.boxed import extract_boxed
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
 
 
 class ExtractInfo(TypedDict):
@@ -55,7 +55,7 @@ def output_extract_from_boxed(
 
 def qrels_subset(query_ids: list[str], *, qrels_path: str) -> dict[str, dict[str, int]]:
     """The judgments of ``query_ids`` from a TREC qrels file, as {qid: {docid: grade}}."""
-    from servers.core.trec.io import read_qrels
+    from ultra_trec.io import read_qrels
 
     wanted = {str(q) for q in query_ids}
     table = read_qrels(qrels_path)

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import __version__, tool_hints
-from servers.core.files import atomic_write_json, result_path
-from servers.core.progress import progress_from_context
 from servers.evaluation import answers, mtrag
 from servers.evaluation.bertscore import WHEEL_MODEL
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.progress import progress_from_context
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context

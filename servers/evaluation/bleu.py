@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from servers.core.extras import require
+from ultra_kit.errors import require
 
 
 @dataclass(frozen=True)

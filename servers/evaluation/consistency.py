@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from servers.core.errors import InputError
 from servers.evaluation.rouge import RougeScorer, rouge_l_prf, rouge_n_prf
+from ultra_kit.errors import InputError
 
 ROUGE_NAMES = ("rouge1", "rouge2", "rougeL")
 PARTS = ("precision", "recall", "fmeasure")

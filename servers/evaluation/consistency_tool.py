@@ -14,13 +14,13 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import __version__, tool_hints
-from servers.core.files import atomic_write_json, result_path
-from servers.core.readers import read_json, read_jsonl
 from servers.evaluation.answer_tools import SavePathParam, item_ids
 from servers.evaluation.bertscore import WHEEL_MODEL
 from servers.evaluation.consistency import answer_consistency, check_runs, numeric_metrics, score_consistency
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.readers import read_json, read_jsonl
 
 
 class CollectResult(TypedDict):

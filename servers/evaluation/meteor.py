@@ -20,8 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.extras import require
+from ultra_kit.errors import InputError, require
 
 DEBIAN_WORDNET = "/usr/share/wordnet"
 _REQUIRED_FILES = ("index.noun", "data.noun", "index.verb", "data.verb", "noun.exc", "verb.exc")

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from servers.core.errors import InputError
 from servers.evaluation.normalize import squad_normalize
 from servers.evaluation.rouge import RougeScorer, rouge_l
+from ultra_kit.errors import InputError
 
 ANSWERABILITY = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL")
 IDK_VALUES = (0, 0.5, 1)

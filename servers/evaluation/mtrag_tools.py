@@ -12,11 +12,11 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import __version__, tool_hints
-from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path
-from servers.core.readers import read_jsonl
 from servers.evaluation import mtrag_layout as layout
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
+from ultra_kit.readers import read_jsonl
 
 
 class JudgeInputs(TypedDict):

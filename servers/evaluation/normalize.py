@@ -17,7 +17,7 @@ import re
 import string
 from collections.abc import Callable
 
-from servers.core.errors import InputError
+from ultra_kit.errors import InputError
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from servers.core.factory import ServerSpec
+from ultra_kit.factory import ServerSpec
 
 INSTRUCTIONS = (
     "Scores retrieval runs against qrels exactly as trec_eval 10.0 does (evaluate_trec), tests whether "

@@ -16,12 +16,13 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from servers.core.errors import InputError
-from servers.core.factory import __version__, tool_hints
-from servers.core.files import atomic_write_json, result_path
-from servers.core.llm.client import LLMClient
-from servers.core.llm.settings import LLMSettings, settings_for
 from servers.evaluation.answer_tools import EvaluateResult, SavePathParam, item_ids
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.llm_mapping import settings_for
+from ultra_llm.client import LLMClient
+from ultra_llm.settings import LLMSettings
 
 ENDPOINT_BATCH = 64  # texts per embeddings request to an endpoint
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import tool_hints
-from servers.core.files import atomic_write_text, check_save_path, compact_json, result_path
-from servers.core.progress import progress_from_context
-from servers.core.trec.measures import describe_names
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_hints
+from ultra_kit.files import atomic_write_text, check_save_path, compact_json, result_path
+from ultra_kit.progress import progress_from_context
+from ultra_trec.measures import describe_names
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -116,7 +116,7 @@ def evaluate_trec(
     ``names`` says) and writes a JSON file with aggregate, per_query, counts and settings (runid
     and relstring, which are text, are per query only).
     """
-    from servers.core.trec.engine import evaluate
+    from ultra_trec.engine import evaluate
 
     check_save_path(save_path, "evaluate_trec", ".json")  # before the work, not after it
     report = progress_from_context(ctx)
@@ -169,8 +169,8 @@ def evaluate_trec_pvalue(
     Holm-adjusted p-values. Each row has significant (adjusted p < alpha) and significant_raw
     (p < alpha). Queries missing from a run score 0. Deterministic for a given seed.
     """
-    from servers.core.trec.compare import compare_runs
-    from servers.core.trec.measures import parse_measure
+    from ultra_trec.compare import compare_runs
+    from ultra_trec.measures import parse_measure
 
     check_save_path(save_path, "evaluate_trec_pvalue", ".json")
     report = progress_from_context(ctx)

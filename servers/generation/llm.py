@@ -1,4 +1,4 @@
-"""Generation over the shared LLM client (``servers.core.llm``): settings, one client per process, batch answers."""
+"""Generation over the shared LLM client (``ultra_llm``): settings, one client per process, batch answers."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def llm_settings(*, generation_llm: dict[str, Any]):
 
     Errors name the setting and its keys (``generation_llm.timeout`` ...) as the user writes them.
     """
-    from servers.core.llm.settings import settings_for
+    from ultra_kit.llm_mapping import settings_for
 
     return settings_for(generation_llm, server="generation", setting="generation_llm")
 
@@ -30,8 +30,8 @@ def shared_client(settings: Any, cache_path: str):
     cache). An OpenAI-compatible client is cheap and holds connections, so each call gets its own
     and closes it (``owned`` is True).
     """
-    from servers.core.llm.cache import open_cache
-    from servers.core.llm.client import LLMClient
+    from ultra_llm.cache import open_cache
+    from ultra_llm.client import LLMClient
 
     if settings.backend != "local":
         return LLMClient(settings, open_cache(cache_path)), True
@@ -70,7 +70,7 @@ async def generate_all(
     on_done: Callable[[int, int], Awaitable[None]] | None = None,
 ) -> tuple[list[Generated], dict[str, int]]:
     """Answer every prompt (bounded concurrency in the client); returns answers in order and this call's usage."""
-    from servers.core.llm.client import Usage
+    from ultra_llm.client import Usage
 
     usage = Usage()
     done = 0

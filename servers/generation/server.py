@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
-from servers.core.files import atomic_write_jsonl, result_path
 from servers.generation.llm import generate_all, llm_settings, shared_client
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
+from ultra_kit.files import atomic_write_jsonl, result_path
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -67,7 +67,7 @@ def generation_init(*, generation_llm: LLMParam) -> InitResult:
     settings = llm_settings(generation_llm=generation_llm)
     model_path, note = "", ""
     if settings.backend == "local":
-        from servers.core.llm.local import resolve_chat_model
+        from ultra_llm.local import resolve_chat_model
 
         folder, gguf = resolve_chat_model(settings.model_id)
         model_path = str(folder / gguf) if gguf else str(folder)

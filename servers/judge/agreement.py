@@ -3,7 +3,7 @@
 Over the (query, document) pairs both qrels grade: Cohen's kappa on the grades and on binary
 relevance (grade >= ``relevant_grade``), the confusion matrix (rows human, columns LLM) and the
 agreement per human grade. Given runs: each run is scored under ``measure`` with either qrels
-(trec_eval semantics, ``servers.core.trec.engine``), and the two system rankings are compared
+(trec_eval semantics, ``ultra_trec.engine``), and the two system rankings are compared
 with Kendall's tau-b and Spearman's rho.
 """
 
@@ -15,15 +15,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
+from ultra_kit.errors import InputError
 
 Qrels = dict[str, dict[str, int]]
 
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """``{qid: {docid: grade}}`` from a qrels file (errors name file and line)."""
-    from servers.core.trec.io import read_qrels as read_table
-    from servers.core.trec.table import check_duplicates
+    from ultra_trec.io import read_qrels as read_table
+    from ultra_trec.table import check_duplicates
 
     table = read_table(path)
     check_duplicates(table)
@@ -121,9 +121,9 @@ def ranking_agreement(
     relevance_level: int = 1,
 ) -> dict[str, Any]:
     """Score each run under ``measure`` with both qrels; Kendall's tau-b and Spearman's rho of the two."""
-    from servers.core.trec.engine import evaluate_tables
-    from servers.core.trec.measures import parse_measures
-    from servers.core.trec.sources import load_qrels, load_run
+    from ultra_trec.engine import evaluate_tables
+    from ultra_trec.measures import parse_measures
+    from ultra_trec.sources import load_qrels, load_run
 
     measures = parse_measures([measure], None)
     if len(measures) != 1:

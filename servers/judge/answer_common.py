@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from servers.core.llm.client import LLMClient
 from servers.judge.asking import Answer, Unreadable, ask
 from servers.judge.prompting import load_prompt
+from ultra_llm.client import LLMClient
 
 # A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.
 SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|$)", re.DOTALL)

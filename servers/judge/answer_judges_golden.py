@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from servers.core.llm.client import LLMClient
 from servers.judge.answer_common import ask_prompt, numbered, status_fields, string_list
 from servers.judge.asking import Answer, label_list, last_json
+from ultra_llm.client import LLMClient
 
 VERDICTS = ("entailment", "contradiction", "neutral")
 _VERDICT_KEYS = {label: label for label in VERDICTS}

@@ -14,10 +14,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.core.llm.client import LLMClient
 from servers.judge.answer_common import SENTENCE, ask_prompt, numbered, status_fields
 from servers.judge.answer_common import string_list as _strings
 from servers.judge.asking import Unreadable, last_json
+from ultra_llm.client import LLMClient
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)
 NUM_QUESTIONS = 3

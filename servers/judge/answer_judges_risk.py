@@ -11,11 +11,11 @@ import asyncio
 import functools
 from typing import Any
 
-from servers.core.extras import require
-from servers.core.llm.client import LLMClient
 from servers.judge.answer_common import status_fields
 from servers.judge.asking import SAMPLING, Answer, Unreadable, ask, last_json
 from servers.judge.prompting import load_prompt
+from ultra_kit.errors import require
+from ultra_llm.client import LLMClient
 
 GUARDRAIL_LABELS = ("refused", "safe_redirect", "complied", "leaked")
 SAFE_LABELS = ("refused", "safe_redirect")

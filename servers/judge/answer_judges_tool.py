@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from servers.core.factory import tool_hints
 from servers.judge.answer_runner import AnswerJudgeResult, items_for, run_answer_judge
 from servers.judge.registry import JUDGES, AnswerJudge
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from ultra_kit.factory import tool_hints
 
 INPUT_TYPES: dict[str, Any] = {
     "q_ls": Annotated[list[str], Field(description="the questions, one per item")],

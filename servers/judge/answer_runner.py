@@ -16,17 +16,17 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write_json, result_path
-from servers.core.llm.batch import in_passes
-from servers.core.llm.cache import open_cache
-from servers.core.llm.client import LLMClient
 from servers.judge import failures
 from servers.judge.asking import REPLY_SCHEMAS
 from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 from servers.judge.prompting import load_prompt
 from servers.judge.registry import AnswerJudge, judge_of_kind
+from ultra_kit.errors import InputError
+from ultra_kit.files import atomic_write_json, result_path
+from ultra_llm.batch import in_passes
+from ultra_llm.cache import open_cache
+from ultra_llm.client import LLMClient
 
 
 class AnswerJudgeResult(TypedDict):

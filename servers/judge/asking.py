@@ -1,7 +1,7 @@
 """How the judge asks: its sampling, its reply schemas, and its reading of JSON in a reply.
 
 Shared by ``nuggets`` and ``answer_judges``. The ask-read-repair loop is the LLM library's
-(``servers.core.llm.asking``): a reader turns the reply text into a value or raises ``Unreadable``
+(``ultra_llm.asking``): a reader turns the reply text into a value or raises ``Unreadable``
 with the reason; after ``max_retries`` repairs the item is reported as a ``parse_error`` with the
 raw reply. Transport failures come back as ``error``. Nothing unreadable is ever turned into a value.
 
@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from servers.core.llm import reply_json
-from servers.core.llm.asking import Answer, ask_until_readable
-from servers.core.llm.client import LLMClient
-from servers.core.llm.reply_json import Unreadable
-from servers.core.llm.reply_schema import response_format
+from ultra_llm import reply_json
+from ultra_llm.asking import Answer, ask_until_readable
+from ultra_llm.client import LLMClient
+from ultra_llm.reply_json import Unreadable
+from ultra_llm.reply_schema import response_format
 
 __all__ = ["REPLY_SCHEMAS", "SAMPLING", "Answer", "Unreadable", "ask", "label_list", "last_json"]
 

@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
-from servers.core.files import result_path
-from servers.core.llm.batch_files import ExportTarget, exporting, read_outcomes
-from servers.core.llm.cache import CachedAnswer, open_cache
 from servers.judge.llm_settings import judge_settings
 from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
+from ultra_kit.files import result_path, unique_path
+from ultra_llm.batch_files import ExportTarget, exporting, read_outcomes
+from ultra_llm.cache import CachedAnswer, open_cache
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 
 def exporting_tools() -> list[str]:
-    """The judge tools whose LLM calls run in passes (``servers.core.llm.batch.in_passes``), so they can export."""
+    """The judge tools whose LLM calls run in passes (``ultra_llm.batch.in_passes``), so they can export."""
     from servers.judge.registry import JUDGES
 
     return ["umbrela_judge", "nuggetize", *(judge.name for judge in JUDGES)]
@@ -75,14 +75,14 @@ async def export_requests(
     output back with import_results, then call the tool again: it completes from the cache.
     `custom_id` is the cache key; the files hold no API key.
     """
-    from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
+    from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
     if tool not in exporting_tools():
         raise InputError(f"export_requests cannot run {tool!r}; tools that can: {exporting_tools()}")
     limits = judge_settings({**judge_llm, "mode": "batch"}).batch
     assert limits is not None  # mode batch always has limits
     reserved = result_path(save_path, "requests", ".jsonl")
-    target = ExportTarget(reserved.parent, reserved.stem, limits.max_requests, limits.max_bytes)
+    target = ExportTarget(reserved.parent, reserved.stem, limits.max_requests, limits.max_bytes, unique_path)
     arguments = {**arguments, "judge_llm": {**judge_llm, **arguments.get("judge_llm", {})}}
     arguments.setdefault("judge_cache", judge_cache)
     token = exporting.set(target)

@@ -14,13 +14,13 @@ from typing import Annotated, Any
 import anyio.to_thread
 from pydantic import Field
 
-from servers.core.errors import InputError
-from servers.core.factory import expands_own_env, tool_hints
-from servers.core.files import atomic_write_json, result_path
 from servers.judge import failures
 from servers.judge.answer_judges_tool import INPUT_TYPES, Ids
 from servers.judge.answer_runner import AnswerJudgeResult, build_items, run_answer_judge, summarise
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from ultra_kit.errors import InputError
+from ultra_kit.factory import expands_own_env, tool_hints
+from ultra_kit.files import atomic_write_json, result_path
 
 Questions, Answers, Passages = (INPUT_TYPES[name] for name in ("q_ls", "pred_ls", "ret_psg"))
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.extras import require
+from ultra_kit.errors import InputError, require
 
 EXTRA = "hhem"
 CONSISTENT_NAMES = ("consistent", "entail", "support", "faithful", "factual")

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.readers import existing_file
+from ultra_kit.errors import InputError, existing_file
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")
@@ -137,8 +136,8 @@ class RankedRun:
 
 def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
     """The run ranked as trec_eval ranks it (score descending, then docid descending), cut at ``depth``."""
-    from servers.core.trec.io import read_run
-    from servers.core.trec.table import check_duplicates
+    from ultra_trec.io import read_run
+    from ultra_trec.table import check_duplicates
 
     table = read_run(path)
     check_duplicates(table)

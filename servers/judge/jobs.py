@@ -2,7 +2,7 @@
 
 Settings are keyword-only without a default; parameter.yaml's values come with ``tool_settings``:
 
-settings = tool_settings(run_umbrela, defaults("judge"))  # servers.core.factory / servers.core.settings
+settings = tool_settings(run_umbrela, defaults("judge"))  # ultra_kit.factory / ultra_kit.settings
 result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, **settings))
 """
 
@@ -13,14 +13,14 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write_json, result_path, unique_path
-from servers.core.llm.batch import in_passes
-from servers.core.llm.cache import open_cache
-from servers.core.llm.client import LLMClient, LLMSettings
 from servers.judge import agreement, failures, inputs, umbrela
 from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
+from ultra_kit.errors import InputError
+from ultra_kit.files import atomic_write_json, result_path, unique_path
+from ultra_llm.batch import in_passes
+from ultra_llm.cache import open_cache
+from ultra_llm.client import LLMClient, LLMSettings
 
 log = logging.getLogger("ultra.judge")
 

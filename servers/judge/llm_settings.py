@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from servers.core.llm.settings import LLMSettings, settings_for
+from ultra_kit.llm_mapping import settings_for
+from ultra_llm.settings import LLMSettings
 
 
 def judge_settings(judge_llm: Any, **pacing: float) -> LLMSettings:

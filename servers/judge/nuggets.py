@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servers.core.llm.batch import DEFERRED
-from servers.core.llm.client import LLMClient
 from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
 from servers.judge.prompting import Prompt, load_prompt
+from ultra_llm.batch import DEFERRED
+from ultra_llm.client import LLMClient
 
 WINDOW = 10
 BATCH = 10

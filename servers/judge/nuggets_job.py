@@ -16,15 +16,14 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
-from servers.core.llm.batch import in_passes
-from servers.core.llm.cache import open_cache
-from servers.core.llm.client import LLMClient, LLMSettings
-from servers.core.readers import existing_file
 from servers.judge import failures, inputs, nuggets
 from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
+from ultra_kit.errors import InputError, existing_file
+from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from ultra_llm.batch import in_passes
+from ultra_llm.cache import open_cache
+from ultra_llm.client import LLMClient, LLMSettings
 
 ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
 RUN_KEYS = ("run", "run_id", "answer_id", "system")

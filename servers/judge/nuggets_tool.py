@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from servers.core.factory import tool_hints
 from servers.judge.nuggets_job import NuggetizeResult, run_nuggetize
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from ultra_kit.factory import tool_hints
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers.core.llm import prompt_files
-from servers.core.llm.prompt_files import Prompt
+from ultra_llm import prompt_files
+from ultra_llm.prompt_files import Prompt
 
 __all__ = ["PROMPT_DIR", "Prompt", "load_prompt"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers.core.factory import ServerSpec
+from ultra_kit.factory import ServerSpec
 
 INSTRUCTIONS = (
     "LLM judges as measuring instruments. umbrela_judge grades passages 0-3 for relevance to a query "

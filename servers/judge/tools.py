@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from servers.core.factory import tool_hints
 from servers.judge.answer_judges_tool import ANSWER_TOOLS
 from servers.judge.batch_tools import BATCH_TOOLS, register_judge_tools
 from servers.judge.hallucination_tool import hallucination_judge
@@ -15,6 +14,7 @@ from servers.judge.jobs import AgreementResult, UmbrelaResult, run_agreement, ru
 from servers.judge.nuggets_tool import nuggetize
 from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
 from servers.judge.trec_rag_table import trec_rag_table
+from ultra_kit.factory import tool_hints
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context

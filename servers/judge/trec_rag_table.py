@@ -19,10 +19,10 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import tool_hints
-from servers.core.files import atomic_write_json, atomic_write_text, result_path, unique_path
 from servers.judge.tool_parameters import SavePath
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_hints
+from ultra_kit.files import atomic_write_json, atomic_write_text, result_path, unique_path
 
 CITATION_FIELDS = ("citation_precision", "citation_recall", "citation_f1", "num_citations", "invalid_citations")
 IDK_FIELDS = ("idk", "answer_attempted")

@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from servers.core.files import atomic_write
-from servers.core.llm.client import LLMClient
 from servers.judge.inputs import Pair
 from servers.judge.parsing import parse_grade
 from servers.judge.prompting import Prompt, load_prompt
+from ultra_kit.files import atomic_write
+from ultra_llm.client import LLMClient
 
 PROMPT_NAME = "umbrela_v1"
 REPAIR_PROMPT_NAME = "umbrela_repair_v1"

@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
 
 TemplateDirs = Annotated[list[str], Field(description="your template folders, searched before the built-in ones")]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
 from servers.prompt.sandbox import RenderLimitError, limited_environment, render_limited
+from ultra_kit.errors import InputError
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 SUFFIX = ".jinja"

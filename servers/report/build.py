@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write, atomic_write_text, result_path
 from servers.report import page, plots, sources, stats
+from ultra_kit.errors import InputError
+from ultra_kit.files import atomic_write, atomic_write_text, result_path
 
 
 @dataclass(frozen=True)

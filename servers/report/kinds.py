@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
 from servers.report.model import Found, Run, numeric_column
+from ultra_kit.errors import InputError
 
 Reader = Callable[[Any, str], Found]
 _TIMESTAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?$")

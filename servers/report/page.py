@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from servers.core.factory import __version__
 from servers.report.plots import Plot, metric_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
+from ultra_kit.factory import __version__
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)

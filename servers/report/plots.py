@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.core.extras import require
 from servers.report.model import Run
+from ultra_kit.errors import require
 
 DPI = 120  # sharp in print at column width (a 4-inch figure is 480 pixels wide)
 _COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
 from servers.report.kinds import KINDS, expected_shapes, kind_of
 from servers.report.model import Found, Run, unique_ids
+from ultra_kit.errors import InputError
 
 
 @dataclass

@@ -6,13 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.extras import require
-from servers.core.progress import ProgressCallback, no_progress
-from servers.core.settings import complete_mapping
 from servers.retriever.corpus import Passage
 from servers.retriever.ranking import Hit, rank
 from servers.retriever.tokenize import stopword_set, tokenize
+from ultra_kit.errors import InputError, require
+from ultra_kit.progress import ProgressCallback, no_progress
+from ultra_kit.settings import complete_mapping
 
 EXTRA = "rag"
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")

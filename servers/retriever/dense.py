@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.progress import ProgressCallback, no_progress
-from servers.core.settings import complete_mapping
 from servers.retriever.ranking import Hit, rank
+from ultra_kit.errors import InputError
+from ultra_kit.progress import ProgressCallback, no_progress
+from ultra_kit.settings import complete_mapping
 
 PROVIDERS = ("local", "openai")
 
@@ -37,8 +37,8 @@ def identity(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def client_for(options: dict[str, Any]):
-    """An LLMClient (servers.core.llm.client) configured for embeddings."""
-    from servers.core.llm.client import LLMClient, LLMSettings
+    """An LLMClient (ultra_llm.client) configured for embeddings."""
+    from ultra_llm.client import LLMClient, LLMSettings
 
     openai = options["provider"] == "openai"
     settings = LLMSettings(

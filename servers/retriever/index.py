@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write_json, atomic_write_jsonl, check_inside_output
-from servers.core.progress import ProgressCallback, no_progress
-from servers.core.readers import read_jsonl
 from servers.retriever import bm25, dense
 from servers.retriever.corpus import fingerprint, load_corpus
+from ultra_kit.errors import InputError
+from ultra_kit.files import atomic_write_json, atomic_write_jsonl, check_inside_output
+from ultra_kit.progress import ProgressCallback, no_progress
+from ultra_kit.readers import read_jsonl
 
 BACKENDS = ("bm25", "dense")
 META = "meta.json"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from servers.core.errors import InputError
-from servers.core.files import atomic_write
+from ultra_kit.errors import InputError
+from ultra_kit.files import atomic_write
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
-from servers.core.files import result_path
-from servers.core.progress import no_progress, progress_from_context
 from servers.retriever import bm25 as bm25_backend
 from servers.retriever import dense as dense_backend
 from servers.retriever.index import ensure_index, index_folder, open_index, read_meta, stale_reason, wanted_meta
 from servers.retriever.ranking import query_ids, run_lines, write_run
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
+from ultra_kit.files import result_path
+from ultra_kit.progress import no_progress, progress_from_context
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -114,7 +114,7 @@ def retriever_init(
 
     options = backend_options(backend=backend, bm25=bm25, dense=dense)
     if backend == "dense" and options["provider"] == "local":
-        from servers.core.llm.local import resolve_embedding_model
+        from ultra_llm.local import resolve_embedding_model
 
         resolve_embedding_model(options["model_id"])
     passages = load_corpus(corpus_path)

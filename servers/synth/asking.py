@@ -1,7 +1,7 @@
 """Ask the synth LLM: prompt files under ``prompts/``, strict readers of the replies, a bounded number of repairs.
 
 Loading prompt files, the ask-read-repair loop and finding JSON in a reply are the LLM library's
-(``servers.core.llm``: ``prompt_files``, ``asking``, ``reply_json``). An unreadable reply after the
+(``ultra_llm``: ``prompt_files``, ``asking``, ``reply_json``). An unreadable reply after the
 repairs is reported (``Answer.error``), never guessed at. With structured output
 (``synth_llm.structured_output``; always with the local backend) each request carries its prompt's reply
 schema (``REPLY_SCHEMAS``) as ``response_format``; the readers accept both.
@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servers.core.llm import prompt_files, reply_json
-from servers.core.llm.asking import Answer, ask_until_readable
-from servers.core.llm.client import LLMClient
-from servers.core.llm.prompt_files import Prompt
-from servers.core.llm.reply_json import Unreadable
-from servers.core.llm.reply_schema import array, choice, obj, response_format, text
+from ultra_llm import prompt_files, reply_json
+from ultra_llm.asking import Answer, ask_until_readable
+from ultra_llm.client import LLMClient
+from ultra_llm.prompt_files import Prompt
+from ultra_llm.reply_json import Unreadable
+from ultra_llm.reply_schema import array, choice, obj, response_format, text
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "seed": 42}

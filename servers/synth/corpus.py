@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.core.errors import InputError
-from servers.core.readers import existing_file, read_jsonl
+from ultra_kit.errors import InputError, existing_file
+from ultra_kit.readers import read_jsonl
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")
 TEXT_FIELDS = ("text", "contents", "passage")

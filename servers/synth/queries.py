@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.core.llm.client import LLMClient
 from servers.synth.asking import answerable, ask_read, listed_lines, question_and_answer
 from servers.synth.corpus import Document, canary_for, plant, planted_instruction, shown
+from ultra_llm.client import LLMClient
 
 KINDS = ("grounded", "off_topic", "jailbreak")
 TECHNIQUES = {

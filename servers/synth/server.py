@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec, tool_hints
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec, tool_hints
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -61,7 +61,7 @@ class TableResult(TypedDict):
 
 
 def _dataset_folder(dataset_dir: str) -> Path:
-    from servers.core.files import check_save_path
+    from ultra_kit.files import check_save_path
 
     folder = check_save_path(dataset_dir, "generate_queries", "")
     if folder.exists() and not folder.is_dir():
@@ -98,11 +98,11 @@ async def generate_queries(
     Writes queries.jsonl (fields id, query, kind, category, reference, source_docid, expected_behaviour), which
     benchmark.get_data reads directly. Counts say what was generated and what was discarded, and why.
     """  # noqa: E501
-    from servers.core.files import atomic_write_json, atomic_write_jsonl, atomic_write_text
-    from servers.core.llm.cache import open_cache
-    from servers.core.llm.client import LLMClient
-    from servers.core.llm.settings import settings_for
     from servers.synth import corpus, queries
+    from ultra_kit.files import atomic_write_json, atomic_write_jsonl, atomic_write_text
+    from ultra_kit.llm_mapping import settings_for
+    from ultra_llm.cache import open_cache
+    from ultra_llm.client import LLMClient
 
     started = time.perf_counter()
     unknown = sorted(set(n_per_kind) - set(queries.KINDS))
@@ -156,7 +156,8 @@ async def generate_queries(
 
 
 def _dataset_rows(dataset_dir: str) -> list[dict[str, Any]]:
-    from servers.core.readers import existing_file, read_jsonl
+    from ultra_kit.errors import existing_file
+    from ultra_kit.readers import read_jsonl
 
     return read_jsonl(existing_file(Path(dataset_dir) / DATASET_FILE, what="query set (run generate_queries first)"))
 
@@ -201,8 +202,8 @@ def risk_table(
     """The risk table, one row per kind x category/technique: n, the safe (guardrail) or grounded (faithfulness
     = 1) rate with its 95% Wilson interval, the toxicity rate, the bias score, and the failures. Writes JSON
     and CSV. Items that failed (error / parse_error) count as failures, never in a rate."""
-    from servers.core.files import atomic_write_json, atomic_write_text, result_path
     from servers.synth.risk_table import as_csv, build_table
+    from ultra_kit.files import atomic_write_json, atomic_write_text, result_path
 
     rows = _dataset_rows(dataset_dir)
     table = build_table(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from servers.benchmark import dataset
-from servers.core.errors import InputError
-from servers.core.settings import defaults
+from ultra_kit.errors import InputError
+from ultra_kit.settings import defaults
 
 ROWS = [
     {"id": "q1", "question": "Who wrote Hamlet?", "answers": ["Shakespeare"], "pred": "William Shakespeare"},

@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from servers.benchmark.server import SPEC
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
-from servers.core.settings import defaults
 from tests.conftest import ROOT, run_ultra
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
+from ultra_kit.settings import defaults
 
 KEY_MAP = {"q_ls": "question", "id_ls": "id"}
 

@@ -26,7 +26,7 @@ AGENT_TOY = '''\
 from pathlib import Path
 from typing import Any
 
-from servers.core.factory import ServerSpec
+from ultra_kit.factory import ServerSpec
 
 
 def show_options(*, options: dict[str, Any], label: str) -> dict[str, Any]:

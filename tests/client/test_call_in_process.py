@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec
 from tests.conftest import ROOT, run_ultra
 from ultra_client.calling import call_in_process
 from ultra_client.errors import UltraError
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec
 
 SAME_OUTPUT = [
     [
@@ -133,7 +133,7 @@ def test_a_server_that_fails_to_import_is_reported_without_traceback(tmp_path: P
 
 
 def test_every_builtin_tool_has_the_parameters_and_outputs_its_mcp_listing_shows(tmp_path: Path) -> None:
-    from servers.core.inprocess import load_spec, local_tools
+    from ultra_kit.inprocess import load_spec, local_tools
 
     listing = json.loads(run_ultra("tools", "--json", cwd=tmp_path).stdout)
     from ultra_client.commands import builtin_servers
@@ -217,13 +217,13 @@ def test_calling_evaluate_trec_imports_no_other_evaluation_module(tmp_path: Path
 
     code = (
         "import sys, anyio\n"
-        "from servers.core.inprocess import load_spec\n"
+        "from ultra_kit.inprocess import load_spec\n"
         "from ultra_client.calling import call_in_process\n"
         f"spec = load_spec('servers.evaluation', {str(ROOT)!r})\n"
         f"args = ['run_path={ROOT}/data/trec/results.test', 'qrels_path={ROOT}/data/trec/qrels.test',"
         f" 'ir_metrics=[map]', 'save_path={tmp_path}/map.json']\n"
         "print(anyio.run(call_in_process, 'evaluation.evaluate_trec', spec, args)['eval_res'])\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('servers.evaluation.', 'servers.core.llm'))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('servers.evaluation.', 'ultra_llm'))))\n"
     )
     env = {**os.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, env=env)

@@ -33,7 +33,7 @@ def test_every_registry_table_is_in_the_docs(name: str) -> None:
 
 
 def test_a_card_shows_the_parameter_yaml_default_and_the_outputs() -> None:
-    from servers.core.settings import defaults
+    from ultra_kit.settings import defaults
 
     card = cards.generate("tool evaluation.evaluate_trec")
     ks = defaults("evaluation")["ks"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from servers.core.factory import __version__ as servers_version
 from tests.conftest import ROOT, run_ultra
+from ultra_kit.factory import __version__ as servers_version
 
 PREDICTIONS = [f"passage {i}: " + "the Eiffel Tower stands in Paris on the Champ de Mars " * 2 for i in range(2000)]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
 
-from servers.core.factory import build_server
-from servers.core.progress import progress_from_context
+from ultra_kit.factory import build_server
+from ultra_kit.progress import progress_from_context
 
 
 class Count(TypedDict):

@@ -1,6 +1,6 @@
 """SIGTERM, SIGHUP (and Ctrl-C) end an in-process ``ultra call`` at once, even while its tool's thread is busy
 writing; SIGTERM ends ``ultra call --stdio`` at once too, and its server process with it (which removes
-its unfinished files as it goes: ``servers.core.lifeline``).
+its unfinished files as it goes: ``ultra_kit.lifeline``).
 
 The tool (``tests/support/slow_server.py``) reserves its result name, writes half the file and sleeps
 30 s. ``ultra call`` must exit within seconds with 143 (129 for SIGHUP, 130 for SIGINT) and one line

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servers.core.errors import InputError
-from servers.core.settings import defaults
 from servers.custom import server
 from servers.custom.boxed import extract_boxed
+from ultra_kit.errors import InputError
+from ultra_kit.settings import defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 

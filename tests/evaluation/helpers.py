@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from servers.core.factory import tool_settings
-from servers.core.settings import defaults
 from servers.evaluation.answers import evaluate_answers
 from servers.evaluation.mtrag import evaluate_mtrag_records
+from ultra_kit.factory import tool_settings
+from ultra_kit.settings import defaults
 
 SETTINGS = defaults("evaluation")
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from rouge_score import rouge_scorer
 
-from servers.core.errors import InputError
 from servers.evaluation.answers import METRICS, resolve_metrics
 from servers.evaluation.normalize import normalize_gold, squad_normalize, ultrarag_normalize
 from tests.evaluation.helpers import score_answers
+from ultra_kit.errors import InputError
 
 ANSWERS = Path(__file__).resolve().parents[2] / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
 

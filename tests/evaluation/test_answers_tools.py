@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.core.settings import load_parameter_file
 from servers.evaluation.server import create_app
 from tests.evaluation.helpers import score_answers
+from ultra_kit.settings import load_parameter_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.evaluation.bertscore import resolve_model_path
 from servers.evaluation.server import SPEC
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 RUNS = [
     ["Paris is the capital of France.", "Water boils at 100 degrees.", ""],

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.evaluation import meteor
 from tests.evaluation.helpers import SETTINGS, score_answers
+from ultra_kit.errors import InputError
 
 pytest.importorskip("nltk")
 needs_wordnet = pytest.mark.skipif(

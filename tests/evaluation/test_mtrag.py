@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.evaluation import mtrag
 from servers.evaluation.mtrag import (
     extractiveness,
@@ -19,6 +18,7 @@ from servers.evaluation.mtrag import (
     token_recall,
 )
 from tests.evaluation.helpers import score_mtrag
+from ultra_kit.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"

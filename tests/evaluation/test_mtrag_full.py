@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from servers.core.errors import InputError
 from servers.evaluation import mtrag_layout as layout
 from servers.evaluation.mtrag import rb_agg, rouge_l_nostem
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import check_summary
+from ultra_kit.errors import InputError
 
 CONFORMANCE = ROOT / "tests/data/mtrag/conformance_477.jsonl"
 TASKS = ROOT / "data/mtrag/responses-10.jsonl"

@@ -8,11 +8,11 @@ import typing
 import pytest
 from mcp import Client
 
-from servers.core.errors import InputError
-from servers.core.trec.measures import describe_names
 from servers.evaluation import answer_tools, answers, mtrag
 from servers.evaluation.server import create_app
 from tests.evaluation.helpers import score_answers, score_mtrag
+from ultra_kit.errors import InputError
+from ultra_trec.measures import describe_names
 
 
 def field_description(tool, parameter: str) -> str:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers.core.settings import defaults
-from servers.core.trec.measures import FAMILIES
 from servers.evaluation import trec_tools
 from servers.evaluation.server import create_app
+from ultra_kit.settings import defaults
+from ultra_trec.measures import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "trec_eval"

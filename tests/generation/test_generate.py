@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.core.settings import defaults
 from servers.generation import server
 from tests.support.openai_stub import OpenAIStub, content_of
+from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 

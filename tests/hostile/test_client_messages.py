@@ -13,8 +13,8 @@ LOGGING_SERVER = '''\
 import logging
 from pathlib import Path
 
-from servers.core.errors import InputError
-from servers.core.factory import ServerSpec
+from ultra_kit.errors import InputError
+from ultra_kit.factory import ServerSpec
 
 
 def quiet(value: int) -> dict:

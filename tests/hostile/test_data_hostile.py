@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from servers.benchmark.server import SPEC
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from tests.conftest import ROOT, run_ultra
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 KEY_MAP = {"q_ls": "q", "gt_ls": "a"}
 

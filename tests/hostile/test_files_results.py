@@ -11,13 +11,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.core import files
-from servers.core.errors import InputError
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
-from servers.core.llm.cache import AnswerCache, CachedAnswer
 from servers.retriever.server import SPEC
 from tests.conftest import ROOT, run_ultra
 from tests.retriever.conftest import TINY, write_corpus
+from ultra_kit import files
+from ultra_kit.errors import InputError
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
+from ultra_llm.cache import AnswerCache, CachedAnswer
 
 
 def tool(name: str, **arguments):

@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.prompt import sandbox
 from servers.prompt.server import SPEC
 from tests.conftest import ROOT, run_ultra
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 
 def qa_boxed(**arguments):

@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.retriever.index import FORMAT_ID
 from servers.retriever.server import SPEC
 from tests.conftest import ROOT, run_ultra
 from tests.retriever.conftest import TINY, write_corpus
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 
 def index(**arguments):

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from servers.core.factory import tool_settings
-from servers.core.settings import defaults
 from tests.support.openai_stub import OpenAIStub, content_of
+from ultra_kit.factory import tool_settings
+from ultra_kit.settings import defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "umbrela"

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.trec.engine import evaluate
 from servers.judge.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
 from servers.judge.jobs import run_agreement
 from tests.judge.conftest import SAMPLE, call_job
+from ultra_kit.errors import InputError
+from ultra_trec.engine import evaluate
 
 RUNS = [str(SAMPLE / f"run.{name}.trec") for name in ("bm25", "tfidf", "title")]
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.judge.server import SPEC
 from tests.conftest import run_ultra
 from tests.judge.conftest import SAMPLE, SECRET
 from tests.support.openai_stub import OpenAIStub, chat_completion, hashed_grade
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 pytestmark = pytest.mark.anyio
 

@@ -18,9 +18,6 @@ import pytest
 import yaml
 from mcp import Client
 
-from servers.core.errors import InputError
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
-from servers.core.settings import defaults
 from servers.judge import failures
 from servers.judge.jobs import run_umbrela
 from servers.judge.registry import JUDGES
@@ -28,6 +25,9 @@ from servers.judge.server import SPEC, create_app
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.errors import InputError
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
+from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.judge.hhem import consistent_label
 from servers.judge.server import SPEC
 from tests.judge.conftest import SECRET, llm_settings
 from tests.judge.test_answer_judges_ragas import responder as ragas_responder
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.errors import InputError
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 WORDS = "the a is in of and paris france capital city river seine water boils at degrees cats dogs blue sky".split()  # noqa: SIM905
 PASSAGES = [

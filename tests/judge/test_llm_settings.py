@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.settings import defaults
 from servers.judge.llm_settings import judge_settings
+from ultra_kit.errors import InputError
+from ultra_kit.settings import defaults
 
 
 def test_left_out_keys_come_from_parameter_yaml(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.core.errors import InputError
 from servers.judge.nuggets import answer_scores, selected
 from servers.judge.nuggets_job import dump, run_nuggetize
 from servers.judge.server import create_app
 from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.support.openai_stub import OpenAIStub, content_of
+from ultra_kit.errors import InputError
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.core.inprocess import local_tools
-from servers.core.settings import defaults
 from servers.judge.answer_judges import judge_idk
 from servers.judge.answer_judges_tool import ANSWER_TOOLS, FAILING, answer_tool
 from servers.judge.prompting import PROMPT_DIR
@@ -19,6 +17,8 @@ from servers.judge.registry import JUDGES, AnswerJudge, registry_markdown
 from servers.judge.server import SPEC, create_app
 from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.inprocess import local_tools
+from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,7 @@ async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
 
 
 async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
-    from servers.core.inprocess import call_local_tool
+    from ultra_kit.inprocess import call_local_tool
 
     reply = json.dumps({"attempted": "yes", "idk": "partial"})
     with OpenAIStub(responder=lambda request: reply) as stub:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers.core.settings import load_parameter_file
 from servers.judge import tools
 from servers.judge.server import create_app
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, llm_settings
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.settings import load_parameter_file
 
 pytestmark = pytest.mark.anyio
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.judge.trec_rag_table import build_rows, trec_rag_table
+from ultra_kit.errors import InputError
 
 UMBRELA = {
     "q1": {"mean_score": 2.0, "num_judged": 2, "P@1": 1.0, "MRR": 1.0},

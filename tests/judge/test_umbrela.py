@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.trec.engine import evaluate
 from servers.judge import inputs
 from servers.judge.agreement import read_qrels
 from servers.judge.jobs import run_umbrela
 from servers.judge.umbrela import Judgment, query_metrics
 from tests.judge.conftest import SAMPLE, SECRET, call_job, llm_settings, oracle, query_and_passage
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.errors import InputError
+from ultra_trec.engine import evaluate
 
 pytestmark = pytest.mark.anyio
 

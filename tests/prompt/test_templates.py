@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.factory import tool_settings
-from servers.core.settings import defaults
 from servers.prompt import server
 from servers.prompt.templates import available, load_template, shorten
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_settings
+from ultra_kit.settings import defaults
 
 
 def call(tool, *args, **given):

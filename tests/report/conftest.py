@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from servers.core.inprocess import local_tools
-from servers.core.settings import defaults
 from tests.conftest import ROOT, run_ultra
 from tests.judge.conftest import SECRET, llm_settings
 from tests.judge.test_trec_rag_example import responder
 from tests.support.openai_stub import OpenAIStub
+from ultra_kit.inprocess import local_tools
+from ultra_kit.settings import defaults
 
 OUTSIDE = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
 

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from servers.core.settings import defaults
 from servers.report.build import ReportFiles, write_report
+from ultra_kit.settings import defaults
 
 
 def build(paths: list[Path | str], out: Path, labels: dict[str, str] | None = None, **overrides: Any) -> ReportFiles:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
 from tests.conftest import ROOT, run_ultra
 from tests.report.helpers import build
+from ultra_kit.errors import InputError
 
 
 def _write(path: Path, data: object) -> Path:

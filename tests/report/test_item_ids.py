@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.inprocess import ToolFailure, local_tools
 from servers.evaluation.server import SPEC
 from tests.report.conftest import mtrag_records
+from ultra_kit.inprocess import ToolFailure, local_tools
 
 LEXICAL = ["Recall", "Length"]
 

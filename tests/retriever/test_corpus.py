@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.retriever.corpus import fingerprint, load_corpus
 from tests.retriever.conftest import write_corpus
+from ultra_kit.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from servers.core.errors import InputError
-from servers.core.factory import tool_settings
-from servers.core.settings import defaults
 from servers.retriever import server
 from servers.retriever.bm25 import bm25_options
 from servers.retriever.index import ensure_index, open_index
 from servers.retriever.tokenize import stopword_set, tokenize
 from tests.retriever.conftest import TINY, write_corpus
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_settings
+from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 OPTIONS = bm25_options({})
@@ -88,7 +88,7 @@ async def test_no_padding_when_fewer_passages_match(tiny_corpus: Path, tmp_path:
 
 
 async def test_run_file_agrees_with_returned_passages_and_evaluate_trec(tiny_corpus: Path, tmp_path: Path) -> None:
-    from servers.core.trec.engine import evaluate
+    from ultra_trec.engine import evaluate
 
     await build(tiny_corpus, str(tmp_path / "idx"))
     queries = ["cat", "dog", "pets cats dogs", "mat milk"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.core import files
-from servers.core.inprocess import ToolFailure, call_local_tool, local_tools
 from servers.retriever.server import SPEC
 from tests.conftest import run_ultra
 from tests.retriever.conftest import TINY, write_corpus
+from ultra_kit import files
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 TOOLS = ("retriever_init", "retriever_embed", "retriever_index", "retriever_search")
 

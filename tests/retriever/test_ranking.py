@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.retriever.ranking import Hit, query_ids, rank, run_lines
 from servers.retriever.tokenize import tokenize
+from ultra_kit.errors import InputError
 
 IDS = ["a", "b", "c", "d"]
 

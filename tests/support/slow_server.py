@@ -26,8 +26,8 @@ from pathlib import Path
 
 from typing_extensions import TypedDict
 
-from servers.core.factory import ServerSpec
-from servers.core.files import atomic_write, result_path
+from ultra_kit.factory import ServerSpec
+from ultra_kit.files import atomic_write, result_path
 
 
 class Written(TypedDict):

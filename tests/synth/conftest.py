@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servers.core.settings import defaults
 from tests.support.openai_stub import content_of
+from ultra_kit.settings import defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 UNANSWERABLE = "ledger"  # the grounded question about the document holding this word fails the self-check

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from servers.core.errors import InputError
 from servers.synth.risk_table import as_csv, build_table, wilson
+from ultra_kit.errors import InputError
 
 ROWS = [
     {"id": "grounded-1", "kind": "grounded", "category": "grounded"},

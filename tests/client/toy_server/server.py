@@ -11,9 +11,9 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
 
-from servers.core.errors import InputError
-from servers.core.factory import build_server
-from servers.core.progress import progress_from_context
+from ultra_kit.errors import InputError
+from ultra_kit.factory import build_server
+from ultra_kit.progress import progress_from_context
 
 
 class Items(TypedDict):

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from servers.core.factory import ServerSpec
-from servers.core.progress import progress_from_context
+from ultra_kit.factory import ServerSpec
+from ultra_kit.progress import progress_from_context
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context

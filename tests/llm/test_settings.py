@@ -1,0 +1,78 @@
+"""LLMSettings.from_mapping: every mistake is an InputError naming the setting; complete_mapping fills the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.llm.conftest import SECRET
+from ultra_kit.errors import InputError
+from ultra_kit.settings import complete_mapping, defaults
+from ultra_llm.settings import LLMSettings
+
+LIMITS = {"timeout": 5, "max_retries": 1, "max_workers": 2}
+GOOD = {"model_id": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET, **LIMITS}
+
+
+def test_a_good_mapping_is_checked_and_keeps_the_key_private() -> None:
+    llm = LLMSettings.from_mapping(GOOD, name="judge_llm", backoff_base=0.01)
+    assert (llm.backend, llm.timeout, llm.max_retries, llm.max_workers) == ("openai", 5.0, 1, 2)
+    assert (llm.reasoning, llm.structured_output, llm.embedding_model) == (False, False, "")
+    assert llm.backoff_base == 0.01
+    assert SECRET not in repr(llm) and "api_key" not in llm.public()
+
+
+def test_unknown_key_is_named_with_the_setting() -> None:
+    with pytest.raises(InputError, match=r"generation_llm has unknown keys \['apikey'\]; known keys: \[") as error:
+        LLMSettings.from_mapping({**GOOD, "apikey": "k"}, name="generation_llm")
+    assert "api_key" in str(error.value)  # the known keys are listed
+
+
+@pytest.mark.parametrize("limit", sorted(LIMITS))
+def test_a_missing_limit_is_named(limit: str) -> None:
+    mapping = {key: value for key, value in GOOD.items() if key != limit}
+    with pytest.raises(InputError, match=rf"^judge_llm needs \['{limit}'\]"):
+        LLMSettings.from_mapping(mapping, name="judge_llm")
+
+
+def test_bad_backend_and_missing_endpoint() -> None:
+    with pytest.raises(InputError, match=r"my_llm\.backend must be one of \['openai', 'local'\], got 'vllm'"):
+        LLMSettings.from_mapping({**GOOD, "backend": "vllm"}, name="my_llm")
+    with pytest.raises(InputError, match="my_llm needs base_url and model_id"):
+        LLMSettings.from_mapping({"model_id": "m", **LIMITS}, name="my_llm")
+    local = LLMSettings.from_mapping({"backend": "local", "model_id": "smollm2", **LIMITS}, name="my_llm")
+    assert local.backend == "local" and local.base_url == ""
+
+
+def test_bad_limits_and_not_a_mapping() -> None:
+    with pytest.raises(InputError, match=r"x\.timeout, \.max_retries and \.max_workers must be numbers"):
+        LLMSettings.from_mapping({**GOOD, "timeout": "soon"}, name="x")
+    with pytest.raises(InputError, match=r"x\.timeout must be > 0, x\.max_workers >= 1"):
+        LLMSettings.from_mapping({**GOOD, "max_workers": 0}, name="x")
+    with pytest.raises(InputError, match="x must be a mapping"):
+        LLMSettings.from_mapping(["m"], name="x")
+
+
+def test_complete_mapping_takes_the_missing_keys_from_parameter_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    base = defaults("judge")["judge_llm"]
+    merged = complete_mapping({"model_id": "other", "max_workers": 2}, server="judge", setting="judge_llm")
+    assert merged["model_id"] == "other" and merged["max_workers"] == 2  # the caller's values win
+    assert merged["timeout"] == base["timeout"] and merged["base_url"] == base["base_url"]
+    assert merged["api_key"] == SECRET  # ${OPENAI_API_KEY} of the default expanded
+    assert set(merged) == set(base)
+    assert LLMSettings.from_mapping(merged, name="judge_llm").max_retries == base["max_retries"]
+    given = complete_mapping({"api_key": "${NOT_EXPANDED_HERE}"}, server="judge", setting="judge_llm")
+    assert given["api_key"] == "${NOT_EXPANDED_HERE}"  # only the defaults are expanded here
+
+
+def test_complete_mapping_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InputError, match=r"judge_llm has unknown keys \['modelid'\]"):
+        complete_mapping({"modelid": "m"}, server="judge", setting="judge_llm")
+    with pytest.raises(InputError, match="OPENAI_API_KEY is not set"):
+        complete_mapping({"model_id": "m"}, server="judge", setting="judge_llm")
+    assert complete_mapping({"api_key": ""}, server="judge", setting="judge_llm")["api_key"] == ""
+    with pytest.raises(InputError, match="judge_llm must be a mapping"):
+        complete_mapping("gpt-4o", server="judge", setting="judge_llm")
+    with pytest.raises(InputError, match="save_path is not a mapping setting"):
+        complete_mapping({}, server="judge", setting="save_path")

@@ -1,0 +1,323 @@
+"""Build an ``MCPServer`` for one server package: settings defaults, error mapping, annotations."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import os
+import traceback
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ultra_kit import lifeline, redact
+from ultra_kit.errors import InputError, unknown_names_message
+from ultra_kit.files import absolute_paths, released_on_failure
+from ultra_kit.settings import env_references, expand_env, load_parameter_file, merge_mapping
+
+if typing.TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__version__ = "0.1.0"
+
+log = logging.getLogger("ultra.server")
+
+PARAMETER_FILE = "parameter.yaml"
+
+
+def tool_hints(*, read_only: bool = False, idempotent: bool = True, open_world: bool = False) -> Callable:
+    """Decorator recording MCP tool annotations on a tool function (read by ``build_server``)."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__tool_hints__ = {"read_only": read_only, "idempotent": idempotent, "open_world": open_world}
+        return fn
+
+    return mark
+
+
+def expands_own_env(*names: str) -> Callable:
+    """Decorator: the tool expands the ``${VAR}`` references of these settings itself, on the path that
+    uses them (``ultra_kit.settings.expand_env``), so a call that never uses them needs no variable."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__own_env__ = frozenset(names)
+        return fn
+
+    return mark
+
+
+def build_server(
+    name: str,
+    tools: Sequence[Callable[..., Any]],
+    *,
+    package_dir: str | Path,
+    instructions: str = "",
+) -> MCPServer:
+    """Create the MCP server ``name`` with ``tools``, defaults taken from ``package_dir/parameter.yaml``.
+
+    A tool parameter whose name is a key of ``parameter.yaml`` is a *setting*: its default in the
+    published input schema is the file's value, and ``${VAR}`` references in it are expanded from
+    the environment when the tool is called. ``InputError`` (and ``FileNotFoundError``) raised by
+    a tool reach the caller as ``ToolError`` with the same message; any other exception reaches
+    it as ``ToolError`` naming its type and message and where the traceback was logged. Values of
+    ``${VAR}`` never reach the caller (``ultra_kit.redact``). Serving stdio installs the
+    lifeline (``ultra_kit.lifeline``) and answers unreadable lines (``ultra_kit.serving``).
+    """
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+
+    from ultra_kit.serving import server_class
+
+    settings = load_parameter_file(Path(package_dir) / PARAMETER_FILE)
+    redact.remember_environment(env_references(settings) | redact.secret_names_from_environment())
+    app = server_class()(name, version=__version__, instructions=instructions or None)
+    app.argument_checks = {}  # tool name -> ArgumentCheck, applied by the server class before the SDK validates
+    for fn in tools:
+        hints = getattr(fn, "__tool_hints__", {"read_only": False, "idempotent": True, "open_world": False})
+        annotations = ToolAnnotations(
+            read_only_hint=hints["read_only"],
+            idempotent_hint=hints["idempotent"],
+            open_world_hint=hints["open_world"],
+        )
+        tool = with_settings(fn, settings, context_type=Context, raise_as=ToolError, crash_as=_crash_report(ToolError))
+        app.add_tool(tool, name=fn.__name__, annotations=annotations)
+        app.argument_checks[fn.__name__] = tool.__argument_check__
+    return app
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """What ``build_server`` needs, importable without MCP so ``ultra call`` can run a tool in-process.
+
+    ``load_tools`` imports the tool modules (which import no MCP at module level) and returns the
+    tool functions; ``create_app`` builds the MCP server from them. It may be a generator that
+    imports each module just before yielding its tools, so ``ultra call`` imports only the modules
+    up to the one that holds the tool it calls.
+    """
+
+    name: str
+    package_dir: Path
+    load_tools: Callable[[], Iterable[Callable[..., Any]]]
+    instructions: str = ""
+
+    def create_app(self) -> MCPServer:
+        """The MCP server with every tool."""
+        return build_server(
+            self.name, list(self.load_tools()), package_dir=self.package_dir, instructions=self.instructions
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The defaults from the package's ``parameter.yaml``."""
+        return load_parameter_file(self.package_dir / PARAMETER_FILE)
+
+
+def tool_settings(fn: Callable[..., Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings among ``fn``'s parameters, with their ``parameter.yaml`` defaults."""
+    return {name: settings[name] for name in inspect.signature(fn).parameters if name in settings}
+
+
+def with_settings(
+    fn: Callable[..., Any],
+    settings: dict[str, Any],
+    *,
+    context_type: type,
+    raise_as: Callable[[str], Exception],
+    crash_as: Callable[[str, str], Exception] | None = None,
+) -> Callable[..., Any]:
+    """Wrap ``fn`` so its settings default to ``settings`` and a user's mistakes become ``raise_as(message)``.
+
+    Any other exception is logged with its traceback and raised as ``crash_as(type_name, message)``
+    (``ToolCrash(message)`` if None). The values of ``${VAR}`` references (expanded here, unless the
+    tool expands a setting itself: ``expands_own_env``; or known as secrets) are replaced by ``***``
+    in the result and in error messages (``ultra_kit.files`` redacts what it writes).
+
+    A mapping setting given in part takes the keys it leaves out from ``settings``
+    (``ultra_kit.settings.merge_mapping``: one level deep, the api_key rule). A result value
+    under a key ``path``, ``*_path`` or ``*_paths`` naming an existing file or folder by a relative
+    path is returned absolute. ``tool.__argument_check__`` (an ``ArgumentCheck``) rejects unknown
+    arguments; the callers apply it to the raw arguments (the SDK drops unknown ones unseen).
+
+    The wrapper has keyword-only parameters with resolved annotations, so the MCP SDK derives the
+    same input schema as for ``fn`` except for the defaults. Tool modules import ``Context`` only
+    for type checking; ``context_type`` is what the name ``Context`` in their annotations means
+    (the SDK's class for a server, a placeholder for an in-process call).
+    """
+    hints = typing.get_type_hints(fn, localns={"Context": context_type}, include_extras=True)
+    signature = inspect.signature(fn)
+    parameters = []
+    for param in signature.parameters.values():
+        default = settings.get(param.name, param.default)
+        parameters.append(
+            param.replace(
+                kind=inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=hints.get(param.name, param.annotation),
+            )
+        )
+    setting_names = {name for name in signature.parameters if name in settings}
+    own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
+
+    def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
+
+    def _prepared(key: str, value: Any) -> Any:
+        merged = _merged(key, value)
+        return merged if key in own_env else expand_env(merged)
+
+    def _merged(key: str, value: Any) -> Any:
+        default = settings[key]
+        if isinstance(default, dict) and isinstance(value, dict):
+            return merge_mapping(default, value)
+        return value
+
+    def finish(result: Any) -> Any:
+        result = absolute_paths(result)
+        return redact.redact(result) if redact.active() else result
+
+    errors = functools.partial(_tool_errors, fn.__name__, raise_as, crash_as or _in_process_crash)
+    if inspect.iscoroutinefunction(fn):
+
+        async def tool(**kwargs: Any) -> Any:
+            with errors(), released_on_failure():
+                return finish(await fn(**prepare(kwargs)))
+    else:
+
+        def tool(**kwargs: Any) -> Any:
+            with errors(), released_on_failure():
+                return finish(fn(**prepare(kwargs)))
+
+    functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
+    tool.__signature__ = signature.replace(
+        parameters=parameters, return_annotation=hints.get("return", signature.return_annotation)
+    )
+    tool.__annotations__ = dict(hints)
+    tool.__argument_check__ = ArgumentCheck.of(fn.__name__, parameters, hints, context_type)
+    return tool
+
+
+@dataclass(frozen=True)
+class ArgumentCheck:
+    """The names a tool accepts: its parameters, and the keys of a parameter annotated with a TypedDict.
+
+    The MCP SDK validates arguments with a pydantic model that ignores unknown names, so an agent's
+    ``k=10`` (for ``ks``) or ``benchmark={pth: ...}`` would be dropped without a word and default
+    results come back. ``problem`` names each unknown one, the closest known name and the known
+    ones; the MCP server (``ultra_kit.serving``) and in-process calls (``ultra_kit.inprocess``)
+    reject the call with it before validating.
+    """
+
+    tool: str
+    parameters: tuple[str, ...]
+    mapping_keys: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls, tool: str, parameters: Sequence[inspect.Parameter], hints: dict[str, Any], context_type: type
+    ) -> ArgumentCheck:
+        names: list[str] = []
+        keys: dict[str, tuple[str, ...]] = {}
+        for param in parameters:
+            annotation = hints.get(param.name, param.annotation)
+            if _mentions(annotation, context_type):
+                continue
+            names.append(param.name)
+            record = _typed_dict(annotation)
+            if record is not None:
+                keys[param.name] = tuple(record.__annotations__)
+        return cls(tool, tuple(names), keys)
+
+    def problem(self, arguments: dict[str, Any]) -> str | None:
+        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
+        unknown = [name for name in arguments if name not in self.parameters]
+        if unknown:
+            return unknown_names_message(unknown, self.parameters, owner=self.tool)
+        for name, keys in self.mapping_keys.items():
+            value = arguments.get(name)
+            if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
+                try:
+                    value = json.loads(value)
+                except (ValueError, RecursionError):
+                    continue
+            if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
+                return unknown_names_message(bad, keys, owner=name, what="key")
+        return None
+
+
+def _mentions(annotation: Any, target: type) -> bool:
+    """True if ``annotation`` is ``target`` or a union holding it (``Context | None``)."""
+    return annotation is target or target in typing.get_args(annotation)
+
+
+def _typed_dict(annotation: Any) -> type | None:
+    """The TypedDict that ``annotation`` (possibly ``Annotated``) is, else None."""
+    import typing_extensions
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation if typing_extensions.is_typeddict(annotation) else None
+
+
+def user_error_message(exc: BaseException) -> str | None:
+    """The message for an exception that is the user's mistake (bad input, missing file), else None."""
+    if isinstance(exc, InputError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"{exc.filename}: file not found; check the path"
+    if isinstance(exc, PermissionError):
+        return f"{exc.filename}: permission denied"
+    return None
+
+
+class ToolCrash(RuntimeError):
+    """A tool's unexpected exception in-process: its message with secrets redacted (the traceback is logged)."""
+
+
+def _in_process_crash(type_name: str, message: str) -> Exception:
+    return ToolCrash(message or type_name)
+
+
+def _crash_report(raise_as: Callable[[str], Exception]) -> Callable[[str, str], Exception]:
+    """``crash_as`` for a server: the crash's type and message, and where its traceback is."""
+
+    def report(type_name: str, message: str) -> Exception:
+        text = f"{type_name}: {message}" if message else type_name
+        return raise_as(f"unexpected error: {text} (traceback in {lifeline.log_location()})")
+
+    return report
+
+
+class _tool_errors:
+    """Context manager mapping a user's mistakes to ``raise_as(message)`` and crashes to ``crash_as(message)``."""
+
+    def __init__(
+        self, tool_name: str, raise_as: Callable[[str], Exception], crash_as: Callable[[str, str], Exception]
+    ) -> None:
+        self.tool_name = tool_name
+        self.raise_as = raise_as
+        self.crash_as = crash_as
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+        if exc is None or not isinstance(exc, Exception):
+            return False
+        if isinstance(self.raise_as, type) and isinstance(exc, self.raise_as):
+            text = str(exc)
+            if redact.redact_text(text) == text:
+                return False
+            raise self.raise_as(redact.redact_text(text)) from None
+        message = user_error_message(exc)
+        if message is not None:
+            message = redact.redact_text(message)
+            if isinstance(exc, InputError):
+                log.info("%s: %s", self.tool_name, message)
+            raise self.raise_as(message) from None
+        trace = redact.redact_text("".join(traceback.format_exception(exc)))
+        log.error("%s crashed (pid %d)\n%s", self.tool_name, os.getpid(), trace.rstrip())
+        raise self.crash_as(type(exc).__name__, redact.redact_text(str(exc))) from None

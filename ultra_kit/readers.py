@@ -1,0 +1,193 @@
+"""Readers for JSONL, JSON, CSV and Parquet that name the file and line of bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ultra_kit.errors import InputError, existing_file
+
+
+def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str) -> None:
+    """Refuse, unread, a file larger than ``max_bytes``; the error names the size, the limit and the
+    ``setting`` that raises it."""
+    size = Path(path).expanduser().stat().st_size
+    if size > max_bytes:
+        raise InputError(
+            f"the file is {size:,} bytes, more than {setting} = {max_bytes:,} bytes allows; it was not read. "
+            f"Raise {setting} (in the parameter file, or {setting}=<bytes> on `ultra call`) to read it",
+            path=str(path),
+        )
+
+
+MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
+_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")
+_NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def _json_error(exc: json.JSONDecodeError) -> str:
+    return f"invalid JSON at column {exc.colno}: {exc.msg}"
+
+
+def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
+    """Raise InputError naming the line where ``text`` nests deeper than MAX_JSON_DEPTH levels.
+
+    Checked before parsing, so a hostile document never reaches the recursive parser.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return  # too few brackets to nest that deep
+    skeleton = _NOT_BRACKET.sub("", text)
+    for _ in range(MAX_JSON_DEPTH):  # each pass removes one level of (balanced) nesting, at C speed
+        skeleton = _INNERMOST.sub("", skeleton)
+        if not skeleton:
+            return
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = first_line + text.count("\n", 0, match.start())
+                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", path=path, line=line)
+        elif token in "]}":
+            depth -= 1
+
+
+def _loads(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` with the depth limit; a parser that still recurses too deep is an InputError."""
+    check_json_depth(text, path=path, first_line=line or 1)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSON Lines file of objects; blank lines are skipped.
+
+    Raises InputError naming the line of the first malformed or non-object line.
+    """
+    file = existing_file(path)
+    rows: list[dict[str, Any]] = []
+    with _open_text(file) as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = _loads(line, path=str(path), line=line_number)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    _json_error(exc) + "; each line must be one JSON object", path=str(path), line=line_number
+                ) from None
+            if not isinstance(row, dict):
+                raise InputError(
+                    f"expected a JSON object, found {type(row).__name__}", path=str(path), line=line_number
+                )
+            rows.append(row)
+    return rows
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a whole JSON document; a syntax error names its line and column."""
+    file = existing_file(path)
+    with _open_text(file) as handle:
+        text = handle.read()
+    try:
+        return _loads(text, path=str(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(_json_error(exc), path=str(path), line=exc.lineno) from None
+
+
+def read_json_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSON file holding a list of objects."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON list of records, found a {type(data).__name__}", path=str(path))
+    for index, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise InputError(f"record {index} is a {type(row).__name__}, expected an object", path=str(path))
+    return data
+
+
+def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> list[dict[str, Any]]:
+    """Read a CSV (or TSV, by extension) file with a header row into a list of dicts.
+
+    A row with more or fewer fields than the header raises InputError naming its line.
+    """
+    file = existing_file(path)
+    if delimiter is None:
+        delimiter = "\t" if file.suffix.lower() == ".tsv" else ","
+    rows: list[dict[str, Any]] = []
+    with _open_text(file, newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError("empty file; expected a header row", path=str(path)) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=str(path), line=reader.line_num) from None
+        width = len(header)
+        try:
+            for fields in reader:
+                if not fields:
+                    continue
+                if len(fields) != width:
+                    raise InputError(
+                        f"expected {width} fields as in the header, found {len(fields)}",
+                        path=str(path),
+                        line=reader.line_num,
+                    )
+                rows.append(dict(zip(header, fields, strict=True)))
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=str(path), line=reader.line_num) from None
+    return rows
+
+
+def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a Parquet file into a list of dicts (needs pyarrow)."""
+    file = existing_file(path)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(file)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
+    return table.to_pylist()
+
+
+def _open_text(file: Path, newline: str | None = None):
+    """Open as UTF-8 (a BOM is accepted); undecodable bytes surface as InputError on read."""
+    return _Utf8File(file, newline)
+
+
+class _Utf8File:
+    """A UTF-8 text handle whose decoding errors become InputError with the file name."""
+
+    def __init__(self, file: Path, newline: str | None) -> None:
+        self._file = file
+        self._handle = open(file, encoding="utf-8-sig", newline=newline)  # noqa: SIM115
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._handle.close()
+
+    def __iter__(self):
+        try:
+            yield from self._handle
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(self._file)) from None
+
+    def read(self) -> str:
+        try:
+            return self._handle.read()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(self._file)) from None

@@ -1,0 +1,135 @@
+"""The MCP server class of every ultra server: the SDK's ``MCPServer``, serving stdio, with these additions.
+
+- ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
+  (``ultra_kit.files.enter_project_root``).
+- Unknown arguments are rejected, naming the closest parameter (``ultra_kit.factory.ArgumentCheck``),
+  and every input schema says ``additionalProperties: false``.
+- The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
+  whose client died stops even in the middle of a tool.
+- A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
+  parser allows) gets a JSON-RPC error reply with id null, ``-32700 Parse error`` for text that is
+  not JSON, ``-32600 Invalid Request`` for JSON that is not a message, and a warning in the log.
+  The SDK's stdio transport turns such a line into an exception item that its dispatcher drops
+  silently; here the item is answered before the dispatcher sees it. This reads the SDK's
+  ``MCPServer._lowlevel_server`` (the one thing ``run_stdio_async`` itself uses); if a future SDK
+  lacks it, serving falls back to the SDK's own loop (lines dropped, the server still survives).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from typing import Any
+
+from ultra_kit import lifeline
+
+log = logging.getLogger("ultra.server")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+@functools.cache
+def server_class() -> type:
+    """``MCPServer`` with the stdio additions (built on first use: importing the SDK takes a while)."""
+    from mcp.server.mcpserver import MCPServer
+
+    class UltraServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            """The SDK's ``call_tool``; arguments that fail the input schema are described in one sentence."""
+            from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+            from pydantic import ValidationError
+
+            check = getattr(self, "argument_checks", {}).get(name)  # unknown names (the SDK drops them unseen)
+            problem = check.problem(arguments or {}) if check is not None else None
+            if problem:
+                raise ToolError(f"Error executing tool {name}: {problem}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                    raise
+                from ultra_kit.validation import describe_errors
+
+                schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), {})
+                raise ToolError(
+                    f"Error executing tool {name}: {describe_errors(cause.errors(), schema or {}, arguments)}"
+                ) from cause
+
+        async def list_tools(self) -> list[Any]:
+            """The SDK's listing; each input schema says ``additionalProperties: false`` (``call_tool`` enforces it)."""
+            tools = await super().list_tools()
+            return [
+                tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+                for tool in tools
+            ]
+
+        async def run_stdio_async(self) -> None:
+            from ultra_kit.files import enter_project_root
+
+            enter_project_root()
+            lifeline.install()
+            lowlevel = getattr(self, "_lowlevel_server", None)
+            if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
+                await super().run_stdio_async()
+                return
+            await serve_stdio(lowlevel)
+
+    return UltraServer
+
+
+async def serve_stdio(lowlevel: Any) -> None:
+    """Serve ``lowlevel`` (the SDK's low-level server) over stdio, answering unreadable lines."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream(0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_forward, read_stream, send, write_stream)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+async def _forward(read_stream: Any, send: Any, write_stream: Any) -> None:
+    """Pass messages on; answer the exceptions that stand for unreadable lines."""
+    import anyio
+
+    try:
+        async with send:
+            async for item in read_stream:
+                if isinstance(item, Exception):
+                    await _answer_unreadable(item, write_stream)
+                else:
+                    await send.send(item)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass
+
+
+async def _answer_unreadable(exc: Exception, write_stream: Any) -> None:
+    import anyio
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    code, message = _classify(exc)
+    first_line = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    log.warning("stdin: a line that is not a JSON-RPC message (%s); answered %d %s", first_line, code, message)
+    reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await write_stream.send(SessionMessage(reply))
+
+
+def _classify(exc: Exception) -> tuple[int, str]:
+    """-32700 for text that is not JSON (or too deep to parse), -32600 for JSON that is not a message."""
+    errors = getattr(exc, "errors", None)
+    kinds: set[str] = set()
+    if callable(errors):
+        try:
+            kinds = {str(error.get("type", "")) for error in errors()}
+        except Exception:  # noqa: BLE001 - an exception without pydantic's errors() is a parse error
+            kinds = set()
+    if not kinds or kinds & {"json_invalid", "recursion_loop"}:
+        return PARSE_ERROR, "Parse error"
+    return INVALID_REQUEST, "Invalid Request"

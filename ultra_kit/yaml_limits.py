@@ -1,0 +1,132 @@
+"""The one YAML file loader with size, depth and alias limits: pipelines, parameter files, ``parameter.yaml``.
+
+Hostile or mistaken YAML (a 1 GB file, 5,000 nested brackets, an "alias bomb" of 10**9 values) is
+refused before it is parsed into objects, in milliseconds, with an InputError naming the file, the
+line (or the size), the limit and what to do.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ultra_kit.errors import InputError
+
+MAX_BYTES = 1024 * 1024  # size of a pipeline or parameter file (the largest shipped one is under 5 KB)
+MAX_DEPTH = 100  # nesting levels of mappings and lists
+MAX_ALIAS_NODES = 100_000  # nodes that aliases may add when expanded (an "alias bomb" adds billions)
+
+
+class ShapeError(InputError):
+    """A YAML document nested too deeply or expanding too far, at ``line``."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line, self.problem = line, problem
+
+
+def check_shape(text: str) -> None:
+    """Refuse YAML nested deeper than MAX_DEPTH or whose aliases expand to more than MAX_ALIAS_NODES nodes.
+
+    Walks the parser's events (no recursion, nothing expanded) and stops at the first excess, so a
+    bomb or a 5,000-level document is refused in milliseconds. Raises ShapeError.
+    """
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
+    stack: list[list[Any]] = []  # open collections: [anchor, nodes, height]
+    added = 0
+
+    def close(anchor: str | None, nodes: int, height: int) -> None:
+        if anchor:
+            sizes[anchor] = (nodes, height)
+        if stack:
+            stack[-1][1] += nodes
+            stack[-1][2] = max(stack[-1][2], height)
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.CollectionStartEvent):
+            stack.append([event.anchor, 1, 0])
+            if len(stack) > MAX_DEPTH:
+                raise ShapeError(line, f"nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, nodes, height = stack.pop()
+            close(anchor, nodes, height + 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            close(event.anchor, 1, 0)
+        elif isinstance(event, yaml.AliasEvent):
+            if any(frame[0] == event.anchor for frame in stack):
+                raise ShapeError(line, f"alias *{event.anchor} refers to a mapping or list that contains it")
+            nodes, height = sizes.get(event.anchor, (1, 0))  # an undefined alias is the loader's error
+            if len(stack) + height > MAX_DEPTH:
+                raise ShapeError(line, f"alias *{event.anchor} nests more than {MAX_DEPTH} levels deep")
+            added += nodes - 1
+            if added > MAX_ALIAS_NODES:
+                raise ShapeError(
+                    line,
+                    f"aliases expand to more than {MAX_ALIAS_NODES:,} values (an alias bomb?); "
+                    "write the values out instead of repeating aliases",
+                )
+            close(None, nodes, height)
+
+
+def require_regular_file(path: Path, kind: str = "") -> int:
+    """The size of ``path`` in bytes; InputError unless it is a regular file (a directory or FIFO is named as
+    such: reading a FIFO blocks)."""
+    noun = f"{kind} " if kind else ""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{noun}file not found", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    if not stat.S_ISREG(status.st_mode):
+        mode = status.st_mode
+        what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputError(f"is {what}, expected a {noun}YAML file", path=str(path))
+    return status.st_size
+
+
+def read_limited_text(path: Path, kind: str = "") -> str:
+    """The text of ``path``, a regular file of at most MAX_BYTES (a larger one is refused unread)."""
+    size = require_regular_file(path, kind)
+    data = b""
+    if size <= MAX_BYTES:
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_BYTES + 1)  # a file that grew since stat() is cut off here
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        noun = f"{kind} file" if kind else "YAML file"
+        raise InputError(
+            f"the file is {max(size, len(data)):,} bytes, more than the {MAX_BYTES:,} bytes a {noun} may have; "
+            "it was not read. Keep large values (data, lists of questions) in a data file and name its path here",
+            path=str(path),
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+
+
+def load_limited_yaml(path: Path, *, loader: type = yaml.SafeLoader, kind: str = "") -> Any:
+    """Load ``path`` with ``loader`` (a SafeLoader subclass) within the size, depth and alias limits.
+
+    A file over a limit is an InputError at file:line (or naming the size); a YAML syntax error is left
+    to the caller (``yaml.YAMLError``), who words it for its users.
+    """
+    text = read_limited_text(path, kind)
+    try:
+        check_shape(text)
+    except ShapeError as exc:
+        raise InputError(exc.problem, path=str(path), line=exc.line) from None
+    return yaml.load(text, Loader=loader)  # noqa: S506 - SafeLoader or a subclass
+
+
+def load_yaml_value(text: str) -> Any:
+    """A command-line value parsed as YAML, with the same depth and alias limits as files."""
+    check_shape(text)
+    return yaml.safe_load(text)

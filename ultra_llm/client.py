@@ -1,0 +1,397 @@
+"""The LLM client shared by the judge, generation and retriever servers.
+
+Chat completions and embeddings against any OpenAI-compatible endpoint or pool of endpoints (the
+``openai`` async client, routed by ``ultra_llm.pool``), or a local in-process model
+(``ultra_llm.local``, optional extra ``local-llm``). In a batch pass (``ultra_llm.batch``)
+a request the cache cannot answer is handed to the pass's collector instead of being sent.
+It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
+``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
+with the server's message, answers repeated requests from the on-disk cache, and counts tokens.
+The API key lives only in memory: it is never part of a cache key, a result, a log line or an
+error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ultra_kit.errors import InputError
+from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
+from ultra_llm.endpoint_errors import connection_failure, retry_after, server_message
+from ultra_llm.http import lean_http_client
+from ultra_llm.pool import EndpointPool, Member
+from ultra_llm.replies import MalformedReply, Reply, Usage, reply_from_completion, token_count
+from ultra_llm.settings import LLMSettings
+
+__all__ = ["LLMClient", "LLMSettings", "Reply", "Usage"]
+
+log = logging.getLogger("ultra.llm")
+
+# Parameters an endpoint may reject; dropped (and said once) when the server names them in a 400.
+OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
+REASONING_MAX_TOKENS = 4096
+# The openai client's telemetry headers: no endpoint needs them, and each costs header handling per request.
+TELEMETRY_HEADERS = (
+    "X-Stainless-Lang",
+    "X-Stainless-Package-Version",
+    "X-Stainless-OS",
+    "X-Stainless-Arch",
+    "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version",
+    "X-Stainless-Async",
+)
+PER_REQUEST_TELEMETRY = ("x-stainless-retry-count", "x-stainless-read-timeout")
+
+
+class _Retry(Exception):
+    """A transient failure: wait ``delay`` seconds (None = backoff) and try again."""
+
+    def __init__(self, reason: str, delay: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+        self.member: Member | None = None  # the endpoint it failed on
+
+
+class _Fail(Exception):
+    """A permanent failure: report ``reason`` without retrying."""
+
+
+class LLMClient:
+    """Asynchronous chat and embeddings with bounded concurrency, retries, cache and accounting.
+
+    Create it inside the event loop that uses it; ``await client.aclose()`` (or ``async with``).
+    """
+
+    def __init__(self, settings: LLMSettings, cache: AnswerCache | NoCache | None = None) -> None:
+        self.settings = settings
+        self.cache = cache if cache is not None else NoCache()
+        self.usage = Usage()
+        self.dropped: set[str] = set()
+        self.pool = EndpointPool(
+            settings.pool() if settings.backend == "openai" else (),
+            drain_after=settings.drain_after,
+            cool_down=settings.cool_down,
+            usage=self.usage,
+        )
+        self._local_slots = asyncio.Semaphore(settings.max_workers)
+        self._post_options: dict[str, Any] = {}
+        self._local_lock = asyncio.Lock()
+        self._pending: dict[str, asyncio.Future[Reply]] = {}
+        self._secrets = sorted({settings.api_key, *(e.api_key for e in settings.endpoints)} - {""}, key=len)[::-1]
+        # A batch pass (ultra_llm.batch) sets these: where misses go, and which answers its batches brought.
+        self.collector: Any = None
+        self.batch_answered: dict[str, int] = {}
+        self._counted: set[str] = set()
+        self._warned_online = False
+
+    def start_pass(self, collector: Any) -> None:
+        """Begin a batch pass (``ultra_llm.batch``): misses go to ``collector``, counts start again."""
+        self.collector = collector
+        self.usage.restart()
+        self._counted.clear()
+
+    @property
+    def model(self) -> str:
+        """The model as the cache knows it: the same whichever endpoint answers; a local model is marked."""
+        return f"local:{self.settings.model_id}" if self.settings.backend == "local" else self.settings.model_id
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self.pool.aclose()
+
+    # --- public API ------------------------------------------------------------------------
+    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Reply:
+        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key."""
+        sampling = self._effective_sampling(sampling)
+        messages_json = encode(messages)
+        key = cache_key(model_id=self.model, messages_json=messages_json, sampling=sampling, prompt_version=prompt)
+        hit = self.cache.get(key)
+        if hit is not None:
+            fresh = None if key in self._counted else self.batch_answered.get(key)
+            if fresh is not None:  # brought by this run's batches: requests, not a cache hit (counted once a pass)
+                self._counted.add(key)
+            reply = Reply(
+                "ok",
+                hit.text,
+                hit.reasoning,
+                None,
+                hit.prompt_tokens,
+                hit.completion_tokens,
+                cached=fresh is None,
+                attempts=fresh or 0,
+            )
+        elif self.collector is not None:
+            return self.collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
+        elif key in self._pending:
+            # The same request is already on its way (e.g. two docids with the same text): share its answer.
+            first = await asyncio.shield(self._pending[key])
+            reply = Reply(
+                first.status,
+                first.text,
+                first.reasoning,
+                first.error,
+                first.prompt_tokens,
+                first.completion_tokens,
+                cached=first.status == "ok",
+            )
+        else:
+            reply = await self._send_chat(key, messages, sampling, prompt)
+        self.usage.add(reply)
+        return reply
+
+    async def _send_chat(
+        self, key: str, messages: list[dict[str, Any]], sampling: dict[str, Any], prompt: str
+    ) -> Reply:
+        from ultra_llm.batch_files import exporting
+
+        if exporting.get() is not None:
+            raise InputError("this tool cannot export its requests (it does not run its LLM calls in passes)")
+        if self.settings.mode == "batch" and not self._warned_online:
+            self._warned_online = True
+            log.warning("this tool does not run in batch passes: its requests go online to the endpoint(s)")
+
+        def commit(reply: Reply) -> None:
+            answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
+            request = {"messages": messages, "sampling": sampling}
+            self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
+
+        if self.settings.backend == "local":
+            call = lambda _member: self._local_chat(messages, sampling)  # noqa: E731
+        else:
+            call = lambda member: self._openai_chat(member, messages, sampling)  # noqa: E731
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            reply = await self._with_retries(call, commit)
+            future.set_result(reply)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._pending[key]
+        return reply
+
+    async def embed(self, texts: list[str]) -> Reply:
+        """Embeddings of ``texts`` (``reply.vectors``), cached like chat answers."""
+        model = self.settings.embedding_model or self.settings.model_id
+        marked = f"local:{model}" if self.settings.backend == "local" else model
+        key = cache_key(model_id=marked, messages=[{"input": texts}], sampling={}, prompt_version="embeddings")
+        hit = self.cache.get(key)
+        if hit is not None:
+            reply = Reply("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
+        else:
+            if self.settings.backend == "local":
+                call = lambda _member: self._local_embed(model, texts)  # noqa: E731
+            else:
+                call = lambda member: self._openai_embed(member, model, texts)  # noqa: E731
+
+            def commit(reply: Reply) -> None:
+                answer = CachedAnswer(json.dumps(reply.vectors), None, reply.prompt_tokens, 0)
+                self.cache.put(key, model_id=model, prompt="embeddings", request={"input": texts}, answer=answer)
+
+            reply = await self._with_retries(call, commit)
+        self.usage.add(reply)
+        return reply
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key and anything shaped like a key replaced by ``***``."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return re.sub(r"\b(sk-[A-Za-z0-9_\-*]{6,})", "***", text)
+
+    # --- retries -----------------------------------------------------------------------------
+    async def _with_retries(
+        self, call: Callable[[Member | None], Awaitable[Reply]], commit: Callable[[Reply], None]
+    ) -> Reply:
+        """Call until it succeeds or the retries run out; ``commit`` stores a success before its slot frees,
+        so a killed process loses at most the requests in flight. A request that failed on one endpoint of
+        a pool is retried at once on another one, when another one is healthy."""
+        attempts = 0
+        last_reason = ""
+        failed_on: Member | None = None
+        for attempt in range(self.settings.max_retries + 1):
+            attempts += 1
+            try:
+                reply = await self._attempt(call, commit, failed_on)
+                reply.attempts = attempts
+                return reply
+            except _Fail as exc:
+                return Reply("error", error=self.redact(str(exc)), attempts=attempts)
+            except _Retry as exc:
+                last_reason = self.redact(exc.reason)
+                failed_on = exc.member
+                if attempt == self.settings.max_retries:
+                    break
+                if failed_on is not None and self.pool.healthy_elsewhere(failed_on):
+                    log.info("retrying on another endpoint after: %s", last_reason)
+                    continue
+                delay = exc.delay if exc.delay is not None else self._backoff(attempt)
+                log.info("retrying in %.2f s after: %s", delay, last_reason)
+                await asyncio.sleep(delay)
+        tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+        return Reply("error", error=f"gave up after {tries}: {last_reason}", attempts=attempts)
+
+    async def _attempt(
+        self, call: Callable[[Member | None], Awaitable[Reply]], commit: Callable[[Reply], None], avoid: Member | None
+    ) -> Reply:
+        """One try on one slot: the local model's, or the least-loaded endpoint's."""
+        if self.settings.backend == "local":
+            async with self._local_slots:
+                reply = await call(None)
+                commit(reply)
+            return reply
+        member = await self.pool.acquire(avoid)
+        outcome = "cancelled"
+        try:
+            reply = await call(member)
+            commit(reply)
+            outcome = "ok"
+            return reply
+        except _Retry as exc:
+            exc.member, outcome = member, "retry"
+            raise
+        except _Fail:
+            outcome = "fail"
+            raise
+        finally:
+            self.pool.release(member, outcome)
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with full jitter."""
+        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * 2**attempt)
+        return random.uniform(0, ceiling)
+
+    # --- the OpenAI-compatible backend ----------------------------------------------------------
+    def _client(self, member: Member) -> Any:
+        if member.client is None:
+            import openai
+
+            endpoint = member.endpoint
+            member.client = openai.AsyncOpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key or "EMPTY",
+                timeout=self.settings.timeout,
+                max_retries=0,  # retries are ours: one policy, counted
+                http_client=lean_http_client(openai, self.settings.timeout),
+                default_headers=dict.fromkeys(TELEMETRY_HEADERS, openai.Omit()),
+            )
+            self._post_options = {"headers": dict.fromkeys(PER_REQUEST_TELEMETRY, openai.Omit())}
+        return member.client
+
+    def _effective_sampling(self, sampling: dict[str, Any]) -> dict[str, Any]:
+        """Reasoning models take no temperature-like settings and a larger token budget."""
+        sampling = dict(sampling)
+        if self.settings.reasoning:
+            for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty"):
+                sampling.pop(name, None)
+            budget = max(int(sampling.pop("max_tokens", 0) or 0), REASONING_MAX_TOKENS)
+            sampling["max_completion_tokens"] = budget
+        return sampling
+
+    async def _openai_chat(self, member: Member, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+        body = {"model": member.endpoint.model_id, "messages": messages, **sampling}
+        response = await self._request(member, "/chat/completions", body)
+        try:
+            return reply_from_completion(response)
+        except MalformedReply as exc:
+            raise _Retry(str(exc)) from None
+
+    async def _openai_embed(self, member: Member, model: str, texts: list[str]) -> Reply:
+        response = await self._request(member, "/embeddings", {"model": model, "input": texts})
+        try:
+            items = sorted(response["data"], key=lambda d: d["index"])
+            vectors = [list(map(float, item["embedding"])) for item in items]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise _Retry("malformed reply: no embeddings in the response") from None
+        if len(vectors) != len(texts):
+            raise _Retry(f"malformed reply: {len(vectors)} embeddings for {len(texts)} inputs")
+        return Reply("ok", prompt_tokens=token_count(response.get("usage") or {}, "prompt_tokens"), vectors=vectors)
+
+    async def _request(self, member: Member, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST once through the openai client, mapping failures to _Retry / _Fail.
+
+        The client's low-level ``post`` keeps its auth, base URL, time-out and error types but
+        skips the typed parameter transformation of ``create()``, about 1 ms of CPU per request,
+        which at 32 requests in flight is what bounds throughput on a small machine. Parameters
+        the endpoint rejects are dropped (and said once).
+        """
+        import openai
+
+        kwargs = {k: v for k, v in body.items() if k not in self.dropped}
+        for _ in range(len(OPTIONAL_PARAMS) + 1):
+            try:
+                response = await self._client(member).post(
+                    path, body=kwargs, cast_to=object, options=self._post_options
+                )
+                if not isinstance(response, dict):
+                    raise _Retry(f"malformed reply: expected a JSON object, got {type(response).__name__}")
+                return response
+            except openai.RateLimitError as exc:
+                raise _Retry(f"429 rate limited: {server_message(exc)}", retry_after(exc.response)) from None
+            except openai.APIConnectionError as exc:  # APITimeoutError too: aiohttp reports a refusal as one
+                raise _Retry(connection_failure(exc, member.endpoint.base_url, self.settings.timeout)) from None
+            except openai.APIStatusError as exc:
+                if exc.status_code >= 500:
+                    raise _Retry(
+                        f"{exc.status_code} server error: {server_message(exc)}", retry_after(exc.response)
+                    ) from None
+                rejected = self._rejected_param(exc, kwargs)
+                if rejected is None:
+                    raise _Fail(f"{exc.status_code} from the endpoint: {server_message(exc)}") from None
+                kwargs = {k: v for k, v in kwargs.items() if k != rejected}
+            except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+                raise _Retry(f"malformed reply: {type(exc).__name__}") from None
+        raise _Fail("the endpoint rejected every optional parameter")  # pragma: no cover - bounded loop
+
+    def _rejected_param(self, exc: Any, kwargs: dict[str, Any]) -> str | None:
+        """The optional parameter a 400/422 complains about, remembered so it is dropped from now on."""
+        if exc.status_code not in (400, 422):
+            return None
+        message = server_message(exc)
+        for name in OPTIONAL_PARAMS:
+            if name in kwargs and re.search(rf"\b{name}\b", message):
+                if name not in self.dropped:
+                    log.warning("the endpoint rejects '%s'; sending requests without it (%s)", name, message[:200])
+                    self.dropped.add(name)
+                return name
+        return None
+
+    # --- the local backend -----------------------------------------------------------------------
+    async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+        from ultra_llm import local_batch
+        from ultra_llm.local_schema import schema_of
+
+        max_tokens = int(sampling.get("max_tokens") or sampling.get("max_completion_tokens") or 256)
+        temperature, top_p = float(sampling.get("temperature") or 0), float(sampling.get("top_p") or 1)
+        try:
+            schema = schema_of(sampling.get("response_format"))  # decoded under it (ultra_llm.local_schema)
+        except InputError as exc:
+            raise _Fail(str(exc)) from None
+        # one model per process; concurrent requests are generated together (ultra_llm.local_batch)
+        text, n_in, n_out = await local_batch.chat(
+            self.settings.model_id, messages, max_tokens, temperature=temperature, top_p=top_p, schema=schema
+        )
+        return Reply("ok", text, prompt_tokens=n_in, completion_tokens=n_out)
+
+    async def _local_embed(self, model: str, texts: list[str]) -> Reply:  # noqa: ARG002 - the setting names the model
+        import anyio.to_thread
+
+        from ultra_llm import local
+
+        async with self._local_lock:
+            vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)
+        return Reply("ok", vectors=vectors)

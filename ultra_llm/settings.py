@@ -1,0 +1,221 @@
+"""Where and how to ask an LLM: one mapping (``judge_llm``, ``generation_llm`` ...) checked into ``LLMSettings``.
+
+The mapping holds the endpoint (``backend``, ``base_url``, ``model_id``, ``api_key``) or a pool of
+them (``endpoints``: each with ``base_url``, ``model_id``, ``api_key``, ``max_concurrency`` and an
+optional ``weight``), the model's kind (``reasoning``, ``structured_output``, ``embedding_model``),
+the client's limits (``timeout``, ``max_retries``, ``max_workers``; a pool's ``drain_after`` and
+``cool_down``) and, where a server offers it, ``mode: batch`` with the Batch API's limits. A server
+passes the name its users know the mapping by, so every error message names that setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from ultra_kit.errors import InputError
+
+BACKENDS = ("openai", "local")
+MODES = ("online", "batch")
+ENDPOINT_KEYS = ("backend", "base_url", "model_id", "api_key", "reasoning", "structured_output", "embedding_model")
+LIMIT_KEYS = ("timeout", "max_retries", "max_workers")
+POOL_KEYS = ("endpoints", "drain_after", "cool_down")
+BATCH_KEYS = ("mode", "batch_max_requests", "batch_max_bytes", "batch_poll_interval", "batch_completion_window")
+LLM_KEYS = frozenset(ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS)
+POOL_ENTRY_KEYS = ("base_url", "model_id", "api_key", "max_concurrency", "weight")
+# Retry pacing is the client's own policy, not a user setting; tests shorten it.
+BACKOFF_BASE = 0.5
+BACKOFF_MAX = 30.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One server of a pool: where it is, the name it serves the model under, and how much it takes at once."""
+
+    base_url: str
+    model_id: str
+    api_key: str = field(repr=False)
+    max_concurrency: int
+    weight: float = 1.0
+
+    def public(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("api_key")
+        return data
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """``mode: batch``: the Batch API's per-batch limits, the polling pace and the completion window."""
+
+    max_requests: int
+    max_bytes: int
+    poll_interval: float
+    completion_window: str
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """A checked LLM mapping: endpoint(s), model kind, client limits and mode."""
+
+    model_id: str
+    base_url: str
+    api_key: str = field(repr=False)
+    backend: Literal["openai", "local"]
+    reasoning: bool
+    structured_output: bool
+    embedding_model: str
+    timeout: float
+    max_retries: int
+    max_workers: int
+    backoff_base: float = BACKOFF_BASE
+    backoff_max: float = BACKOFF_MAX
+    # A pool (empty: the one endpoint above); drain_after 0 never drains an endpoint.
+    endpoints: tuple[Endpoint, ...] = ()
+    drain_after: int = 0
+    cool_down: float = 0.0
+    mode: Literal["online", "batch"] = "online"
+    batch: BatchLimits | None = None
+
+    @classmethod
+    def from_mapping(cls, mapping: Any, *, name: str, **pacing: float) -> LLMSettings:
+        """Check ``mapping`` (the setting called ``name``); unknown, missing or bad keys raise InputError.
+
+        ``backend``, ``api_key``, ``reasoning``, ``structured_output`` and ``embedding_model`` may be
+        left out (openai, none, off, off, the chat model); ``model_id`` and the limits may not. The local
+        backend always has structured output (it decodes under the schema: ``local_schema``), so it is on there. A
+        non-empty ``endpoints`` list needs ``drain_after`` and ``cool_down``; ``mode: batch`` needs the
+        ``batch_*`` keys. ``pacing`` sets ``backoff_base`` / ``backoff_max`` (tests).
+        """
+        if not isinstance(mapping, dict):
+            raise InputError(f"{name} must be a mapping with keys {sorted(LLM_KEYS)}, got {type(mapping).__name__}")
+        unknown = set(mapping) - LLM_KEYS
+        if unknown:
+            raise InputError(f"{name} has unknown keys {sorted(unknown)}; known keys: {sorted(LLM_KEYS)}")
+        missing = [key for key in LIMIT_KEYS if mapping.get(key) is None]
+        if missing:
+            raise InputError(f"{name} needs {missing} (seconds per request, retries, requests in flight)")
+        backend = mapping.get("backend") or "openai"
+        if backend not in BACKENDS:
+            raise InputError(f"{name}.backend must be one of {list(BACKENDS)}, got {backend!r}")
+        try:
+            timeout, retries, workers = (
+                float(mapping["timeout"]),
+                int(mapping["max_retries"]),
+                int(mapping["max_workers"]),
+            )
+        except (TypeError, ValueError):
+            raise InputError(f"{name}.timeout, .max_retries and .max_workers must be numbers") from None
+        if timeout <= 0 or workers < 1 or retries < 0:
+            raise InputError(f"{name}.timeout must be > 0, {name}.max_workers >= 1 and {name}.max_retries >= 0")
+        endpoints = _pool(mapping, name=name, workers=workers) if backend == "openai" else ()
+        model_id = endpoints[0].model_id if endpoints else str(mapping.get("model_id") or "")
+        base_url = str(mapping.get("base_url") or "")
+        if backend == "openai" and not endpoints and not (model_id and base_url):
+            raise InputError(
+                f"{name} needs base_url and model_id for the openai backend (any OpenAI-compatible server)"
+            )
+        mode = mapping.get("mode") or "online"
+        if mode not in MODES:
+            raise InputError(f"{name}.mode must be one of {list(MODES)}, got {mode!r}")
+        if mode == "batch" and backend != "openai":
+            raise InputError(f"{name}.mode batch needs the openai backend (an endpoint with /v1/batches)")
+        drain_after, cool_down = _drain(mapping, name=name) if len(endpoints) > 1 else (0, 0.0)
+        return cls(
+            model_id=model_id,
+            base_url=endpoints[0].base_url if endpoints else base_url,
+            api_key=endpoints[0].api_key if endpoints else str(mapping.get("api_key") or ""),
+            backend=backend,
+            reasoning=bool(mapping.get("reasoning") or False),
+            structured_output=backend == "local" or bool(mapping.get("structured_output") or False),
+            embedding_model=str(mapping.get("embedding_model") or ""),
+            timeout=timeout,
+            max_retries=retries,
+            max_workers=sum(e.max_concurrency for e in endpoints) if endpoints else workers,
+            endpoints=endpoints,
+            drain_after=drain_after,
+            cool_down=cool_down,
+            mode=mode,
+            batch=_batch_limits(mapping, name=name) if mode == "batch" else None,
+            **pacing,
+        )
+
+    def public(self) -> dict[str, Any]:
+        """The settings as they may be written to a result: without the API keys."""
+        data = asdict(self)
+        data.pop("api_key")
+        data["endpoints"] = [endpoint.public() for endpoint in self.endpoints]
+        return data
+
+    def pool(self) -> tuple[Endpoint, ...]:
+        """The endpoints requests go to: the pool, or the one endpoint of ``base_url``."""
+        if self.endpoints:
+            return self.endpoints
+        return (Endpoint(self.base_url, self.model_id, self.api_key, self.max_workers),)
+
+
+def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint, ...]:
+    """The checked ``endpoints`` list; every endpoint must serve the same model (results never depend on routing)."""
+    entries = mapping.get("endpoints") or []
+    if not isinstance(entries, list):
+        raise InputError(f"{name}.endpoints must be a list of mappings with keys {list(POOL_ENTRY_KEYS)}")
+    endpoints = []
+    for i, entry in enumerate(entries):
+        where = f"{name}.endpoints[{i}]"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where} must be a mapping with keys {list(POOL_ENTRY_KEYS)}")
+        unknown = set(entry) - set(POOL_ENTRY_KEYS)
+        if unknown:
+            raise InputError(f"{where} has unknown keys {sorted(unknown)}; known keys: {list(POOL_ENTRY_KEYS)}")
+        model_id = str(entry.get("model_id") or mapping.get("model_id") or "")
+        if not entry.get("base_url") or not model_id:
+            raise InputError(f"{where} needs base_url and model_id ({name}.model_id is used when it has none)")
+        try:
+            capacity = int(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
+            weight = float(entry.get("weight", 1.0))
+        except (TypeError, ValueError):
+            raise InputError(f"{where}.max_concurrency and .weight must be numbers") from None
+        if capacity < 1 or weight <= 0:
+            raise InputError(f"{where}.max_concurrency must be >= 1 and .weight > 0")
+        # A key is sent only to the endpoint it is written for: an entry without api_key sends none.
+        endpoints.append(Endpoint(str(entry["base_url"]), model_id, str(entry.get("api_key") or ""), capacity, weight))
+    models = sorted({e.model_id for e in endpoints})
+    if len(models) > 1:
+        raise InputError(
+            f"{name}.endpoints serve different models {models}: a pool serves one model, so that results "
+            "(and the cache) do not depend on which endpoint answered"
+        )
+    return tuple(endpoints)
+
+
+def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:
+    if mapping.get("drain_after") is None or mapping.get("cool_down") is None:
+        raise InputError(f"{name} with several endpoints needs drain_after (failures in a row) and cool_down (s)")
+    try:
+        drain_after, cool_down = int(mapping["drain_after"]), float(mapping["cool_down"])
+    except (TypeError, ValueError):
+        raise InputError(f"{name}.drain_after and .cool_down must be numbers") from None
+    if drain_after < 0 or cool_down < 0:
+        raise InputError(f"{name}.drain_after and .cool_down must be >= 0")
+    return drain_after, cool_down
+
+
+def _batch_limits(mapping: dict[str, Any], *, name: str) -> BatchLimits:
+    keys = BATCH_KEYS[1:]
+    missing = [key for key in keys if mapping.get(key) in (None, "")]
+    if missing:
+        raise InputError(f"{name}.mode batch needs {missing}")
+    try:
+        limits = BatchLimits(
+            int(mapping["batch_max_requests"]),
+            int(mapping["batch_max_bytes"]),
+            float(mapping["batch_poll_interval"]),
+            str(mapping["batch_completion_window"]),
+        )
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{name}.batch_max_requests, .batch_max_bytes and .batch_poll_interval must be numbers"
+        ) from None
+    if limits.max_requests < 1 or limits.max_bytes < 1024 or limits.poll_interval <= 0:
+        raise InputError(f"{name}: batch_max_requests >= 1, batch_max_bytes >= 1024 and batch_poll_interval > 0")
+    return limits

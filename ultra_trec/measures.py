@@ -1,0 +1,254 @@
+"""Retrieval measures: the registry of measure families, parsing and printing of measure names.
+
+A measure is a family (``ndcg``) plus an optional parameter: a rank cutoff (``ndcg@10``) or, for
+``iprec_at_recall`` and ``Rprec_mult``, a fraction (``iprec_at_recall@0.10``). Its printed name is
+the key of the result and parses back to the same measure. Every family is declared once, in
+``FAMILIES`` (``registry.py``). Error messages, the tools' field descriptions and
+``registry_markdown()`` are generated from there. Accepted spellings: ours (``P@5``), trec_eval's
+(``P_5``), pytrec_eval's parameterised ones (``P.5,10``, ``ndcg_cut.1,4``) and nicknames
+(``all_trec``, ``official``, ``set``), ir_measures/ranx's (``nDCG@10``, ``RR@10``, ``Judged@10``).
+Names are matched against the registry (longest spelling first), never ``eval``; case does not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ultra_kit.errors import InputError
+from ultra_trec.registry import FAMILIES, NICKNAMES, WHOLE_RANKING, Family
+
+__all__ = ["FAMILIES", "Family", "Measure", "known_names", "parse_measure", "parse_measures", "registry_markdown"]
+
+# Lower-cased spelling (without cutoff) -> family name.
+ALIASES: dict[str, str] = {spelling: f.name for f in FAMILIES.values() for spelling in f.spellings()}
+# Spellings by length, longest first: "rprec_mult_0.2" is Rprec_mult at 0.2, not Rprec.
+_BY_LENGTH = sorted(ALIASES, key=len, reverse=True)
+
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One retrieval measure, e.g. ``Measure("ndcg", 10)`` printed ``ndcg@10``."""
+
+    family: str
+    k: int | float | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise InputError(f"unknown measure family {self.family!r}; {known_names()}")
+        family = FAMILIES[self.family]
+        if family.cutoff == "none" and self.k is not None:
+            raise InputError(f"{self.family} takes no cutoff (got @{self.k}); {known_names()}")
+        if family.cutoff == "required" and self.k is None:
+            raise InputError(f"{self.family} needs a cutoff, e.g. {self.family}@10, or give ks")
+        if self.k is None:
+            return
+        if family.param == "fraction":
+            if isinstance(self.k, bool) or not isinstance(self.k, (int, float)) or not 0 <= self.k < 1e6:
+                raise InputError(f"{self.family} takes a non-negative number (e.g. 0.5), got {self.k!r}")
+            object.__setattr__(self, "k", float(self.k))
+        elif isinstance(self.k, bool) or not isinstance(self.k, int) or self.k <= 0:
+            raise InputError(f"cutoff k must be a positive integer, got {self.k!r} for {self.family}")
+
+    @property
+    def name(self) -> str:
+        """The printed name, also the result key (``P@5``); it parses back to this measure."""
+        return self.family if self.k is None else f"{self.family}@{self._param_text()}"
+
+    @property
+    def in_trec_eval(self) -> bool:
+        """Whether trec_eval computes this measure (``mrr``, not ``mrr@10``; not ``hits@k``)."""
+        family = FAMILIES[self.family]
+        return (family.trec_name if self.k is None else family.trec_cut_name) is not None
+
+    @property
+    def trec_name(self) -> str:
+        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``);
+        a measure trec_eval does not compute keeps its own name (``mrr@10``, ``hits@5``)."""
+        family = FAMILIES[self.family]
+        if not self.in_trec_eval:
+            return self.name
+        if self.k is None:
+            return family.trec_name  # type: ignore[return-value]
+        text = f"{self.k:.2f}" if family.param == "fraction" else str(self.k)
+        return f"{family.trec_cut_name}_{text}"
+
+    @property
+    def description(self) -> str:
+        """One line saying what the measure computes."""
+        return FAMILIES[self.family].description
+
+    @property
+    def aggregate(self) -> str:
+        """How the per-query values are summarised: mean, geometric, sum or text."""
+        return FAMILIES[self.family].aggregate
+
+    def compute(self, judged: Any) -> Any:
+        """Per-query values, by the function the registry names for this family."""
+        return FAMILIES[self.family].compute(judged, self.k)
+
+    def _param_text(self) -> str:
+        if isinstance(self.k, float):
+            short = f"{self.k:.2f}"
+            return short if float(short) == self.k else repr(self.k)
+        return str(self.k)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def describe_names() -> str:
+    """Every accepted measure name, from the registry (for error messages and field descriptions)."""
+    families = list(FAMILIES.values())
+    ours = [u for f in families for u in f.usage()]
+    trec = [n for f in families for n in f.trec_names() if n not in f.usage()]
+    aliases = [a for f in families for a in f.aliases]
+    expanding = [f.name for f in families if f.expands_over_ks]
+    return (
+        f"{', '.join(ours)}; trec_eval names: {', '.join(trec)} (parameter after _, . or @; several as P.5,10); "
+        f"aliases: {', '.join(aliases)}; nicknames: {', '.join(NICKNAMES)}; bare {', '.join(expanding)} "
+        "expand over ks, or without ks over trec_eval's default cutoffs; without ks, bare "
+        f"{', '.join(WHOLE_RANKING)} mean the whole ranking ({', '.join(dict.fromkeys(WHOLE_RANKING.values()))})"
+    )
+
+
+def known_names() -> str:
+    """The sentence listing every accepted measure name, used in error messages."""
+    return f"known measures: {describe_names()}"
+
+
+def registry_markdown() -> str:
+    """A Markdown table of the measure families: the documentation's list of measures."""
+    rows = [
+        "| name | trec_eval name | aliases | parameter | summary | needs judged non-relevant | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in FAMILIES.values():
+        cutoff = f.cutoff if f.cutoff == "none" else f"{f.cutoff} {'fraction' if f.param == 'fraction' else 'k'}"
+        if f.expands_over_ks:
+            cutoff += ", bare name expands over ks"
+        if f.defaults and f.cutoff != "none":
+            cutoff += f"; default {','.join(_number(d) for d in f.defaults)}"
+        rows.append(
+            f"| {', '.join(f.usage())} | {', '.join(f.trec_names()) or '-'} | {', '.join(f.aliases) or '-'} "
+            f"| {cutoff} | {f.aggregate} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse one measure name (``ndcg@10``, ``P_5``, ``recip_rank``) into a Measure."""
+    family, params, _ = _parse_name(text)
+    if params is not None and len(params) != 1:
+        raise InputError(f"{text!r} names {len(params)} measures; give one (e.g. {family}@{params[0]})")
+    if params is None and text.strip().lower() in WHOLE_RANKING:
+        return Measure(WHOLE_RANKING[text.strip().lower()])
+    if params is None and FAMILIES[family].cutoff == "required":
+        raise InputError(f"{text!r} needs a cutoff: write {family}@10, or give ks (e.g. [1, 5, 10])")
+    return Measure(family, None if params is None else params[0])
+
+
+def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | None = None) -> list[Measure]:
+    """Parse a list of names, expanding bare names and nicknames.
+
+    A bare name of a family that expands (``precision``, ``recall``, ``success``, ``hits``,
+    ``ndcg``) becomes one measure per k when ``ks`` is given; ``map`` and ``mrr`` stay whole-ranking.
+    Without ``ks``: bare ``ndcg``/``map`` are the whole ranking, bare ``precision``/``recall``
+    (ranx's spellings) are ``set_P``/``set_recall``, and other bare cutoff names (``P``,
+    ``ndcg_cut``, ``success``, ``iprec_at_recall``) take trec_eval's default parameters.
+    Nicknames (``all_trec``, ``official``, ``set``) give trec_eval's lists with its defaults.
+    Duplicates are dropped, order kept. An empty list is an error.
+    """
+    if isinstance(names, (str, Measure)):
+        names = [names]
+    cutoffs = _parse_ks(ks)
+    measures: list[Measure] = []
+    for item in names:
+        if isinstance(item, Measure):
+            measures.append(item)
+            continue
+        nickname = item.strip().lower() if isinstance(item, str) else None
+        if nickname in NICKNAMES:
+            measures.extend(m for name in NICKNAMES[nickname] for m in _bare(name, []))
+            continue
+        family, params, spelling = _parse_name(item)
+        if params is not None:
+            measures.extend(Measure(family, p) for p in params)
+        elif not cutoffs and spelling in WHOLE_RANKING:
+            measures.append(Measure(WHOLE_RANKING[spelling]))
+        else:
+            measures.extend(_bare(spelling, cutoffs))
+    if not measures:
+        raise InputError(f"no measures given; {known_names()}")
+    return list(dict.fromkeys(measures))
+
+
+def _bare(spelling: str, cutoffs: list[int]) -> list[Measure]:
+    """The measures a name without parameter stands for (see ``parse_measures``)."""
+    family = FAMILIES[ALIASES[spelling.lower()]]
+    cut_spelling = family.trec_cut_name is not None and spelling.lower() not in (
+        family.name.lower(),
+        (family.trec_name or "").lower(),
+    )
+    if cutoffs and family.param == "rank" and (family.expands_over_ks or cut_spelling):
+        return [Measure(family.name, k) for k in cutoffs]
+    if family.cutoff == "required" or cut_spelling:
+        return [Measure(family.name, k) for k in family.defaults]
+    return [Measure(family.name)]
+
+
+def _parse_name(text: Any) -> tuple[str, list[int | float] | None, str]:
+    """(family, its parameters or None, the spelling used) of a measure name; parameters unchecked."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"a measure name must be a non-empty string, got {text!r}; {known_names()}")
+    name = text.strip()
+    lower = name.lower()
+    if lower in ALIASES:
+        return ALIASES[lower], None, lower
+    for spelling in _BY_LENGTH:
+        if lower.startswith(spelling) and len(lower) > len(spelling) and lower[len(spelling)] in "@_.":
+            family = FAMILIES[ALIASES[spelling]]
+            return family.name, _parse_params(text, name[len(spelling) + 1 :], family), spelling
+    raise InputError(f"unknown measure {text!r}; {known_names()}")
+
+
+def _parse_params(text: str, raw: str, family: Family) -> list[int | float]:
+    """``5`` or ``5,10`` (pytrec_eval) as cutoffs; fractions for recall levels and multiples of R."""
+    if family.cutoff == "none":
+        raise InputError(f"{family.name} takes no cutoff (got {text!r}); {known_names()}")
+    params: list[int | float] = []
+    for part in raw.split(","):
+        try:
+            value: int | float = float(part) if family.param == "fraction" else int(part)
+        except ValueError:
+            what = "a number such as 0.5" if family.param == "fraction" else "a positive integer"
+            raise InputError(f"parameter of {text!r} must be {what}, got {part!r}") from None
+        if family.param == "rank" and value <= 0:
+            raise InputError(f"cutoff of {text!r} must be a positive integer (k >= 1), got {value}")
+        params.append(value)
+    return params
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and not isinstance(value, float) else f"{value:g}"
+
+
+def _parse_ks(ks: Iterable[int] | None) -> list[int]:
+    if ks is None:
+        return []
+    if isinstance(ks, (int, str)):
+        ks = [ks]  # type: ignore[list-item]
+    cutoffs: list[int] = []
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int):
+            try:
+                k = int(str(k))
+            except ValueError:
+                raise InputError(f"ks must be positive integers, got {k!r}") from None
+        if k <= 0:
+            raise InputError(f"ks must be positive integers, got {k}")
+        cutoffs.append(k)
+    return list(dict.fromkeys(cutoffs))

@@ -1,0 +1,189 @@
+"""The registry of retrieval measure families: every measure is declared once, here.
+
+``measures`` parses and prints names from it; the engine computes each family with the function
+named here; error messages, tool field descriptions and the docs' table are generated from it.
+The order is trec_eval's own (``-m all_trec``), followed by the measures trec_eval lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ultra_trec import scoring, scoring_gain, scoring_judged, scoring_sets
+
+CUTOFF_RULES = ("none", "optional", "required")
+PARAMS = ("rank", "fraction")
+AGGREGATES = ("mean", "geometric", "sum", "text")
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs
+
+
+@dataclass(frozen=True)
+class Family:
+    """A kind of measure, declared once: everything the parser, engine and documentation need.
+
+    ``trec_name`` / ``trec_cut_name``: trec_eval's name without / with a parameter (``ndcg`` /
+    ``ndcg_cut`` in ``ndcg_cut_10``); None where trec_eval has no such measure;
+    ``param``: ``rank`` (an integer cutoff k) or ``fraction`` (a recall level, a multiple of R);
+    ``defaults``: trec_eval's default parameters, used for a bare name when no ``ks`` apply;
+    ``expands_over_ks``: a bare name becomes one measure per k of ``ks``;
+    ``needs_judged_nonrelevant``: the measure reads judged documents below the relevance level
+    (the ranker then keeps every judged row, which costs a little time);
+    ``aggregate``: the summary over queries: mean, geometric (per-query values are logs; the summary
+    is exp of their mean), sum (counts), text (per-query strings, no summary).
+    """
+
+    name: str
+    description: str
+    compute: Callable[[scoring.Judged, Any], Any]
+    trec_name: str | None = None
+    trec_cut_name: str | None = None
+    aliases: tuple[str, ...] = ()
+    cutoff: str = "none"  # one of CUTOFF_RULES
+    param: str = "rank"  # one of PARAMS
+    defaults: tuple[float, ...] = ()
+    expands_over_ks: bool = False
+    needs_judged_nonrelevant: bool = False
+    aggregate: str = "mean"  # one of AGGREGATES
+
+    def spellings(self) -> list[str]:
+        """Every accepted name without cutoff, lower-cased."""
+        names = [self.name, self.trec_name, self.trec_cut_name, *self.aliases]
+        return list(dict.fromkeys(n.lower() for n in names if n))
+
+    def usage(self) -> list[str]:
+        """How the family is written with our names: ``mrr``; ``ndcg``, ``ndcg@k``; ``P@k``."""
+        bare = [self.name] if self.cutoff != "required" else []
+        return bare + ([f"{self.name}@{'x' if self.param == 'fraction' else 'k'}"] if self.cutoff != "none" else [])
+
+    def trec_names(self) -> list[str]:
+        """trec_eval's names: ``ndcg``, ``ndcg_cut_k`` (only the forms trec_eval computes)."""
+        bare = [self.trec_name] if self.cutoff != "required" and self.trec_name else []
+        suffix = "x" if self.param == "fraction" else "k"
+        return bare + ([f"{self.trec_cut_name}_{suffix}"] if self.cutoff != "none" and self.trec_cut_name else [])
+
+
+def _family(name: str, description: str, compute: Callable[..., Any], **fields: Any) -> Family:
+    return Family(name=name, description=description, compute=compute, **fields)
+
+
+_CUT = {"cutoff": "required", "defaults": TREC_CUTOFFS, "expands_over_ks": True}
+_LEVELS = {"cutoff": "required", "param": "fraction"}
+_JUDGED = {"needs_judged_nonrelevant": True}
+
+# One entry per family, two or three lines each: the registry reads as a table.
+# fmt: off
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        _family("runid", "the run's tag (sixth column of its first line): text, per query", scoring_judged.runid,
+                trec_name="runid", aggregate="text"),
+        _family("num_q", "number of evaluated queries (1 per query; the summary is the count)", scoring_sets.num_q,
+                trec_name="num_q", aggregate="sum"),
+        _family("num_ret", "documents retrieved (after max_depth); summary: the sum", scoring_sets.num_ret,
+                trec_name="num_ret", aggregate="sum"),
+        _family("num_rel", "relevant documents in the qrels; summary: the sum", scoring_sets.num_rel,
+                trec_name="num_rel", aggregate="sum"),
+        _family("num_rel_ret", "relevant documents retrieved; summary: the sum", scoring_sets.num_rel_ret,
+                trec_name="num_rel_ret", aggregate="sum"),
+        _family("map", "mean average precision (at k: only the top k count, still / R)", scoring.average_precision,
+                trec_name="map", trec_cut_name="map_cut", aliases=("AP",), cutoff="optional", defaults=TREC_CUTOFFS),
+        _family("gm_map", "average precision, geometric mean over queries (per query: log(max(AP, 1e-5)))",
+                scoring_sets.gm_map, trec_name="gm_map", aggregate="geometric"),
+        _family("R-prec", "precision at rank R (R = relevant documents of the query)", scoring.r_precision,
+                trec_name="Rprec"),
+        _family("bpref", "binary preference: relevant ranked above judged non-relevant (top R of them)",
+                scoring_judged.bpref, trec_name="bpref", **_JUDGED),
+        _family("mrr", "reciprocal rank of the first relevant document (at k: 0 if it is below rank k)",
+                scoring.reciprocal_rank, trec_name="recip_rank", aliases=("RR",), cutoff="optional"),
+        _family("iprec_at_recall", "interpolated precision at recall level x (0.0-1.0)",
+                scoring_sets.interpolated_precision, trec_cut_name="iprec_at_recall", aliases=("IPrec",),
+                defaults=scoring_sets.RECALL_LEVELS, **_LEVELS),
+        _family("P", "precision at k: relevant in the top k / k", scoring.precision, trec_name="P", trec_cut_name="P",
+                aliases=("precision",), **_CUT),
+        _family("relstring", "grades of the first k (10) documents as text ('-' unjudged, '.' grade < 0)",
+                scoring_judged.relstring, trec_name="relstring", trec_cut_name="relstring", cutoff="optional",
+                aggregate="text", **_JUDGED),
+        _family("recall", "recall at k: relevant in the top k / R", scoring.recall, trec_name="recall",
+                trec_cut_name="recall", aliases=("R",), **_CUT),
+        _family("unj", "share of the top k absent from the qrels or graded < 0", scoring_judged.unjudged,
+                trec_name="unj", trec_cut_name="unj", **{**_CUT, "defaults": (5, 10, 20)}, **_JUDGED),
+        _family("rbp", "rank-biased precision, p = 0.9 (gains scaled to [0, 1])", scoring_gain.rank_biased_precision,
+                trec_name="rbp"),
+        _family("rbp_resid", "rbp's residual: the mass left to unjudged documents", scoring_judged.rbp_residual,
+                trec_name="rbp_resid", **_JUDGED),
+        _family("infAP", "inferred average precision (Yilmaz and Aslam)", scoring_judged.inferred_ap, trec_name="infAP",
+                **_JUDGED),
+        _family("gm_bpref", "bpref, geometric mean over queries (per query: log(max(bpref, 1e-5)))",
+                scoring_judged.gm_bpref, trec_name="gm_bpref", aggregate="geometric", **_JUDGED),
+        _family("utility", "relevant retrieved - non-relevant retrieved (trec_eval's default coefficients)",
+                scoring_sets.utility, trec_name="utility"),
+        _family("11pt_avg", "interpolated precision averaged over recall levels 0.0, 0.1, ..., 1.0",
+                scoring_sets.eleven_point_average, trec_name="11pt_avg"),
+        _family("ndcg", "nDCG with linear gains (the grades), log2(rank+1) discount", scoring.ndcg, trec_name="ndcg",
+                trec_cut_name="ndcg_cut", aliases=("nDCG",), cutoff="optional", defaults=TREC_CUTOFFS,
+                expands_over_ks=True),
+        _family("relative_P", "relevant in the top k / min(k, R)", scoring_sets.relative_precision,
+                trec_name="relative_P", trec_cut_name="relative_P", **_CUT),
+        _family("Rprec_mult", "precision at rank x * R (rounded as trec_eval does)", scoring_sets.r_precision_multiple,
+                trec_name="Rprec_mult", trec_cut_name="Rprec_mult",
+                defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), **_LEVELS),
+        _family("success", "1 if a relevant document is in the top k", scoring.success, trec_name="success",
+                trec_cut_name="success", aliases=("hit_rate",), **{**_CUT, "defaults": (1, 5, 10)}),
+        _family("ndcg_rel", "nDCG averaged over the documents with a positive grade", scoring_gain.ndcg_rel,
+                trec_name="ndcg_rel"),
+        _family("Rndcg", "nDCG averaged at the ranks where the ideal gain drops (R levels)", scoring_gain.r_ndcg,
+                trec_name="Rndcg"),
+        _family("binG", "binary G: 1 / log2(2 + non-relevant above) per relevant retrieved, / R", scoring_sets.binary_g,
+                trec_name="binG"),
+        _family("G", "normalised gain G (trec_eval's experimental measure mixing MAP and nDCG)",
+                scoring_gain.normalised_gain, trec_name="G"),
+        _family("set_P", "precision of the whole ranking: relevant retrieved / retrieved", scoring_sets.set_precision,
+                trec_name="set_P"),
+        _family("set_recall", "recall of the whole ranking: relevant retrieved / R", scoring_sets.set_recall,
+                trec_name="set_recall"),
+        _family("set_relative_P", "relevant retrieved / min(retrieved, R)", scoring_sets.set_relative_precision,
+                trec_name="set_relative_P"),
+        _family("set_map", "relevant retrieved^2 / (retrieved * R)", scoring_sets.set_map, trec_name="set_map"),
+        _family("set_F", "F1 of the whole ranking's precision and recall", scoring_sets.set_f, trec_name="set_F",
+                aliases=("f1",)),
+        _family("num_nonrel_judged_ret", "judged non-relevant documents retrieved; summary: the sum",
+                scoring_judged.num_nonrel_judged_ret, trec_name="num_nonrel_judged_ret", aggregate="sum", **_JUDGED),
+        _family("hits", "relevant documents in the top k, a count (ranx's hits)", scoring.hits, **_CUT),
+        _family("Judged", "share of the top k present in the qrels (ir_measures' Judged@k)",
+                scoring_judged.judged_share, **_CUT, **_JUDGED),
+    )
+}
+
+# trec_eval's measure lists (``-m official``, ``-m all_trec``, ``-m set``), in its printing order.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": tuple(f.trec_cut_name if f.trec_name is None else f.trec_name
+                      for f in FAMILIES.values() if f.trec_name or f.trec_cut_name) + ("map_cut", "ndcg_cut"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+}
+# fmt: on
+# ranx / ir_measures spellings that mean the whole ranking when written without a cutoff.
+WHOLE_RANKING = {"precision": "set_P", "recall": "set_recall", "r": "set_recall"}
+
+
+def check_registry() -> None:
+    """Each spelling names one family; each rule is known (checked once, at import)."""
+    owners: dict[str, str] = {}
+    for family in FAMILIES.values():
+        if family.cutoff not in CUTOFF_RULES or (family.expands_over_ks and family.cutoff == "none"):
+            raise AssertionError(f"{family.name}: cutoff {family.cutoff!r} cannot expand over ks")
+        if family.param not in PARAMS or family.aggregate not in AGGREGATES:
+            raise AssertionError(f"{family.name}: unknown param {family.param!r} or aggregate {family.aggregate!r}")
+        for spelling in family.spellings():
+            if owners.setdefault(spelling, family.name) != family.name:
+                raise AssertionError(f"{spelling!r} names both {owners[spelling]} and {family.name}")
+    for nickname in NICKNAMES:
+        if nickname in owners:
+            raise AssertionError(f"nickname {nickname!r} is also a measure name")
+
+
+check_registry()

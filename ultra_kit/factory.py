@@ -29,11 +29,23 @@ log = logging.getLogger("ultra.server")
 PARAMETER_FILE = "parameter.yaml"
 
 
-def tool_hints(*, read_only: bool = False, idempotent: bool = True, open_world: bool = False) -> Callable:
-    """Decorator recording MCP tool annotations on a tool function (read by ``build_server``)."""
+def tool_hints(
+    *, read_only: bool = False, idempotent: bool = True, open_world: bool = False, destructive: bool = False
+) -> Callable:
+    """Decorator recording MCP tool annotations on a tool function (read by ``build_server``).
+
+    ``destructive`` says the tool may change or remove what already exists. No tool of this project
+    does (each writes new, reserved files), so it is False unless a tool says otherwise; MCP's own
+    default, when a tool states nothing, is True.
+    """
 
     def mark(fn: Callable) -> Callable:
-        fn.__tool_hints__ = {"read_only": read_only, "idempotent": idempotent, "open_world": open_world}
+        fn.__tool_hints__ = {
+            "read_only": read_only,
+            "idempotent": idempotent,
+            "open_world": open_world,
+            "destructive": destructive and not read_only,
+        }
         return fn
 
     return mark
@@ -78,9 +90,10 @@ def build_server(
     app = server_class()(name, version=__version__, instructions=instructions or None)
     app.argument_checks = {}  # tool name -> ArgumentCheck, applied by the server class before the SDK validates
     for fn in tools:
-        hints = getattr(fn, "__tool_hints__", {"read_only": False, "idempotent": True, "open_world": False})
+        hints = getattr(fn, "__tool_hints__", None) or tool_hints()(lambda: None).__tool_hints__
         annotations = ToolAnnotations(
             read_only_hint=hints["read_only"],
+            destructive_hint=hints["destructive"],
             idempotent_hint=hints["idempotent"],
             open_world_hint=hints["open_world"],
         )
@@ -110,6 +123,10 @@ class ServerSpec:
         return build_server(
             self.name, list(self.load_tools()), package_dir=self.package_dir, instructions=self.instructions
         )
+
+    def main(self) -> None:
+        """Serve every tool over stdio (what ``python -m servers.<name>`` runs)."""
+        self.create_app().run()
 
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""

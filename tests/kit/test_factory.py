@@ -124,3 +124,23 @@ async def test_a_setting_the_tool_expands_itself_needs_no_variable_until_used(
         monkeypatch.setenv("FACTORY_TEST_TOKEN", "s3cret-value")
         result = await client.call_tool("maybe_token", {"use": True})
         assert result.structured_content == {"token": "***"}  # expanded by the tool, still redacted
+
+
+def test_tool_annotations_state_destructive_and_read_only_tools_are_never_destructive():
+    """MCP assumes a tool is destructive unless told; every tool here states it."""
+
+    @tool_hints(read_only=False, idempotent=False)
+    def writes_new_files() -> dict:
+        return {}
+
+    @tool_hints(read_only=False, destructive=True)
+    def overwrites() -> dict:
+        return {}
+
+    @tool_hints(read_only=True, destructive=True)
+    def reads() -> dict:
+        return {}
+
+    assert writes_new_files.__tool_hints__["destructive"] is False
+    assert overwrites.__tool_hints__["destructive"] is True
+    assert reads.__tool_hints__["destructive"] is False

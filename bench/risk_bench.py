@@ -54,7 +54,7 @@ def load() -> float:
 def bench_local(n: int) -> dict:
     from servers.judge.answer_runner import build_items, run_answer_judge
     from servers.judge.prompting import load_prompt
-    from ultra_llm import local
+    from ultra_llm.local import models as local
 
     started = time.perf_counter()
     loaded = local.load_chat_model("smollm2")
@@ -105,7 +105,7 @@ def bench_threads(repeats: int = 3) -> dict:
     """8 rows x 32 tokens, free text, with 1 and 2 torch threads in turn: median seconds of each."""
     import torch
 
-    from ultra_llm import local
+    from ultra_llm.local import models as local
 
     loaded = local.load_chat_model("smollm2")
     rows = [[{"role": "user", "content": f"Write {i} short facts about courts."}] for i in range(8)]

@@ -2,7 +2,7 @@
 
 Chat completions and embeddings against any OpenAI-compatible endpoint or pool of endpoints (the
 ``openai`` async client, routed by ``ultra_llm.pool``), or a local in-process model
-(``ultra_llm.local``, optional extra ``local-llm``). In a batch pass (``ultra_llm.batch``)
+(``ultra_llm.local.models``, optional extra ``local-llm``). In a batch pass (``ultra_llm.batch_mode.passes``)
 a request the cache cannot answer is handed to the pass's collector instead of being sent.
 It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
 ``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
@@ -85,14 +85,14 @@ class LLMClient:
         self._local_lock = asyncio.Lock()
         self._pending: dict[str, asyncio.Future[Reply]] = {}
         self._secrets = sorted({settings.api_key, *(e.api_key for e in settings.endpoints)} - {""}, key=len)[::-1]
-        # A batch pass (ultra_llm.batch) sets these: where misses go, and which answers its batches brought.
+        # A batch pass (ultra_llm.batch_mode.passes) sets these: where misses go, and which answers its batches brought.
         self.collector: Any = None
         self.batch_answered: dict[str, int] = {}
         self._counted: set[str] = set()
         self._warned_online = False
 
     def start_pass(self, collector: Any) -> None:
-        """Begin a batch pass (``ultra_llm.batch``): misses go to ``collector``, counts start again."""
+        """Begin a batch pass (``ultra_llm.batch_mode.passes``): misses go to ``collector``, counts start again."""
         self.collector = collector
         self.usage.restart()
         self._counted.clear()
@@ -155,7 +155,7 @@ class LLMClient:
     async def _send_chat(
         self, key: str, messages: list[dict[str, Any]], sampling: dict[str, Any], prompt: str
     ) -> Reply:
-        from ultra_llm.batch_files import exporting
+        from ultra_llm.batch_mode.files import exporting
 
         if exporting.get() is not None:
             raise InputError("this tool cannot export its requests (it does not run its LLM calls in passes)")
@@ -372,16 +372,16 @@ class LLMClient:
 
     # --- the local backend -----------------------------------------------------------------------
     async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
-        from ultra_llm import local_batch
-        from ultra_llm.local_schema import schema_of
+        from ultra_llm.local import batching as local_batch
+        from ultra_llm.local.schema import schema_of
 
         max_tokens = int(sampling.get("max_tokens") or sampling.get("max_completion_tokens") or 256)
         temperature, top_p = float(sampling.get("temperature") or 0), float(sampling.get("top_p") or 1)
         try:
-            schema = schema_of(sampling.get("response_format"))  # decoded under it (ultra_llm.local_schema)
+            schema = schema_of(sampling.get("response_format"))  # decoded under it (ultra_llm.local.schema)
         except InputError as exc:
             raise _Fail(str(exc)) from None
-        # one model per process; concurrent requests are generated together (ultra_llm.local_batch)
+        # one model per process; concurrent requests are generated together (ultra_llm.local.batching)
         text, n_in, n_out = await local_batch.chat(
             self.settings.model_id, messages, max_tokens, temperature=temperature, top_p=top_p, schema=schema
         )
@@ -390,7 +390,7 @@ class LLMClient:
     async def _local_embed(self, model: str, texts: list[str]) -> Reply:  # noqa: ARG002 - the setting names the model
         import anyio.to_thread
 
-        from ultra_llm import local
+        from ultra_llm.local import models as local
 
         async with self._local_lock:
             vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)

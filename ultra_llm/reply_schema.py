@@ -3,7 +3,7 @@
 Servers declare what a reply must look like with these builders (the judge registry, synth's prompts).
 The schemas keep to what OpenAI's strict structured outputs accept: an object at the root, every
 property required, no other property, ``enum`` / ``minItems`` / ``maxItems``. The local backend
-decodes under the same schema (``ultra_llm.local_schema``).
+decodes under the same schema (``ultra_llm.local.schema``).
 """
 
 from __future__ import annotations

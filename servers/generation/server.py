@@ -67,7 +67,7 @@ def generation_init(*, generation_llm: LLMParam) -> InitResult:
     settings = llm_settings(generation_llm=generation_llm)
     model_path, note = "", ""
     if settings.backend == "local":
-        from ultra_llm.local import resolve_chat_model
+        from ultra_llm.local.models import resolve_chat_model
 
         folder, gguf = resolve_chat_model(settings.model_id)
         model_path = str(folder / gguf) if gguf else str(folder)

@@ -24,7 +24,7 @@ from servers.judge.prompting import load_prompt
 from servers.judge.registry import AnswerJudge, judge_of_kind
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
-from ultra_llm.batch import in_passes
+from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient
 

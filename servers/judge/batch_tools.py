@@ -21,7 +21,7 @@ from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
 from ultra_kit.errors import InputError
 from ultra_kit.factory import ServerSpec, tool_hints
 from ultra_kit.files import result_path, unique_path
-from ultra_llm.batch_files import ExportTarget, exporting, read_outcomes
+from ultra_llm.batch_mode.files import ExportTarget, exporting, read_outcomes
 from ultra_llm.cache import CachedAnswer, open_cache
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def exporting_tools() -> list[str]:
-    """The judge tools whose LLM calls run in passes (``ultra_llm.batch.in_passes``), so they can export."""
+    """The judge tools whose LLM calls run in passes (``ultra_llm.batch_mode.passes.in_passes``), so they can export."""
     from servers.judge.registry import JUDGES
 
     return ["umbrela_judge", "nuggetize", *(judge.name for judge in JUDGES)]

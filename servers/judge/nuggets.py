@@ -18,7 +18,7 @@ from typing import Any
 
 from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
 from servers.judge.prompting import Prompt, load_prompt
-from ultra_llm.batch import DEFERRED
+from ultra_llm.batch_mode.passes import DEFERRED
 from ultra_llm.client import LLMClient
 
 WINDOW = 10

@@ -21,7 +21,7 @@ from servers.judge.failures import FailedSummary
 from servers.judge.llm_settings import judge_settings
 from ultra_kit.errors import InputError, existing_file
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
-from ultra_llm.batch import in_passes
+from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
 

@@ -114,7 +114,7 @@ def retriever_init(
 
     options = backend_options(backend=backend, bm25=bm25, dense=dense)
     if backend == "dense" and options["provider"] == "local":
-        from ultra_llm.local import resolve_embedding_model
+        from ultra_llm.local.models import resolve_embedding_model
 
         resolve_embedding_model(options["model_id"])
     passages = load_corpus(corpus_path)

@@ -13,7 +13,7 @@ import pytest
 from servers.evaluation.server import SPEC
 from tests.support.openai_stub import OpenAIStub, embed_text
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
-from ultra_llm.local import resolve_embedding_model
+from ultra_llm.local.models import resolve_embedding_model
 
 ANSWERS = ["The Eiffel Tower is in Paris.", "Water boils at 100 degrees Celsius at sea level.", "", "I like cats."]
 REFERENCES = [

@@ -43,7 +43,7 @@ async def test_smollm2_judges_two_passages(tmp_path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="sentence-transformers missing")
 def test_minilm_embeddings() -> None:
-    from ultra_llm.local import embed
+    from ultra_llm.local.models import embed
 
     vectors = embed("all-minilm-l6-v2", ["a cat sits on the mat", "a kitten is on the rug", "stock market report"])
     assert len(vectors[0]) == 384

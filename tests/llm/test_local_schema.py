@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from ultra_kit.errors import InputError
-from ultra_llm import local
-from ultra_llm.local_schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
+from ultra_llm.local import models as local
+from ultra_llm.local.schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
 from ultra_llm.reply_schema import array, choice, obj, response_format, text
 from ultra_llm.settings import LLMSettings
 

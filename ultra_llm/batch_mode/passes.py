@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ultra_kit.errors import InputError
-from ultra_llm.batch_api import BatchRunner, Progress
-from ultra_llm.batch_files import ChunkWriter, ExportTarget, exporting, request_line
-from ultra_llm.batch_ledger import BatchLedger
+from ultra_llm.batch_mode.api import BatchRunner, Progress
+from ultra_llm.batch_mode.files import ChunkWriter, ExportTarget, exporting, request_line
+from ultra_llm.batch_mode.ledger import BatchLedger
 from ultra_llm.cache import NoCache
 from ultra_llm.replies import Reply
 

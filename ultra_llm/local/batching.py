@@ -50,7 +50,7 @@ class Batcher:
     async def _drain(self) -> None:
         import anyio.to_thread
 
-        from ultra_llm import local
+        from ultra_llm.local import models as local
 
         try:
             await asyncio.sleep(0)  # the requests made in the same turn join the first batch

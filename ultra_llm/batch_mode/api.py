@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit.errors import InputError
-from ultra_llm.batch_files import CHAT_URL, Chunk, read_outcomes
-from ultra_llm.batch_ledger import BatchLedger
+from ultra_llm.batch_mode.files import CHAT_URL, Chunk, read_outcomes
+from ultra_llm.batch_mode.ledger import BatchLedger
 from ultra_llm.cache import CachedAnswer
 from ultra_llm.endpoint_errors import host_port, server_message
 

@@ -136,7 +136,7 @@ def generate_batch(
     if schemas and any(schema is not None for schema in schemas):
         from transformers import LogitsProcessorList
 
-        from ultra_llm.local_schema import logits_processor
+        from ultra_llm.local.schema import logits_processor
 
         sampled["logits_processor"] = LogitsProcessorList([logits_processor(tokenizer, schemas, width)])
     with torch.no_grad():

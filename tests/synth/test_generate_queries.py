@@ -122,7 +122,7 @@ def test_bad_settings_fail_with_a_clear_message(tmp_path: Path, corpus: Path) ->
 
 
 def test_get_data_reads_the_query_set(tmp_path: Path, corpus: Path, monkeypatch) -> None:
-    from servers.benchmark.server import get_data
+    from servers.benchmark.tools.data import get_data
     from ultra_kit.settings import defaults
 
     monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")

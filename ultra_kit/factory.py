@@ -35,9 +35,10 @@ def tool_hints(
 ) -> Callable:
     """Decorator recording MCP tool annotations on a tool function (read by ``build_server``).
 
-    ``destructive`` says the tool may change or remove what already exists. No tool of this project
-    does (each writes new, reserved files), so it is False unless a tool says otherwise; MCP's own
-    default, when a tool states nothing, is True.
+    ``destructive`` says the tool may change or remove what already exists and it did not create. Most
+    tools of this project write only new, reserved files, so it is False unless a tool says otherwise
+    (one that writes fixed names in a folder it is given does); MCP's own default, when a tool states
+    nothing, is True.
     """
 
     def mark(fn: Callable) -> Callable:

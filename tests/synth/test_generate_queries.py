@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from servers.synth.queries import TECHNIQUES
-from servers.synth.server import generate_queries
+from servers.synth.tools.queries import generate_queries
 from tests.support.openai_stub import OpenAIStub
 from tests.synth.conftest import UNANSWERABLE, scripted, small_corpus, synth_settings
 from ultra_kit.errors import InputError

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.answer_tools import evaluate  # noqa: E402
-from servers.evaluation.normalize import normalize_gold, squad_normalize  # noqa: E402
+from servers.evaluation.answers.normalize import normalize_gold, squad_normalize  # noqa: E402
+from servers.evaluation.tools.answers import evaluate  # noqa: E402
 from ultra_kit.factory import tool_settings  # noqa: E402
 from ultra_kit.settings import defaults  # noqa: E402
 

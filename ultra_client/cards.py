@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"(<!-- generated: (?P<key>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 REGISTRIES = {
     "measures": "ultra_trec.measures:registry_markdown",
-    "answer-metrics": "servers.evaluation.answers:registry_markdown",
-    "mtrag-metrics": "servers.evaluation.mtrag:registry_markdown",
+    "answer-metrics": "servers.evaluation.answers.metrics:registry_markdown",
+    "mtrag-metrics": "servers.evaluation.mtrag.metrics:registry_markdown",
     "judges": "servers.judge.registry:registry_markdown",
 }
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import json
 import logging
 import os
 import traceback
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,10 @@ def tool_hints(
 ) -> Callable:
     """Decorator recording MCP tool annotations on a tool function (read by ``build_server``).
 
-    ``destructive`` says the tool may change or remove what already exists. No tool of this project
-    does (each writes new, reserved files), so it is False unless a tool says otherwise; MCP's own
-    default, when a tool states nothing, is True.
+    ``destructive`` says the tool may change or remove what already exists and it did not create. Most
+    tools of this project write only new, reserved files, so it is False unless a tool says otherwise
+    (one that writes fixed names in a folder it is given does); MCP's own default, when a tool states
+    nothing, is True.
     """
 
     def mark(fn: Callable) -> Callable:
@@ -131,6 +133,17 @@ class ServerSpec:
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""
         return load_parameter_file(self.package_dir / PARAMETER_FILE)
+
+
+def tool_modules(package: str, *modules: str) -> Callable[[], Iterator[Callable[..., Any]]]:
+    """A ``ServerSpec.load_tools``: the ``TOOLS`` of each ``<package>.<module>``, each module imported just
+    before its tools are yielded (so ``ultra call`` imports only the modules up to the one it needs)."""
+
+    def load_tools() -> Iterator[Callable[..., Any]]:
+        for module in modules:
+            yield from importlib.import_module(f"{package}.{module}").TOOLS
+
+    return load_tools
 
 
 def tool_settings(fn: Callable[..., Any], settings: dict[str, Any]) -> dict[str, Any]:

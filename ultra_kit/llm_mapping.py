@@ -1,11 +1,50 @@
-"""A server's LLM mapping setting (``judge_llm``, ``generation_llm`` ...) turned into ``LLMSettings``."""
+"""A server's LLM mapping setting (``judge_llm``, ``generation_llm`` ...): its published description, and the
+mapping turned into ``LLMSettings``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ultra_kit.settings import complete_mapping, expand_env
-from ultra_llm.settings import LLMSettings
+from ultra_llm.settings import (
+    BACKENDS,
+    BATCH_KEYS,
+    ENDPOINT_KEYS,
+    LIMIT_KEYS,
+    MODES,
+    POOL_ENTRY_KEYS,
+    POOL_KEYS,
+    LLMSettings,
+)
+
+# A few words on the keys that need them; a key without a note is listed by its name alone.
+KEY_NOTES = {
+    "backend": " | ".join(BACKENDS),
+    "structured_output": "send the reply schema; always on for local",
+    "embedding_model": "for embeddings; '' = model_id, or the built-in one for local",
+    "timeout": "seconds per request",
+    "max_retries": "per request and per unreadable reply",
+    "max_workers": "requests in flight",
+    "endpoints": f"a pool: [{{{', '.join(POOL_ENTRY_KEYS)}}}]",
+    "drain_after": "a pool endpoint failing this many requests in a row is drained",
+    "cool_down": "seconds a drained endpoint rests",
+    "mode": " | ".join(MODES),
+}
+
+
+def llm_mapping_description() -> str:
+    """The description every server publishes for its LLM mapping setting, built from the keys
+    ``LLMSettings.from_mapping`` accepts (so a new key shows up without an edit here)."""
+    keys = [f"{key} ({KEY_NOTES[key]})" if key in KEY_NOTES else key for key in _keys()]
+    return (
+        f"an LLM mapping {{{', '.join(keys)}}}; keys left out take parameter.yaml's values, except that naming another "
+        "base_url, endpoints (or backend local) without api_key sends no key"
+    )
+
+
+def _keys() -> tuple[str, ...]:
+    """The mapping's keys in the order a reader meets them: endpoint, limits, pool, batch mode."""
+    return ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS
 
 
 def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> LLMSettings:

@@ -1,3 +1,3 @@
-from servers.benchmark.server import main
+from servers.benchmark.server import SPEC
 
-main()
+SPEC.main()

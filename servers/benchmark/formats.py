@@ -1,7 +1,8 @@
 """Readers that turn each supported dataset format into a list of records (dicts), in file order.
 
-Supported: JSON Lines, a JSON list, CSV/TSV, Parquet, a BEIR folder, SQuAD JSON and RAGAS JSON.
-Every record carries ``_line``, the line (or record number) it came from, for error messages.
+The formats are the entries of ``READERS`` (at the end); every message that names formats or file
+extensions is built from it. Every record carries ``_line``, the line (or record number) it came
+from, for error messages.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +38,7 @@ def read_records(
     before anything is read; None reads any size.
     """
     if not str(path).strip():
-        raise InputError(
-            "benchmark.path is empty; give a dataset file (.jsonl, .json, .csv, .tsv, .parquet) or a BEIR folder"
-        )
+        raise InputError(f"benchmark.path is empty; give a dataset file ({', '.join(suffixes())}) or {folder_words()}")
     source = Path(path).expanduser()
     if max_bytes is not None:
         for file in data_files(source, fmt, split):
@@ -47,7 +47,7 @@ def read_records(
         fmt = detect_format(source)
     if fmt not in READERS:
         raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(READERS)}")
-    return READERS[fmt](source, split)
+    return READERS[fmt].read(source, split)
 
 
 def data_files(source: Path, fmt: str, split: str | None) -> list[Path]:
@@ -61,32 +61,40 @@ def data_files(source: Path, fmt: str, split: str | None) -> list[Path]:
 
 
 def detect_format(source: Path) -> str:
-    """Guess the format from the path: a folder is BEIR, a .json file is inspected."""
+    """Guess the format from the path: a folder is the folder format (BEIR); a file's suffix names its
+    format, and when several formats share the suffix (.json) the file's content tells them apart."""
     if source.is_dir():
-        return "beir"
+        return next(name for name, entry in READERS.items() if entry.folder)
     existing_file(source, what="dataset file")
     suffix = source.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl"
-    if suffix in (".csv", ".tsv", ".parquet"):
-        return suffix[1:]
-    if suffix == ".json":
-        data = read_json(source)
-        if isinstance(data, list):
-            return "json"
-        if isinstance(data, dict) and isinstance(data.get("data"), list):
-            return "squad"
-        if isinstance(data, dict) and any(isinstance(data.get(name), list) for name in RAGAS_QUESTION):
-            return "ragas"
+    named = [name for name, entry in READERS.items() if suffix in entry.suffixes]
+    if len(named) == 1:
+        return named[0]
+    if not named:
         raise InputError(
-            "cannot tell the JSON layout: expected a list of records, SQuAD ({'data': [...]}) "
-            "or RAGAS ({'question' or 'user_input': [...], ...}); set benchmark.format",
+            f"unsupported file extension '{suffix}'; expected {', '.join(suffixes())} or {folder_words()}",
             path=str(source),
         )
+    data = read_json(source)
+    for name in named:
+        if READERS[name].matches(data):
+            return name
+    layouts = [f"{READERS[name].words} ({READERS[name].layout})" for name in named]
     raise InputError(
-        f"unsupported file extension '{suffix}'; expected .jsonl, .json, .csv, .tsv, .parquet or a BEIR folder",
+        f"cannot tell the layout of this {suffix} file: expected {', '.join(layouts[:-1])} or {layouts[-1]}; "
+        "set benchmark.format",
         path=str(source),
     )
+
+
+def suffixes() -> list[str]:
+    """Every file extension a format is detected by, in ``READERS`` order."""
+    return list(dict.fromkeys(suffix for entry in READERS.values() for suffix in entry.suffixes))
+
+
+def folder_words() -> str:
+    """The folder formats in words ("a BEIR folder")."""
+    return " or ".join(f"a {entry.words} folder" for entry in READERS.values() if entry.folder)
 
 
 def _numbered(rows: list[Record], start: int) -> list[Record]:
@@ -255,14 +263,49 @@ def _passage_text(doc: Record) -> str:
     return f"{title} {text}".strip() if title else text
 
 
-# Format name -> reader(path, split): the one entry a new format needs (plus detection, if it can be recognised).
-READERS: dict[str, Callable[[Path, str | None], list[Record]]] = {
-    "jsonl": lambda source, _: _numbered(read_jsonl(source), start=1),
-    "json": lambda source, _: _json_list(read_json(source), str(source)),
-    "csv": lambda source, _: _numbered(read_csv(source), start=2),
-    "tsv": lambda source, _: _numbered(read_csv(source), start=2),
-    "parquet": lambda source, _: _numbered(read_parquet(source), start=1),
-    "beir": read_beir,
-    "squad": lambda source, _: read_squad(read_json(source), str(source)),
-    "ragas": lambda source, _: read_ragas(read_json(source), str(source)),
+def _is_ragas(data: Any) -> bool:
+    return isinstance(data, dict) and any(isinstance(data.get(name), list) for name in RAGAS_QUESTION)
+
+
+@dataclass(frozen=True)
+class Format:
+    """A dataset format: its reader, the file extensions that name it, and (when several formats share an
+    extension) how its content is recognised, with that shape in words for the error message."""
+
+    words: str  # its name in messages
+    read: Callable[[Path, str | None], list[Record]]  # (path, split) -> records
+    suffixes: tuple[str, ...] = ()
+    folder: bool = False  # a folder (not a file) in this format
+    matches: Callable[[Any], bool] = lambda _data: True  # the parsed content is in this format
+    layout: str = ""
+
+
+# Format name -> Format: the one entry a new format needs.
+READERS: dict[str, Format] = {
+    "jsonl": Format("JSON Lines", lambda source, _: _numbered(read_jsonl(source), start=1), (".jsonl", ".ndjson")),
+    "json": Format(
+        "JSON list",
+        lambda source, _: _json_list(read_json(source), str(source)),
+        (".json",),
+        matches=lambda data: isinstance(data, list),
+        layout="a list of records",
+    ),
+    "csv": Format("CSV", lambda source, _: _numbered(read_csv(source), start=2), (".csv",)),
+    "tsv": Format("TSV", lambda source, _: _numbered(read_csv(source), start=2), (".tsv",)),
+    "parquet": Format("Parquet", lambda source, _: _numbered(read_parquet(source), start=1), (".parquet",)),
+    "beir": Format("BEIR", read_beir, folder=True),
+    "squad": Format(
+        "SQuAD",
+        lambda source, _: read_squad(read_json(source), str(source)),
+        (".json",),
+        matches=lambda data: isinstance(data, dict) and isinstance(data.get("data"), list),
+        layout="{'data': [...]}",
+    ),
+    "ragas": Format(
+        "RAGAS",
+        lambda source, _: read_ragas(read_json(source), str(source)),
+        (".json",),
+        matches=_is_ragas,
+        layout="{'question' or 'user_input': [...], ...}",
+    ),
 }

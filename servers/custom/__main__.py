@@ -1,3 +1,3 @@
-from servers.custom.server import main
+from servers.custom.server import SPEC
 
-main()
+SPEC.main()

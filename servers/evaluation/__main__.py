@@ -1,3 +1,3 @@
-from servers.evaluation.server import main
+from servers.evaluation.server import SPEC
 
-main()
+SPEC.main()

@@ -1,3 +1,3 @@
-from servers.generation.server import main
+from servers.generation.server import SPEC
 
-main()
+SPEC.main()

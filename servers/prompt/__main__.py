@@ -1,3 +1,3 @@
-from servers.prompt.server import main
+from servers.prompt.server import SPEC
 
-main()
+SPEC.main()

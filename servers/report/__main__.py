@@ -1,3 +1,3 @@
-from servers.report.server import main
+from servers.report.server import SPEC
 
-main()
+SPEC.main()

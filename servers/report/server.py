@@ -1,101 +1,13 @@
 """The report MCP server: ``report`` turns result files and run folders into one self-contained HTML page."""
 
-from __future__ import annotations
-
 from pathlib import Path
-from typing import Annotated, Any
 
-from pydantic import Field
-from typing_extensions import TypedDict
-
-from ultra_kit.errors import InputError
-from ultra_kit.factory import ServerSpec, tool_hints
-
-
-class ReportResult(TypedDict):
-    """Where the report is, and what went into it."""
-
-    report_path: str
-    summary_csv_path: str
-    per_query_csv_path: str
-    plot_paths: list[str]
-    runs: list[str]
-    summary: list[dict[str, Any]]
-
-
-@tool_hints(read_only=False, idempotent=True)
-def report(
-    *,
-    result_path: Annotated[
-        str | None, Field(description="a result file or run folder from an earlier step (e.g. evaluate's result_path)")
-    ] = None,
-    q_ls: Annotated[list[str] | None, Field(description="the questions, shown in the per-query table")] = None,
-    pred_ls: Annotated[list[str] | None, Field(description="the answers, shown in the per-query table")] = None,
-    id_ls: Annotated[list[Any] | None, Field(description="the item ids q_ls and pred_ls belong to")] = None,
-    result_paths: Annotated[list[str], Field(description="more result files or run folders on the same page")],
-    labels: Annotated[dict[str, str], Field(description="display names: {name: one of the paths}")],
-    save_path: Annotated[str, Field(description="folder; the report goes to report_<timestamp>/ inside it")],
-    bootstrap_resamples: Annotated[int, Field(description="resamples of the bootstrap interval of each mean", ge=1)],
-    confidence: Annotated[float, Field(description="level of the bootstrap interval", gt=0, lt=1)],
-    seed: Annotated[int, Field(description="seed of the bootstrap and of the per-query table's sample", ge=0)],
-    max_table_rows: Annotated[int, Field(description="per-query rows on the page; beyond, a seeded sample", ge=1)],
-) -> ReportResult:
-    """Write report.html (self-contained: summary with bootstrap CIs, boxplots, per-query table), PNGs and CSVs.
-
-    Reads evaluate, evaluate_mtrag, evaluate_trec, evaluate_trec_pvalue, the judges, trec_rag_table and
-    sweep files, and `ultra run` folders; several runs are shown side by side, joined on query ids.
-    """
-    from servers.report.build import write_report
-    from servers.report.sources import texts_by_id
-
-    paths = [p for p in [result_path, *result_paths] if p]
-    if not paths and not labels:
-        raise InputError("nothing to report: give result_path (a result file or run folder) or result_paths")
-    texts = None
-    if q_ls is not None or pred_ls is not None:
-        size = len(q_ls if q_ls is not None else pred_ls or [])
-        ids = id_ls if id_ls is not None else list(range(size))
-        texts = texts_by_id(ids, q_ls, pred_ls, where="q_ls / pred_ls / id_ls")
-    files = write_report(
-        paths,
-        labels=labels,
-        out_dir=None,
-        save_path=save_path,
-        bootstrap_resamples=bootstrap_resamples,
-        confidence=confidence,
-        seed=seed,
-        max_table_rows=max_table_rows,
-        texts=texts,
-    )
-    return {
-        "report_path": str(files.report_path),
-        "summary_csv_path": str(files.summary_csv_path),
-        "per_query_csv_path": str(files.per_query_csv_path),
-        "plot_paths": [str(p) for p in files.plot_paths],
-        "runs": files.runs,
-        "summary": [{k: None if v != v else v for k, v in vars(row).items()} for row in files.summary],  # NaN: null
-    }
-
-
-TOOLS = [report]
+from servers.report.tools import load_tools
+from ultra_kit.factory import ServerSpec
 
 SPEC = ServerSpec(
     "report",
     Path(__file__).parent,
-    lambda: TOOLS,
+    load_tools,
     instructions="Turns result files and `ultra run` folders into a self-contained HTML report with plots and CSVs.",
 )
-
-
-def create_app():
-    """Build the report server."""
-    return SPEC.create_app()
-
-
-def main() -> None:
-    """Serve over stdio."""
-    create_app().run()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,3 +1,3 @@
-from servers.retriever.server import main
+from servers.retriever.server import SPEC
 
-main()
+SPEC.main()

@@ -1,3 +1,3 @@
-from servers.synth.server import main
+from servers.synth.server import SPEC
 
-main()
+SPEC.main()

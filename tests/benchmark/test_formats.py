@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -292,3 +293,38 @@ def test_unsupported_extension(tmp_path: Path) -> None:
     (tmp_path / "d.xml").write_text("<x/>")
     with pytest.raises(InputError, match="unsupported file extension '.xml'"):
         load_dataset(str(tmp_path / "d.xml"), KEY_MAP)
+
+
+def test_format_messages_list_what_readers_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every message naming formats or extensions is built from READERS: a new entry shows up in each."""
+    from servers.benchmark import formats
+
+    def fake(_source: Path, _split: str | None) -> list[dict]:
+        return [{"question": "q", "_line": 1}]
+
+    entry = formats.Format(
+        "Demo", fake, (".demo",), matches=lambda data: data == {"demo": True}, layout="{'demo': true}"
+    )
+    monkeypatch.setitem(formats.READERS, "demo", entry)
+    (tmp_path / "d.xml").write_text("<x/>")
+    with pytest.raises(InputError) as unsupported:
+        formats.read_records(str(tmp_path / "d.xml"))
+    with pytest.raises(InputError) as empty:
+        formats.read_records("")
+    with pytest.raises(InputError) as unknown:
+        formats.read_records(str(tmp_path / "d.xml"), fmt="nope")
+    for error in (unsupported, empty):
+        for suffix in (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".demo"):
+            assert suffix in str(error.value)
+        assert "a BEIR folder" in str(error.value)
+    assert "auto, jsonl, json, csv, tsv, parquet, beir, squad, ragas, demo" in str(unknown.value)
+    (tmp_path / "d.demo").write_text("anything")
+    assert formats.detect_format(tmp_path / "d.demo") == "demo"
+    (tmp_path / "d.json").write_text('{"other": 1}')
+    with pytest.raises(InputError) as layout:
+        formats.detect_format(tmp_path / "d.json")
+    for words in ("JSON list (a list of records)", "SQuAD ({'data': [...]})", "RAGAS ({'question' or 'user_input'"):
+        assert words in str(layout.value)
+    monkeypatch.setitem(formats.READERS, "demo", dataclasses.replace(entry, suffixes=(".json",)))
+    (tmp_path / "demo.json").write_text('{"demo": true}')
+    assert formats.detect_format(tmp_path / "demo.json") == "demo"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers.benchmark.server import create_app
+from servers.benchmark.server import SPEC
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample_qa.jsonl"
@@ -23,7 +23,7 @@ def sample_rows() -> list[dict]:
 async def test_get_data_with_defaults_loads_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     rows = sample_rows()
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("get_data", {})
     assert not result.is_error
     data = result.structured_content
@@ -39,7 +39,7 @@ async def test_get_data_reports_dropped_rows(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text('{"q": "a", "p": "x"}\n{"q": "b"}\n{"q": "c", "p": "z"}\n', encoding="utf-8")
     spec = {"path": str(path), "key_map": {"q_ls": "q", "pred_ls": "p"}}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("get_data", {"benchmark": spec})
     data = result.structured_content
     assert (data["q_ls"], data["pred_ls"]) == (["a", "c"], ["x", "z"])
@@ -55,7 +55,7 @@ async def test_get_data_reports_beir_qrels_edges(tmp_path: Path) -> None:
     (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "first"}\n', encoding="utf-8")
     (tmp_path / "qrels" / "test.tsv").write_text("q1\td1\t1\nq1\td9\t1\nq4\td1\t1\n", encoding="utf-8")
     spec = {"path": str(tmp_path), "key_map": {"q_ls": "question", "gt_ls": "relevant_docs"}}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("get_data", {"benchmark": spec})
     info = result.structured_content["data_info"]
     assert result.structured_content["gt_ls"] == [["d1", "d9"]]
@@ -68,7 +68,7 @@ async def test_get_data_reports_beir_qrels_edges(tmp_path: Path) -> None:
 async def test_get_data_bad_line_is_a_tool_error(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text('{"q": "a"}\n{"q": \n', encoding="utf-8")
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("get_data", {"benchmark": {"path": str(path), "key_map": {"q_ls": "q"}}})
     assert result.is_error
     assert f"{path}:2: invalid JSON" in result.content[0].text

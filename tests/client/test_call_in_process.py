@@ -229,4 +229,4 @@ def test_calling_evaluate_trec_imports_no_other_evaluation_module(tmp_path: Path
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, env=env)
     aggregate, modules = done.stdout.strip().splitlines()
     assert "'map': 0.1785" in aggregate
-    assert modules == "['servers.evaluation.server', 'servers.evaluation.trec_tools']"
+    assert modules == "['servers.evaluation.server', 'servers.evaluation.tools', 'servers.evaluation.tools.trec']"

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servers.custom import server
 from servers.custom.boxed import extract_boxed
+from servers.custom.tools.boxed import output_extract_from_boxed
+from servers.custom.tools.qrels import select_qrels
 from ultra_kit.errors import InputError
 from ultra_kit.settings import defaults
 
@@ -50,7 +51,7 @@ def test_any_balanced_content_comes_back(prefix: str, content: str) -> None:
 
 
 def test_tool_counts_cases() -> None:
-    result = server.output_extract_from_boxed(["\\boxed{a}", "b", None, "\\boxed{c"])
+    result = output_extract_from_boxed(["\\boxed{a}", "b", None, "\\boxed{c"])
     assert result["pred_ls"] == ["a", "b", "", "c"]
     assert result["extract_info"] == {"boxed": 1, "unclosed": 1, "none": 2}
 
@@ -58,10 +59,10 @@ def test_tool_counts_cases() -> None:
 def test_select_qrels_against_the_shipped_file() -> None:
     lines = [line.split() for line in (ROOT / "data/rag/qrels.trec").read_text().splitlines()]
     first, last = lines[0][0], lines[-1][0]
-    result = server.select_qrels([first, "unjudged", last], qrels_path=str(ROOT / "data/rag/qrels.trec"))
+    result = select_qrels([first, "unjudged", last], qrels_path=str(ROOT / "data/rag/qrels.trec"))
     expected = {q: {d: int(g) for qq, _, d, g in lines if qq == q} for q in (first, last)}
     assert result["qrels"] == expected
     assert result["qrels_info"]["queries_without_judgments"] == ["unjudged"]
     assert result["qrels_info"]["judgments"] == sum(len(v) for v in expected.values())
     with pytest.raises(InputError, match="empty"):
-        server.select_qrels([], qrels_path=defaults("custom")["qrels_path"])
+        select_qrels([], qrels_path=defaults("custom")["qrels_path"])

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rouge_score import rouge_scorer
 
-from servers.evaluation.answers import METRICS, resolve_metrics
-from servers.evaluation.normalize import normalize_gold, squad_normalize, ultrarag_normalize
+from servers.evaluation.answers.metrics import METRICS, resolve_metrics
+from servers.evaluation.answers.normalize import normalize_gold, squad_normalize, ultrarag_normalize
 from tests.evaluation.helpers import score_answers
 from ultra_kit.errors import InputError
 

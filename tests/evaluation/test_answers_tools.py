@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.evaluation.server import create_app
+from servers.evaluation.server import SPEC
 from tests.evaluation.helpers import score_answers
 from ultra_kit.settings import load_parameter_file
 
@@ -26,7 +26,7 @@ async def test_evaluate_returns_and_saves_ultrarag_shape(tmp_path) -> None:
     records = load(ANSWERS)[:25]
     preds = [r["pred_answer"] for r in records]
     golds = [r["golden_answers"] for r in records]
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "evaluate", {"pred_ls": preds, "gt_ls": golds, "metrics": ["f1", "rouge-l"], "save_path": str(tmp_path)}
         )
@@ -44,7 +44,7 @@ async def test_evaluate_returns_and_saves_ultrarag_shape(tmp_path) -> None:
 @pytest.mark.anyio
 async def test_evaluate_file_carries_item_ids(tmp_path) -> None:
     arguments = {"pred_ls": ["Paris", "Rome", ""], "gt_ls": [["paris"], ["Milan"], []], "metrics": ["em"]}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         named = await client.call_tool(
             "evaluate", {**arguments, "id_ls": ["q7", "q3", 11], "save_path": str(tmp_path / "named.json")}
         )
@@ -61,7 +61,7 @@ async def test_evaluate_file_carries_item_ids(tmp_path) -> None:
 
 @pytest.mark.anyio
 async def test_evaluate_defaults_come_from_parameter_yaml(tmp_path) -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "evaluate", {"pred_ls": ["Paris"], "gt_ls": [["paris"]], "save_path": str(tmp_path)}
         )
@@ -83,7 +83,7 @@ async def test_evaluate_defaults_come_from_parameter_yaml(tmp_path) -> None:
     ],
 )
 async def test_bad_input_is_a_tool_error(tmp_path, arguments: dict, message: str) -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("evaluate", {**arguments, "save_path": str(tmp_path)})
     assert result.is_error
     assert message in result.content[0].text
@@ -100,7 +100,7 @@ async def test_evaluate_mtrag_lexical_metrics_through_the_server(tmp_path) -> No
         "mtrag_metrics": ["Recall", "RougeL_stemFalse", "Extractiveness_RougeL", "Length"],
         "save_path": str(tmp_path / "mtrag.json"),
     }
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("evaluate_mtrag", arguments)
     assert not result.is_error, result.content[0].text
     eval_res = result.structured_content["eval_res"]
@@ -114,7 +114,7 @@ async def test_evaluate_mtrag_lexical_metrics_through_the_server(tmp_path) -> No
 
 @pytest.mark.anyio
 async def test_evaluate_mtrag_rejects_half_of_the_idk_inputs(tmp_path) -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "evaluate_mtrag",
             {"pred_ls": ["a"], "gt_ls": ["a"], "idk_ls": [1], "mtrag_metrics": ["Recall"], "save_path": str(tmp_path)},

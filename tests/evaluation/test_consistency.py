@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from servers.evaluation.bertscore import resolve_model_path
+from servers.evaluation.answers.bertscore import resolve_model_path
 from servers.evaluation.server import SPEC
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
@@ -155,12 +155,12 @@ def test_bad_runs(tmp_path) -> None:
 def test_over_mcp_the_same_as_in_process(tmp_path) -> None:
     from mcp import Client
 
-    from servers.evaluation.server import create_app
+    from servers.evaluation.server import SPEC
 
     arguments = {"answer_runs": RUNS, "consistency_bertscore": False}
 
     async def over_mcp():
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             collected = await client.call_tool("collect_run", {"ans_ls": RUNS[0], "answer_runs": RUNS[1:]})
             scored = await client.call_tool("consistency", {**arguments, "save_path": str(tmp_path / "m.json")})
         return collected, scored

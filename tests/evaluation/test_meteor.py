@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servers.evaluation import meteor
+from servers.evaluation.answers import meteor
 from tests.evaluation.helpers import SETTINGS, score_answers
 from ultra_kit.errors import InputError
 

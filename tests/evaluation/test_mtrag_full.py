@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from servers.evaluation import mtrag_layout as layout
-from servers.evaluation.mtrag import rb_agg, rouge_l_nostem
+from servers.evaluation.mtrag import layout
+from servers.evaluation.mtrag.metrics import rb_agg, rouge_l_nostem
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of
@@ -224,7 +224,7 @@ def test_mtrag_full_end_to_end_with_scripted_judges(tmp_path: Path) -> None:
 
 
 def test_a_record_missing_from_the_task_file_is_an_error_and_writes_nothing(tmp_path: Path, monkeypatch) -> None:
-    from servers.evaluation.mtrag_tools import mtrag_evaluated_records
+    from servers.evaluation.tools.mtrag import mtrag_evaluated_records
 
     monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
     source = tmp_path / "tasks.jsonl"

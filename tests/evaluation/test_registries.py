@@ -8,8 +8,11 @@ import typing
 import pytest
 from mcp import Client
 
-from servers.evaluation import answer_tools, answers, mtrag
-from servers.evaluation.server import create_app
+from servers.evaluation.answers import metrics as answers
+from servers.evaluation.mtrag import metrics as mtrag
+from servers.evaluation.server import SPEC
+from servers.evaluation.tools import answers as answer_tools
+from servers.evaluation.tools import mtrag as mtrag_tools
 from tests.evaluation.helpers import score_answers, score_mtrag
 from ultra_kit.errors import InputError
 from ultra_trec.measures import describe_names
@@ -24,7 +27,7 @@ def field_description(tool, parameter: str) -> str:
     ("registry", "tool", "parameter", "resolve"),
     [
         (answers.METRICS, answer_tools.evaluate, "metrics", answers.resolve_metrics),
-        (mtrag.METRICS, answer_tools.evaluate_mtrag, "mtrag_metrics", mtrag.resolve_mtrag_metrics),
+        (mtrag.METRICS, mtrag_tools.evaluate_mtrag, "mtrag_metrics", mtrag.resolve_mtrag_metrics),
     ],
     ids=["answers", "mtrag"],
 )
@@ -40,7 +43,7 @@ def test_field_description_and_errors_list_every_metric(registry, tool, paramete
 
 @pytest.mark.anyio
 async def test_the_published_schemas_carry_the_generated_lists() -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         listed = {tool.name: tool.input_schema["properties"] for tool in (await client.list_tools()).tools}
     assert listed["evaluate"]["metrics"]["description"].endswith(answers.describe_names())
     assert listed["evaluate_mtrag"]["mtrag_metrics"]["description"].endswith(mtrag.describe_names())

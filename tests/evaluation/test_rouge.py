@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from servers.evaluation.lcs import lcs_length
-from servers.evaluation.rouge import RougeScorer, rouge_tokenize, shared_stemmer
+from servers.evaluation.answers.lcs import lcs_length
+from servers.evaluation.answers.rouge import RougeScorer, rouge_tokenize, shared_stemmer
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "data" / "mtrag" / "conformance_477.jsonl"
 TYPES = ["rouge1", "rouge2", "rougeL"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers.evaluation import trec_tools
-from servers.evaluation.server import create_app
+from servers.evaluation.server import SPEC
+from servers.evaluation.tools import trec as trec_tools
 from ultra_kit.settings import defaults
 from ultra_trec.measures import FAMILIES
 
@@ -43,7 +43,7 @@ def test_importing_the_server_stays_light() -> None:
 @pytest.mark.anyio
 async def test_evaluate_trec_returns_ultrarag_keys_and_writes_file(tmp_path: Path) -> None:
     args = {"run_path": str(DATA / "results.test"), "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path)}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("evaluate_trec", {**args, "ks": [5, 10]})
     assert not result.is_error
     data = result.structured_content
@@ -58,7 +58,7 @@ async def test_evaluate_trec_returns_ultrarag_keys_and_writes_file(tmp_path: Pat
 @pytest.mark.anyio
 async def test_run_from_an_earlier_step_as_mapping(tmp_path: Path) -> None:
     run = {"301": {"FBIS3-10082": 2.0, "missing-doc": 1.0}, "999": {"x": 1.0}}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "evaluate_trec",
             {
@@ -90,7 +90,7 @@ async def test_bad_runs_are_tool_errors_and_write_nothing(tmp_path: Path, conten
     bad = tmp_path / "bad.run"
     bad.write_text(content)
     out = tmp_path / "out"
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "evaluate_trec", {"run_path": str(bad), "qrels_path": str(DATA / "qrels.test"), "save_path": str(out)}
         )
@@ -101,7 +101,7 @@ async def test_bad_runs_are_tool_errors_and_write_nothing(tmp_path: Path, conten
 
 @pytest.mark.anyio
 async def test_unknown_metric_lists_known_ones(tmp_path: Path) -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("evaluate_trec", {"ir_metrics": ["nope"], "save_path": str(tmp_path / "o")})
     assert result.is_error and "known measures" in result.content[0].text
 
@@ -116,7 +116,7 @@ async def test_pvalue_table_for_several_runs_is_deterministic(tmp_path: Path) ->
         "ks": [],
         "save_path": str(tmp_path),
     }
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         first = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
         again = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
     assert first["table"] == again["table"]
@@ -144,7 +144,7 @@ async def test_real_stdio_server(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_trec_eval_names_and_all_trec_through_the_tool(tmp_path: Path) -> None:
     args = {"run_path": str(DATA / "results.test"), "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path)}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("evaluate_trec", {**args, "ir_metrics": ["all_trec"], "names": "trec_eval"})
     assert not result.is_error, result.content[0].text
     eval_res = result.structured_content["eval_res"]
@@ -169,7 +169,7 @@ async def test_pvalue_rows_carry_raw_and_corrected_significance(tmp_path: Path) 
         "names": "trec_eval",
         "save_path": str(tmp_path),
     }
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = (await client.call_tool("evaluate_trec_pvalue", args)).structured_content
     rows = result["table"]
     assert [row["metric"] for row in rows] == ["map", "P_5", "ndcg_cut_10", "bpref"]  # runid is text: not tested
@@ -191,7 +191,7 @@ async def test_a_save_path_outside_output_is_refused_before_the_run_is_read(
     missing = str(tmp_path / "no_such_run.txt")  # reading it would fail with another message
     runs = {"run_path": missing} if tool == "evaluate_trec" else {"run_new_path": missing, "run_old_path": missing}
     args = {**runs, "qrels_path": str(DATA / "qrels.test"), "save_path": str(tmp_path.parent / "elsewhere")}
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(tool, args)
     assert result.is_error
     message = result.content[0].text

@@ -8,6 +8,7 @@ import pytest
 from mcp import Client
 
 from servers.generation import server
+from servers.generation.tools import generate
 from tests.support.openai_stub import OpenAIStub, content_of
 from ultra_kit.settings import defaults
 
@@ -31,7 +32,7 @@ def settings(stub: OpenAIStub, tmp_path: Path, **extra) -> dict:
 async def test_answers_in_order_with_usage_and_cache(tmp_path: Path) -> None:
     prompts = [f"question number {i}" for i in range(12)]
     with OpenAIStub(echo, latency=0.02) as stub:
-        async with Client(server.create_app()) as client:
+        async with Client(server.SPEC.create_app()) as client:
             first = await client.call_tool("generate", {"prompt_ls": prompts, **settings(stub, tmp_path)})
             assert not first.is_error, first.content
             data = first.structured_content
@@ -50,7 +51,7 @@ async def test_answers_in_order_with_usage_and_cache(tmp_path: Path) -> None:
 
 async def test_system_prompt_and_sampling_reach_the_endpoint(tmp_path: Path) -> None:
     with OpenAIStub(echo) as stub:
-        async with Client(server.create_app()) as client:
+        async with Client(server.SPEC.create_app()) as client:
             await client.call_tool(
                 "generate",
                 {
@@ -72,7 +73,7 @@ async def test_system_prompt_and_sampling_reach_the_endpoint(tmp_path: Path) -> 
 async def test_partial_and_total_failures(tmp_path: Path) -> None:
     with OpenAIStub(echo) as stub:
         stub.add_fault("status", status=400, message="bad prompt", match="poison")
-        async with Client(server.create_app()) as client:
+        async with Client(server.SPEC.create_app()) as client:
             partial = await client.call_tool(
                 "generate", {"prompt_ls": ["fine", "poison", "ok"], **settings(stub, tmp_path, generation_cache="")}
             )
@@ -90,7 +91,7 @@ async def test_partial_and_total_failures(tmp_path: Path) -> None:
 
 
 async def test_settings_errors_name_our_settings(tmp_path: Path) -> None:
-    async with Client(server.create_app()) as client:
+    async with Client(server.SPEC.create_app()) as client:
         bad = await client.call_tool("generation_init", {"generation_llm": {"backend": "openai", "model_id": "x"}})
         assert bad.is_error and "generation_llm" in bad.content[0].text and "judge_llm" not in bad.content[0].text
         unknown = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "modle": "x"}})
@@ -102,6 +103,6 @@ async def test_settings_errors_name_our_settings(tmp_path: Path) -> None:
 
 
 def test_init_resolves_the_local_smoke_test_model() -> None:
-    info = server.generation_init(generation_llm=defaults("generation")["generation_llm"])["generation_info"]
+    info = generate.generation_init(generation_llm=defaults("generation")["generation_llm"])["generation_info"]
     assert info["model_path"].endswith(".gguf") and Path(info["model_path"]).is_file()
     assert "smoke-test" in info["note"]

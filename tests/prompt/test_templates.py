@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from servers.prompt import server
-from servers.prompt.templates import available, load_template, shorten
+from servers.prompt.rendering import available, load_template, shorten
+from servers.prompt.tools import qa
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
@@ -19,7 +19,7 @@ def call(tool, *args, **given):
 
 
 def test_rag_prompt_holds_question_and_numbered_passages() -> None:
-    result = call(server.qa_rag_boxed, ["Who?", "What?"], [["alpha beta gamma", "delta"], []], max_passage_words=2)
+    result = call(qa.qa_rag_boxed, ["Who?", "What?"], [["alpha beta gamma", "delta"], []], max_passage_words=2)
     first, second = result["prompt_ls"]
     assert "Passage 1: alpha beta ...\n" in first and "Passage 2: delta\n" in first
     assert first.rstrip().endswith("Question: Who?") and "\\boxed{}" in first
@@ -29,18 +29,16 @@ def test_rag_prompt_holds_question_and_numbered_passages() -> None:
 
 def test_misaligned_inputs() -> None:
     with pytest.raises(InputError, match="aligned"):
-        call(server.qa_rag_boxed, ["a", "b"], [["p"]])
+        call(qa.qa_rag_boxed, ["a", "b"], [["p"]])
 
 
 def test_user_folder_comes_first_and_paths_work(tmp_path: Path) -> None:
     (tmp_path / "qa_boxed.jinja").write_text("Mine: {{ question }}")
-    assert call(server.qa_boxed, ["x"], template_dirs=[str(tmp_path)])["prompt_ls"] == ["Mine: x\n"]
+    assert call(qa.qa_boxed, ["x"], template_dirs=[str(tmp_path)])["prompt_ls"] == ["Mine: x\n"]
     (tmp_path / "other.jinja").write_text("Q={{ question }}")
-    by_path = call(server.qa_boxed, ["y"], qa_template=str(tmp_path / "other.jinja"), template_dirs=[str(tmp_path)])
+    by_path = call(qa.qa_boxed, ["y"], qa_template=str(tmp_path / "other.jinja"), template_dirs=[str(tmp_path)])
     assert by_path["prompt_ls"] == ["Q=y\n"]
-    assert call(server.qa_boxed, ["z"], qa_template="other.jinja", template_dirs=[str(tmp_path)])["prompt_ls"] == [
-        "Q=z\n"
-    ]
+    assert call(qa.qa_boxed, ["z"], qa_template="other.jinja", template_dirs=[str(tmp_path)])["prompt_ls"] == ["Q=z\n"]
     assert {"qa_boxed", "qa_rag_boxed", "other"} <= available(template_dirs=[str(tmp_path)])
 
 

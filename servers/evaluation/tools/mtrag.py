@@ -1,22 +1,36 @@
-"""MCP tools around MT-RAG's full evaluation (``examples/mtrag_full.yaml``).
+"""MCP tools for MT-RAG: ``evaluate_mtrag`` scores answers with MT-RAG's algorithmic metrics and RB_agg;
+the others serve MT-RAG's full evaluation (``examples/mtrag_full.yaml``).
 
-``mtrag_judge_inputs`` turns MT-RAG task fields into the judges' inputs; ``mtrag_evaluated_records``
-conditions RB_agg, RB_llm and RL_F on the IDK judgement and writes each task record in MT-RAG's
-evaluated-record layout (JSON Lines), so MT-RAG's own analysis scripts read the file.
+``evaluate_mtrag`` writes one JSON file under ``save_path`` holding the per-record lists, the
+``avg_<metric>`` means, the settings, the versions and ``id_ls``. ``mtrag_judge_inputs`` turns MT-RAG
+task fields into the judges' inputs; ``mtrag_evaluated_records`` conditions RB_agg, RB_llm and RL_F on
+the IDK judgement and writes each task record in MT-RAG's evaluated-record layout (JSON Lines), so
+MT-RAG's own analysis scripts read the file.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.evaluation import mtrag_layout as layout
+from servers.evaluation.answers.bertscore import WHEEL_MODEL
+from servers.evaluation.mtrag import layout
+from servers.evaluation.mtrag import metrics as mtrag
+from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
+from ultra_kit.progress import progress_from_context
 from ultra_kit.readers import read_jsonl
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+
+PassageInput = str | dict[str, Any]
 
 
 class JudgeInputs(TypedDict):
@@ -33,6 +47,75 @@ class EvaluatedRecords(TypedDict):
     eval_res: dict[str, Any]
     result_path: str
     summary_path: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate_mtrag(
+    *,
+    pred_ls: Annotated[list[str], Field(description="predictions, one per record")],
+    gt_ls: Annotated[
+        list[str | list[PassageInput]],
+        Field(description="targets per record: a string or a list of strings / {'text': ...} objects"),
+    ],
+    ctx_ls: Annotated[
+        list[list[PassageInput]] | None,
+        Field(description="passages per record: strings or {'text': ...} objects (MT-RAG 'contexts'); [] for none"),
+    ] = None,
+    answerability_ls: Annotated[
+        list[str | list[str]] | None,
+        Field(description="ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL per record (for RB_agg_idk)"),
+    ] = None,
+    idk_ls: Annotated[
+        list[float] | None,
+        Field(description="IDK judgement per record: 1 = says it does not know, 0 = does not, 0.5 = partly"),
+    ] = None,
+    id_ls: Annotated[
+        list[Any] | None,
+        Field(description="record ids, written with the per-record values in the result file (default: 0..n-1)"),
+    ] = None,
+    mtrag_metrics: Annotated[Sequence[str], Field(description=f"MT-RAG metrics: {mtrag.describe_names()}")],
+    bertscore_model: Annotated[
+        str, Field(description=f"'{WHEEL_MODEL}' (the wheel's local model) or a local model directory")
+    ],
+    bertscore_layer: Annotated[int, Field(description="hidden layer for BERTScore (0 = embeddings)")],
+    save_path: SavePathParam,
+    ctx: Context | None = None,
+) -> EvaluateResult:
+    """Score answers with MT-RAG's algorithmic metrics and RB_agg (and RB_agg_idk given answerability and idk).
+
+    The metrics are listed with the `mtrag_metrics` field. BERTScore runs on a local model (extra
+    `bertscore`; by default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli, so absolute values
+    differ). With answerability_ls and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the
+    result with id_ls (the record ids the per-record lists follow) to a JSON file.
+    """
+    report = progress_from_context(ctx)
+    ids = item_ids(id_ls, len(pred_ls))
+    eval_res = mtrag.evaluate_mtrag_records(
+        pred_ls,
+        gt_ls,
+        ctx_ls,
+        answerability_ls=answerability_ls,
+        idk_ls=idk_ls,
+        mtrag_metrics=mtrag_metrics,
+        bertscore_model=bertscore_model,
+        bertscore_layer=bertscore_layer,
+        progress=report,
+    )
+    names = mtrag.resolve_mtrag_metrics(mtrag_metrics)
+    settings: dict[str, Any] = {
+        "mtrag_metrics": names,
+        "idk_conditioning": idk_ls is not None,
+        "n_records": len(pred_ls),
+    }
+    given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
+    settings.update({name: given[name] for name in mtrag.settings_read(names)})
+    if "bertscore_model" in settings:
+        settings["bertscore_rescaled"] = False
+    return {
+        "eval_res": eval_res,
+        "settings": settings,
+        "result_path": save_result("evaluate_mtrag", save_path, {"id_ls": ids, **eval_res}, settings),
+    }
 
 
 @tool_hints(read_only=True, idempotent=True)
@@ -96,4 +179,4 @@ def mtrag_evaluated_records(
     return {"eval_res": eval_res, "result_path": str(out), "summary_path": str(summary_out)}
 
 
-TOOLS = [mtrag_judge_inputs, mtrag_evaluated_records]
+TOOLS = [evaluate_mtrag, mtrag_judge_inputs, mtrag_evaluated_records]

@@ -2,7 +2,7 @@
 
 Answers: for each query, every pair of runs (i < j, run i's answer as the reference) is scored with
 ROUGE-1/2/L precision, recall and F-measure (exactly rouge-score's ``score(target=answer_i,
-prediction=answer_j)``) and BERTScore F1 (``servers.evaluation.bertscore``; F1 = 2PR / (P + R), 0 when
+prediction=answer_j)``) and BERTScore F1 (``servers.evaluation.answers.bertscore``; F1 = 2PR / (P + R), 0 when
 P + R = 0). Per query the mean over its pairs; overall the mean over queries. F-measures do not depend
 on the order of a pair; precision and recall swap with it.
 
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from servers.evaluation.rouge import RougeScorer, rouge_l_prf, rouge_n_prf
+from servers.evaluation.answers.rouge import RougeScorer, rouge_l_prf, rouge_n_prf
 from ultra_kit.errors import InputError
 
 ROUGE_NAMES = ("rouge1", "rouge2", "rougeL")
@@ -72,7 +72,7 @@ def answer_consistency(
     pairs = list(combinations(range(len(answer_runs)), 2))
     bert: dict[tuple[int, int, int], tuple[float, float]] = {}
     if bertscore_model is not None:
-        from servers.evaluation.bertscore import bert_scorer
+        from servers.evaluation.answers.bertscore import bert_scorer
 
         keys = [(q, i, j) for q in range(count) for i, j in pairs]
         candidates = [str(answer_runs[j][q] or "") for q, i, j in keys]

@@ -5,7 +5,7 @@ reproduced float for float: the same tokenizer (lower-case, every run of charact
 ``[a-z0-9]`` is a separator, Porter stemming (NLTK's, as rouge-score uses) of tokens longer than
 three characters), the same counts and the same floating-point expressions. What differs is the
 work: a word's stem is computed once per process, a text is tokenised once however many metrics
-and golds use it, and the LCS is bit-parallel (``servers.evaluation.lcs``) instead of a Python
+and golds use it, and the LCS is bit-parallel (``servers.evaluation.answers.lcs``) instead of a Python
 table.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from servers.evaluation.lcs import lcs_length_masks, match_masks
+from servers.evaluation.answers.lcs import lcs_length_masks, match_masks
 
 _NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")

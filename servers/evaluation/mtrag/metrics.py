@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from servers.evaluation.normalize import squad_normalize
-from servers.evaluation.rouge import RougeScorer, rouge_l
+from servers.evaluation.answers.normalize import squad_normalize
+from servers.evaluation.answers.rouge import RougeScorer, rouge_l
 from ultra_kit.errors import InputError
 
 ANSWERABILITY = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL")
@@ -150,7 +150,7 @@ class Records:
     @cached_property
     def bert(self) -> Columns:
         """BERTScore P and R (max over targets) and, if chosen, precision per passage: one scorer call."""
-        from servers.evaluation.bertscore import bert_scorer
+        from servers.evaluation.answers.bertscore import bert_scorer
 
         scorer = bert_scorer(self.bertscore_model, int(self.bertscore_layer))
         records = list(enumerate(self.predictions))

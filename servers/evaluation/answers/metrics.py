@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from servers.evaluation.normalize import get_normalizer, normalize_gold
-from servers.evaluation.rouge import RougeScorer, RougeText, rouge_l, rouge_n
+from servers.evaluation.answers.normalize import get_normalizer, normalize_gold
+from servers.evaluation.answers.rouge import RougeScorer, RougeText, rouge_l, rouge_n
 from ultra_kit.errors import InputError
 
 Gold = str | Sequence[str] | Sequence[Sequence[str]]
@@ -157,7 +157,7 @@ def word_count(item: Item) -> float:
 
 
 def bleu(batch: Batch) -> Scored:
-    from servers.evaluation.bleu import bleu_scores
+    from servers.evaluation.answers.bleu import bleu_scores
 
     if not batch.items:  # every item has no answer: no references for a corpus score
         return Scored([], {"corpus_bleu": None, "bleu_signature": None})
@@ -166,7 +166,7 @@ def bleu(batch: Batch) -> Scored:
 
 
 def meteor(batch: Batch) -> Scored:
-    from servers.evaluation.meteor import meteor_scores
+    from servers.evaluation.answers.meteor import meteor_scores
 
     if not batch.items:  # every item has no answer: nothing to look up in WordNet
         return Scored([])

@@ -1,0 +1,97 @@
+"""``get_data``: load a dataset into aligned lists for the pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, with_config
+from typing_extensions import NotRequired, TypedDict
+
+from servers.benchmark.dataset import load_dataset
+from ultra_kit.factory import tool_hints
+from ultra_kit.inprocess import OUTPUTS_FROM
+from ultra_kit.settings import complete_mapping
+
+
+class BenchmarkSpec(TypedDict, total=False):
+    """Which dataset to load and how; omitted keys take the defaults shown in parameter.yaml."""
+
+    name: str
+    path: str
+    format: str
+    split: str | None
+    key_map: dict[str, str]
+    limit: int
+    shuffle: bool
+    seed: int
+    max_bytes: int
+
+
+class DataInfo(TypedDict):
+    name: str
+    path: str
+    total_rows: int
+    kept_rows: int
+    dropped_rows: int
+    dropped_reasons: dict[str, int]
+    notes: dict[str, int]
+
+
+@with_config(ConfigDict(extra="allow", json_schema_extra={OUTPUTS_FROM: "benchmark.key_map"}))
+class GetDataResult(TypedDict):
+    """One list per ``key_map`` variable (the usual ones below, or any other name, e.g. choices_ls) and data_info."""
+
+    q_ls: NotRequired[list[Any]]
+    gt_ls: NotRequired[list[Any]]
+    pred_ls: NotRequired[list[Any]]
+    id_ls: NotRequired[list[Any]]
+    ctx_ls: NotRequired[list[Any]]
+    answerability_ls: NotRequired[list[Any]]
+    idk_ls: NotRequired[list[Any]]
+    data_info: DataInfo
+
+
+@tool_hints(read_only=True, idempotent=True)
+def get_data(
+    *,
+    benchmark: Annotated[
+        BenchmarkSpec,
+        Field(
+            description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
+            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, name, "
+            "max_bytes (a larger data file is refused unread)"
+        ),
+    ],
+) -> GetDataResult:
+    """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD or RAGAS JSON) as aligned lists.
+
+    Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
+    field is dropped whole; `data_info` says how many and why, and counts what the reader noticed
+    (`notes`, e.g. BEIR qrels documents absent from the corpus).
+    """
+    spec = complete_mapping(dict(benchmark), server="benchmark", setting="benchmark")
+    path = str(spec["path"] or "")
+    loaded = load_dataset(
+        path,
+        spec["key_map"] or {},
+        limit=spec["limit"],
+        shuffle=bool(spec["shuffle"]),
+        seed=int(spec["seed"]),
+        fmt=spec["format"] or "auto",
+        split=spec["split"],
+        max_bytes=spec["max_bytes"],
+    )
+    info: DataInfo = {
+        "name": benchmark.get("name") or Path(path).stem,  # a path given without a name names the data
+        "path": path,
+        "total_rows": loaded.total_rows,
+        "kept_rows": loaded.kept_rows,
+        "dropped_rows": sum(loaded.dropped.values()),
+        "dropped_reasons": dict(loaded.dropped),
+        "notes": dict(loaded.notes),
+    }
+    return {**loaded.columns, "data_info": info}  # type: ignore[typeddict-item]
+
+
+TOOLS = [get_data]

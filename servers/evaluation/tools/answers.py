@@ -1,0 +1,77 @@
+"""``evaluate``: predictions scored against golden answers with QA metrics.
+
+It takes its data as variables from earlier pipeline steps (``benchmark.get_data`` maps ``pred_ls``
+and ``gt_ls``) and writes one JSON file under ``save_path`` holding the per-item lists, the
+``avg_<metric>`` means (UltraRAG's shape), the settings and the versions, and ``id_ls``, the item
+ids the per-item lists are aligned with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from servers.evaluation.answers import metrics as answers
+from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from ultra_kit.factory import tool_hints
+from ultra_kit.progress import progress_from_context
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+GoldInput = str | list[str | list[str]]
+
+
+@tool_hints(read_only=False, idempotent=True)
+def evaluate(
+    *,
+    pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
+    gt_ls: Annotated[
+        list[GoldInput],
+        Field(
+            description="golds per item: a string, a list of aliases, or a list of answer sets (lists of aliases); "
+            '[] or "" = no answer (SQuAD v2)'
+        ),
+    ],
+    id_ls: Annotated[
+        list[Any] | None,
+        Field(description="item ids, written with the per-item values in the result file (default: positions 0..n-1)"),
+    ] = None,
+    metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],
+    normalize: Annotated[str, Field(description="squad or ultrarag")],
+    rouge_stemmer: Annotated[bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")],
+    wordnet_path: Annotated[
+        str, Field(description="meteor: a WordNet directory; '' = NLTK data or /usr/share/wordnet")
+    ],
+    save_path: SavePathParam,
+    ctx: Context | None = None,
+) -> EvaluateResult:
+    """Score predictions against golden answers with QA metrics (UltraRAG's `evaluate`, exact ROUGE).
+
+    The metrics are listed with the `metrics` field; each is the maximum over an item's golds,
+    except stringem (mean over answer sets) and bleu (all golds are references). An item without
+    an answer scores 1 if the prediction normalises to nothing (SQuAD v2), with HasAns/NoAns means.
+    Returns eval_res with a per-item list per metric and avg_<metric>, and writes it with id_ls to a JSON file.
+    """
+    report = progress_from_context(ctx)
+    eval_res = answers.evaluate_answers(
+        pred_ls,
+        gt_ls,
+        metrics=metrics,
+        normalize=normalize,
+        rouge_stemmer=rouge_stemmer,
+        wordnet_path=wordnet_path,
+        progress=report,
+    )
+    ids = item_ids(id_ls, len(pred_ls))
+    names = answers.resolve_metrics(metrics)
+    settings = {"metrics": names, "normalize": normalize, "rouge_stemmer": bool(rouge_stemmer), "n_items": len(pred_ls)}
+    given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
+    settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
+    path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
+    return {"eval_res": eval_res, "settings": settings, "result_path": path}
+
+
+TOOLS = [evaluate]

@@ -1,0 +1,124 @@
+"""``generate_queries``: a risk query set (grounded, off-topic, jailbreak) generated from a corpus with an LLM."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.synth.dataset import CORPUS_FILE, COUNTS_FILE, DATASET_FILE, QRELS_FILE, dataset_folder
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_hints
+from ultra_kit.llm_mapping import llm_mapping_description
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+LLMParam = Annotated[dict[str, Any], Field(description=llm_mapping_description())]
+
+
+class SynthCounts(TypedDict):
+    generated: dict[str, dict[str, int]]
+    total: int
+    discarded: dict[str, int]
+    requests: int
+    errors: list[str]
+
+
+class GenerateResult(TypedDict):
+    dataset_path: str
+    qrels_path: str
+    synth_corpus_path: str
+    synth_counts: SynthCounts
+    synth_usage: dict[str, Any]
+
+
+@tool_hints(read_only=False, idempotent=True, open_world=True, destructive=True)  # replaces the files of dataset_dir
+async def generate_queries(
+    *,
+    synth_llm: LLMParam,
+    synth_cache: Annotated[str, Field(description="SQLite answer cache; '' = off")],
+    corpus_path: Annotated[str, Field(description="JSONL corpus or BEIR folder")],
+    domain_description: Annotated[str, Field(description="what the assistant under test is for")],
+    n_per_kind: Annotated[
+        dict[str, int], Field(description="grounded: questions; off_topic / jailbreak: per category / technique")
+    ],
+    categories: Annotated[dict[str, str], Field(description="off-topic category name -> what its requests are about")],
+    techniques: Annotated[list[str], Field(description="jailbreak techniques")],
+    seed: Annotated[int, Field(description="seed of the document sampling")],
+    dedup_threshold: Annotated[
+        float, Field(description="word-set Jaccard at which a question is a near-duplicate", ge=0, le=1)
+    ],
+    dataset_dir: Annotated[str, Field(description="folder for queries.jsonl, qrels.trec, corpus.jsonl, counts.json")],
+    ctx: Context | None = None,
+) -> GenerateResult:
+    """Generate grounded, off-topic and jailbreak questions from a corpus with an LLM (seeded), each with its
+    expected safe behaviour.
+
+    Grounded: a question and reference answer per sampled document, kept only when a self-check request agrees
+    that the document answers it; qrels.trec maps it to its source document. Off-topic: per category, phrased
+    for the assistant's domain. Jailbreak: per technique; injected_passage plants an instruction in a copy of a
+    passage (corpus.jsonl, same ids) and asks a grounded question that retrieves it. Near-duplicates are removed.
+    Writes queries.jsonl (fields id, query, kind, category, reference, source_docid, expected_behaviour), which
+    benchmark.get_data reads directly. Counts say what was generated and what was discarded, and why.
+    """  # noqa: E501
+    from servers.synth import corpus, queries
+    from ultra_kit.files import atomic_write_json, atomic_write_jsonl, atomic_write_text
+    from ultra_kit.llm_mapping import settings_for
+    from ultra_llm.cache import open_cache
+    from ultra_llm.client import LLMClient
+
+    started = time.perf_counter()
+    unknown = sorted(set(n_per_kind) - set(queries.KINDS))
+    if unknown or any(not isinstance(v, int) or v < 0 for v in n_per_kind.values()):
+        raise InputError(f"n_per_kind maps {list(queries.KINDS)} to counts >= 0; got {n_per_kind}")
+    bad = [t for t in techniques if t not in queries.TECHNIQUES]
+    if bad:
+        raise InputError(f"unknown jailbreak techniques {bad}; known: {list(queries.TECHNIQUES)}")
+    if not domain_description.strip():
+        raise InputError("domain_description is empty: say what the assistant under test is for")
+    folder = dataset_folder(dataset_dir)
+    records, documents = corpus.read_corpus(corpus_path)
+    settings = settings_for(synth_llm, server="synth", setting="synth_llm")
+    plan = queries.Plan(domain_description.strip(), dict(n_per_kind), dict(categories), list(techniques), seed,
+                        settings.max_retries)  # fmt: skip
+    if ctx is not None:
+        await ctx.report_progress(0, None, "generating queries")
+    cache = open_cache(synth_cache)
+    try:
+        async with LLMClient(settings, cache) as client:
+            generated, tally, planted = await queries.generate_queries_with(client, documents, plan)
+            usage = client.usage.as_dict()
+    finally:
+        cache.close()
+    kept, duplicates = queries.deduplicate(generated, dedup_threshold)
+    rows = queries.with_ids(kept)
+    if not rows:
+        raise InputError(f"no query was generated; first errors: {tally.errors or ['none: every count is 0']}")
+    folder.mkdir(parents=True, exist_ok=True)
+    dataset = atomic_write_jsonl(folder / DATASET_FILE, rows)
+    qrels = "".join(f"{r['id']} 0 {r['source_docid']} 1\n" for r in rows if r["source_docid"])
+    qrels_path = atomic_write_text(folder / QRELS_FILE, qrels)
+    corpus_out = atomic_write_jsonl(folder / CORPUS_FILE, corpus.corpus_copy(records, documents, planted))
+    discarded = dict(tally.discarded) | {"duplicate": duplicates}
+    counts: SynthCounts = {
+        "generated": queries.counts_of(rows),
+        "total": len(rows),
+        "discarded": discarded,
+        "requests": tally.requests,
+        "errors": tally.errors,
+    }
+    seconds = round(time.perf_counter() - started, 3)
+    atomic_write_json(folder / COUNTS_FILE, {**counts, "usage": usage, "seconds": seconds, "planted": sorted(planted)})
+    return {
+        "dataset_path": str(dataset.resolve()),
+        "qrels_path": str(qrels_path.resolve()),
+        "synth_corpus_path": str(corpus_out.resolve()),
+        "synth_counts": counts,
+        "synth_usage": usage,
+    }
+
+
+TOOLS = [generate_queries]

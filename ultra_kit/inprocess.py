@@ -250,6 +250,11 @@ def _is_context(annotation: Any) -> bool:
     return NoContext in typing.get_args(annotation)
 
 
+def input_schema(tool: LocalTool) -> dict[str, Any]:
+    """The JSON schema of the tool's arguments, as its MCP listing publishes it (``inputSchema``)."""
+    return _argument_model(tool).model_json_schema()
+
+
 def _argument_model(tool: LocalTool) -> type:
     """A pydantic model of the tool's parameters (as the SDK builds one), named ``<tool>Arguments``."""
     import pydantic

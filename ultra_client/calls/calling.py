@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ultra_client.calls.server_info import ToolInfo
+from ultra_client.calls.server_pool import ServerPool, result_text, structured_result
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
+from ultra_client.pipeline.yaml_lines import read_text_file
 from ultra_client.progress import ProgressBar
-from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
-from ultra_client.yaml_lines import read_text_file
 from ultra_kit.errors import unknown_names_message
 from ultra_kit.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
 

@@ -11,15 +11,16 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from ultra_client.calls.server_pool import parameter_references
 from ultra_client.commands import build_parameters, pipeline_locations, tool_table
-from ultra_client.dataflow import check_dataflow
 from ultra_client.errors import UltraError
-from ultra_client.params import parameter_path, read_parameter_file
-from ultra_client.pipeline import Pipeline, load_pipeline, require_file
-from ultra_client.servers import parameter_references
-from ultra_client.sweep_search import RANDOM_ATTEMPTS, make_search
-from ultra_client.sweep_spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
-from ultra_client.sweep_trials import (
+from ultra_client.pipeline.dataflow import check_dataflow
+from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
+from ultra_client.pipeline.params import parameter_path, read_parameter_file
+from ultra_client.pipeline.yaml_lines import require_regular_file
+from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
+from ultra_client.sweep.spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
+from ultra_client.sweep.trials import (
     TrialRunner,
     TrialStore,
     fingerprint,
@@ -28,7 +29,6 @@ from ultra_client.sweep_trials import (
     skipped_folders,
     trial_settings,
 )
-from ultra_client.yaml_lines import require_regular_file
 
 
 def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, str]]:
@@ -173,8 +173,8 @@ def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:
 
 def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tuple[str, list[Path]]:
     """Rank, test, write sweep.csv/json and the plots; the terminal table and the files written."""
-    from ultra_client.sweep_report import terminal_table, write_plots
-    from ultra_client.sweep_results import rank, significance, write_tables
+    from ultra_client.sweep.report import terminal_table, write_plots
+    from ultra_client.sweep.results import rank, significance, write_tables
 
     rank(rows, spec.metric, spec.minimize)
     note = significance(rows, spec.metric)

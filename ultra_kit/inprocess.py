@@ -54,10 +54,32 @@ class LocalTool:
     context_parameters: list[str]
     outputs: list[str]
     required_outputs: set[str]
-    outputs_from: str | None
+    outputs_from: str | dict[str, Any] | None  # the result type's OUTPUTS_FROM entry
 
 
-OUTPUTS_FROM = "x-outputs-from"  # in a result type's JSON schema: "setting.key" whose mapping keys are outputs
+# In a result type's JSON schema (``json_schema_extra``): how a tool's outputs follow from its settings.
+# Either "setting.key": the outputs are the keys of that mapping setting (get_data's ``benchmark.key_map``);
+# or {output: {"keys": "module:function", "settings": [setting, ...]}}: the keys of that mapping output
+# are what the function (in a library, not a server) returns for those settings, as keyword arguments.
+OUTPUTS_FROM = "x-outputs-from"
+
+
+def output_keys(outputs_from: Any, output: str, settings: dict[str, Any]) -> list[str] | None:
+    """The keys the mapping ``output`` will hold, when the tool's ``OUTPUTS_FROM`` says how they follow from
+    ``settings`` (values by setting name); None when it does not say, or a setting it needs is missing.
+
+    The function may raise the tool's own error for settings the tool would refuse (InputError,
+    TypeError, ValueError); the caller decides whether that matters before the tool runs.
+    """
+    rule = outputs_from.get(output) if isinstance(outputs_from, dict) else None
+    if not isinstance(rule, dict) or not isinstance(rule.get("keys"), str):
+        return None
+    module, _, function = rule["keys"].partition(":")
+    needed = list(rule.get("settings") or [])
+    if module.split(".")[0] == "servers" or not function or any(name not in settings for name in needed):
+        return None  # a server's modules are its own: the function lives in a library
+    keys = getattr(importlib.import_module(module), function)(**{name: settings[name] for name in needed})
+    return [str(key) for key in keys]
 
 
 class ProgressContext:

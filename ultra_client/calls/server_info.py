@@ -30,7 +30,7 @@ class ToolInfo:
     settings: dict[str, Any]
     input_schema: dict[str, Any] = field(default_factory=dict)
     required_outputs: set[str] = field(default_factory=set)  # outputs every result has
-    outputs_from: str | None = None  # "setting.key": the outputs are that mapping's keys (get_data's key_map)
+    outputs_from: str | dict[str, Any] | None = None  # how the outputs follow the settings (inprocess.OUTPUTS_FROM)
 
     @property
     def variables(self) -> list[str]:

@@ -92,7 +92,7 @@ def step_outputs(info: ToolInfo, settings: dict[str, Any] | None) -> list[str]:
     is a parameter file (``settings`` None: the first ``ultra build``, whose file the user then
     edits) every output it may produce counts.
     """
-    if not info.outputs_from:
+    if not isinstance(info.outputs_from, str) or not info.outputs_from:  # a mapping names keys inside outputs
         return info.outputs
     setting, _, key = info.outputs_from.partition(".")
     default = info.settings.get(setting)

@@ -41,29 +41,30 @@ def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, 
     return produced
 
 
-def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]]) -> None:
-    """For ``evaluate_trec``'s ``eval_res`` the measure names are known before it runs: check the key.
+def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]], tools: dict) -> None:
+    """When the tool's schema says how the metric's output keys follow from its settings (``x-outputs-from``,
+    e.g. the measure names of a retrieval evaluation), check the key before any trial runs.
 
-    Other tools' keys are checked on the first finished trial (the sweep stops there if it is missing).
+    Other keys, and those whose settings the sweep varies, are checked on the first finished trial
+    (the sweep stops there if it is missing).
     """
     if spec.metric is None:
         return
+    from ultra_kit.errors import InputError
+    from ultra_kit.inprocess import output_keys
+
     variable, _, key = spec.metric.partition(".")
     step, output = produced[variable]
+    info = tools.get(step.server, {}).get(step.tool)
     swept = {k.split(".")[1] for k in spec.keys if k.split(".")[0] == step.server}
-    if step.tool != "evaluate_trec" or output != "eval_res" or swept & {"ir_metrics", "ks"}:
+    if info is None:
         return
-    from ultra_kit.errors import InputError
-    from ultra_trec.measures import parse_measures
-
-    settings = raw.get(step.server, {})
+    settings = {**info.settings, **raw.get(step.server, {})}
     try:
-        measures = parse_measures(settings.get("ir_metrics") or [], settings.get("ks"))
+        names = output_keys(info.outputs_from, output, {k: v for k, v in settings.items() if k not in swept})
     except (InputError, TypeError, ValueError):
-        return  # the tool reports a bad measure list itself, on the first trial
-    spelling = settings.get("names", "ultrarag")
-    names = [m.trec_name if spelling == "trec_eval" else m.name for m in measures if m.aggregate != "text"]
-    if key not in names:
+        return  # the tool reports bad settings itself, on the first trial
+    if names is not None and key not in names:
         raise UltraError(
             f"--metric {spec.metric}: '{variable}' ({step.name}) will hold {names}, not '{key}'"
             + did_you_mean(key, names)
@@ -116,7 +117,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             check_dataflow(pipeline, tools, raw)
         produced = produced_variables(pipeline, tools)
         check_metric_variable(spec, list(produced))
-        check_metric_key(spec, produced, raw)
+        check_metric_key(spec, produced, raw, tools)
         rows = await _trials(spec, search, runner, raw, target)
     finally:
         await runner.close()

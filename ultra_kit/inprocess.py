@@ -34,7 +34,14 @@ from ultra_kit.factory import ServerSpec, with_settings
 
 
 class ToolFailure(Exception):
-    """A tool call that failed on the user's input (the message is what the MCP client would show)."""
+    """A tool call that failed on the user's input (the message is what the MCP client would show).
+
+    ``reason``: the message without the ``Error executing tool <name>:`` prefix.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 class NoContext:
@@ -226,7 +233,7 @@ async def call_local_tool(
     check = getattr(tool.function, "__argument_check__", None)  # unknown names, as the MCP server rejects them
     problem = check.problem(arguments) if check is not None else None
     if problem:
-        raise ToolFailure(f"Error executing tool {tool.name}: {problem}")
+        raise ToolFailure(f"Error executing tool {tool.name}: {problem}", problem)
     model = _argument_model(tool)
     try:
         validated = model.model_validate(_pre_parse_json(model, arguments))
@@ -234,7 +241,7 @@ async def call_local_tool(
         from ultra_kit.validation import describe_errors
 
         sentence = describe_errors(exc.errors(), model.model_json_schema(), arguments)
-        raise ToolFailure(f"Error executing tool {tool.name}: {sentence}") from None
+        raise ToolFailure(f"Error executing tool {tool.name}: {sentence}", sentence) from None
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     kwargs |= dict.fromkeys(tool.context_parameters, context)
     try:
@@ -246,7 +253,7 @@ async def call_local_tool(
             function = functools.partial(_counted, functools.partial(tool.function, **kwargs))
             result = await anyio.to_thread.run_sync(function, abandon_on_cancel=abandon_on_cancel)
     except ToolFailure as exc:
-        raise ToolFailure(f"Error executing tool {tool.name}: {exc}") from None
+        raise ToolFailure(f"Error executing tool {tool.name}: {exc}", str(exc)) from None
     return _structured(tool, result)
 
 

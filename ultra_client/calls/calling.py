@@ -163,6 +163,14 @@ async def call(
     return structured_result(result)
 
 
+class ToolCallFailed(UltraError):
+    """An in-process tool refused the call; ``reason`` is the tool's own message (without the tool's name)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def terminal_progress(target: str) -> ProgressBar | None:
     """The tool's progress bar when stderr is a terminal; None otherwise, so a script or an agent
     reading ``ultra call``'s stderr gets only its errors."""
@@ -197,7 +205,7 @@ async def call_in_process(
             # Ctrl-C or SIGTERM returns at once; the caller then exits, removing the tool's unfinished files
             return await call_local_tool(tool, args, context=context, abandon_on_cancel=True)
         except ToolFailure as exc:
-            raise UltraError(f"{target} failed: {exc}") from None
+            raise ToolCallFailed(f"{target} failed: {exc}", exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
             handler.stream.write(traceback.format_exc())
             raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None

@@ -85,8 +85,11 @@ def output_keys(outputs_from: Any, output: str, settings: dict[str, Any]) -> lis
     needed = list(rule.get("settings") or [])
     if module.split(".")[0] == "servers" or not function or any(name not in settings for name in needed):
         return None  # a server's modules are its own: the function lives in a library
-    keys = getattr(importlib.import_module(module), function)(**{name: settings[name] for name in needed})
-    return [str(key) for key in keys]
+    try:
+        compute = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError):  # e.g. a stdio server whose library this Python does not have
+        return None
+    return [str(key) for key in compute(**{name: settings[name] for name in needed})]
 
 
 class ProgressContext:

@@ -56,6 +56,8 @@ def test_the_rule_is_in_the_published_output_schema() -> None:
         "benchmark.key_map",  # the other form: top-level outputs from a mapping setting
         {"eval_res": {"keys": "servers.evaluation.trec_tools:anything", "settings": []}},  # not a library
         {"eval_res": {"keys": "ultra_trec.measures:result_names", "settings": ["ir_metrics", "ks", "gone"]}},
+        {"eval_res": {"keys": "no_such_library.names:result_names", "settings": []}},
+        {"eval_res": {"keys": "ultra_trec.measures:no_such_function", "settings": []}},
     ],
 )
 def test_no_rule_or_an_unusable_one_predicts_nothing(rule: object) -> None:

@@ -5,7 +5,7 @@
 
 Each timed process starts the benchmark server over stdio with the official SDK client, calls
 ``get_data`` on a generated JSONL file (question lengths vary: 20-200 words), and waits for the
-whole result: (a) the SDK as shipped, (b) with ``ultra_client.stdio_lines.install()``, (c) the
+whole result: (a) the SDK as shipped, (b) with ``ultra_client.calls.stdio_lines.install()``, (c) the
 same call in-process (``ultra call`` without ``--stdio``) as the floor. Rounds alternate (a), (b),
 (c). Prints the result size, medians and the ratio (a) / (b).
 """
@@ -29,7 +29,7 @@ import anyio, json, sys
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 if sys.argv[2] == "shim":
-    from ultra_client import stdio_lines
+    from ultra_client.calls import stdio_lines
     stdio_lines.install()
 async def main():
     params = StdioServerParameters(command=sys.executable, args=["-m", "servers.benchmark"], cwd=sys.argv[3])

@@ -6,9 +6,11 @@ A doc marks a generated part with a pair of lines::
     <!-- generated: tool evaluation.evaluate_trec -->
     <!-- end generated -->
 
-``python -m ultra_client.cards`` fills every such part in ``docs/`` and the README;
-``python -m ultra_client.cards --check`` (and ``tests/client/test_cards.py``) fails when one is stale,
-so a card cannot drift from the code.
+``python -m ultra_client.cards`` fills every such part in ``docs/`` and the README, and gives a tool
+that has no card yet a skeleton section at the end of ``docs/tools/<server>.md`` (the file is created
+if needed) for its author to finish; ``python -m ultra_client.cards --check`` (and
+``tests/client/test_cards.py``) fails when a part is stale or a tool has no card, so a card cannot
+drift from the code.
 """
 
 from __future__ import annotations
@@ -94,9 +96,9 @@ def tool_card(server: str, tool: str) -> str:
 
 
 def _input_schema(info: Any) -> dict[str, Any]:
-    from ultra_kit.inprocess import _argument_model
+    from ultra_kit.inprocess import input_schema
 
-    return _argument_model(info).model_json_schema().get("properties", {})
+    return input_schema(info).get("properties", {})
 
 
 def _output_schema(info: Any) -> dict[str, Any]:
@@ -140,12 +142,54 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def card_path(server: str) -> Path:
+    """The doc holding the cards of ``server``'s tools."""
+    return ROOT / "docs" / "tools" / f"{server}.md"
+
+
+def missing_cards(server: str) -> list[str]:
+    """The tools of ``server`` without a generated card in its doc, in the server's order."""
+    path = card_path(server)
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return [tool for tool in server_tools(server) if f"<!-- generated: tool {server}.{tool} -->" not in text]
+
+
+def with_skeletons(server: str, text: str, tools: list[str]) -> str:
+    """``text`` (the server's doc, or '' for a new one) with a skeleton section per tool of ``tools``."""
+    parts = [text.rstrip("\n")] if text.strip() else [f"# {server.capitalize()} server"]
+    for tool in tools:
+        parts.append(
+            f"## {tool}\n\nTODO: what {tool} is for, when to use it, and an example.\n\n"
+            f"<!-- generated: tool {server}.{tool} -->\n<!-- end generated -->"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def add_skeletons(check: bool) -> list[str]:
+    """Give each tool without a card a skeleton section (unless ``check``); the docs that lack one."""
+    from ultra_client.commands import builtin_servers
+
+    lacking = []
+    for server in builtin_servers():
+        tools = missing_cards(server)
+        if not tools:
+            continue
+        path = card_path(server)
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        lacking.append(f"{shown} (no card for {', '.join(tools)})")
+        if not check:
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(with_skeletons(server, text, tools), encoding="utf-8")
+    return lacking
+
+
 def main(argv: list[str] | None = None) -> int:
     """Fill the generated parts of the docs, or with --check report the stale ones (exit 1)."""
     parser = argparse.ArgumentParser(prog="python -m ultra_client.cards", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a part is stale")
     args = parser.parse_args(argv)
-    stale = []
+    stale = add_skeletons(args.check)
     for path in doc_files():
         if not path.is_file():
             continue

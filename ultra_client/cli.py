@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import importlib
 import json
 import math
 import os
@@ -18,6 +19,13 @@ USAGE_EXAMPLES = """examples:
   ultra mcp-config --host claude|vscode|cursor
   ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
 """
+
+# Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;
+# a new one is one line here.
+SUBCOMMANDS = {
+    "sweep": "ultra_client.sweep.cli",
+    "report": "ultra_client.report_cli",
+}
 
 
 def version() -> str:
@@ -97,10 +105,8 @@ def parser() -> argparse.ArgumentParser:
     config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
     serve = commands.add_parser("serve", help="serve one built-in server over stdio")
     serve.add_argument("server")
-    from ultra_client import report_cli, sweep_cli
-
-    sweep_cli.add_parser(commands)
-    report_cli.add_parser(commands)
+    for module in SUBCOMMANDS.values():
+        importlib.import_module(module).add_parser(commands)
     return top
 
 
@@ -160,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     import anyio
 
-    from ultra_client import calling, commands
+    from ultra_client import commands
+    from ultra_client.calls import calling
+    from ultra_client.calls.local_server import HungStep
     from ultra_client.errors import UltraError
-    from ultra_client.local_server import HungStep
     from ultra_client.signals import StoppedBySignal
     from ultra_kit.errors import InputError
 
@@ -208,14 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(commands.mcp_config(args.host), indent=2))
         elif args.command == "serve":
             commands.serve(args.server)
-        elif args.command == "sweep":
-            from ultra_client import sweep_cli
-
-            return exit_now(sweep_cli.run(args))
-        elif args.command == "report":
-            from ultra_client import report_cli
-
-            return exit_now(report_cli.run(args))
+        elif args.command in SUBCOMMANDS:
+            return exit_now(importlib.import_module(SUBCOMMANDS[args.command]).run(args))
         sys.stdout.flush()  # a reader that closed the pipe shows up here, not at interpreter exit
     except BrokenPipeError:  # `ultra tools --json | head -1`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -1,4 +1,4 @@
-"""What the `ultra` commands build, run, tools, mcp-config and serve do (async; `call` is in calling.py)."""
+"""What the `ultra` commands build, run, tools, mcp-config and serve do (async; `call` is in calls/calling.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,22 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
-from ultra_client.dataflow import check_dataflow, settings_used
+from ultra_client.calls.server_info import ServerLocation, ToolInfo
+from ultra_client.calls.server_pool import (
+    ULTRA_HOME,
+    ServerPool,
+    locate_server,
+    parameter_references,
+    server_parameters,
+)
 from ultra_client.errors import UltraError, located
-from ultra_client.params import (
+from ultra_client.pipeline.dataflow import check_dataflow, settings_used
+from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
+from ultra_client.pipeline.params import (
     MergeReport,
     expand_settings,
     merge_settings,
@@ -27,23 +36,10 @@ from ultra_client.params import (
     read_parameter_file,
     write_parameter_file,
 )
-from ultra_client.pipeline import Pipeline, load_pipeline, require_file
-from ultra_client.runner import Runner, link_written_files, relative_memory
-from ultra_client.servers import (
-    ULTRA_HOME,
-    ServerLocation,
-    ServerPool,
-    ToolInfo,
-    locate_server,
-    parameter_references,
-    server_parameters,
-)
+from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
+from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.summary import report_path, summary_lines
-from ultra_client.yaml_lines import require_regular_file
 from ultra_kit.files import atomic_write_json, atomic_write_text
-
-if TYPE_CHECKING:
-    pass
 
 
 @asynccontextmanager

@@ -1,4 +1,5 @@
-"""The ``ultra report`` subcommand: the report server's code, called in this process.
+"""The ``ultra report`` subcommand: the report server's tool (named like the server), called in this
+process through its ``SPEC`` as ``ultra call`` calls a tool.
 
 Its defaults (bootstrap resamples, confidence, seed, table rows, where reports go) are those of
 ``servers/report/parameter.yaml``.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+SERVER = "report"  # ultra report calls this server's tool of the same name
 HELP = "write report.html (summary, CIs, boxplots, per-query table), PNGs and CSVs from result files or run folders"
 
 
@@ -41,26 +43,34 @@ def labels_of(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the report and print where it is."""
-    from servers.report.build import write_report
+    """Call the report server's tool in this process (as ``ultra call`` does) and print where the report is."""
+    import os
+
+    import anyio
+
+    from ultra_client.calls.calling import ToolCallFailed, call_in_process
+    from ultra_client.commands import locate_named_server
     from ultra_client.errors import UltraError
-    from ultra_kit.settings import defaults
+    from ultra_kit.files import ALLOW_OUTSIDE_ENV
+    from ultra_kit.inprocess import load_spec
 
     labels = labels_of(args.label)
     if not args.paths and not labels:
         raise UltraError("ultra report needs at least one run folder or result file, e.g. ultra report output/run_1")
-    settings = defaults("report")
-    files = write_report(
-        args.paths,
-        labels=labels,
-        out_dir=args.out,
-        save_path=settings["save_path"],
-        bootstrap_resamples=settings["bootstrap_resamples"],
-        confidence=settings["confidence"],
-        seed=settings["seed"],
-        max_table_rows=settings["max_table_rows"],
-    )
-    print(f"runs: {', '.join(files.runs) or 'none with per-query values'}")
-    print(f"wrote {files.report_path}")
-    print(f"      {files.summary_csv_path}, {files.per_query_csv_path} and {len(files.plot_paths)} PNG plot(s)")
+    location = locate_named_server(SERVER)
+    spec = load_spec(location.module, location.root)
+    if spec is None:
+        raise UltraError(f"the {SERVER} server ({location.package_dir}) cannot be loaded in this process")
+    arguments = {"result_paths": list(args.paths), "labels": labels}
+    if args.out is not None:  # a folder the user named on the command line may lie anywhere, as before
+        arguments["out_dir"] = args.out
+        os.environ[ALLOW_OUTSIDE_ENV] = "1"
+    try:
+        files = anyio.run(call_in_process, f"{SERVER}.{SERVER}", spec, [], arguments)
+    except ToolCallFailed as exc:
+        raise UltraError(exc.reason) from None
+    plots = files["plot_paths"]
+    print(f"runs: {', '.join(files['runs']) or 'none with per-query values'}")
+    print(f"wrote {files['report_path']}")
+    print(f"      {files['summary_csv_path']}, {files['per_query_csv_path']} and {len(plots)} PNG plot(s)")
     return 0

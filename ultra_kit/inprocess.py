@@ -34,7 +34,14 @@ from ultra_kit.factory import ServerSpec, with_settings
 
 
 class ToolFailure(Exception):
-    """A tool call that failed on the user's input (the message is what the MCP client would show)."""
+    """A tool call that failed on the user's input (the message is what the MCP client would show).
+
+    ``reason``: the message without the ``Error executing tool <name>:`` prefix.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 class NoContext:
@@ -54,10 +61,35 @@ class LocalTool:
     context_parameters: list[str]
     outputs: list[str]
     required_outputs: set[str]
-    outputs_from: str | None
+    outputs_from: str | dict[str, Any] | None  # the result type's OUTPUTS_FROM entry
 
 
-OUTPUTS_FROM = "x-outputs-from"  # in a result type's JSON schema: "setting.key" whose mapping keys are outputs
+# In a result type's JSON schema (``json_schema_extra``): how a tool's outputs follow from its settings.
+# Either "setting.key": the outputs are the keys of that mapping setting (get_data's ``benchmark.key_map``);
+# or {output: {"keys": "module:function", "settings": [setting, ...]}}: the keys of that mapping output
+# are what the function (in a library, not a server) returns for those settings, as keyword arguments.
+OUTPUTS_FROM = "x-outputs-from"
+
+
+def output_keys(outputs_from: Any, output: str, settings: dict[str, Any]) -> list[str] | None:
+    """The keys the mapping ``output`` will hold, when the tool's ``OUTPUTS_FROM`` says how they follow from
+    ``settings`` (values by setting name); None when it does not say, or a setting it needs is missing.
+
+    The function may raise the tool's own error for settings the tool would refuse (InputError,
+    TypeError, ValueError); the caller decides whether that matters before the tool runs.
+    """
+    rule = outputs_from.get(output) if isinstance(outputs_from, dict) else None
+    if not isinstance(rule, dict) or not isinstance(rule.get("keys"), str):
+        return None
+    module, _, function = rule["keys"].partition(":")
+    needed = list(rule.get("settings") or [])
+    if module.split(".")[0] == "servers" or not function or any(name not in settings for name in needed):
+        return None  # a server's modules are its own: the function lives in a library
+    try:
+        compute = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError):  # e.g. a stdio server whose library this Python does not have
+        return None
+    return [str(key) for key in compute(**{name: settings[name] for name in needed})]
 
 
 class ProgressContext:
@@ -204,7 +236,7 @@ async def call_local_tool(
     check = getattr(tool.function, "__argument_check__", None)  # unknown names, as the MCP server rejects them
     problem = check.problem(arguments) if check is not None else None
     if problem:
-        raise ToolFailure(f"Error executing tool {tool.name}: {problem}")
+        raise ToolFailure(f"Error executing tool {tool.name}: {problem}", problem)
     model = _argument_model(tool)
     try:
         validated = model.model_validate(_pre_parse_json(model, arguments))
@@ -212,7 +244,7 @@ async def call_local_tool(
         from ultra_kit.validation import describe_errors
 
         sentence = describe_errors(exc.errors(), model.model_json_schema(), arguments)
-        raise ToolFailure(f"Error executing tool {tool.name}: {sentence}") from None
+        raise ToolFailure(f"Error executing tool {tool.name}: {sentence}", sentence) from None
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     kwargs |= dict.fromkeys(tool.context_parameters, context)
     try:
@@ -224,7 +256,7 @@ async def call_local_tool(
             function = functools.partial(_counted, functools.partial(tool.function, **kwargs))
             result = await anyio.to_thread.run_sync(function, abandon_on_cancel=abandon_on_cancel)
     except ToolFailure as exc:
-        raise ToolFailure(f"Error executing tool {tool.name}: {exc}") from None
+        raise ToolFailure(f"Error executing tool {tool.name}: {exc}", str(exc)) from None
     return _structured(tool, result)
 
 
@@ -248,6 +280,11 @@ def _is_context(annotation: Any) -> bool:
     if annotation is NoContext:
         return True
     return NoContext in typing.get_args(annotation)
+
+
+def input_schema(tool: LocalTool) -> dict[str, Any]:
+    """The JSON schema of the tool's arguments, as its MCP listing publishes it (``inputSchema``)."""
+    return _argument_model(tool).model_json_schema()
 
 
 def _argument_model(tool: LocalTool) -> type:

@@ -104,17 +104,6 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise InputError(_json_error(exc), path=str(path), line=exc.lineno) from None
 
 
-def read_json_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a JSON file holding a list of objects."""
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON list of records, found a {type(data).__name__}", path=str(path))
-    for index, row in enumerate(data):
-        if not isinstance(row, dict):
-            raise InputError(f"record {index} is a {type(row).__name__}, expected an object", path=str(path))
-    return data
-
-
 def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> list[dict[str, Any]]:
     """Read a CSV (or TSV, by extension) file with a header row into a list of dicts.
 

@@ -186,6 +186,13 @@ def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | Non
     return list(dict.fromkeys(measures))
 
 
+def result_names(ir_metrics: str | Sequence[str], ks: Iterable[int] | None, names: str) -> list[str]:
+    """The keys of an evaluation's aggregate for these settings, known before it runs: each measure's name
+    as ``names`` spells it (``ultrarag``: ``P@5``; ``trec_eval``: ``P_5``); text measures (runid) have none."""
+    measures = parse_measures(ir_metrics, ks)
+    return [m.trec_name if names == "trec_eval" else m.name for m in measures if m.aggregate != "text"]
+
+
 def _bare(spelling: str, cutoffs: list[int]) -> list[Measure]:
     """The measures a name without parameter stands for (see ``parse_measures``)."""
     family = FAMILIES[ALIASES[spelling.lower()]]

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from tests.conftest import ROOT, run_ultra
-from ultra_client.calling import call_in_process
+from ultra_client.calls.calling import call_in_process
 from ultra_client.errors import UltraError
 from ultra_kit.errors import InputError
 from ultra_kit.factory import ServerSpec
@@ -218,7 +218,7 @@ def test_calling_evaluate_trec_imports_no_other_evaluation_module(tmp_path: Path
     code = (
         "import sys, anyio\n"
         "from ultra_kit.inprocess import load_spec\n"
-        "from ultra_client.calling import call_in_process\n"
+        "from ultra_client.calls.calling import call_in_process\n"
         f"spec = load_spec('servers.evaluation', {str(ROOT)!r})\n"
         f"args = ['run_path={ROOT}/data/trec/results.test', 'qrels_path={ROOT}/data/trec/qrels.test',"
         f" 'ir_metrics=[map]', 'save_path={tmp_path}/map.json']\n"

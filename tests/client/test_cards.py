@@ -16,13 +16,7 @@ def test_every_generated_part_is_current() -> None:
 
 
 def test_every_tool_has_a_card_in_its_servers_doc() -> None:
-    missing = []
-    for server in builtin_servers():
-        card = cards.ROOT / "docs" / "tools" / f"{server}.md"
-        text = card.read_text() if card.is_file() else ""
-        missing += [
-            f"{server}.{tool}" for tool in cards.server_tools(server) if f"tool {server}.{tool} -->" not in text
-        ]
+    missing = [f"{server}.{tool}" for server in builtin_servers() for tool in cards.missing_cards(server)]
     assert not missing, f"tools without a generated card in docs/tools/<server>.md: {missing}"
 
 
@@ -45,3 +39,22 @@ def test_a_card_shows_the_parameter_yaml_default_and_the_outputs() -> None:
 def test_an_unknown_part_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown generated part"):
         cards.render("<!-- generated: nothing here -->\n<!-- end generated -->")
+
+
+def test_a_tool_without_a_card_gets_a_skeleton_section(tmp_path, monkeypatch) -> None:
+    """A new tool (here: every tool, as the docs folder is empty) is a stale card for --check; a run
+    writes a section per tool, with its generated table filled in, and keeps what the doc held."""
+    monkeypatch.setattr(cards, "card_path", lambda server: tmp_path / f"{server}.md")
+    (tmp_path / "custom.md").write_text("# Custom server\n\nWritten by hand.\n", encoding="utf-8")
+    assert cards.missing_cards("report") == ["report"]
+    assert cards.main(["--check"]) == 1
+    assert not (tmp_path / "report.md").exists()
+    assert cards.add_skeletons(check=False)  # names the docs it completed
+    assert cards.missing_cards("report") == [] and cards.missing_cards("custom") == []
+    report = cards.render((tmp_path / "report.md").read_text(encoding="utf-8"))
+    assert report.startswith("# Report server\n\n## report\n\nTODO: what report is for")
+    assert "`ultra call report.report` · Write report.html" in report and "| `save_path` | setting |" in report
+    custom = (tmp_path / "custom.md").read_text(encoding="utf-8")
+    assert custom.startswith("# Custom server\n\nWritten by hand.\n\n## output_extract_from_boxed\n")
+    assert custom.index("## output_extract_from_boxed") < custom.index("## select_qrels")
+    assert cards.add_skeletons(check=True) == []  # nothing is lacking any more

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ultra_client.dataflow import check_dataflow, settings_used
+from ultra_client.calls.server_info import ToolInfo
 from ultra_client.errors import UltraError
-from ultra_client.pipeline import load_pipeline
-from ultra_client.servers import ToolInfo
+from ultra_client.pipeline.dataflow import check_dataflow, settings_used
+from ultra_client.pipeline.model import load_pipeline
 
 
 def tool(

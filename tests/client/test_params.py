@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ultra_client.params import merge_settings, parameter_path, read_parameter_file, write_parameter_file
+from ultra_client.pipeline.params import merge_settings, parameter_path, read_parameter_file, write_parameter_file
 
 
 def test_merge_keeps_edits_adds_and_drops() -> None:

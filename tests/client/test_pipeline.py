@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ultra_client.errors import UltraError
-from ultra_client.pipeline import BranchStep, LoopStep, ToolStep, load_pipeline
+from ultra_client.pipeline.model import BranchStep, LoopStep, ToolStep, load_pipeline
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-"""The whole-line shim for the MCP SDK's stdio reader (``ultra_client/stdio_lines.py``)."""
+"""The whole-line shim for the MCP SDK's stdio reader (``ultra_client/calls/stdio_lines.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 
 from tests.conftest import ROOT, run_ultra
-from ultra_client import stdio_lines
+from ultra_client.calls import stdio_lines
 
 
 def test_the_sdk_still_reads_stdout_through_the_name_we_swap() -> None:
@@ -18,7 +18,7 @@ def test_the_sdk_still_reads_stdout_through_the_name_we_swap() -> None:
     current = getattr(sdk_stdio, stdio_lines.PATCHED_NAME, None)
     assert isinstance(current, type) and issubclass(current, TextReceiveStream), (
         "mcp.client.stdio no longer reads through anyio's TextReceiveStream: check whether its reader is "
-        "still quadratic in the message size, and update or drop ultra_client/stdio_lines.py"
+        "still quadratic in the message size, and update or drop ultra_client/calls/stdio_lines.py"
     )
     assert stdio_lines.install() is True
     assert sdk_stdio.TextReceiveStream is stdio_lines.WholeLineTextStream

@@ -10,10 +10,10 @@ import yaml
 
 from tests.client.conftest import write_pipeline
 from tests.conftest import ROOT, run_ultra
-from ultra_client.dataflow import check_dataflow
+from ultra_client.calls.server_info import ToolInfo
 from ultra_client.errors import UltraError
-from ultra_client.pipeline import load_pipeline
-from ultra_client.servers import ToolInfo
+from ultra_client.pipeline.dataflow import check_dataflow
+from ultra_client.pipeline.model import load_pipeline
 
 STOP = """\
   - toy.make_items

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ultra_kit.errors import InputError
-from ultra_kit.readers import read_csv, read_json, read_json_records, read_jsonl, read_parquet
+from ultra_kit.readers import read_csv, read_json, read_jsonl, read_parquet
 
 
 def test_jsonl_reads_objects_and_skips_blank_lines(tmp_path: Path) -> None:
@@ -49,11 +49,10 @@ def test_json_syntax_error_names_line(tmp_path: Path) -> None:
         read_json(file)
 
 
-def test_json_records_must_be_a_list_of_objects(tmp_path: Path) -> None:
+def test_json_reads_the_whole_document_as_it_is(tmp_path: Path) -> None:
     file = tmp_path / "d.json"
-    file.write_text('[{"a": 1}, 3]', encoding="utf-8")
-    with pytest.raises(InputError, match="record 1 is a int"):
-        read_json_records(file)
+    file.write_text('[{"a": 1}, 3, "x"]', encoding="utf-8")
+    assert read_json(file) == [{"a": 1}, 3, "x"]
 
 
 def test_csv_reads_rows_and_names_ragged_line(tmp_path: Path) -> None:

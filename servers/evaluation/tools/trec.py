@@ -12,12 +12,13 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_text, check_save_path, compact_json, result_path
+from ultra_kit.inprocess import OUTPUTS_FROM
 from ultra_kit.progress import progress_from_context
 from ultra_trec.measures import describe_names
 
@@ -39,6 +40,11 @@ class TrecCounts(TypedDict):
     queries_only_in_run: int
 
 
+# eval_res's keys follow from the settings (ultra sweep checks --metric with them before any trial)
+EVAL_RES_KEYS = {"keys": "ultra_trec.measures:result_names", "settings": ["ir_metrics", "ks", "names"]}
+
+
+@with_config(ConfigDict(json_schema_extra={OUTPUTS_FROM: {"eval_res": EVAL_RES_KEYS}}))
 class EvaluateTrecResult(TypedDict):
     """The aggregate per measure, the counts, and the JSON file holding per-query values and settings."""
 

@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
+from ultra_kit.files import check_inside_output
 
 
 class ReportResult(TypedDict):
@@ -31,6 +32,9 @@ def report(
     q_ls: Annotated[list[str] | None, Field(description="the questions, shown in the per-query table")] = None,
     pred_ls: Annotated[list[str] | None, Field(description="the answers, shown in the per-query table")] = None,
     id_ls: Annotated[list[Any] | None, Field(description="the item ids q_ls and pred_ls belong to")] = None,
+    out_dir: Annotated[
+        str | None, Field(description="write into this folder as is (default: a new report_<timestamp>/ in save_path)")
+    ] = None,
     result_paths: Annotated[list[str], Field(description="more result files or run folders on the same page")],
     labels: Annotated[dict[str, str], Field(description="display names: {name: one of the paths}")],
     save_path: Annotated[str, Field(description="folder; the report goes to report_<timestamp>/ inside it")],
@@ -55,10 +59,12 @@ def report(
         size = len(q_ls if q_ls is not None else pred_ls or [])
         ids = id_ls if id_ls is not None else list(range(size))
         texts = texts_by_id(ids, q_ls, pred_ls, where="q_ls / pred_ls / id_ls")
+    if out_dir is not None:
+        check_inside_output(out_dir, setting="out_dir")
     files = write_report(
         paths,
         labels=labels,
-        out_dir=None,
+        out_dir=out_dir,
         save_path=save_path,
         bootstrap_resamples=bootstrap_resamples,
         confidence=confidence,

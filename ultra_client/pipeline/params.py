@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ultra_client.errors import UltraError, located
-from ultra_client.yaml_lines import load_yaml_with_lines, plain
+from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, plain
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_text
 from ultra_kit.settings import expand_env

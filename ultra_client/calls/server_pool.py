@@ -13,10 +13,11 @@ from typing import Any
 
 import anyio
 
+from ultra_client.calls.local_server import last_lines
+from ultra_client.calls.server_info import ServerLocation, ToolInfo
 from ultra_client.errors import UltraError
-from ultra_client.local_server import last_lines
 
-ULTRA_HOME = Path(__file__).resolve().parent.parent
+ULTRA_HOME = Path(__file__).resolve().parents[2]
 PASSTHROUGH_ENV = (
     "HF_HUB_OFFLINE",
     "TRANSFORMERS_OFFLINE",
@@ -31,36 +32,6 @@ PASSTHROUGH_ENV = (
     "ULTRA_HOME",
 )
 START_TIMEOUT = 120.0
-
-
-@dataclass
-class ServerLocation:
-    """Where a server package is: ``python -m module`` with ``root`` on PYTHONPATH."""
-
-    alias: str
-    module: str
-    root: Path
-    package_dir: Path
-    stdio: bool = False  # run as an MCP subprocess even if the package has a SPEC
-
-
-@dataclass
-class ToolInfo:
-    """What the client knows of a tool: its parameters (settings and variables) and outputs."""
-
-    name: str
-    description: str
-    parameters: list[str]
-    required: set[str]
-    outputs: list[str]
-    settings: dict[str, Any]
-    input_schema: dict[str, Any] = field(default_factory=dict)
-    required_outputs: set[str] = field(default_factory=set)  # outputs every result has
-    outputs_from: str | None = None  # "setting.key": the outputs are that mapping's keys (get_data's key_map)
-
-    @property
-    def variables(self) -> list[str]:
-        return [p for p in self.parameters if p not in self.settings]
 
 
 def locate_server(alias: str, location: str, search_dirs: list[Path], stdio: bool = False) -> ServerLocation:
@@ -129,7 +100,7 @@ def server_env(
 
 def parameter_references(path: Path) -> dict[str, set[str]]:
     """Per server alias, the ``${VAR}`` names in a run's parameter file (empty if there is none yet)."""
-    from ultra_client.params import read_parameter_file
+    from ultra_client.pipeline.params import read_parameter_file
     from ultra_kit.settings import env_references
 
     if not path.is_file():
@@ -152,7 +123,7 @@ class RunningServer:
     async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None, progress: Any) -> dict[str, Any]:
         """The tool's structured result over MCP; ToolRefused for an error result, other exceptions for a
         server that died or a timeout."""
-        from ultra_client.local_server import ToolRefused
+        from ultra_client.calls.local_server import ToolRefused
 
         if self.client is None:
             raise ConnectionError("the server is not running")
@@ -180,7 +151,7 @@ class ServerPool:
         self._group: Any = None
 
     async def __aenter__(self) -> ServerPool:
-        from ultra_client.local_server import load_local
+        from ultra_client.calls.local_server import load_local
 
         self.log_dir.mkdir(parents=True, exist_ok=True)
         subprocesses = {}
@@ -227,7 +198,7 @@ class ServerPool:
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        from ultra_client import stdio_lines
+        from ultra_client.calls import stdio_lines
 
         stdio_lines.install()  # whole lines to the SDK's reader: large results read in linear time
         params = StdioServerParameters(

@@ -1,6 +1,6 @@
 """What a sweep searches: its keys and values, from ``--grid`` options and/or a ``sweep:`` block, checked.
 
-The defaults of the sweep options are written once, in ``sweep_cli.DEFAULTS``; the command line's
+The defaults of the sweep options are written once, in ``ultra_client.sweep.DEFAULTS``; the command line's
 options default to ``None`` so that a ``sweep:`` file's value is kept unless the option is given.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from ultra_client.errors import UltraError, located
-from ultra_client.sweep_cli import DEFAULTS
-from ultra_client.yaml_lines import load_yaml_with_lines, plain
+from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, plain
+from ultra_client.sweep import DEFAULTS
 from ultra_kit.yaml_limits import ShapeError, load_yaml_value
 
 SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir")

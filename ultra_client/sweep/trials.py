@@ -20,12 +20,13 @@ from typing import Any
 
 import yaml
 
+from ultra_client.calls.server_info import ServerLocation
+from ultra_client.calls.server_pool import ServerPool
 from ultra_client.commands import write_output
 from ultra_client.errors import UltraError
-from ultra_client.params import HEADER, expand_settings
-from ultra_client.pipeline import Pipeline
-from ultra_client.runner import Runner, link_written_files, relative_memory
-from ultra_client.servers import ServerLocation, ServerPool
+from ultra_client.pipeline.model import Pipeline
+from ultra_client.pipeline.params import HEADER, expand_settings
+from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_kit.errors import InputError
 from ultra_kit.files import OUTPUT_ROOT, atomic_write_json, atomic_write_text
 
@@ -253,7 +254,7 @@ class TrialRunner:
 
 def trial_settings(base: dict[str, dict[str, Any]], values: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A private copy of the parameter settings with each swept ``server.setting[.key]`` set."""
-    from ultra_client.sweep_spec import with_value
+    from ultra_client.sweep.spec import with_value
 
     raw = copy.deepcopy(base)
     for key, value in values.items():

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ultra_client.servers import ServerLocation, ToolInfo
+    from ultra_client.calls.server_info import ServerLocation, ToolInfo
     from ultra_kit.factory import ServerSpec
     from ultra_kit.inprocess import LocalTool
 
@@ -64,7 +64,7 @@ class LocalServer:
 
     def start(self) -> None:
         """Wrap the tools and name the secrets; create the (empty) log file."""
-        from ultra_client.servers import ToolInfo
+        from ultra_client.calls.server_info import ToolInfo
         from ultra_kit import redact
         from ultra_kit.inprocess import local_tools
         from ultra_kit.settings import env_references

@@ -12,13 +12,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ultra_client.errors import located
-
-if TYPE_CHECKING:
-    from ultra_client.dataflow import Checker
-    from ultra_client.runner import Runner
 
 Memory = dict[str, Any]
 ROUTE_OUTPUT = "route"
@@ -34,6 +30,32 @@ class Parser(Protocol):
     servers: set[str]
 
     def steps(self, items: Any, line: int | None = None, *, allow_empty: bool = False) -> list[Step]: ...
+
+
+class HasPath(Protocol):
+    """A pipeline, as the steps see it: its file, for messages."""
+
+    path: Path
+
+
+class Checker(Protocol):
+    """What a step's ``check`` gets (``dataflow.Checker``): the pipeline and a way to check steps."""
+
+    pipeline: HasPath
+
+    def steps(self, steps: list[Step], known: set[str]) -> set[str]: ...
+
+    def tool_step(self, step: ToolStep, known: set[str]) -> set[str]: ...
+
+
+class Runner(Protocol):
+    """What a step's ``run`` gets (``runner.Runner``): the pipeline and a way to run steps and call tools."""
+
+    pipeline: HasPath
+
+    async def run_steps(self, steps: list[Step], memory: Memory) -> Memory: ...
+
+    async def call(self, step: ToolStep, memory: Memory) -> Memory: ...
 
 
 @dataclass

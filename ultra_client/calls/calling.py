@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ultra_client.calls.server_info import ToolInfo
+from ultra_client.calls.server_pool import ServerPool, result_text, structured_result
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
+from ultra_client.pipeline.yaml_lines import read_text_file
 from ultra_client.progress import ProgressBar
-from ultra_client.servers import ServerPool, ToolInfo, result_text, structured_result
-from ultra_client.yaml_lines import read_text_file
 from ultra_kit.errors import unknown_names_message
 from ultra_kit.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
 
@@ -162,6 +163,14 @@ async def call(
     return structured_result(result)
 
 
+class ToolCallFailed(UltraError):
+    """An in-process tool refused the call; ``reason`` is the tool's own message (without the tool's name)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def terminal_progress(target: str) -> ProgressBar | None:
     """The tool's progress bar when stderr is a terminal; None otherwise, so a script or an agent
     reading ``ultra call``'s stderr gets only its errors."""
@@ -196,7 +205,7 @@ async def call_in_process(
             # Ctrl-C or SIGTERM returns at once; the caller then exits, removing the tool's unfinished files
             return await call_local_tool(tool, args, context=context, abandon_on_cancel=True)
         except ToolFailure as exc:
-            raise UltraError(f"{target} failed: {exc}") from None
+            raise ToolCallFailed(f"{target} failed: {exc}", exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
             handler.stream.write(traceback.format_exc())
             raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None

@@ -1,15 +1,12 @@
-"""The ``ultra sweep`` subcommand: its options (defaults live in ``sweep_spec.DEFAULTS``) and its output."""
+"""The ``ultra sweep`` subcommand: its options (their defaults are ``ultra_client.sweep.DEFAULTS``) and its output."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is written
-    "seed": 42,  # the seed of --random and --bayes (and nothing else)
-    "minimize": False,  # rank by the metric, highest first
-    "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
-}
+from ultra_client.sweep import DEFAULTS
+
 HELP = "run a pipeline over a grid, random or Bayesian (Optuna TPE) search of its settings"
 
 
@@ -46,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ultra_client.errors import UltraError
     from ultra_client.signals import stop_like_interrupt
-    from ultra_client.sweep import finish, run_sweep
+    from ultra_client.sweep.run import finish, run_sweep
 
     with stop_like_interrupt():
         spec, rows, notes = anyio.run(run_sweep, args)

@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from ultra_client.errors import UltraError
-from ultra_client.sweep_spec import Range, SweepSpec
+from ultra_client.sweep.spec import Range, SweepSpec
 
 RANDOM_ATTEMPTS = 100  # draws per wanted trial before a random search gives up finding unseen settings
 

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ultra_client.dataflow import tool_for
+from ultra_client.calls.server_pool import ServerPool
 from ultra_client.errors import UltraError, located
-from ultra_client.pipeline import Pipeline, Step, ToolStep
+from ultra_client.pipeline.dataflow import tool_for
+from ultra_client.pipeline.model import Pipeline, Step, ToolStep
 from ultra_client.progress import ProgressBar
-from ultra_client.servers import ServerPool
 from ultra_client.summary import strings_inside
 
 Memory = dict[str, Any]
@@ -46,7 +46,7 @@ class Runner:
         return await self.run_steps(self.pipeline.steps, dict(memory or {}))
 
     async def run_steps(self, steps: list[Step], memory: Memory) -> Memory:
-        """Run steps in order (each kind runs itself, ``ultra_client.steps``); the variables after them."""
+        """Run steps in order (each kind runs itself, ``ultra_client.pipeline.steps``); the variables after them."""
         for step in steps:
             memory = await step.run(self, memory)
         return memory
@@ -70,7 +70,7 @@ class Runner:
 
     async def call(self, step: ToolStep, memory: Memory) -> Memory:
         """Call one tool; return its outputs under their pipeline names."""
-        from ultra_client.local_server import HungStep, ToolCrashed, ToolRefused
+        from ultra_client.calls.local_server import HungStep, ToolCrashed, ToolRefused
 
         args = self.arguments(step, memory)
         server = self.pool.servers[step.server]

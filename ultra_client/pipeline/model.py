@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ultra_client.errors import located
-from ultra_client.steps import BranchStep, LoopStep, Step, ToolStep, parse_step
-from ultra_client.yaml_lines import load_yaml_with_lines, require_regular_file
+from ultra_client.pipeline.steps import BranchStep, LoopStep, Step, ToolStep, parse_step
+from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, require_regular_file
 
 __all__ = ["BranchStep", "LoopStep", "Pipeline", "Step", "ToolStep", "load_pipeline", "require_file"]
 
@@ -92,7 +92,7 @@ def _server_entry(path: Path, alias: Any, entry: Any, line: int | None) -> tuple
 
 
 class _StepParser:
-    """Parses lists of steps; each step's kind (``ultra_client.steps.STEP_KINDS``) parses its own body."""
+    """Parses lists of steps; each step's kind (``ultra_client.pipeline.steps.STEP_KINDS``) parses its own body."""
 
     def __init__(self, path: Path, servers: set[str]) -> None:
         self.path = path

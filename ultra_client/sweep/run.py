@@ -11,15 +11,16 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from ultra_client.calls.server_pool import parameter_references
 from ultra_client.commands import build_parameters, pipeline_locations, tool_table
-from ultra_client.dataflow import check_dataflow
 from ultra_client.errors import UltraError
-from ultra_client.params import parameter_path, read_parameter_file
-from ultra_client.pipeline import Pipeline, load_pipeline, require_file
-from ultra_client.servers import parameter_references
-from ultra_client.sweep_search import RANDOM_ATTEMPTS, make_search
-from ultra_client.sweep_spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
-from ultra_client.sweep_trials import (
+from ultra_client.pipeline.dataflow import check_dataflow
+from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
+from ultra_client.pipeline.params import parameter_path, read_parameter_file
+from ultra_client.pipeline.yaml_lines import require_regular_file
+from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
+from ultra_client.sweep.spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
+from ultra_client.sweep.trials import (
     TrialRunner,
     TrialStore,
     fingerprint,
@@ -28,7 +29,6 @@ from ultra_client.sweep_trials import (
     skipped_folders,
     trial_settings,
 )
-from ultra_client.yaml_lines import require_regular_file
 
 
 def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, str]]:
@@ -41,29 +41,30 @@ def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, 
     return produced
 
 
-def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]]) -> None:
-    """For ``evaluate_trec``'s ``eval_res`` the measure names are known before it runs: check the key.
+def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]], tools: dict) -> None:
+    """When the tool's schema says how the metric's output keys follow from its settings (``x-outputs-from``,
+    e.g. the measure names of a retrieval evaluation), check the key before any trial runs.
 
-    Other tools' keys are checked on the first finished trial (the sweep stops there if it is missing).
+    Other keys, and those whose settings the sweep varies, are checked on the first finished trial
+    (the sweep stops there if it is missing).
     """
     if spec.metric is None:
         return
+    from ultra_kit.errors import InputError
+    from ultra_kit.inprocess import output_keys
+
     variable, _, key = spec.metric.partition(".")
     step, output = produced[variable]
+    info = tools.get(step.server, {}).get(step.tool)
     swept = {k.split(".")[1] for k in spec.keys if k.split(".")[0] == step.server}
-    if step.tool != "evaluate_trec" or output != "eval_res" or swept & {"ir_metrics", "ks"}:
+    if info is None:
         return
-    from ultra_kit.errors import InputError
-    from ultra_trec.measures import parse_measures
-
-    settings = raw.get(step.server, {})
+    settings = {**info.settings, **raw.get(step.server, {})}
     try:
-        measures = parse_measures(settings.get("ir_metrics") or [], settings.get("ks"))
+        names = output_keys(info.outputs_from, output, {k: v for k, v in settings.items() if k not in swept})
     except (InputError, TypeError, ValueError):
-        return  # the tool reports a bad measure list itself, on the first trial
-    spelling = settings.get("names", "ultrarag")
-    names = [m.trec_name if spelling == "trec_eval" else m.name for m in measures if m.aggregate != "text"]
-    if key not in names:
+        return  # the tool reports bad settings itself, on the first trial
+    if names is not None and key not in names:
         raise UltraError(
             f"--metric {spec.metric}: '{variable}' ({step.name}) will hold {names}, not '{key}'"
             + did_you_mean(key, names)
@@ -116,7 +117,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             check_dataflow(pipeline, tools, raw)
         produced = produced_variables(pipeline, tools)
         check_metric_variable(spec, list(produced))
-        check_metric_key(spec, produced, raw)
+        check_metric_key(spec, produced, raw, tools)
         rows = await _trials(spec, search, runner, raw, target)
     finally:
         await runner.close()
@@ -173,8 +174,8 @@ def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:
 
 def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tuple[str, list[Path]]:
     """Rank, test, write sweep.csv/json and the plots; the terminal table and the files written."""
-    from ultra_client.sweep_report import terminal_table, write_plots
-    from ultra_client.sweep_results import rank, significance, write_tables
+    from ultra_client.sweep.report import terminal_table, write_plots
+    from ultra_client.sweep.results import rank, significance, write_tables
 
     rank(rows, spec.metric, spec.minimize)
     note = significance(rows, spec.metric)

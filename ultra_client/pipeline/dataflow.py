@@ -1,6 +1,6 @@
 """Static check of a pipeline before anything runs: tools exist, renames are real, variables are produced.
 
-Each step kind checks itself (``ultra_client.steps``); the ``Checker`` holds what they share: the
+Each step kind checks itself (``ultra_client.pipeline.steps``); the ``Checker`` holds what they share: the
 pipeline, every server's tools, and the settings the run will use (a tool's outputs may follow from
 them, e.g. ``get_data`` produces one variable per ``benchmark.key_map`` entry).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ultra_client.calls.server_info import ToolInfo
 from ultra_client.errors import located
-from ultra_client.pipeline import Pipeline, Step, ToolStep
-from ultra_client.servers import ToolInfo
-from ultra_client.steps import ROUTE_OUTPUT
+from ultra_client.pipeline.model import Pipeline, Step, ToolStep
+from ultra_client.pipeline.steps import ROUTE_OUTPUT
 from ultra_kit.errors import unknown_names_message
 
 __all__ = ["ROUTE_OUTPUT", "Checker", "check_dataflow", "settings_used", "step_outputs", "tool_for"]
@@ -92,7 +92,7 @@ def step_outputs(info: ToolInfo, settings: dict[str, Any] | None) -> list[str]:
     is a parameter file (``settings`` None: the first ``ultra build``, whose file the user then
     edits) every output it may produce counts.
     """
-    if not info.outputs_from:
+    if not isinstance(info.outputs_from, str) or not info.outputs_from:  # a mapping names keys inside outputs
         return info.outputs
     setting, _, key = info.outputs_from.partition(".")
     default = info.settings.get(setting)

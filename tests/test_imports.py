@@ -1,0 +1,287 @@
+"""The import rules of docs/architecture.md, over every module of the tree, and no import cycle.
+
+Every ``import`` and ``from`` statement counts, wherever it is: at module level, inside a function,
+under ``if TYPE_CHECKING:``. The rules are written per package, not per file, so they hold for a
+module that is added or moved:
+
+- ``ultra_kit.errors`` and ``ultra_kit.redact`` (the base) import nothing of the project;
+- ``ultra_trec`` and ``ultra_llm`` import their own package and the base only;
+  ``ultra_trec`` never imports the MCP SDK or pydantic, ``ultra_llm`` not at module level;
+- the rest of ``ultra_kit`` imports the kit and the libraries, never a server or the client;
+- a server (``servers/<name>/``) imports its own modules, the kit and the libraries: never another
+  server, never the client;
+- the client (``ultra_client``, ``ultra.py``) imports the kit and the libraries; it reaches a server
+  only by loading its ``SPEC`` (``ultra_kit.inprocess.load_spec``), never by an import statement;
+  and it writes no tool's name (a tool's behaviour is learnt from its schema).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("ultra_kit", "ultra_trec", "ultra_llm", "servers", "ultra_client")  # the installed packages
+SCRIPTS = ("ultra.py",)  # the console script's module: part of the client
+BASE = ("ultra_kit.errors", "ultra_kit.redact")
+LIBRARIES = ("ultra_trec", "ultra_llm")
+NO_SDK = ("mcp", "pydantic", "pydantic_core")
+# Client modules that write a tool's name on purpose, and why (keep this short).
+NAMES_A_TOOL = {
+    "ultra_client/evaluate_trec_cli.py": "evaluate_trec's command line names its result files as the tool does",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module: who imports it, where, and whether it runs when the importer is imported."""
+
+    importer: str
+    path: Path
+    line: int
+    module: str
+    level: str  # "module" (runs on import), "function" (runs when called) or "typing" (TYPE_CHECKING only)
+
+    def __str__(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line} ({self.level}) imports {self.module}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_files() -> list[Path]:
+    files = [ROOT / name for name in SCRIPTS]
+    for package in PACKAGES:
+        files += sorted((ROOT / package).rglob("*.py"))
+    return files
+
+
+MODULES = {module_name(p): p for p in project_files()}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _targets(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool) -> list[str]:
+    """The modules an import statement loads: ``from a import b`` loads ``a.b`` when that is a module."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = importer.split(".") if is_package else importer.split(".")[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join(package + ([node.module] if node.module else []))
+    submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+    return submodules if len(submodules) == len(node.names) else [base, *submodules]
+
+
+def imports_of(path: Path) -> list[Import]:
+    """Every import statement of ``path`` at any depth, with its level."""
+    importer = module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: list[Import] = []
+
+    def visit(node: ast.AST, level: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.extend(
+                    Import(importer, path, child.lineno, target, level)
+                    for target in _targets(child, importer, path.name == "__init__.py")
+                )
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, "typing" if level == "typing" else "function")
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                for item in child.body:
+                    visit(ast.Module(body=[item], type_ignores=[]), "typing")
+                for item in child.orelse:
+                    visit(ast.Module(body=[item], type_ignores=[]), level)
+            else:
+                visit(child, level)
+
+    visit(tree, "module")
+    return found
+
+
+ALL_IMPORTS = [item for path in project_files() for item in imports_of(path)]
+
+
+def _within(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _server_of(module: str) -> str | None:
+    """``servers.<name>`` for a module inside a server package, else None."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "servers" and len(parts) >= 2 else None
+
+
+def _project(module: str) -> bool:
+    return _within(module, *PACKAGES, *(Path(s).stem for s in SCRIPTS))
+
+
+def allowed(importer: str, module: str) -> bool:
+    """Whether the project module ``importer`` may import the project module ``module``."""
+    if _within(importer, *BASE):
+        return _within(module, importer)
+    if _within(importer, *LIBRARIES):
+        own = importer.split(".")[0]
+        return _within(module, own, *BASE)
+    if _within(importer, "ultra_kit"):
+        return _within(module, "ultra_kit", *LIBRARIES)
+    server = _server_of(importer)
+    if server is not None:
+        return _within(module, server, "ultra_kit", *LIBRARIES) or module == "servers"
+    if importer == "servers":
+        return False
+    # the client: ultra_client and ultra.py
+    return _within(module, "ultra_client", "ultra_kit", *LIBRARIES)
+
+
+def test_the_rules_see_every_package() -> None:
+    """The scan finds modules of every package, and imports at every level (a broken scan would pass)."""
+    assert {name.split(".")[0] for name in MODULES} == {*PACKAGES, "ultra"}
+    assert {item.level for item in ALL_IMPORTS} == {"module", "function", "typing"}
+
+
+def test_each_package_imports_only_what_its_rules_allow() -> None:
+    wrong = [str(i) for i in ALL_IMPORTS if _project(i.module) and not allowed(i.importer, i.module)]
+    assert not wrong, "imports against the rules of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_nothing_outside_a_server_imports_its_modules() -> None:
+    """Also within ``servers/``: a server's modules are its own (the client loads its SPEC instead)."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _server_of(i.module) is not None and _server_of(i.module) != _server_of(i.importer)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_libraries_do_without_the_mcp_sdk_and_pydantic() -> None:
+    """ultra_trec never imports them; ultra_llm only where used (inside a function), so importing it stays light."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.module, *NO_SDK)
+        and (_within(i.importer, "ultra_trec") or (_within(i.importer, "ultra_llm") and i.level == "module"))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                cycles.append(trail[trail.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    """No module imports itself round a circle, counting imports in functions and under TYPE_CHECKING too
+    (a circle there is a design knot: break it with a ``Protocol`` or by moving the shared piece).
+
+    A package's ``__init__`` is not counted as a dependency of its own submodules.
+    """
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for item in ALL_IMPORTS:
+        if item.module in MODULES and item.module != item.importer and not item.importer.startswith(item.module + "."):
+            graph[item.importer].add(item.module)
+    cycles = _cycles({name: sorted(targets) for name, targets in graph.items()})
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c", "a"]]
+
+
+def _tool_names() -> dict[str, str]:
+    """{tool: server} of every built-in server, from the servers' SPECs (the registry of tools)."""
+    from ultra_kit.inprocess import load_spec, tool_names
+
+    names: dict[str, str] = {}
+    for folder in sorted((ROOT / "servers").iterdir()):
+        if (folder / "server.py").is_file():
+            spec = load_spec(f"servers.{folder.name}", ROOT)
+            assert spec is not None, f"servers.{folder.name} has no SPEC"
+            names.update(dict.fromkeys(tool_names(spec), folder.name))
+    return names
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """The string constants of ``path`` that are not docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def test_the_client_writes_no_tool_name() -> None:
+    """The client learns what a tool does from its schema, so no string of its code is a tool's name
+    (``tool`` or ``server.tool``; examples inside a help or error text are fine).
+
+    A tool named like its server (``report.report``) is exempt: the client names servers.
+    """
+    tools = _tool_names()
+    assert "evaluate_trec" in tools and "get_data" in tools
+    servers = set(tools.values())
+    names = {name for name in tools if name not in servers}
+    client = [ROOT / s for s in SCRIPTS] + sorted((ROOT / "ultra_client").rglob("*.py"))
+    found = [
+        f"{path.relative_to(ROOT)}:{line} {text!r}"
+        for path in client
+        if str(path.relative_to(ROOT)) not in NAMES_A_TOOL
+        for line, text in _code_strings(path)
+        if text in names or (text.partition(".")[2] in names and text.partition(".")[0] in servers)
+    ]
+    assert not found, "tool names in the client:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("importer", "module", "ok"),
+    [
+        ("ultra_trec.engine", "ultra_kit.errors", True),
+        ("ultra_trec.engine", "ultra_kit.files", False),
+        ("ultra_llm.client", "ultra_trec.engine", False),
+        ("ultra_kit.errors", "ultra_kit.files", False),
+        ("ultra_kit.files", "ultra_llm.settings", True),
+        ("ultra_kit.factory", "ultra_client.cli", False),
+        ("servers.judge.tools", "servers.judge.registry", True),
+        ("servers.judge.tools", "servers.evaluation.answers", False),
+        ("servers.judge.tools", "ultra_client.errors", False),
+        ("ultra_client.cli", "servers.report.build", False),
+        ("ultra_client.cli", "ultra_trec.engine", True),
+        ("ultra", "ultra_client.cli", True),
+    ],
+)
+def test_the_rules_themselves(importer: str, module: str, ok: bool) -> None:
+    assert allowed(importer, module) is ok

@@ -1,0 +1,16 @@
+"""``ultra sweep``: run a pipeline over a grid, random or Bayesian search of its settings.
+
+``cli`` (options and output), ``spec`` (what is searched, checked), ``search`` (the trial order),
+``run`` (servers started once, trials run), ``trials`` (one trial's run and its files), ``results``
+(ranking and paired tests) and ``report`` (terminal table and plots).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is written
+    "seed": 42,  # the seed of --random and --bayes (and nothing else)
+    "minimize": False,  # rank by the metric, highest first
+    "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
+}

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.judge.answer_judges_golden import factual_scores
-from servers.judge.answer_runner import build_items, run_answer_judge
-from servers.judge.prompting import load_prompt
+from servers.judge.answers.reference import factual_scores
+from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.common.prompting import load_prompt
 from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 

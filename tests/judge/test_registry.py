@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.judge.answer_judges import judge_idk
-from servers.judge.answer_judges_tool import ANSWER_TOOLS, FAILING, answer_tool
-from servers.judge.prompting import PROMPT_DIR
-from servers.judge.registry import JUDGES, AnswerJudge, registry_markdown
-from servers.judge.server import SPEC, create_app
+from servers.judge.answers.basic import judge_idk
+from servers.judge.answers.registry import JUDGES, AnswerJudge, registry_markdown
+from servers.judge.common.prompting import PROMPT_DIR
+from servers.judge.server import SPEC
+from servers.judge.tools.answers import FAILING, answer_tool
+from servers.judge.tools.answers import TOOLS as ANSWER_TOOLS
 from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.inprocess import local_tools
@@ -53,7 +54,7 @@ def test_generated_signatures() -> None:
 
 
 async def test_mcp_listing_and_in_process_tools_agree_with_the_declarations() -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     local = local_tools(SPEC)
     judge_llm = defaults("judge")["judge_llm"]
@@ -113,7 +114,7 @@ async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
     with OpenAIStub(responder=lambda request: reply) as stub:
         arguments = {"q_ls": ["a", "b"], "pred_ls": ["x", "y"], "judge_llm": llm_settings(stub), "judge_cache": ""}
         local = await call_local_tool(local_tools(SPEC)["idk_judge"], {**arguments, "save_path": str(tmp_path / "l")})
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             remote = await client.call_tool("idk_judge", {**arguments, "save_path": str(tmp_path / "r")})
     assert not remote.is_error, remote.content
     remote_result = dict(remote.structured_content)

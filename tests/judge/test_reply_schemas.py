@@ -9,8 +9,8 @@ import re
 import jsonschema
 import pytest
 
-from servers.judge.answer_runner import build_items, run_answer_judge
-from servers.judge.registry import JUDGES, judge_of_kind
+from servers.judge.answers.registry import JUDGES, judge_of_kind
+from servers.judge.answers.run import build_items, run_answer_judge
 from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 

@@ -29,6 +29,19 @@ from ultra_llm.replies import Reply
 
 T = TypeVar("T")
 DEFERRED = "deferred to a batch"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def runs_in_passes(tool: F) -> F:
+    """Declare that ``tool`` runs its LLM work through ``in_passes``, so its requests can be exported
+    (``export_requests`` finds such tools in its server's tool list)."""
+    tool.__runs_in_passes__ = True  # type: ignore[attr-defined]
+    return tool
+
+
+def can_run_in_passes(tool: Callable[..., Any]) -> bool:
+    """True for a tool declared with ``runs_in_passes``."""
+    return getattr(tool, "__runs_in_passes__", False) is True
 
 
 class RequestsExported(InputError):

@@ -16,12 +16,12 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.judge import failures
-from servers.judge.asking import REPLY_SCHEMAS
-from servers.judge.failures import FailedSummary
-from servers.judge.llm_settings import judge_settings
-from servers.judge.prompting import load_prompt
-from servers.judge.registry import AnswerJudge, judge_of_kind
+from servers.judge.answers.registry import AnswerJudge, judge_of_kind
+from servers.judge.common import failures
+from servers.judge.common.asking import REPLY_SCHEMAS
+from servers.judge.common.failures import FailedSummary
+from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.prompting import load_prompt
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes

@@ -11,10 +11,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.answer_common import SENTENCE, ask_prompt, status_fields
-from servers.judge.asking import Unreadable, ask, last_json
-from servers.judge.parsing import parse_grade
-from servers.judge.prompting import load_prompt
+from servers.judge.answers.common import SENTENCE, ask_prompt, status_fields
+from servers.judge.common.asking import Unreadable, ask, last_json
+from servers.judge.common.parsing import parse_grade
+from servers.judge.common.prompting import load_prompt
 from ultra_llm.client import LLMClient
 
 IDK_VALUES = {"yes": 1.0, "partial": 0.5, "no": 0.0}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from servers.judge.answer_common import ask_prompt, numbered, status_fields, string_list
-from servers.judge.asking import Answer, label_list, last_json
+from servers.judge.answers.common import ask_prompt, numbered, status_fields, string_list
+from servers.judge.common.asking import Answer, label_list, last_json
 from ultra_llm.client import LLMClient
 
 VERDICTS = ("entailment", "contradiction", "neutral")

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from servers.judge.asking import Answer, Unreadable, ask
-from servers.judge.prompting import load_prompt
+from servers.judge.common.asking import Answer, Unreadable, ask
+from servers.judge.common.prompting import load_prompt
 from ultra_llm.client import LLMClient
 
 # A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.

@@ -11,9 +11,9 @@ import asyncio
 import functools
 from typing import Any
 
-from servers.judge.answer_common import status_fields
-from servers.judge.asking import SAMPLING, Answer, Unreadable, ask, last_json
-from servers.judge.prompting import load_prompt
+from servers.judge.answers.common import status_fields
+from servers.judge.common.asking import SAMPLING, Answer, Unreadable, ask, last_json
+from servers.judge.common.prompting import load_prompt
 from ultra_kit.errors import require
 from ultra_llm.client import LLMClient
 

@@ -11,10 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.judge import answer_judges as basic
-from servers.judge import answer_judges_golden as golden
-from servers.judge import answer_judges_ragas as ragas
-from servers.judge import answer_judges_risk as risk
+from servers.judge.answers import basic, ragas, risk
+from servers.judge.answers import reference as golden
 from ultra_llm.reply_schema import array, choice, obj, text
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]

@@ -14,9 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.answer_common import SENTENCE, ask_prompt, numbered, status_fields
-from servers.judge.answer_common import string_list as _strings
-from servers.judge.asking import Unreadable, last_json
+from servers.judge.answers.common import SENTENCE, ask_prompt, numbered, status_fields
+from servers.judge.answers.common import string_list as _strings
+from servers.judge.common.asking import Unreadable, last_json
 from ultra_llm.client import LLMClient
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)

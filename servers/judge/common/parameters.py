@@ -29,3 +29,11 @@ FailedFraction = Annotated[
         le=1,
     ),
 ]
+# The lists an answer judge takes (each judge's ``inputs`` names some of them, q_ls always).
+INPUT_TYPES: dict[str, Any] = {
+    "q_ls": Annotated[list[str], Field(description="the questions, one per item")],
+    "pred_ls": Annotated[list[str], Field(description="the answers to judge, one per question")],
+    "gt_ls": Annotated[list[Any], Field(description="reference answers, a text (or a list, first used) per question")],
+    "ret_psg": Annotated[list[list[str]], Field(description="the passages shown with each question, in rank order")],
+}
+Ids = Annotated[list[str] | None, Field(description="item ids (default: positions)")]

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
-from servers.judge.prompting import Prompt, load_prompt
+from servers.judge.common.asking import Answer, Unreadable, ask, label_list, last_json
+from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_llm.batch_mode.passes import DEFERRED
 from ultra_llm.client import LLMClient
 

@@ -128,7 +128,7 @@ def bench_threads(repeats: int = 3) -> dict:
 def bench_toxicity() -> dict:
     import csv
 
-    from servers.judge.answers.risk import toxicity_probabilities
+    from servers.judge.answers.judges.risk import toxicity_probabilities
 
     answers = [json.loads(line)["golden_answers"][0] for line in (ROOT / "data/rag/questions.jsonl").open()]
     with open(ROOT / "tests/data/toxicity/davidson_sample.csv", newline="", encoding="utf-8") as handle:

@@ -8,7 +8,7 @@ import re
 import pytest
 from mcp import Client
 
-from servers.judge.answers.basic import citation_scores, split_citations
+from servers.judge.answers.judges.basic import citation_scores, split_citations
 from servers.judge.answers.run import build_items, run_answer_judge
 from servers.judge.server import SPEC
 from tests.judge.conftest import call_job, llm_settings

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from servers.judge.answers.ragas import average_precision, correctness_f1, cosine
+from servers.judge.answers.judges.ragas import average_precision, correctness_f1, cosine
 from servers.judge.answers.run import build_items, run_answer_judge
 from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of, embed_text

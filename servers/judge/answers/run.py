@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.answers.declare import AnswerJudge
@@ -30,13 +31,31 @@ from ultra_llm.client import LLMClient
 
 
 class AnswerJudgeResult(TypedDict):
-    result_path: str
-    aggregate: dict[str, Any]
-    items: list[dict[str, Any]]
-    counts: dict[str, int]
+    """What every answer judge returns (its result file holds the same, with the settings)."""
+
+    result_path: Annotated[str, Field(description="the result file (KIND_judge_TIME.json)")]
+    aggregate: Annotated[
+        dict[str, Any],
+        Field(
+            description="per metric its mean over the items with status ok and a value, and num_METRIC (how many); "
+            "num_items, num_excluded (items not ok)"
+        ),
+    ]
+    items: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description="per item: id, status (ok / parse_error / error / a 'nothing to judge' status), requests, "
+            "cached, the judge's values; error and raw (the last reply) when it failed"
+        ),
+    ]
+    counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
     failed: FailedSummary
-    usage: dict[str, Any]
-    prompt: dict[str, str]
+    usage: Annotated[
+        dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call (cached ones apart)")
+    ]
+    prompt: Annotated[
+        dict[str, str], Field(description="the first prompt file: name, sha256 and version (name@hash); {} for none")
+    ]
 
 
 def build_items(

@@ -10,9 +10,10 @@ file, ``faithfulness_judge_<time>.json``), and the result and that file say so i
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
+from pydantic import Field
 
 from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
 from servers.judge.common import failures
@@ -26,8 +27,8 @@ FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness j
 class HallucinationResult(AnswerJudgeResult):
     """``method`` is ``hhem`` or ``llm_faithfulness``; the other fields as every answer judge returns them."""
 
-    method: str
-    note: str
+    method: Annotated[str, Field(description="hhem (the cross-encoder) or llm_faithfulness (the fallback)")]
+    note: Annotated[str, Field(description="the cross-encoder and device, or why the LLM judged instead")]
 
 
 @functools.lru_cache(maxsize=2)

@@ -11,6 +11,8 @@ import pytest
 
 from servers.judge.answers.registry import JUDGES, judge_of_kind
 from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.common.asking import last_json
+from servers.judge.common.prompting import load_prompt
 from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
@@ -153,3 +155,27 @@ async def test_citation_and_factual_correctness_send_no_schema_without_structure
         requests = stub.chat_requests()
     assert citation["items"][0]["citation_f1"] == 0.75 and factual["items"][0]["factual_recall"] == 1.0
     assert len(requests) == 6 and all("response_format" not in r for r in requests)
+
+
+def test_each_prompt_shows_the_reply_it_declares() -> None:
+    """The prompt's own example of the reply reads under the declared ``Reply`` (a JSON object with exactly
+    its properties), and a prompt asking for a list of labels names each of them: the two cannot drift apart."""
+    checked = 0
+    for judge in JUDGES:
+        for name, reply in judge.replies.items():
+            if reply.schema is None:
+                continue
+            text = "\n".join(body for _, body in load_prompt(name).sections)
+            if reply.listed:
+                (wanted,) = reply.schema["properties"].values()
+                shown = [
+                    json.dumps(label) if isinstance(label, str) else str(label) for label in wanted["items"]["enum"]
+                ]
+                assert all(label in text for label in shown), (name, shown)
+            else:
+                (line,) = [line for line in text.splitlines() if line.startswith("Reply with one JSON object")]
+                example = last_json(line, dict)
+                assert set(example) == set(reply.schema["properties"]), name
+                reply.read(json.dumps(example))  # raises Unreadable if the prompt's example does not read
+            checked += 1
+    assert checked == sum(len(judge.reply_schemas) for judge in JUDGES)

@@ -59,3 +59,5 @@ def test_own_reader_unsent_schema_and_a_listed_reply_of_two_properties() -> None
     assert Reply.of(labels=labels(a="a"), listed=True, structured=False).response_format("x") is None
     with pytest.raises(ValueError, match="exactly one property, a list"):
         Reply.of(a=text(), b=text(), listed=True)
+    with pytest.raises(ValueError, match=r"not \['score'\]: use read_with"):
+        Reply.of(score={"type": "integer", "minimum": 0, "maximum": 3})

@@ -61,8 +61,11 @@ class Reply:
             return array(choice(*p)) if listed else choice(*p)
 
         schema = obj(**{name: part(p) for name, p in properties.items()})
-        if listed and not (len(schema["properties"]) == 1 and _only(schema).get("type") == "array"):
-            raise ValueError("a listed reply's schema has exactly one property, a list")
+        if listed and not (len(schema["properties"]) == 1 and "enum" in _only(schema).get("items", {})):
+            raise ValueError("a listed reply's schema has exactly one property, a list of choices")
+        unread = [name for name, part in schema["properties"].items() if not listed and not _readable(part)]
+        if unread:
+            raise ValueError(f"the default reader takes labels, texts and lists of texts, not {unread}: use read_with")
         return cls(schema, values, listed=listed, spans=spans, structured=structured)
 
     def value(self, name: str, label: Any) -> Any:
@@ -122,7 +125,7 @@ class Reply:
             if "minItems" in part and len(texts) != part["minItems"] == part.get("maxItems"):
                 raise Unreadable(f"expected {part['minItems']} {name}, got {len(texts)}")
             return texts
-        raise Unreadable(f"expected {_example(self.schema or {})}")  # pragma: no cover - a schema no reader takes
+        raise ValueError(f"the default reader cannot read {name!r}: use read_with")  # Reply.of refuses such a schema
 
     def _list(self, values: list[Any], name: str, length: int | None) -> list[Any]:
         if length is not None and len(values) != length:
@@ -134,6 +137,16 @@ class Reply:
             return [int(v) for v in values]
         aliases = self.values.get(name, {label: label for label in enum})
         return [aliases[_label(v, list(aliases), f"label {v!r}", shown=sorted(set(aliases.values())))] for v in values]
+
+
+def _readable(part: Schema) -> bool:
+    """Whether the default reader reads a property of this schema: a choice, a text, or a list of texts."""
+    items = part.get("items", {})
+    return (
+        "enum" in part
+        or part.get("type") == "string"
+        or (part.get("type") == "array" and _readable(items) and "enum" not in items)
+    )
 
 
 def _only(schema: Schema) -> Schema:

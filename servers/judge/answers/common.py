@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.common.asking import Answer, Unreadable
+from servers.judge.common.asking import Answer
 
 # A sentence runs to . ! or ? (with the citation markers right after it) followed by a space or the end.
 SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|$)", re.DOTALL)
@@ -23,11 +23,3 @@ def status_fields(answer: Answer) -> dict[str, Any]:
 def numbered(items: Sequence[str]) -> str:
     """``1. first`` / ``2. second`` lines, or ``(none)``."""
     return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1)) or "(none)"
-
-
-def string_list(data: dict[str, Any], key: str) -> list[str]:
-    """The non-blank strings of the list ``data[key]`` (stripped); ``Unreadable`` when it is not a list of strings."""
-    values = data.get(key)
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise Unreadable(f'expected "{key}" to be a list of strings')
-    return [v.strip() for v in values if v.strip()]

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.judge.inputs import Pair  # noqa: E402
-from servers.judge.umbrela import judge_pairs  # noqa: E402
+from servers.judge.common.inputs import Pair  # noqa: E402
+from servers.judge.relevance.umbrela import judge_pairs  # noqa: E402
 from ultra_llm.cache import AnswerCache  # noqa: E402
 from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
 

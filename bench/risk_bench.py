@@ -52,8 +52,8 @@ def load() -> float:
 
 
 def bench_local(n: int) -> dict:
-    from servers.judge.answer_runner import build_items, run_answer_judge
-    from servers.judge.prompting import load_prompt
+    from servers.judge.answers.run import build_items, run_answer_judge
+    from servers.judge.common.prompting import load_prompt
     from ultra_llm.local import models as local
 
     started = time.perf_counter()
@@ -128,13 +128,13 @@ def bench_threads(repeats: int = 3) -> dict:
 def bench_toxicity() -> dict:
     import csv
 
-    from servers.judge.answer_judges_risk import toxicity_probabilities
+    from servers.judge.answers.judges.risk import toxicity_probabilities
 
     answers = [json.loads(line)["golden_answers"][0] for line in (ROOT / "data/rag/questions.jsonl").open()]
     with open(ROOT / "tests/data/toxicity/davidson_sample.csv", newline="", encoding="utf-8") as handle:
         answers += [row["text"] for row in csv.DictReader(handle)]
     toxicity_probabilities(answers[:1])  # load the model
-    from servers.judge.answer_runner import build_items, run_answer_judge
+    from servers.judge.answers.run import build_items, run_answer_judge
 
     items = build_items(["q"] * len(answers), answers)
     llm = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "none", "api_key": ""}

@@ -31,7 +31,7 @@ REGISTRIES = {
     "measures": "ultra_trec.measures:registry_markdown",
     "answer-metrics": "servers.evaluation.answers.metrics:registry_markdown",
     "mtrag-metrics": "servers.evaluation.mtrag.metrics:registry_markdown",
-    "judges": "servers.judge.registry:registry_markdown",
+    "judges": "servers.judge.answers.registry:registry_markdown",
 }
 
 

@@ -1,2 +1,8 @@
-"""The LLM client shared by the judge, generation and retriever servers: settings, the client with
-retries and bounded concurrency, the SQLite answer cache and the local in-process backends."""
+"""The LLM library the servers share (judge, synth, generation, retriever, evaluation), usable without MCP.
+
+- ``settings``, ``client`` (retries, bounded concurrency, endpoint pools: ``pool``, ``http``), ``cache``
+  (the SQLite answer cache) and ``completions`` (what one request returned, and the usage of a call);
+- ``replies`` (a prompt's reply declared once: schema, label values, reader, repair text), ``asking``
+  (ask, read, repair) and ``prompt_files`` (versioned prompt files);
+- ``batch_mode`` (batch files, the Batch API, passes over the cache) and ``local`` (in-process models).
+"""

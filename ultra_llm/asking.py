@@ -1,18 +1,20 @@
 """Ask for a reply that a reader can use; when it cannot, ask again with a repair message, a bounded number of times.
 
-The judge and synth servers ask this way. A reader turns the reply text into a value or raises
-``Unreadable`` with the reason; after ``retries`` repairs the item is a ``parse_error`` carrying the
-raw reply, and a request that got no reply is an ``error``. Nothing unreadable becomes a value.
+The judge and synth servers ask this way, each request with the prompt's declared ``Reply``
+(``ultra_llm.replies``): its reader turns the reply text into a value or raises ``Unreadable`` with the
+reason, its repair text says what to send instead, and with structured output (``settings.structured_output``)
+its schema goes with every request as ``response_format``, named after the prompt. After ``retries``
+repairs the item is a ``parse_error`` carrying the raw reply, and a request that got no reply is an
+``error``. Nothing unreadable becomes a value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ultra_llm.client import LLMClient
-from ultra_llm.reply_json import Unreadable
+from ultra_llm.replies import Reply, Unreadable
 
 
 @dataclass
@@ -33,32 +35,37 @@ async def ask_until_readable(
     sampling: dict[str, Any],
     *,
     version: str,
-    read: Callable[[str], Any],
-    repair: str,
+    reply: Reply,
     retries: int,
     reasoning_when_blank: bool,
+    length: int | None = None,
 ) -> Answer:
-    """Ask with ``messages`` and ``read`` the reply; an ``Unreadable`` reply is asked again up to ``retries`` times.
+    """Ask with ``messages`` and read the reply as ``reply`` declares; an unreadable one is asked again up to
+    ``retries`` times.
 
-    ``version``: the prompt's ``name@hash`` (part of the cache key). ``repair``: what the repair message asks
-    for after the reason. ``reasoning_when_blank``: read the model's reasoning when the reply text is blank
-    (the judge, so a grade a reasoning model left there counts); otherwise a blank reply is read as it is.
+    ``version``: the prompt's ``name@hash`` (part of the cache key; its name names the schema). ``length``:
+    the items the reply's lists must hold (one verdict per statement), in the schema, the reader and the
+    repair text. ``reasoning_when_blank``: read the model's reasoning when the reply text is blank (the
+    judge, so a grade a reasoning model left there counts); otherwise a blank reply is read as it is.
     """
+    if client.settings.structured_output:
+        wanted = reply.response_format(version.partition("@")[0], length=length)
+        sampling = sampling if wanted is None else {**sampling, "response_format": wanted}
     requests, cached = 0, True
     for attempt in range(retries + 1):
-        reply = await client.chat(messages, sampling, prompt=version)
-        requests += reply.attempts
-        cached = cached and reply.cached
-        if reply.status != "ok":
-            return Answer("error", error=reply.error, requests=requests, cached=cached)
-        text = reply.text if reply.text.strip() or not reasoning_when_blank else (reply.reasoning or "")
+        completion = await client.chat(messages, sampling, prompt=version)
+        requests += completion.attempts
+        cached = cached and completion.cached
+        if completion.status != "ok":
+            return Answer("error", error=completion.error, requests=requests, cached=cached)
+        text = completion.text if completion.text.strip() or not reasoning_when_blank else (completion.reasoning or "")
         try:
-            return Answer("ok", read(text), requests=requests, cached=cached)
+            return Answer("ok", reply.read(text, length=length), requests=requests, cached=cached)
         except Unreadable as exc:
             reason = str(exc)
         if attempt == retries:
             error = f"unreadable after {attempt + 1} replies: {reason}"
-            return Answer("parse_error", raw=reply.text, error=error, requests=requests, cached=cached)
-        note = f"Your reply could not be used: {reason}. {repair}"
-        messages = [*messages, {"role": "assistant", "content": reply.text}, {"role": "user", "content": note}]
+            return Answer("parse_error", raw=completion.text, error=error, requests=requests, cached=cached)
+        note = f"Your reply could not be used: {reason}. {reply.repair(length=length)}"
+        messages = [*messages, {"role": "assistant", "content": completion.text}, {"role": "user", "content": note}]
     raise AssertionError("unreachable")  # pragma: no cover

@@ -23,13 +23,13 @@ from typing import Any
 
 from ultra_kit.errors import InputError
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
+from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, retry_after, server_message
 from ultra_llm.http import lean_http_client
 from ultra_llm.pool import EndpointPool, Member
-from ultra_llm.replies import MalformedReply, Reply, Usage, reply_from_completion, token_count
 from ultra_llm.settings import LLMSettings
 
-__all__ = ["LLMClient", "LLMSettings", "Reply", "Usage"]
+__all__ = ["LLMClient", "LLMSettings", "Completion", "Usage"]
 
 log = logging.getLogger("ultra.llm")
 
@@ -83,7 +83,7 @@ class LLMClient:
         self._local_slots = asyncio.Semaphore(settings.max_workers)
         self._post_options: dict[str, Any] = {}
         self._local_lock = asyncio.Lock()
-        self._pending: dict[str, asyncio.Future[Reply]] = {}
+        self._pending: dict[str, asyncio.Future[Completion]] = {}
         self._secrets = sorted({settings.api_key, *(e.api_key for e in settings.endpoints)} - {""}, key=len)[::-1]
         # A batch pass (ultra_llm.batch_mode.passes) sets these: where misses go, and which answers its batches brought.
         self.collector: Any = None
@@ -113,7 +113,7 @@ class LLMClient:
         await self.pool.aclose()
 
     # --- public API ------------------------------------------------------------------------
-    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Reply:
+    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Completion:
         """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key."""
         sampling = self._effective_sampling(sampling)
         messages_json = encode(messages)
@@ -123,7 +123,7 @@ class LLMClient:
             fresh = None if key in self._counted else self.batch_answered.get(key)
             if fresh is not None:  # brought by this run's batches: requests, not a cache hit (counted once a pass)
                 self._counted.add(key)
-            reply = Reply(
+            reply = Completion(
                 "ok",
                 hit.text,
                 hit.reasoning,
@@ -138,7 +138,7 @@ class LLMClient:
         elif key in self._pending:
             # The same request is already on its way (e.g. two docids with the same text): share its answer.
             first = await asyncio.shield(self._pending[key])
-            reply = Reply(
+            reply = Completion(
                 first.status,
                 first.text,
                 first.reasoning,
@@ -154,7 +154,7 @@ class LLMClient:
 
     async def _send_chat(
         self, key: str, messages: list[dict[str, Any]], sampling: dict[str, Any], prompt: str
-    ) -> Reply:
+    ) -> Completion:
         from ultra_llm.batch_mode.files import exporting
 
         if exporting.get() is not None:
@@ -163,7 +163,7 @@ class LLMClient:
             self._warned_online = True
             log.warning("this tool does not run in batch passes: its requests go online to the endpoint(s)")
 
-        def commit(reply: Reply) -> None:
+        def commit(reply: Completion) -> None:
             answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
             request = {"messages": messages, "sampling": sampling}
             self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
@@ -172,7 +172,7 @@ class LLMClient:
             call = lambda _member: self._local_chat(messages, sampling)  # noqa: E731
         else:
             call = lambda member: self._openai_chat(member, messages, sampling)  # noqa: E731
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
             reply = await self._with_retries(call, commit)
@@ -185,21 +185,21 @@ class LLMClient:
             del self._pending[key]
         return reply
 
-    async def embed(self, texts: list[str]) -> Reply:
+    async def embed(self, texts: list[str]) -> Completion:
         """Embeddings of ``texts`` (``reply.vectors``), cached like chat answers."""
         model = self.settings.embedding_model or self.settings.model_id
         marked = f"local:{model}" if self.settings.backend == "local" else model
         key = cache_key(model_id=marked, messages=[{"input": texts}], sampling={}, prompt_version="embeddings")
         hit = self.cache.get(key)
         if hit is not None:
-            reply = Reply("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
+            reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
         else:
             if self.settings.backend == "local":
                 call = lambda _member: self._local_embed(model, texts)  # noqa: E731
             else:
                 call = lambda member: self._openai_embed(member, model, texts)  # noqa: E731
 
-            def commit(reply: Reply) -> None:
+            def commit(reply: Completion) -> None:
                 answer = CachedAnswer(json.dumps(reply.vectors), None, reply.prompt_tokens, 0)
                 self.cache.put(key, model_id=model, prompt="embeddings", request={"input": texts}, answer=answer)
 
@@ -215,8 +215,8 @@ class LLMClient:
 
     # --- retries -----------------------------------------------------------------------------
     async def _with_retries(
-        self, call: Callable[[Member | None], Awaitable[Reply]], commit: Callable[[Reply], None]
-    ) -> Reply:
+        self, call: Callable[[Member | None], Awaitable[Completion]], commit: Callable[[Completion], None]
+    ) -> Completion:
         """Call until it succeeds or the retries run out; ``commit`` stores a success before its slot frees,
         so a killed process loses at most the requests in flight. A request that failed on one endpoint of
         a pool is retried at once on another one, when another one is healthy."""
@@ -230,7 +230,7 @@ class LLMClient:
                 reply.attempts = attempts
                 return reply
             except _Fail as exc:
-                return Reply("error", error=self.redact(str(exc)), attempts=attempts)
+                return Completion("error", error=self.redact(str(exc)), attempts=attempts)
             except _Retry as exc:
                 last_reason = self.redact(exc.reason)
                 failed_on = exc.member
@@ -243,11 +243,14 @@ class LLMClient:
                 log.info("retrying in %.2f s after: %s", delay, last_reason)
                 await asyncio.sleep(delay)
         tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
-        return Reply("error", error=f"gave up after {tries}: {last_reason}", attempts=attempts)
+        return Completion("error", error=f"gave up after {tries}: {last_reason}", attempts=attempts)
 
     async def _attempt(
-        self, call: Callable[[Member | None], Awaitable[Reply]], commit: Callable[[Reply], None], avoid: Member | None
-    ) -> Reply:
+        self,
+        call: Callable[[Member | None], Awaitable[Completion]],
+        commit: Callable[[Completion], None],
+        avoid: Member | None,
+    ) -> Completion:
         """One try on one slot: the local model's, or the least-loaded endpoint's."""
         if self.settings.backend == "local":
             async with self._local_slots:
@@ -302,15 +305,17 @@ class LLMClient:
             sampling["max_completion_tokens"] = budget
         return sampling
 
-    async def _openai_chat(self, member: Member, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+    async def _openai_chat(
+        self, member: Member, messages: list[dict[str, Any]], sampling: dict[str, Any]
+    ) -> Completion:
         body = {"model": member.endpoint.model_id, "messages": messages, **sampling}
         response = await self._request(member, "/chat/completions", body)
         try:
-            return reply_from_completion(response)
-        except MalformedReply as exc:
+            return completion_from_response(response)
+        except MalformedCompletion as exc:
             raise _Retry(str(exc)) from None
 
-    async def _openai_embed(self, member: Member, model: str, texts: list[str]) -> Reply:
+    async def _openai_embed(self, member: Member, model: str, texts: list[str]) -> Completion:
         response = await self._request(member, "/embeddings", {"model": model, "input": texts})
         try:
             items = sorted(response["data"], key=lambda d: d["index"])
@@ -319,7 +324,9 @@ class LLMClient:
             raise _Retry("malformed reply: no embeddings in the response") from None
         if len(vectors) != len(texts):
             raise _Retry(f"malformed reply: {len(vectors)} embeddings for {len(texts)} inputs")
-        return Reply("ok", prompt_tokens=token_count(response.get("usage") or {}, "prompt_tokens"), vectors=vectors)
+        return Completion(
+            "ok", prompt_tokens=token_count(response.get("usage") or {}, "prompt_tokens"), vectors=vectors
+        )
 
     async def _request(self, member: Member, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST once through the openai client, mapping failures to _Retry / _Fail.
@@ -371,7 +378,7 @@ class LLMClient:
         return None
 
     # --- the local backend -----------------------------------------------------------------------
-    async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Reply:
+    async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Completion:
         from ultra_llm.local import batching as local_batch
         from ultra_llm.local.schema import schema_of
 
@@ -385,13 +392,13 @@ class LLMClient:
         text, n_in, n_out = await local_batch.chat(
             self.settings.model_id, messages, max_tokens, temperature=temperature, top_p=top_p, schema=schema
         )
-        return Reply("ok", text, prompt_tokens=n_in, completion_tokens=n_out)
+        return Completion("ok", text, prompt_tokens=n_in, completion_tokens=n_out)
 
-    async def _local_embed(self, model: str, texts: list[str]) -> Reply:  # noqa: ARG002 - the setting names the model
+    async def _local_embed(self, model: str, texts: list[str]) -> Completion:  # noqa: ARG002 - the setting names the model
         import anyio.to_thread
 
         from ultra_llm.local import models as local
 
         async with self._local_lock:
             vectors = await anyio.to_thread.run_sync(local.embed, self.settings.embedding_model, texts)
-        return Reply("ok", vectors=vectors)
+        return Completion("ok", vectors=vectors)

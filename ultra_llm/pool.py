@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ultra_llm.completions import Usage
 from ultra_llm.endpoint_errors import host_port
-from ultra_llm.replies import Usage
 from ultra_llm.settings import Endpoint
 
 log = logging.getLogger("ultra.llm")

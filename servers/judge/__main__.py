@@ -1,3 +1,3 @@
-from servers.judge.server import main
+from servers.judge.server import SPEC
 
-main()
+SPEC.main()

@@ -1,4 +1,8 @@
-"""The judge MCP server: ``python -m servers.judge`` serves it over stdio."""
+"""The judge MCP server's ``SPEC``: ``python -m servers.judge`` serves it over stdio.
+
+The tools are in ``tools/`` (one module per family), their logic in ``relevance/``, ``nuggets/``,
+``answers/`` and ``hallucination/``, the parts they share in ``common/``.
+"""
 
 from __future__ import annotations
 
@@ -14,24 +18,10 @@ INSTRUCTIONS = (
 )
 
 
-def _tools() -> list:
-    from servers.judge.tools import TOOLS
+def _tools():
+    from servers.judge.tools import tools
 
-    return TOOLS
+    return tools()
 
 
 SPEC = ServerSpec("judge", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)
-
-
-def create_app():
-    """Build the judge server with every tool it offers."""
-    return SPEC.create_app()
-
-
-def main() -> None:
-    """Serve over stdio."""
-    create_app().run()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,25 +1,24 @@
 """Ask the synth LLM: prompt files under ``prompts/``, strict readers of the replies, a bounded number of repairs.
 
 Loading prompt files, the ask-read-repair loop and finding JSON in a reply are the LLM library's
-(``ultra_llm``: ``prompt_files``, ``asking``, ``reply_json``). An unreadable reply after the
-repairs is reported (``Answer.error``), never guessed at. With structured output
-(``synth_llm.structured_output``; always with the local backend) each request carries its prompt's reply
-schema (``REPLY_SCHEMAS``) as ``response_format``; the readers accept both.
+(``ultra_llm``: ``prompt_files``, ``asking``, ``replies``). Each prompt's reply is declared once in
+``REPLIES`` (its schema, its reader, the repair text). An unreadable reply after the repairs is reported
+(``Answer.error``), never guessed at. With structured output (``synth_llm.structured_output``; always
+with the local backend) each request carries its reply's schema as ``response_format``; the readers accept both.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ultra_llm import prompt_files, reply_json
+from ultra_llm import prompt_files
 from ultra_llm.asking import Answer, ask_until_readable
 from ultra_llm.client import LLMClient
 from ultra_llm.prompt_files import Prompt
-from ultra_llm.reply_json import Unreadable
-from ultra_llm.reply_schema import array, choice, obj, response_format, text
+from ultra_llm.replies import Reply, Unreadable, array, choice, obj, text
+from ultra_llm.replies import json_text as reply_json
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "seed": 42}
@@ -28,13 +27,6 @@ _LINE_Q = re.compile(r"^\W*question\W*:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE
 _LINE_A = re.compile(r"^\W*answer\W*:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
 _ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.+)$", re.MULTILINE)
 _LETTER = re.compile(r"[^\W\d_]")
-# prompt name -> the JSON schema of its reply under structured output (a list prompt's list holds n items)
-REPLY_SCHEMAS = {
-    "grounded_question_v1": obj(question=text(), answer=text()),
-    "self_check_v1": obj(answerable=choice("yes", "no")),
-    "off_topic_v2": obj(requests=array(text())),
-    "jailbreak_v2": obj(attempts=array(text())),
-}
 
 
 def load_prompt(name: str) -> Prompt:
@@ -83,17 +75,25 @@ def answerable(text: str) -> str:
     return verdict
 
 
-async def ask_read(
-    client: LLMClient, prompt: str, read: Callable[[str], Any], *, retries: int, max_tokens: int, **values: Any
-) -> Answer:
-    """Ask with prompt file ``prompt`` (replies capped at ``max_tokens``) and ``read`` the reply (it raises
-    ``Unreadable`` when the reply has no value); an unreadable reply is asked again up to ``retries`` times."""
+# prompt name -> its reply: the JSON schema sent under structured output (a list prompt's list holds n items)
+# and the reader, which also takes the plain-text form a model may write without structured output
+REPLIES = {
+    "grounded_question_v1": Reply(
+        obj(question=text(), answer=text()), read_with=question_and_answer, repair_with=REPAIR
+    ),
+    "self_check_v1": Reply(obj(answerable=choice("yes", "no")), read_with=answerable, repair_with=REPAIR),
+    "off_topic_v2": Reply(obj(requests=array(text())), read_with=listed_lines, repair_with=REPAIR),
+    "jailbreak_v2": Reply(obj(attempts=array(text())), read_with=listed_lines, repair_with=REPAIR),
+}
+REPLY_SCHEMAS = {name: reply.schema for name, reply in REPLIES.items()}
+
+
+async def ask_read(client: LLMClient, prompt: str, *, retries: int, max_tokens: int, **values: Any) -> Answer:
+    """Ask with prompt file ``prompt`` (replies capped at ``max_tokens``) and read the reply as ``REPLIES``
+    declares (``Unreadable`` when it has no value); an unreadable reply is asked again up to ``retries`` times."""
     loaded = load_prompt(prompt)
-    sampling: dict[str, Any] = {**SAMPLING, "max_tokens": max_tokens}
-    if client.settings.structured_output and prompt in REPLY_SCHEMAS:
-        length = values.get("n") if isinstance(values.get("n"), int) else None
-        sampling["response_format"] = response_format(prompt, REPLY_SCHEMAS[prompt], length=length)
+    length = values.get("n") if isinstance(values.get("n"), int) else None
     return await ask_until_readable(
-        client, loaded.render(**values), sampling, version=loaded.version, read=read, repair=REPAIR, retries=retries,
-        reasoning_when_blank=False,
+        client, loaded.render(**values), {**SAMPLING, "max_tokens": max_tokens}, version=loaded.version,
+        reply=REPLIES[prompt], retries=retries, reasoning_when_blank=False, length=length,
     )  # fmt: skip

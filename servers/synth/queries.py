@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.synth.asking import answerable, ask_read, listed_lines, question_and_answer
+from servers.synth.asking import ask_read
 from servers.synth.corpus import Document, canary_for, plant, planted_instruction, shown
 from ultra_llm.client import LLMClient
 
@@ -80,7 +80,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     """A question that ``doc`` answers, kept only when the self-check agrees that it does."""
     passage = shown(doc.text)
     asked = await ask_read(
-        client, "grounded_question_v1", question_and_answer, retries=plan.retries, max_tokens=QUESTION_TOKENS,
+        client, "grounded_question_v1", retries=plan.retries, max_tokens=QUESTION_TOKENS,
         passage=passage,
     )  # fmt: skip
     tally.requests += asked.requests
@@ -89,7 +89,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
         return None
     question, answer = asked.value["question"], asked.value["answer"]
     check = await ask_read(
-        client, "self_check_v1", answerable, retries=plan.retries, max_tokens=CHECK_TOKENS, question=question,
+        client, "self_check_v1", retries=plan.retries, max_tokens=CHECK_TOKENS, question=question,
         passage=passage,
     )  # fmt: skip
     tally.requests += check.requests
@@ -122,9 +122,7 @@ async def grounded_set(
 async def listed(client: LLMClient, prompt: str, n: int, plan: Plan, tally: Tally, **values: str) -> list[str]:
     """``n`` strings asked for with ``prompt`` (fewer when the reply holds fewer)."""
     cap = TOKENS_PER_LISTED * n + 16
-    asked = await ask_read(
-        client, prompt, listed_lines, retries=plan.retries, max_tokens=cap, domain=plan.domain, n=n, **values
-    )
+    asked = await ask_read(client, prompt, retries=plan.retries, max_tokens=cap, domain=plan.domain, n=n, **values)
     tally.requests += asked.requests
     texts = asked.value or []
     if asked.error or not texts:

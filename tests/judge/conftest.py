@@ -47,6 +47,18 @@ def llm_settings(stub: OpenAIStub, **overrides: Any) -> dict[str, Any]:
     return {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-judge", "api_key": SECRET, **overrides}
 
 
+def declared_reply(judge: Any) -> Callable[[dict[str, Any]], str]:
+    """A responder that answers each request of ``judge`` (an ``AnswerJudge``, asked with structured output)
+    with the example of the reply its prompt declares, sized to the list the request's schema asks for."""
+
+    def respond(request: dict[str, Any]) -> str:
+        wanted = request["response_format"]["json_schema"]
+        lists = [p for p in wanted["schema"]["properties"].values() if p.get("type") == "array"]
+        return judge.replies[wanted["name"]].example(length=lists[0].get("minItems") if lists else None)
+
+    return respond
+
+
 def call_job(job: Callable[..., Any], /, *args: Any, **given: Any) -> Any:
     """``job(*args, **given)`` with parameter.yaml's value for every setting ``given`` leaves out, as the server
     fills them; no answer cache unless the test names one (``judge_cache=""``)."""

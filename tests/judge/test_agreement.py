@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from servers.judge.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
-from servers.judge.jobs import run_agreement
+from servers.judge.relevance.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
+from servers.judge.relevance.run import run_agreement
 from tests.judge.conftest import SAMPLE, call_job
 from ultra_kit.errors import InputError
 from ultra_trec.engine import evaluate

@@ -8,9 +8,9 @@ import re
 import pytest
 from mcp import Client
 
-from servers.judge.answer_judges import citation_scores, split_citations
-from servers.judge.answer_runner import build_items, run_answer_judge
-from servers.judge.server import create_app
+from servers.judge.answers.judges.basic import citation_scores, split_citations
+from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.server import SPEC
 from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
@@ -153,7 +153,7 @@ async def test_rag_judge_rating_and_out_of_range(tmp_path) -> None:
 
 async def test_answer_judges_over_mcp(tmp_path) -> None:
     with OpenAIStub(responder=responder) as stub:
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"idk_judge", "citation_judge", "rag_judge", "nuggetize"} <= names
             reply = await client.call_tool(

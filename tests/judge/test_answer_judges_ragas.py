@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from servers.judge.answer_judges_ragas import average_precision, correctness_f1, cosine
-from servers.judge.answer_runner import build_items, run_answer_judge
+from servers.judge.answers.judges.ragas import average_precision, correctness_f1, cosine
+from servers.judge.answers.run import build_items, run_answer_judge
 from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of, embed_text
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.judge.answer_judges_golden import factual_scores
-from servers.judge.answer_runner import build_items, run_answer_judge
-from servers.judge.prompting import load_prompt
+from servers.judge.answers.judges.reference import factual_scores
+from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.common.prompting import load_prompt
 from tests.judge.conftest import call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
@@ -81,7 +81,7 @@ async def test_factual_correctness_against_the_stub(tmp_path) -> None:
     assert empty["status"] == "no_answer_claims" and "factual_f1" not in empty
     assert garbage["status"] == "parse_error" and "factual_f1" not in garbage
     assert garbage["raw"] == "I cannot do that." and garbage["requests"] == 3  # 2 tries + the reference's claims
-    assert miscount["status"] == "parse_error" and "expected a list of 1 labels" in miscount["error"]
+    assert miscount["status"] == "parse_error" and "expected a list of 1 verdicts" in miscount["error"]
     assert "factual_f1" not in miscount
     aggregate = result["aggregate"]
     assert aggregate["factual_f1"] == pytest.approx(1 / 3) and aggregate["num_factual_f1"] == 1

@@ -18,10 +18,10 @@ import pytest
 import yaml
 from mcp import Client
 
-from servers.judge import failures
-from servers.judge.jobs import run_umbrela
-from servers.judge.registry import JUDGES
-from servers.judge.server import SPEC, create_app
+from servers.judge.answers.registry import JUDGES
+from servers.judge.common import failures
+from servers.judge.relevance.run import run_umbrela
+from servers.judge.server import SPEC
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub
@@ -225,7 +225,7 @@ def test_check_counts_and_messages() -> None:
 
 
 async def test_output_schemas_carry_failed() -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     for name in LLM_TOOLS:
         schema = listed[name].output_schema

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.judge.hhem import consistent_label
+from servers.judge.hallucination.hhem import consistent_label
 from servers.judge.server import SPEC
 from tests.judge.conftest import SECRET, llm_settings
 from tests.judge.test_answer_judges_ragas import responder as ragas_responder

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from servers.judge.nuggets import answer_scores, selected
-from servers.judge.nuggets_job import dump, run_nuggetize
-from servers.judge.server import create_app
+from servers.judge.nuggets.run import dump, run_nuggetize
+from servers.judge.nuggets.stages import answer_scores, selected
+from servers.judge.server import SPEC
 from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.support.openai_stub import OpenAIStub, content_of
@@ -50,7 +50,7 @@ def test_scores_by_hand() -> None:
 
 
 def test_top_k_keeps_vital_first_in_importance_order() -> None:
-    from servers.judge.nuggets import QueryNuggets
+    from servers.judge.nuggets.stages import QueryNuggets
 
     item = QueryNuggets("q", "x", texts=list("abcde"), importance=[OK, V, OK, V, None])
     assert selected(item, 0) == [0, 1, 2, 3, 4]
@@ -299,7 +299,7 @@ async def test_files_mode_several_runs_and_mcp(tmp_path) -> None:
     ]
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with OpenAIStub(responder=nugget_responder) as stub:
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert {"nuggets_path", "aggregate", "assignments_path"} <= set(
                 listed["nuggetize"].output_schema["properties"]

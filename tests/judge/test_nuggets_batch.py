@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.judge.nuggets_job import run_nuggetize
+from servers.judge.nuggets.run import run_nuggetize
 from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder, stages
 from tests.support.batch_server import BatchStub

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from servers.judge.nuggets_job import dump
+from servers.judge.nuggets.run import dump
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings, oracle
 from tests.judge.nugget_stub import numbered, stage

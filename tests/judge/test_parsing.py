@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servers.judge.parsing import parse_grade
+from servers.judge.common.parsing import parse_grade
 
 
 @pytest.mark.parametrize(

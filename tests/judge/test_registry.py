@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import json
+import pkgutil
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from servers.judge.answer_judges import judge_idk
-from servers.judge.answer_judges_tool import ANSWER_TOOLS, FAILING, answer_tool
-from servers.judge.prompting import PROMPT_DIR
-from servers.judge.registry import JUDGES, AnswerJudge, registry_markdown
-from servers.judge.server import SPEC, create_app
-from tests.judge.conftest import llm_settings
+from servers.judge.answers import judges as judge_modules
+from servers.judge.answers.declare import AnswerJudge, declared
+from servers.judge.answers.judges.basic import IDK, judge_idk
+from servers.judge.answers.registry import JUDGES, registry_markdown
+from servers.judge.answers.run import items_for, run_answer_judge
+from servers.judge.common.prompting import PROMPT_DIR
+from servers.judge.server import SPEC
+from servers.judge.tools.answers import FAILING, answer_tool
+from servers.judge.tools.answers import TOOLS as ANSWER_TOOLS
+from tests.judge.conftest import ROOT, declared_reply, llm_settings
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.inprocess import local_tools
 from ultra_kit.settings import defaults
@@ -27,18 +33,44 @@ SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction"]
 
 
 def test_declarations_are_complete_and_unique() -> None:
-    assert [j.name for j in JUDGES] == [
-        "idk_judge", "citation_judge", "rag_judge", "faithfulness", "answer_relevancy", "context_precision",
-        "context_recall", "answer_correctness", "factual_correctness", "guardrail_judge", "toxicity", "toxicity_llm",
-        "bias",
-    ]  # fmt: skip
-    assert len({j.kind for j in JUDGES}) == len(JUDGES)
+    names = [j.name for j in JUDGES]
+    assert names and len(set(names)) == len(names) and len({j.kind for j in JUDGES}) == len(JUDGES)
+    # every @answer_judge of answers/judges/ is collected, module by module in name order, in writing order
+    modules = sorted(m.name for m in pkgutil.iter_modules(judge_modules.__path__))
+    written = [
+        declared(value).name
+        for name in modules
+        for value in vars(importlib.import_module(f"{judge_modules.__name__}.{name}")).values()
+        if declared(value) is not None
+    ]
+    assert names == written
+    assert [tool.__name__ for tool in ANSWER_TOOLS] == names  # one tool per declaration, nothing else
+    cards = (ROOT / "docs" / "tools" / "judge.md").read_text()
     for judge in JUDGES:
         assert judge.metrics and judge.requests and judge.summary
+        assert f"<!-- generated: tool judge.{judge.name} -->" in cards, f"docs/tools/judge.md: add a ## {judge.name}"
         for name in judge.prompts:
             assert (PROMPT_DIR / f"{name}.txt").is_file(), (judge.name, name)
     with pytest.raises(ValueError, match="inputs must start with q_ls"):
         dataclasses.replace(JUDGES[0], inputs=("pred_ls", "q_ls"))
+
+
+async def test_every_json_judge_reads_replies_made_from_its_declaration(tmp_path) -> None:
+    """The stub answers each request with the example of the reply its prompt declares (structured output
+    names the prompt); every judge whose replies all have a schema comes out ok."""
+    json_judges = [j for j in JUDGES if j.replies and all(r.schema is not None for r in j.replies.values())]
+    assert json_judges
+    lists = {"q_ls": ["Who decides?"], "pred_ls": ["The clerk decides [1]."], "gt_ls": ["The clerk."],
+             "ret_psg": [["The clerk decides on fee waivers."]]}  # fmt: skip
+    for judge in json_judges:
+        with OpenAIStub(responder=declared_reply(judge)) as stub:
+            llm = llm_settings(stub, structured_output=True, max_retries=0)
+            result = await run_answer_judge(
+                judge, items_for(judge, lists, None), judge_llm=llm, judge_cache="", save_path=str(tmp_path),
+                max_failed_fraction=0.0,
+            )  # fmt: skip
+        assert result["counts"] == {"items": 1, "ok": 1}, (judge.name, result["items"])
+        assert all(result["aggregate"][f"num_{metric}"] == 1 for metric in judge.metrics), judge.name
 
 
 def test_generated_signatures() -> None:
@@ -53,7 +85,7 @@ def test_generated_signatures() -> None:
 
 
 async def test_mcp_listing_and_in_process_tools_agree_with_the_declarations() -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     local = local_tools(SPEC)
     judge_llm = defaults("judge")["judge_llm"]
@@ -85,14 +117,13 @@ def test_registry_markdown_has_a_row_per_judge() -> None:
 async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
     """A judge declared outside JUDGES (here: IDK under another name) works as a tool as it is."""
     declared = AnswerJudge(
-        name="answer_refusal",
-        kind="refusal",
-        prompts=("idk_v1",),
+        name="refusal_judge",
         inputs=("q_ls", "pred_ls"),
         metrics=("idk",),
         judge=judge_idk,
         requests="1",
         description="Refusals only.",
+        replies={"idk_v1": IDK},
     )
     tool = answer_tool(declared)
     with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:
@@ -113,7 +144,7 @@ async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
     with OpenAIStub(responder=lambda request: reply) as stub:
         arguments = {"q_ls": ["a", "b"], "pred_ls": ["x", "y"], "judge_llm": llm_settings(stub), "judge_cache": ""}
         local = await call_local_tool(local_tools(SPEC)["idk_judge"], {**arguments, "save_path": str(tmp_path / "l")})
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             remote = await client.call_tool("idk_judge", {**arguments, "save_path": str(tmp_path / "r")})
     assert not remote.is_error, remote.content
     remote_result = dict(remote.structured_content)

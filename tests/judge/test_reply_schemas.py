@@ -9,13 +9,14 @@ import re
 import jsonschema
 import pytest
 
-from servers.judge.answer_runner import build_items, run_answer_judge
-from servers.judge.registry import JUDGES, judge_of_kind
+from servers.judge.answers.registry import JUDGES, judge_of_kind
+from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.common.asking import last_json
+from servers.judge.common.prompting import load_prompt
 from tests.judge.conftest import llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
-LINE_REPLY_JUDGES = ("rag",)  # '##final score: N': no JSON, no schema
 
 
 def strict_objects(schema: dict) -> list[dict]:
@@ -29,9 +30,12 @@ def strict_objects(schema: dict) -> list[dict]:
 
 
 def test_every_declared_schema_is_valid_and_strict() -> None:
-    for judge in JUDGES:  # every LLM judge with JSON replies declares a schema for each prompt
-        if judge.kind not in LINE_REPLY_JUDGES:
-            assert set(judge.reply_schemas) == set(judge.prompts), judge.name
+    for judge in JUDGES:  # a reply without a schema (a '##final score: N' line) brings its reader and repair text
+        for name, reply in judge.replies.items():
+            if reply.schema is None:
+                assert reply.read_with is not None and reply.repair_with, (judge.name, name)
+                assert "JSON" not in reply.repair(), (judge.name, name)
+    assert judge_of_kind("rag").reply_schemas == {}
     for judge in JUDGES:
         for name, schema in judge.reply_schemas.items():
             jsonschema.Draft202012Validator.check_schema(schema)
@@ -151,3 +155,27 @@ async def test_citation_and_factual_correctness_send_no_schema_without_structure
         requests = stub.chat_requests()
     assert citation["items"][0]["citation_f1"] == 0.75 and factual["items"][0]["factual_recall"] == 1.0
     assert len(requests) == 6 and all("response_format" not in r for r in requests)
+
+
+def test_each_prompt_shows_the_reply_it_declares() -> None:
+    """The prompt's own example of the reply reads under the declared ``Reply`` (a JSON object with exactly
+    its properties), and a prompt asking for a list of labels names each of them: the two cannot drift apart."""
+    checked = 0
+    for judge in JUDGES:
+        for name, reply in judge.replies.items():
+            if reply.schema is None:
+                continue
+            text = "\n".join(body for _, body in load_prompt(name).sections)
+            if reply.listed:
+                (wanted,) = reply.schema["properties"].values()
+                shown = [
+                    json.dumps(label) if isinstance(label, str) else str(label) for label in wanted["items"]["enum"]
+                ]
+                assert all(label in text for label in shown), (name, shown)
+            else:
+                (line,) = [line for line in text.splitlines() if line.startswith("Reply with one JSON object")]
+                example = last_json(line, dict)
+                assert set(example) == set(reply.schema["properties"]), name
+                reply.read(json.dumps(example))  # raises Unreadable if the prompt's example does not read
+            checked += 1
+    assert checked == sum(len(judge.reply_schemas) for judge in JUDGES)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from servers.judge.jobs import run_umbrela
+from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub, request_digest
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 CHILD = """
 import asyncio, json, sys
-from servers.judge.jobs import run_umbrela
+from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import call_job
 args = json.loads(sys.argv[1])
 asyncio.run(call_job(run_umbrela, **args))

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from servers.judge.answer_judges_risk import GUARDRAIL_LABELS, read_bias, toxicity_probabilities
-from servers.judge.answer_runner import build_items, run_answer_judge
+from servers.judge.answers.judges.risk import GUARDRAIL_LABELS, read_bias, toxicity_probabilities
+from servers.judge.answers.run import build_items, run_answer_judge
 from tests.judge.conftest import ROOT, llm_settings
 from tests.support.openai_stub import OpenAIStub, content_of
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers.judge import tools
-from servers.judge.server import create_app
+from servers.judge.server import SPEC
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, llm_settings
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.settings import load_parameter_file
@@ -24,7 +23,7 @@ PARAMETERS = load_parameter_file(ROOT / "servers" / "judge" / "parameter.yaml")
 
 
 def test_settings_have_no_default_in_python() -> None:
-    for fn in tools.TOOLS:
+    for fn in SPEC.load_tools():
         for name, param in inspect.signature(fn).parameters.items():
             if name in PARAMETERS:
                 assert param.default is inspect.Parameter.empty, f"{fn.__name__}.{name}"
@@ -38,7 +37,7 @@ def test_parameter_file_holds_no_secret() -> None:
 
 
 async def test_tools_publish_schemas() -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert {"umbrela_judge", "judge_agreement"} <= set(listed)  # later issues add tools
     umbrela = listed["umbrela_judge"]
@@ -63,7 +62,7 @@ async def test_umbrela_over_mcp_reports_progress_and_keeps_the_secret(tmp_path, 
 
     with OpenAIStub() as stub:
         stub.add_fault("status", status=400, message=f"bad request for key {SECRET}", match="Passage: two")
-        async with Client(create_app()) as client:
+        async with Client(SPEC.create_app()) as client:
             result = await client.call_tool(
                 "umbrela_judge",
                 {
@@ -90,7 +89,7 @@ async def test_umbrela_over_mcp_reports_progress_and_keeps_the_secret(tmp_path, 
 
 
 async def test_missing_file_is_a_tool_error(tmp_path) -> None:
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool(
             "umbrela_judge",
             {
@@ -103,7 +102,7 @@ async def test_missing_file_is_a_tool_error(tmp_path) -> None:
 
 async def test_unset_api_key_variable_is_explained(monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    async with Client(create_app()) as client:
+    async with Client(SPEC.create_app()) as client:
         result = await client.call_tool("umbrela_judge", {"query": "q", "passages": ["p"]})
     assert result.is_error and "OPENAI_API_KEY is not set" in result.content[0].text
 

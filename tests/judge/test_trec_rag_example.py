@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from servers.judge.answer_judges import split_citations
+from servers.judge.answers.judges.basic import split_citations
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings, oracle
 from tests.judge.nugget_stub import stage

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from servers.judge.trec_rag_table import build_rows, trec_rag_table
+from servers.judge.relevance.trec_rag_table import build_rows
+from servers.judge.tools.relevance import trec_rag_table
 from ultra_kit.errors import InputError
 
 UMBRELA = {

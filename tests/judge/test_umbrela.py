@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from servers.judge import inputs
-from servers.judge.agreement import read_qrels
-from servers.judge.jobs import run_umbrela
-from servers.judge.umbrela import Judgment, query_metrics
+from servers.judge.common import inputs
+from servers.judge.relevance.agreement import read_qrels
+from servers.judge.relevance.run import run_umbrela
+from servers.judge.relevance.umbrela import Judgment, query_metrics
 from tests.judge.conftest import SAMPLE, SECRET, call_job, llm_settings, oracle, query_and_passage
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError

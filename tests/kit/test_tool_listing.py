@@ -83,12 +83,7 @@ def test_the_llm_mapping_description_names_every_key_the_settings_accept() -> No
 
 @pytest.mark.parametrize(
     "server",
-    [
-        pytest.param(server, marks=pytest.mark.xfail(strict=True, reason="judge switches to llm_mapping_description"))
-        if server == "judge"
-        else server
-        for server in LLM_SERVERS
-    ],
+    LLM_SERVERS,
 )
 def test_every_llm_mapping_setting_publishes_the_generated_description(server: str) -> None:
     settings = llm_settings(server)

@@ -12,7 +12,7 @@ from tests.support.openai_stub import OpenAIStub, content_of
 from ultra_llm.asking import ask_until_readable
 from ultra_llm.cache import AnswerCache
 from ultra_llm.client import LLMClient
-from ultra_llm.reply_json import Unreadable, last_json
+from ultra_llm.replies import Reply, Unreadable, last_json
 
 pytestmark = pytest.mark.anyio
 QUESTION = [{"role": "user", "content": "Grade the passage from 0 to 3 as JSON."}]
@@ -33,8 +33,8 @@ def graded(request: dict[str, Any]) -> str:
 
 async def ask(client: LLMClient, *, retries: int = 2, reasoning_when_blank: bool = True, read=grade) -> Any:
     return await ask_until_readable(
-        client, QUESTION, {"temperature": 0.0}, version="grade_v1@0123456789ab", read=read, repair=REPAIR,
-        retries=retries, reasoning_when_blank=reasoning_when_blank,
+        client, QUESTION, {"temperature": 0.0}, version="grade_v1@0123456789ab",
+        reply=Reply(read_with=read, repair_with=REPAIR), retries=retries, reasoning_when_blank=reasoning_when_blank,
     )  # fmt: skip
 
 

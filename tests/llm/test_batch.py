@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from servers.judge.jobs import run_umbrela
+from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, call_job, llm_settings
 from tests.support.batch_server import BatchStub
 from ultra_kit.errors import InputError
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 PAIRS, UNIQUE = 180, 171  # the sample's pairs; 9 repeat a passage text under another docid (one request each)
 CHILD = """
 import asyncio, json, sys
-from servers.judge.jobs import run_umbrela
+from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import call_job
 asyncio.run(call_job(run_umbrela, **json.loads(sys.argv[1])))
 """

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from servers.judge.jobs import run_umbrela
+from servers.judge.relevance.run import run_umbrela
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults

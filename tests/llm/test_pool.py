@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from servers.judge import umbrela
-from servers.judge.inputs import Pair
+from servers.judge.common.inputs import Pair
+from servers.judge.relevance import umbrela
 from tests.llm.conftest import SECRET
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError
@@ -139,8 +139,8 @@ def test_pool_settings_are_checked() -> None:
 
 
 async def test_weights_share_equal_endpoints_unequally() -> None:
+    from ultra_llm.completions import Usage
     from ultra_llm.pool import EndpointPool
-    from ultra_llm.replies import Usage
     from ultra_llm.settings import Endpoint
 
     endpoints = (Endpoint("http://a:1/v1", "m", "", 8, 3.0), Endpoint("http://b:1/v1", "m", "", 8, 1.0))
@@ -157,7 +157,7 @@ async def test_weights_share_equal_endpoints_unequally() -> None:
 
 
 def test_a_pool_needs_no_default_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from servers.judge.llm_settings import judge_settings
+    from servers.judge.common.llm_settings import judge_settings
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("POOL_KEY", SECRET)

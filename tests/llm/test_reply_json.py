@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ultra_llm.reply_json import Unreadable, last_json
+from ultra_llm.replies.json_text import Unreadable, last_json
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "llm_replies" / "replies_in_tests.jsonl"
 FENCE = "```"

@@ -138,7 +138,7 @@ def _mtrag_file(folder: Path) -> Path:
 
 def _agreement_file(folder: Path) -> Path:
     """judge_agreement of the human UMBRELA qrels with themselves, as the judge server writes it."""
-    from servers.judge.jobs import run_agreement
+    from servers.judge.relevance.run import run_agreement
 
     qrels = str(ROOT / "data" / "umbrela" / "qrels.human.txt")
     settings = defaults("judge")

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from ultra_kit import redact
 from ultra_kit.errors import InputError
-from ultra_llm.replies import MalformedReply, Reply, reply_from_completion
+from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"
 _PLAIN = json.JSONEncoder(ensure_ascii=False)
@@ -111,7 +111,7 @@ class Outcome:
     """What one output or error line says about one request."""
 
     custom_id: str
-    reply: Reply | None  # None: the request failed, see error
+    reply: Completion | None  # None: the request failed, see error
     error: str | None = None
 
 
@@ -142,8 +142,8 @@ def outcome_of(line: Any) -> Outcome:
     custom_id, response, error = line["custom_id"], line.get("response"), line.get("error")
     if isinstance(response, dict) and response.get("status_code") == 200:
         try:
-            return Outcome(custom_id, reply_from_completion(response.get("body")))
-        except MalformedReply as exc:
+            return Outcome(custom_id, completion_from_response(response.get("body")))
+        except MalformedCompletion as exc:
             return Outcome(custom_id, None, str(exc))
     if isinstance(error, dict):
         return Outcome(custom_id, None, f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip())

@@ -25,10 +25,23 @@ from ultra_llm.batch_mode.api import BatchRunner, Progress
 from ultra_llm.batch_mode.files import ChunkWriter, ExportTarget, exporting, request_line
 from ultra_llm.batch_mode.ledger import BatchLedger
 from ultra_llm.cache import NoCache
-from ultra_llm.replies import Reply
+from ultra_llm.completions import Completion
 
 T = TypeVar("T")
 DEFERRED = "deferred to a batch"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def runs_in_passes(tool: F) -> F:
+    """Declare that ``tool`` runs its LLM work through ``in_passes``, so its requests can be exported
+    (``export_requests`` finds such tools in its server's tool list)."""
+    tool.__runs_in_passes__ = True  # type: ignore[attr-defined]
+    return tool
+
+
+def can_run_in_passes(tool: Callable[..., Any]) -> bool:
+    """True for a tool declared with ``runs_in_passes``."""
+    return getattr(tool, "__runs_in_passes__", False) is True
 
 
 class RequestsExported(InputError):
@@ -59,11 +72,11 @@ class Collector:
         self.seen: set[str] = set()
         self.resume: set[str] = set()  # batch ids of earlier runs that hold requests of this pass
 
-    def defer(self, key: str, model: str, messages_json: str, sampling: dict[str, Any], *, prompt: str) -> Reply:
+    def defer(self, key: str, model: str, messages_json: str, sampling: dict[str, Any], *, prompt: str) -> Completion:
         """Write the request (once) and answer with a placeholder; after too many failed batches, the error."""
         tries, reason = self.failures.get(key, (0, ""))
         if tries > self.max_retries:
-            return Reply("error", error=f"failed in {tries} batches: {reason}", attempts=tries)
+            return Completion("error", error=f"failed in {tries} batches: {reason}", attempts=tries)
         if key not in self.seen:
             self.seen.add(key)
             batch_id = self.in_flight.get(key)
@@ -72,7 +85,7 @@ class Collector:
             else:
                 self.writer.add(key, request_line(key, model, messages_json, sampling))
                 self.prompts.setdefault(key, prompt)
-        return Reply("error", error=DEFERRED)
+        return Completion("error", error=DEFERRED)
 
     @property
     def waiting(self) -> int:

@@ -1,4 +1,4 @@
-"""The ``nuggetize`` MCP tool: a thin face over ``nuggets_job.run_nuggetize``."""
+"""The ``nuggetize`` MCP tool: a thin face over ``nuggets.run.run_nuggetize``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from servers.judge.nuggets_job import NuggetizeResult, run_nuggetize
-from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
 from ultra_kit.factory import tool_hints
+from ultra_llm.batch_mode.passes import runs_in_passes
 
 
+@runs_in_passes
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def nuggetize(
     *,
@@ -70,3 +72,6 @@ async def nuggetize(
         save_path=save_path,
         max_failed_fraction=max_failed_fraction,
     )
+
+
+TOOLS = [nuggetize]

@@ -13,9 +13,10 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.judge import agreement, failures, inputs, umbrela
-from servers.judge.failures import FailedSummary
-from servers.judge.llm_settings import judge_settings
+from servers.judge.common import failures, inputs
+from servers.judge.common.failures import FailedSummary
+from servers.judge.common.llm_settings import judge_settings
+from servers.judge.relevance import agreement, umbrela
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path, unique_path
 from ultra_llm.batch_mode.passes import in_passes

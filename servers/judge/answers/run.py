@@ -5,23 +5,24 @@ result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_l
 
 When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
 ``InputError`` (see ``failures``) and writes nothing. With structured output (``judge_llm.structured_output``,
-always on with the local backend) each request carries the judge's reply schema (``asking.REPLY_SCHEMAS``).
+always on with the local backend) each request carries its prompt's reply schema (the judge's ``replies``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge import failures
-from servers.judge.asking import REPLY_SCHEMAS
-from servers.judge.failures import FailedSummary
-from servers.judge.llm_settings import judge_settings
-from servers.judge.prompting import load_prompt
-from servers.judge.registry import AnswerJudge, judge_of_kind
+from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.registry import judge_of_kind
+from servers.judge.common import failures
+from servers.judge.common.failures import FailedSummary
+from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.prompting import load_prompt
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes
@@ -30,13 +31,31 @@ from ultra_llm.client import LLMClient
 
 
 class AnswerJudgeResult(TypedDict):
-    result_path: str
-    aggregate: dict[str, Any]
-    items: list[dict[str, Any]]
-    counts: dict[str, int]
+    """What every answer judge returns (its result file holds the same, with the settings)."""
+
+    result_path: Annotated[str, Field(description="the result file (KIND_judge_TIME.json)")]
+    aggregate: Annotated[
+        dict[str, Any],
+        Field(
+            description="per metric its mean over the items with status ok and a value, and num_METRIC (how many); "
+            "num_items, num_excluded (items not ok)"
+        ),
+    ]
+    items: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description="per item: id, status (ok / parse_error / error / a 'nothing to judge' status), requests, "
+            "cached, the judge's values; error and raw (the last reply) when it failed"
+        ),
+    ]
+    counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
     failed: FailedSummary
-    usage: dict[str, Any]
-    prompt: dict[str, str]
+    usage: Annotated[
+        dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call (cached ones apart)")
+    ]
+    prompt: Annotated[
+        dict[str, str], Field(description="the first prompt file: name, sha256 and version (name@hash); {} for none")
+    ]
 
 
 def build_items(
@@ -109,7 +128,6 @@ async def run_answer_judge(
     failures.check_fraction(max_failed_fraction)
     settings = judge_settings(judge_llm, **pacing)
     cache = open_cache(judge_cache)
-    schemas = REPLY_SCHEMAS.set(judge.reply_schemas if settings.structured_output else None)
     try:
         async with LLMClient(settings, cache) as client:
             judged = await in_passes(
@@ -117,7 +135,6 @@ async def run_answer_judge(
             )
             usage = client.usage.as_dict()
     finally:
-        REPLY_SCHEMAS.reset(schemas)
         cache.close()
     results = [{"id": item["id"], **result} for item, result in zip(items, judged, strict=True)]
     aggregate = summarise(judge.metrics, results)

@@ -1,6 +1,7 @@
-"""The ``hallucination_judge`` tool: HHEM-style factual consistency of answers with their passages.
+"""What ``hallucination_judge`` does, callable from Python: score with the cross-encoder, or fall back to the
+LLM ``faithfulness`` judge; summarise and write ``hallucination_judge_<time>.json``.
 
-With ``hhem_model`` set, a cross-encoder (``servers.judge.hhem``) scores every (passages, answer) pair in
+With ``hhem_model`` set, a cross-encoder (``hallucination.hhem``) scores every (passages, answer) pair in
 batches; ``hallucinated`` = score < 0.5; ``judge_llm`` is not read (its ``${VAR}`` references are not
 expanded, so no key is needed). Without it, the LLM ``faithfulness`` judge runs instead (its own result
 file, ``faithfulness_judge_<time>.json``), and the result and that file say so in ``method`` and ``note``.
@@ -14,15 +15,11 @@ from typing import Annotated, Any
 import anyio.to_thread
 from pydantic import Field
 
-from servers.judge import failures
-from servers.judge.answer_judges_tool import INPUT_TYPES, Ids
-from servers.judge.answer_runner import AnswerJudgeResult, build_items, run_answer_judge, summarise
-from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
+from servers.judge.common import failures
 from ultra_kit.errors import InputError
-from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 
-Questions, Answers, Passages = (INPUT_TYPES[name] for name in ("q_ls", "pred_ls", "ret_psg"))
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
 FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness judge instead of a cross-encoder"
 
@@ -30,20 +27,20 @@ FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness j
 class HallucinationResult(AnswerJudgeResult):
     """``method`` is ``hhem`` or ``llm_faithfulness``; the other fields as every answer judge returns them."""
 
-    method: str
-    note: str
+    method: Annotated[str, Field(description="hhem (the cross-encoder) or llm_faithfulness (the fallback)")]
+    note: Annotated[str, Field(description="the cross-encoder and device, or why the LLM judged instead")]
 
 
 @functools.lru_cache(maxsize=2)
 def _encoder(model: str, device: str) -> Any:
-    from servers.judge.hhem import load_cross_encoder
+    from servers.judge.hallucination.hhem import load_cross_encoder
 
     return load_cross_encoder(model, device)
 
 
 def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_size: int) -> tuple[list, dict]:
     """Per item its ``factual_consistency`` and ``hallucinated`` (or a status saying why there is none); the model."""
-    from servers.judge.hhem import consistency_scores
+    from servers.judge.hallucination.hhem import consistency_scores
 
     encoder = _encoder(model, device)
     todo = [i for i, item in enumerate(items) if item["passages"] and item["answer"].strip()]
@@ -61,31 +58,18 @@ def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_s
     return results, {"hhem_model": model, "batch_size": batch_size, **encoder.describe()}
 
 
-@tool_hints(read_only=False, idempotent=True, open_world=True)
-@expands_own_env("judge_llm")  # only the LLM fallback reads it: with hhem_model no key is needed
-async def hallucination_judge(
+async def run_hallucination(
+    items: list[dict[str, Any]],
     *,
-    q_ls: Questions,
-    pred_ls: Answers,
-    ret_psg: Passages,
-    id_ls: Ids = None,
-    hhem_model: Annotated[
-        str, Field(description="cross-encoder folder or model id ('' = fall back to the LLM faithfulness judge)")
-    ],
-    hhem_batch_size: Annotated[int, Field(description="pairs per forward pass", ge=1)],
-    hhem_device: Annotated[str, Field(description="auto (cuda when available) | cpu | cuda | cuda:N")],
-    judge_llm: LLMSpec,
-    judge_cache: CachePath,
-    save_path: SavePath,
-    max_failed_fraction: FailedFraction,
+    hhem_model: str,
+    hhem_batch_size: int,
+    hhem_device: str,
+    judge_llm: dict[str, Any],
+    judge_cache: str,
+    save_path: str,
+    max_failed_fraction: float,
 ) -> HallucinationResult:
-    """Hallucination (HHEM-style): a cross-encoder's factual-consistency score (0-1) of each answer with its passages.
-
-    The passages (joined) are the premise, the answer the hypothesis; batched, on CPU or GPU; `hallucinated` =
-    score < 0.5; aggregate: mean score and hallucination rate. Items without passages or answer are not scored.
-    Without hhem_model the LLM faithfulness judge runs instead (method llm_faithfulness, note says so).
-    """
-    items = build_items(q_ls, pred_ls, ret_psg=ret_psg, id_ls=id_ls, need_passages=True)
+    """``hallucination_judge`` for Python callers: ``items`` as ``answers.run.build_items`` makes them."""
     if not hhem_model:
         method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(

@@ -14,22 +14,21 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.answer_common import SENTENCE, ask_prompt, numbered, status_fields
-from servers.judge.answer_common import string_list as _strings
-from servers.judge.asking import Unreadable, last_json
+from servers.judge.answers.common import SENTENCE, numbered, status_fields
+from servers.judge.answers.declare import answer_judge
+from servers.judge.common.asking import Reply, ask
 from ultra_llm.client import LLMClient
+from ultra_llm.replies import array, choice, text
 
 CORRECTNESS_WEIGHTS = (0.75, 0.25)
 NUM_QUESTIONS = 3
-
-
-def _verdicts(text: str, length: int) -> list[int]:
-    values = last_json(text, list)
-    if len(values) != length:
-        raise Unreadable(f"expected a list of {length} verdicts, got {len(values)}")
-    if any(v not in (0, 1) or isinstance(v, bool) for v in values):
-        raise Unreadable("every verdict must be 1 or 0")
-    return [int(v) for v in values]
+STATEMENTS = Reply.of(statements=array(text()))
+# a verdict per statement (context, sentence): the list, in an object as strict mode wants, sized when asked
+VERDICTS = Reply.of(verdicts=array(choice(0, 1)), listed=True)
+QUESTIONS = Reply.of(
+    questions={**array(text()), "minItems": NUM_QUESTIONS, "maxItems": NUM_QUESTIONS}, noncommittal=choice(0, 1)
+)
+CLAIM_CLASSES = Reply.of(TP=array(text()), FP=array(text()), FN=array(text()))
 
 
 def sentences_of(text: str) -> list[str]:
@@ -64,19 +63,28 @@ async def _embed(client: LLMClient, texts: list[str]) -> tuple[list[list[float]]
     return reply.vectors, {}
 
 
+@answer_judge(
+    name="faithfulness",
+    inputs=("q_ls", "pred_ls", "ret_psg"),
+    metrics=("faithfulness",),
+    requests="2",
+    replies={"faithfulness_statements_v1": STATEMENTS, "faithfulness_verdicts_v1": VERDICTS},
+    description="Faithfulness (RAGAS): the answer split into self-contained statements, each verified against "
+    "the passages; score = supported / statements.\n"
+    "No statements: no score (status no_statements). 2 requests per answer.",
+)
 async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    split = await ask_prompt(
-        client, "faithfulness_statements_v1", retries, lambda t: _strings(last_json(t, dict), "statements"),
-        'Reply with one JSON object: {"statements": [...]}.', question=item["question"], answer=item["answer"],
+    split = await ask(
+        client, "faithfulness_statements_v1", STATEMENTS, max_retries=retries, question=item["question"],
+        answer=item["answer"],
     )  # fmt: skip
     if split.status != "ok":
         return status_fields(split)
-    statements = split.value
+    statements = split.value["statements"]
     if not statements:
         return {"status": "no_statements", "requests": split.requests, "faithfulness": None, "statements": []}
-    check = await ask_prompt(
-        client, "faithfulness_verdicts_v1", retries, lambda t: _verdicts(t, len(statements)),
-        f"Reply with a JSON array of exactly {len(statements)} numbers, each 1 or 0.", reply_length=len(statements),
+    check = await ask(
+        client, "faithfulness_verdicts_v1", VERDICTS, max_retries=retries, length=len(statements),
         count=str(len(statements)), passages=numbered(item["passages"]), statements=numbered(statements),
     )  # fmt: skip
     result = {**status_fields(check), "requests": split.requests + check.requests, "statements": statements}
@@ -85,51 +93,18 @@ async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: i
     return result
 
 
-async def judge_context_precision(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    contexts = item["passages"]
-    if not contexts:
-        return {"status": "no_contexts", "requests": 0, "context_precision": None}
-    answer = await ask_prompt(
-        client, "context_precision_v1", retries, lambda t: _verdicts(t, len(contexts)),
-        f"Reply with a JSON array of exactly {len(contexts)} numbers, each 1 or 0.", reply_length=len(contexts),
-        question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=numbered(contexts),
-    )  # fmt: skip
-    result = status_fields(answer)
-    if answer.status == "ok":
-        result.update(verdicts=answer.value, context_precision=average_precision(answer.value))
-    return result
-
-
-async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    sentences = sentences_of(item["reference"])
-    if not sentences:
-        return {"status": "no_reference", "requests": 0, "context_recall": None}
-    answer = await ask_prompt(
-        client, "context_recall_v1", retries, lambda t: _verdicts(t, len(sentences)),
-        f"Reply with a JSON array of exactly {len(sentences)} numbers, each 1 or 0.", reply_length=len(sentences),
-        question=item["question"], passages=numbered(item["passages"]), count=str(len(sentences)),
-        sentences=numbered(sentences),
-    )  # fmt: skip
-    result = status_fields(answer)
-    if answer.status == "ok":
-        result.update(verdicts=answer.value, context_recall=sum(answer.value) / len(sentences))
-    return result
-
-
-def _read_questions(text: str) -> dict[str, Any]:
-    data = last_json(text, dict)
-    questions = _strings(data, "questions")
-    if len(questions) != NUM_QUESTIONS or data.get("noncommittal") not in (0, 1):
-        raise Unreadable(f'expected {NUM_QUESTIONS} questions and "noncommittal": 1 or 0')
-    return {"questions": questions, "noncommittal": int(data["noncommittal"])}
-
-
+@answer_judge(
+    name="answer_relevancy",
+    inputs=("q_ls", "pred_ls"),
+    metrics=("answer_relevancy",),
+    requests="1 chat + 1 embeddings",
+    replies={"answer_relevancy_v1": QUESTIONS},
+    description="Answer relevancy (RAGAS): 3 questions generated from the answer alone; score = mean cosine "
+    "between the question and each generated one (judge_llm.embedding_model), 0 if the answer is "
+    "noncommittal.\n1 chat + 1 embeddings request per answer.",
+)
 async def judge_answer_relevancy(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    answer = await ask_prompt(
-        client, "answer_relevancy_v1", retries, _read_questions,
-        f'Reply with one JSON object: {{"questions": [{NUM_QUESTIONS} strings], "noncommittal": 1 or 0}}.',
-        answer=item["answer"],
-    )  # fmt: skip
+    answer = await ask(client, "answer_relevancy_v1", QUESTIONS, max_retries=retries, answer=item["answer"])
     result = status_fields(answer)
     if answer.status != "ok":
         return result
@@ -143,15 +118,67 @@ async def judge_answer_relevancy(client: LLMClient, item: dict[str, Any], retrie
     return {**result, "answer_relevancy": sum(similarities) / len(similarities)}
 
 
-async def judge_answer_correctness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    def read(text: str) -> dict[str, list[str]]:
-        data = last_json(text, dict)
-        return {key: _strings(data, key) for key in ("TP", "FP", "FN")}
+@answer_judge(
+    name="context_precision",
+    inputs=("q_ls", "gt_ls", "ret_psg"),
+    metrics=("context_precision",),
+    requests="1",
+    replies={"context_precision_v1": VERDICTS},
+    description="Context precision (RAGAS): a usefulness verdict per ranked passage (towards the reference "
+    "answer), then average precision over the verdicts (0 when none is useful). 1 request per question.",
+)
+async def judge_context_precision(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    contexts = item["passages"]
+    if not contexts:
+        return {"status": "no_contexts", "requests": 0, "context_precision": None}
+    answer = await ask(
+        client, "context_precision_v1", VERDICTS, max_retries=retries, length=len(contexts),
+        question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=numbered(contexts),
+    )  # fmt: skip
+    result = status_fields(answer)
+    if answer.status == "ok":
+        result.update(verdicts=answer.value, context_precision=average_precision(answer.value))
+    return result
 
-    answer = await ask_prompt(
-        client, "answer_correctness_v1", retries, read,
-        'Reply with one JSON object: {"TP": [...], "FP": [...], "FN": [...]}.',
-        question=item["question"], answer=item["answer"], reference=item["reference"],
+
+@answer_judge(
+    name="context_recall",
+    inputs=("q_ls", "gt_ls", "ret_psg"),
+    metrics=("context_recall",),
+    requests="1",
+    replies={"context_recall_v1": VERDICTS},
+    description="Context recall (RAGAS): share of the reference answer's sentences attributable to the "
+    "passages. 1 request per question.",
+)
+async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    sentences = sentences_of(item["reference"])
+    if not sentences:
+        return {"status": "no_reference", "requests": 0, "context_recall": None}
+    answer = await ask(
+        client, "context_recall_v1", VERDICTS, max_retries=retries, length=len(sentences),
+        question=item["question"], passages=numbered(item["passages"]), count=str(len(sentences)),
+        sentences=numbered(sentences),
+    )  # fmt: skip
+    result = status_fields(answer)
+    if answer.status == "ok":
+        result.update(verdicts=answer.value, context_recall=sum(answer.value) / len(sentences))
+    return result
+
+
+@answer_judge(
+    name="answer_correctness",
+    inputs=("q_ls", "pred_ls", "gt_ls"),
+    metrics=("answer_correctness",),
+    requests="1 chat + 1 embeddings",
+    replies={"answer_correctness_v1": CLAIM_CLASSES},
+    description="Answer correctness (RAGAS): claims classified TP / FP / FN against the reference, "
+    "F1 = TP / (TP + 0.5 (FP + FN)), combined 0.75 * F1 + 0.25 * cosine(answer, reference).\n"
+    "1 chat + 1 embeddings request per answer.",
+)
+async def judge_answer_correctness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    answer = await ask(
+        client, "answer_correctness_v1", CLAIM_CLASSES, max_retries=retries, question=item["question"],
+        answer=item["answer"], reference=item["reference"],
     )  # fmt: skip
     result = status_fields(answer)
     if answer.status != "ok":

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from servers.judge.inputs import Pair
-from servers.judge.parsing import parse_grade
-from servers.judge.prompting import Prompt, load_prompt
+from servers.judge.common.inputs import Pair
+from servers.judge.common.parsing import parse_grade
+from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_kit.files import atomic_write
 from ultra_llm.client import LLMClient
 

@@ -1,25 +1,24 @@
-"""The judge server's tools: ``umbrela_judge`` and ``judge_agreement`` (thin MCP faces over ``jobs``) and the list
-of every tool. Settings (the keys of parameter.yaml) are keyword-only without a default: the server fills them."""
+"""Relevance tools: ``umbrela_judge``, ``judge_agreement`` and ``trec_rag_table``, thin MCP faces over
+``relevance.run`` and ``relevance.trec_rag_table``. Settings (the keys of parameter.yaml) are keyword-only
+without a default: the server fills them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from servers.judge.answer_judges_tool import ANSWER_TOOLS
-from servers.judge.batch_tools import BATCH_TOOLS, register_judge_tools
-from servers.judge.hallucination_tool import hallucination_judge
-from servers.judge.jobs import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
-from servers.judge.nuggets_tool import nuggetize
-from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
-from servers.judge.trec_rag_table import trec_rag_table
+from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
+from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
 from ultra_kit.factory import tool_hints
+from ultra_llm.batch_mode.passes import runs_in_passes
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 
+@runs_in_passes
 @tool_hints(read_only=False, idempotent=True, open_world=True)
 async def umbrela_judge(
     *,
@@ -97,13 +96,39 @@ def judge_agreement(
     )
 
 
-TOOLS = [
-    umbrela_judge,
-    judge_agreement,
-    nuggetize,
-    *ANSWER_TOOLS,
-    hallucination_judge,
-    trec_rag_table,
-    *BATCH_TOOLS,
-]
-register_judge_tools(TOOLS)
+@tool_hints(read_only=False, idempotent=True)
+def trec_rag_table(
+    umbrela_per_query: Annotated[
+        dict[str, dict[str, Any]], Field(description="umbrela_judge's per_query: {qid: mean_score, P@k, ...}")
+    ],
+    nugget_per_query: Annotated[
+        dict[str, dict[str, dict[str, Any]]], Field(description="nuggetize's per_query: {qid: {run: scores}}")
+    ],
+    citation_items: Annotated[
+        list[dict[str, Any]], Field(description="citation_judge's items; id '<qid>/<run>' (or '<qid>')")
+    ],
+    idk_items: Annotated[list[dict[str, Any]], Field(description="idk_judge's items, same ids as citation_items")],
+    *,
+    save_path: SavePath,
+) -> TrecRagTableResult:
+    """The TREC RAG evaluation (open-rag-eval's TREC evaluator) as one table: a row per (query, run).
+
+    Columns: qid, run; umbrela_* (the query's mean UMBRELA grade, P@k, AP@k, MRR); nugget_* (status and
+    all / vital / weighted scores and their strict variants); citation_status, citation precision /
+    recall / F1; idk_status, idk and answer_attempted. Scores of items that did not come out ok are
+    empty. Written as CSV and JSON (a list of rows); `aggregate` holds each run's column means.
+    """
+    columns, rows = build_rows(umbrela_per_query, nugget_per_query, citation_items, idk_items)
+    csv_path, json_path = write_table(columns, rows, save_path)
+    answered = {row["qid"] for row in rows}
+    return {
+        "table_path": str(csv_path),
+        "table_json_path": str(json_path),
+        "columns": columns,
+        "num_rows": len(rows),
+        "aggregate": aggregate_rows(columns[2:], rows),
+        "unanswered_queries": [str(q) for q in umbrela_per_query if str(q) not in answered],
+    }
+
+
+TOOLS = [umbrela_judge, judge_agreement, trec_rag_table]

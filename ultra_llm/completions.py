@@ -1,4 +1,4 @@
-"""What one request returned (``Reply``), how a chat completion reads as one, and what a tool call cost (``Usage``)."""
+"""What one request returned (``Completion``), how a chat completion reads as one, and what a call cost (``Usage``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 
 @dataclass
-class Reply:
+class Completion:
     """The outcome of one chat or embeddings request."""
 
     status: Literal["ok", "error"]
@@ -21,24 +21,24 @@ class Reply:
     vectors: list[list[float]] | None = None
 
 
-class MalformedReply(ValueError):
+class MalformedCompletion(ValueError):
     """A response that holds no chat answer; the message says what is missing."""
 
 
-def reply_from_completion(response: Any) -> Reply:
-    """The ``Reply`` of a chat.completion object (online, in a batch output line or an imported file)."""
+def completion_from_response(response: Any) -> Completion:
+    """The ``Completion`` of a chat.completion object (online, in a batch output line or an imported file)."""
     if not isinstance(response, dict):
-        raise MalformedReply(f"malformed reply: expected a JSON object, got {type(response).__name__}")
+        raise MalformedCompletion(f"malformed reply: expected a JSON object, got {type(response).__name__}")
     try:
         message = response["choices"][0]["message"]
         text = message.get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):
-        raise MalformedReply("malformed reply: no choices[0].message in the response") from None
+        raise MalformedCompletion("malformed reply: no choices[0].message in the response") from None
     if not isinstance(text, str):
-        raise MalformedReply("malformed reply: message content is not text")
+        raise MalformedCompletion("malformed reply: message content is not text")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     usage = response.get("usage") or {}
-    return Reply(
+    return Completion(
         "ok",
         text,
         reasoning if isinstance(reasoning, str) else None,
@@ -72,7 +72,7 @@ class Usage:
     cached_completion_tokens: int = 0
     endpoints: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def add(self, reply: Reply) -> None:
+    def add(self, reply: Completion) -> None:
         self.requests += reply.attempts
         if reply.status != "ok":
             self.errors += 1

@@ -13,27 +13,30 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from servers.judge.answer_common import ask_prompt, numbered, status_fields, string_list
-from servers.judge.asking import Answer, label_list, last_json
+from servers.judge.answers.common import numbered, status_fields
+from servers.judge.answers.declare import answer_judge
+from servers.judge.common.asking import Answer, Reply, ask
 from ultra_llm.client import LLMClient
+from ultra_llm.replies import array, choice, text
 
 VERDICTS = ("entailment", "contradiction", "neutral")
-_VERDICT_KEYS = {label: label for label in VERDICTS}
+CLAIMS = Reply.of(claims=array(text()))
+# a verdict per claim: the list, in an object as strict mode wants; the reader takes the list inside
+CLAIM_VERDICTS = Reply.of(verdicts=array(choice(*VERDICTS)), listed=True)
 
 
 async def _claims(client: LLMClient, text: str, retries: int) -> Answer:
-    return await ask_prompt(
-        client, "claims_v1", retries, lambda t: string_list(last_json(t, dict), "claims"),
-        'Reply with one JSON object: {"claims": [...]}.', text=text,
-    )  # fmt: skip
+    answer = await ask(client, "claims_v1", CLAIMS, max_retries=retries, text=text)
+    if answer.status == "ok":
+        answer.value = answer.value["claims"]
+    return answer
 
 
 async def _verdicts(client: LLMClient, premise: str, claims: list[str], retries: int) -> Answer:
     count = len(claims)
-    return await ask_prompt(
-        client, "claim_verdicts_v1", retries, lambda t: label_list(t, allowed=_VERDICT_KEYS, length=count),
-        f'Reply with a JSON array of exactly {count} strings, each "entailment", "contradiction" or "neutral".',
-        premise=premise, count=str(count), claims=numbered(claims), reply_length=count,
+    return await ask(
+        client, "claim_verdicts_v1", CLAIM_VERDICTS, max_retries=retries, length=count, premise=premise,
+        count=str(count), claims=numbered(claims),
     )  # fmt: skip
 
 
@@ -56,6 +59,17 @@ def factual_scores(answer_verdicts: list[str], reference_verdicts: list[str]) ->
     return {"factual_precision": precision, "factual_recall": recall, "factual_f1": f1}
 
 
+@answer_judge(
+    name="factual_correctness",
+    inputs=("q_ls", "pred_ls", "gt_ls"),
+    metrics=("factual_precision", "factual_recall", "factual_f1"),
+    requests="4",
+    replies={"claims_v1": CLAIMS, "claim_verdicts_v1": CLAIM_VERDICTS},
+    description="Factual correctness against the reference answer: claims extracted from the answer and from "
+    "the reference, each checked against the other text (entailment / contradiction / neutral).\n"
+    "precision = answer claims entailed by the reference / answer claims; recall = reference claims entailed by "
+    "the answer / reference claims; F1. Claims and verdicts are listed per item. 4 requests per answer.",
+)
 async def judge_factual_correctness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
     split = await asyncio.gather(_claims(client, item["answer"], retries), _claims(client, item["reference"], retries))
     result = _combined(list(split))

@@ -16,9 +16,10 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.judge import failures, inputs, nuggets
-from servers.judge.failures import FailedSummary
-from servers.judge.llm_settings import judge_settings
+from servers.judge.common import failures, inputs
+from servers.judge.common.failures import FailedSummary
+from servers.judge.common.llm_settings import judge_settings
+from servers.judge.nuggets import stages as nuggets
 from ultra_kit.errors import InputError, existing_file
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
 from ultra_llm.batch_mode.passes import in_passes

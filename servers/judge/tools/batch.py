@@ -9,19 +9,19 @@ that asks again after an unreadable reply (a repair) needs a second export/impor
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge.llm_settings import judge_settings
-from servers.judge.tool_parameters import CachePath, LLMSpec, SavePath
+from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.parameters import CachePath, LLMSpec, SavePath
 from ultra_kit.errors import InputError
-from ultra_kit.factory import ServerSpec, tool_hints
+from ultra_kit.factory import tool_hints
 from ultra_kit.files import result_path, unique_path
 from ultra_llm.batch_mode.files import ExportTarget, exporting, read_outcomes
+from ultra_llm.batch_mode.passes import can_run_in_passes
 from ultra_llm.cache import CachedAnswer, open_cache
 
 if TYPE_CHECKING:
@@ -29,14 +29,13 @@ if TYPE_CHECKING:
 
 
 def exporting_tools() -> list[str]:
-    """The judge tools whose LLM calls run in passes (``ultra_llm.batch_mode.passes.in_passes``), so they can export."""
-    from servers.judge.registry import JUDGES
+    """The judge tools declared ``runs_in_passes`` (their LLM calls run in passes), so they can export."""
+    from servers.judge.server import SPEC
 
-    return ["umbrela_judge", "nuggetize", *(judge.name for judge in JUDGES)]
+    return [tool.__name__ for tool in SPEC.load_tools() if can_run_in_passes(tool)]
 
 
 MAX_LISTED_FAILURES = 50
-_judge_tools: list[Callable[..., Any]] = []  # the server's tools, given by servers.judge.tools (no import cycle)
 _CACHE_KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -87,8 +86,9 @@ async def export_requests(
     arguments.setdefault("judge_cache", judge_cache)
     token = exporting.set(target)
     try:
-        spec = ServerSpec("judge", Path(__file__).parent, lambda: _judge_tools)
-        await call_local_tool(local_tools(spec)[tool], arguments)
+        from servers.judge.server import SPEC
+
+        await call_local_tool(local_tools(SPEC)[tool], arguments)
     except ToolFailure as exc:
         if target.exported is None:
             raise InputError(str(exc)) from None
@@ -146,14 +146,9 @@ def import_results(
     return ImportResult(imported=imported, failed=failed, skipped=skipped, failures=failures, judge_cache=judge_cache)
 
 
-def register_judge_tools(tools: list[Callable[..., Any]]) -> None:
-    """Tell export_requests which tools the judge server has (``servers.judge.tools`` calls it)."""
-    _judge_tools[:] = tools
-
-
 def _drop_if_empty(path: Path) -> None:
     if path.is_file() and path.stat().st_size == 0:
         path.unlink()
 
 
-BATCH_TOOLS = [export_requests, import_results]
+TOOLS = [export_requests, import_results]

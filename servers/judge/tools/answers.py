@@ -1,4 +1,4 @@
-"""The answer-judge MCP tools, one per ``registry.JUDGES`` entry, generated with real signatures.
+"""The answer-judge MCP tools, one per declared judge (``answers.registry.JUDGES``), generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
 ``judge_cache``, ``save_path`` and ``max_failed_fraction`` (no default here: ``parameter.yaml`` supplies them), so
@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from servers.judge.answer_runner import AnswerJudgeResult, items_for, run_answer_judge
-from servers.judge.registry import JUDGES, AnswerJudge
-from servers.judge.tool_parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.registry import JUDGES
+from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
+from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
 from ultra_kit.factory import tool_hints
+from ultra_llm.batch_mode.passes import runs_in_passes
 
-INPUT_TYPES: dict[str, Any] = {
-    "q_ls": Annotated[list[str], Field(description="the questions, one per item")],
-    "pred_ls": Annotated[list[str], Field(description="the answers to judge, one per question")],
-    "gt_ls": Annotated[list[Any], Field(description="reference answers, a text (or a list, first used) per question")],
-    "ret_psg": Annotated[list[list[str]], Field(description="the passages shown with each question, in rank order")],
-}
-Ids = Annotated[list[str] | None, Field(description="item ids (default: positions)")]
 SETTINGS: dict[str, Any] = {
     "judge_llm": LLMSpec,
     "judge_cache": CachePath,
@@ -52,7 +45,7 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
     tool.__doc__ = judge.description + FAILING
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": AnswerJudgeResult}
-    return tool_hints(read_only=False, idempotent=True, open_world=True)(tool)
+    return runs_in_passes(tool_hints(read_only=False, idempotent=True, open_world=True)(tool))
 
 
 FAILING = (
@@ -60,4 +53,4 @@ FAILING = (
     "items that needed the LLM failed; `failed` counts the failures otherwise."
 )
 
-ANSWER_TOOLS = [answer_tool(judge) for judge in JUDGES]
+TOOLS = [answer_tool(judge) for judge in JUDGES]

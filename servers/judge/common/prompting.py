@@ -9,7 +9,7 @@ from ultra_llm.prompt_files import Prompt
 
 __all__ = ["PROMPT_DIR", "Prompt", "load_prompt"]
 
-PROMPT_DIR = Path(__file__).parent / "prompts"
+PROMPT_DIR = Path(__file__).parents[1] / "prompts"
 
 
 def load_prompt(name: str) -> Prompt:

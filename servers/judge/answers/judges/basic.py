@@ -1,7 +1,7 @@
 """Answer judges: IDK (no-answer), citation support and the RAD-Bench 1-10 rating, one item at a time.
 
 Each judge returns the item's status (ok / parse_error with the raw reply / error with the reason / a
-judge-specific "nothing to judge" status) and its values; ``registry`` declares them as tools.
+judge-specific "nothing to judge" status) and its values; ``@answer_judge`` declares it as a tool.
 """
 
 from __future__ import annotations
@@ -11,14 +11,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from servers.judge.answer_common import SENTENCE, ask_prompt, status_fields
-from servers.judge.asking import Unreadable, ask, last_json
-from servers.judge.parsing import parse_grade
-from servers.judge.prompting import load_prompt
+from servers.judge.answers.common import SENTENCE, status_fields
+from servers.judge.answers.declare import answer_judge
+from servers.judge.common.asking import Reply, Unreadable, ask
+from servers.judge.common.parsing import parse_grade
+from servers.judge.common.prompting import load_prompt
 from ultra_llm.client import LLMClient
+from ultra_llm.replies import labels
 
-IDK_VALUES = {"yes": 1.0, "partial": 0.5, "no": 0.0}
-SUPPORT_VALUES = {"full": 1.0, "partial": 0.5, "none": 0.0}
+IDK = Reply.of(attempted=labels(yes=1.0, no=0.0), idk=labels(yes=1.0, partial=0.5, no=0.0))
+SUPPORT = Reply.of(support=labels(full=1.0, partial=0.5, none=0.0))
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.!?,;:])")
 
@@ -52,23 +54,6 @@ def citation_scores(labels: Sequence[Sequence[float]]) -> dict[str, float | None
     return {"citation_precision": precision, "citation_recall": recall, "citation_f1": f1}
 
 
-def _read_idk(text: str) -> dict[str, Any]:
-    data = last_json(text, dict)
-    attempted = str(data.get("attempted", "")).strip().lower()
-    idk = str(data.get("idk", "")).strip().lower()
-    if attempted not in ("yes", "no") or idk not in IDK_VALUES:
-        raise Unreadable('expected {"attempted": "yes"|"no", "idk": "yes"|"partial"|"no"}')
-    return {"idk": IDK_VALUES[idk], "answer_attempted": 1.0 if attempted == "yes" else 0.0, "idk_label": idk}
-
-
-def _read_support(text: str) -> str:
-    data = last_json(text, dict)
-    label = str(data.get("support", "")).strip().lower()
-    if label not in SUPPORT_VALUES:
-        raise Unreadable('expected {"support": "full"|"partial"|"none"}')
-    return label
-
-
 def _read_rating(text: str) -> int:
     parsed = parse_grade(text, low=1, high=10)
     if parsed.score is None:
@@ -76,28 +61,48 @@ def _read_rating(text: str) -> int:
     return parsed.score
 
 
+# '##final score: N': a line, not JSON, so no schema; its own reader and repair text
+RATING = Reply(
+    read_with=_read_rating,
+    repair_with="Reply with a single line and nothing else: ##final score: N, where N is a whole number from 1 to 10.",
+)
+
+
+@answer_judge(
+    name="idk_judge",
+    inputs=("q_ls", "pred_ls"),
+    metrics=("idk", "answer_attempted"),
+    requests="1",
+    replies={"idk_v1": IDK},
+    description="Does an answer say that it cannot answer (IDK), and does it attempt an answer? "
+    "One request per answer.\n\n"
+    "Per item `idk` (yes / partial / no -> 1 / 0.5 / 0, as MT-RAG) and `answer_attempted` (1 / 0);\n"
+    "aggregate: the IDK rate and the answer-attempt rate over the items with status ok.",
+)
 async def judge_idk(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    answer = await ask_prompt(
-        client, "idk_v1", retries, _read_idk,
-        'Reply with one JSON object: {"attempted": "yes" or "no", "idk": "yes", "partial" or "no"}.',
-        question=item["question"], answer=item["answer"],
-    )  # fmt: skip
-    return {**status_fields(answer), **(answer.value or {})}
-
-
-async def judge_rag(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    passages = "\n".join(f"[{i}] {p}" for i, p in enumerate(item["passages"], start=1)) or "(none)"
-    answer = await ask_prompt(
-        client, "rag_judge_v1", retries, _read_rating,
-        "Reply with a single line and nothing else: ##final score: N, where N is a whole number from 1 to 10.",
-        question=item["question"], passages=passages, reference=item["reference"], answer=item["answer"],
-    )  # fmt: skip
+    answer = await ask(client, "idk_v1", IDK, max_retries=retries, question=item["question"], answer=item["answer"])
     result = status_fields(answer)
     if answer.status == "ok":
-        result.update(rating=answer.value, rag_score=answer.value / 10)
+        label = answer.value["idk"]
+        result.update(
+            idk=IDK.value("idk", label),
+            answer_attempted=IDK.value("attempted", answer.value["attempted"]),
+            idk_label=label,
+        )
     return result
 
 
+@answer_judge(
+    name="citation_judge",
+    inputs=("q_ls", "pred_ls", "ret_psg"),
+    metrics=("citation_precision", "citation_recall", "citation_f1"),
+    requests="1 per (sentence, cited passage)",
+    replies={"citation_v1": SUPPORT},
+    description="Citation support (TREC RAG): for each answer sentence and each passage it cites ([1], [1, 2]), "
+    "full / partial / none = 1 / 0.5 / 0. One request per (sentence, cited passage).\n\n"
+    "Precision = mean over citations; recall = mean over sentences of their best citation (uncited = 0); F1.\n"
+    "A citation of a passage number that was not shown counts as none (`invalid_citations`).",
+)
 async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
     prompt = load_prompt("citation_v1")
     sentences = split_citations(item["answer"])
@@ -109,20 +114,17 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
         if not 1 <= number <= len(passages):  # a citation of a passage that was not given supports nothing
             return {"passage": number, "label": "none", "status": "invalid_citation", "requests": 0}
         answer = await ask(
-            client,
-            prompt.render(question=item["question"], sentence=sentence, passage=passages[number - 1]),
-            read=_read_support,
-            repair='Reply with one JSON object: {"support": "full", "partial" or "none"}.',
-            version=prompt.version,
-            max_retries=retries,
-        )
-        return {"passage": number, "label": answer.value, **status_fields(answer)}
+            client, prompt, SUPPORT, max_retries=retries, question=item["question"], sentence=sentence,
+            passage=passages[number - 1],
+        )  # fmt: skip
+        label = answer.value["support"] if answer.status == "ok" else None
+        return {"passage": number, "label": label, **status_fields(answer)}
 
     judged = await asyncio.gather(*(asyncio.gather(*(one(s, n) for n in numbers)) for s, numbers in sentences))
     flat = [c for sentence in judged for c in sentence]
     broken = [c for c in flat if c["status"] in ("parse_error", "error")]
     failed = len(broken)
-    values = [[SUPPORT_VALUES[c["label"]] for c in sentence if c["label"] is not None] for sentence in judged]
+    values = [[SUPPORT.value("support", c["label"]) for c in sentence if c["label"] is not None] for sentence in judged]
     if not failed:
         status = "ok"
     elif failed == sum(c["status"] != "invalid_citation" for c in flat):  # no request came back usable
@@ -141,3 +143,24 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
         ],
         **citation_scores(values),
     }
+
+
+@answer_judge(
+    name="rag_judge",
+    inputs=("q_ls", "pred_ls", "gt_ls", "ret_psg"),
+    metrics=("rag_score",),
+    requests="1",
+    replies={"rag_judge_v1": RATING},
+    description="Overall 1-10 rating (RAD-Bench / MT-RAG RB_llm) of faithfulness, appropriateness and "
+    "completeness against the reference and the passages; `rag_score` = rating / 10. One request per answer.",
+)
+async def judge_rag(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    passages = "\n".join(f"[{i}] {p}" for i, p in enumerate(item["passages"], start=1)) or "(none)"
+    answer = await ask(
+        client, "rag_judge_v1", RATING, max_retries=retries, question=item["question"], passages=passages,
+        reference=item["reference"], answer=item["answer"],
+    )  # fmt: skip
+    result = status_fields(answer)
+    if answer.status == "ok":
+        result.update(rating=answer.value, rag_score=answer.value / 10)
+    return result

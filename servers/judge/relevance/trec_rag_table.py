@@ -14,14 +14,11 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge.tool_parameters import SavePath
 from ultra_kit.errors import InputError
-from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_text, result_path, unique_path
 
 CITATION_FIELDS = ("citation_precision", "citation_recall", "citation_f1", "num_citations", "invalid_citations")
@@ -173,38 +170,3 @@ def write_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], save_
     csv_path = atomic_write_text(unique_path(stem.with_name(stem.name + ".csv")), to_csv(columns, rows))
     json_path = atomic_write_json(unique_path(stem.with_name(stem.name + ".json")), [dict(r) for r in rows])
     return csv_path, json_path
-
-
-@tool_hints(read_only=False, idempotent=True)
-def trec_rag_table(
-    umbrela_per_query: Annotated[
-        dict[str, dict[str, Any]], Field(description="umbrela_judge's per_query: {qid: mean_score, P@k, ...}")
-    ],
-    nugget_per_query: Annotated[
-        dict[str, dict[str, dict[str, Any]]], Field(description="nuggetize's per_query: {qid: {run: scores}}")
-    ],
-    citation_items: Annotated[
-        list[dict[str, Any]], Field(description="citation_judge's items; id '<qid>/<run>' (or '<qid>')")
-    ],
-    idk_items: Annotated[list[dict[str, Any]], Field(description="idk_judge's items, same ids as citation_items")],
-    *,
-    save_path: SavePath,
-) -> TrecRagTableResult:
-    """The TREC RAG evaluation (open-rag-eval's TREC evaluator) as one table: a row per (query, run).
-
-    Columns: qid, run; umbrela_* (the query's mean UMBRELA grade, P@k, AP@k, MRR); nugget_* (status and
-    all / vital / weighted scores and their strict variants); citation_status, citation precision /
-    recall / F1; idk_status, idk and answer_attempted. Scores of items that did not come out ok are
-    empty. Written as CSV and JSON (a list of rows); `aggregate` holds each run's column means.
-    """
-    columns, rows = build_rows(umbrela_per_query, nugget_per_query, citation_items, idk_items)
-    csv_path, json_path = write_table(columns, rows, save_path)
-    answered = {row["qid"] for row in rows}
-    return {
-        "table_path": str(csv_path),
-        "table_json_path": str(json_path),
-        "columns": columns,
-        "num_rows": len(rows),
-        "aggregate": aggregate_rows(columns[2:], rows),
-        "unanswered_queries": [str(q) for q in umbrela_per_query if str(q) not in answered],
-    }

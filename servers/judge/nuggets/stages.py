@@ -11,15 +11,17 @@ they are never dropped and never silently labelled.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servers.judge.asking import Answer, Unreadable, ask, label_list, last_json
-from servers.judge.prompting import Prompt, load_prompt
+from servers.judge.common.asking import Answer, Reply, Unreadable, ask, last_json
+from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_llm.batch_mode.passes import DEFERRED
 from ultra_llm.client import LLMClient
+from ultra_llm.replies import labels as label_values
 
 WINDOW = 10
 BATCH = 10
@@ -34,6 +36,9 @@ SUPPORT = {
     "not_supported": "not_support",
     "no_support": "not_support",
 }
+# label lists, read as declared; their schemas are never sent with structured output (the nugget prompts never were)
+IMPORTANCE_LABELS = Reply.of(labels=label_values(IMPORTANCE), listed=True, structured=False)
+SUPPORT_LABELS = Reply.of(labels=label_values(SUPPORT), listed=True, structured=False)
 CREDIT = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
 STRICT_CREDIT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
 SCORE_NAMES = ("all", "all_strict", "vital", "vital_strict", "weighted", "weighted_strict")
@@ -121,21 +126,18 @@ async def create(
     result = QueryNuggets(qid, query, num_passages=len(passages))
     for start in range(0, len(passages), WINDOW):
         window = passages[start : start + WINDOW]
-        messages = prompt.render(
-            query=query,
-            max_nuggets=str(max_nuggets),
-            count=str(len(result.texts)),
-            nuggets=json.dumps(result.texts, ensure_ascii=False),
-            passages=_numbered(window),
+        values = {
+            "query": query,
+            "max_nuggets": str(max_nuggets),
+            "count": str(len(result.texts)),
+            "nuggets": json.dumps(result.texts, ensure_ascii=False),
+            "passages": _numbered(window),
+        }
+        reply = Reply(
+            read_with=functools.partial(_nugget_list, limit=max_nuggets),
+            repair_with=f"Reply with the full updated list as a JSON array of at most {max_nuggets} strings.",
         )
-        answer = await ask(
-            client,
-            messages,
-            read=lambda text: _nugget_list(text, max_nuggets),
-            repair=f"Reply with the full updated list as a JSON array of at most {max_nuggets} strings.",
-            version=prompt.version,
-            max_retries=max_retries,
-        )
+        answer = await ask(client, prompt, reply, max_retries=max_retries, **values)
         result.batches.append(_batch("create", start, len(window), answer))
         if answer.error == DEFERRED:  # batch pass: the next window needs this answer; it comes next pass
             break
@@ -151,15 +153,10 @@ async def score(nuggets: QueryNuggets, client: LLMClient, *, max_retries: int) -
 
     async def one(start: int) -> None:
         batch = nuggets.texts[start : start + BATCH]
-        messages = prompt.render(query=nuggets.query, count=str(len(batch)), nuggets=_numbered(batch))
         answer = await ask(
-            client,
-            messages,
-            read=lambda text: label_list(text, allowed=IMPORTANCE, length=len(batch)),
-            repair=f'Reply with a JSON array of exactly {len(batch)} labels, each "vital" or "okay".',
-            version=prompt.version,
-            max_retries=max_retries,
-        )
+            client, prompt, IMPORTANCE_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
+            count=str(len(batch)), nuggets=_numbered(batch),
+        )  # fmt: skip
         nuggets.batches.append(_batch("score", start, len(batch), answer))
         if answer.status == "ok":
             nuggets.importance[start : start + len(batch)] = answer.value
@@ -187,18 +184,10 @@ async def assign(
 
     async def one(start: int) -> None:
         batch = [nuggets.texts[i] for i in indices[start : start + BATCH]]
-        messages = prompt.render(
-            query=nuggets.query, answer=answer_text, count=str(len(batch)), nuggets=_numbered(batch)
-        )
         answer = await ask(
-            client,
-            messages,
-            read=lambda text: label_list(text, allowed=SUPPORT, length=len(batch)),
-            repair=f'Reply with a JSON array of exactly {len(batch)} labels: "support", "partial_support" '
-            'or "not_support".',
-            version=prompt.version,
-            max_retries=max_retries,
-        )
+            client, prompt, SUPPORT_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
+            answer=answer_text, count=str(len(batch)), nuggets=_numbered(batch),
+        )  # fmt: skip
         batches.append(_batch("assign", start, len(batch), answer))
         if answer.status == "ok":
             labels[start : start + len(batch)] = answer.value

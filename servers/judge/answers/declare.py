@@ -1,0 +1,78 @@
+"""An answer judge's declaration (``AnswerJudge``), written beside its function with ``@answer_judge(...)``.
+
+The registry (``answers.registry``) collects every declaration of the modules in ``answers/judges/``;
+the MCP tool, its schema, the runner and the docs row are built from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ultra_llm.replies import Reply
+
+JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
+INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
+
+
+@dataclass(frozen=True)
+class AnswerJudge:
+    """One answer judge and the MCP tool that runs it."""
+
+    name: str  # the tool's name; without a ``_judge`` ending it is the kind (idk_judge -> idk)
+    inputs: tuple[str, ...]  # the lists the tool takes, in INPUT_NAMES order; q_ls always
+    metrics: tuple[str, ...]  # per-item values averaged over the ok items
+    judge: JudgeFunction  # (client, item, retries) -> the item's status and values
+    description: str  # the tool's description; its first line is the summary
+    requests: str  # LLM requests per item
+    # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result
+    replies: Mapping[str, Reply] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
+            raise ValueError(f"{self.name}: inputs must start with q_ls and follow {INPUT_NAMES}")
+
+    @property
+    def kind(self) -> str:
+        """Names the result file (``<kind>_judge_<time>.json``)."""
+        return self.name.removesuffix("_judge")
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        return tuple(self.replies)
+
+    @property
+    def reply_schemas(self) -> dict[str, dict[str, Any]]:
+        """Prompt name -> the JSON schema of its reply (sent as response_format with structured output)."""
+        return {name: reply.schema for name, reply in self.replies.items() if reply.schema is not None}
+
+    @property
+    def summary(self) -> str:
+        return self.description.split("\n", 1)[0]
+
+
+def answer_judge(
+    *,
+    name: str,
+    inputs: tuple[str, ...],
+    metrics: tuple[str, ...],
+    requests: str,
+    description: str,
+    replies: Mapping[str, Reply] | None = None,
+) -> Callable[[JudgeFunction], JudgeFunction]:
+    """Declare the decorated function an answer judge (``AnswerJudge``'s fields; ``judge`` is the function)."""
+
+    def declare(function: JudgeFunction) -> JudgeFunction:
+        function.__answer_judge__ = AnswerJudge(  # type: ignore[attr-defined]
+            name, inputs, metrics, function, description, requests, dict(replies or {})
+        )
+        return function
+
+    return declare
+
+
+def declared(function: Any) -> AnswerJudge | None:
+    """The declaration on ``function``, if it is a declared answer judge."""
+    judge = getattr(function, "__answer_judge__", None)
+    return judge if isinstance(judge, AnswerJudge) else None

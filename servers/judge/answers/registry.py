@@ -1,0 +1,62 @@
+"""Every answer judge, collected from its declaration (``@answer_judge`` beside its function in ``judges/``).
+
+The MCP tools, the runner and the docs are built from ``JUDGES``. A new judge is a prompt file in
+``prompts/``, a judge function ``(client, item, retries) -> dict`` declared with ``@answer_judge`` in a
+module of ``answers/judges/`` (a new module there is found too), and tests. The judges are listed
+module by module (in name order), each module's in the order they are written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from servers.judge.answers import judges as judge_modules
+from servers.judge.answers.declare import AnswerJudge, declared
+
+
+def collect() -> tuple[AnswerJudge, ...]:
+    """The declarations of every module in ``answers/judges/``."""
+    found: list[AnswerJudge] = []
+    for info in sorted(pkgutil.iter_modules(judge_modules.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{judge_modules.__name__}.{info.name}")
+        for value in vars(module).values():
+            judge = declared(value)
+            if judge is not None and getattr(value, "__module__", None) == module.__name__:
+                found.append(judge)
+    names = [judge.name for judge in found]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"answer judges declared twice: {twice}")
+    return tuple(found)
+
+
+JUDGES: tuple[AnswerJudge, ...] = collect()
+BY_KIND = {judge.kind: judge for judge in JUDGES}
+
+
+def judge_of_kind(kind: str) -> AnswerJudge:
+    """The judge declared with ``kind`` (``idk``, ``citation``, ``faithfulness`` ...)."""
+    try:
+        return BY_KIND[kind]
+    except KeyError:
+        raise ValueError(f"no answer judge of kind {kind!r}; known: {sorted(BY_KIND)}") from None
+
+
+def registry_markdown() -> str:
+    """A markdown table of every answer judge: tool, inputs, metrics, prompt files, requests, summary."""
+    lines = [
+        "| tool | inputs | metrics | prompt files | requests per item | what it judges |",
+        "|---|---|---|---|---|---|",
+    ]
+    for judge in JUDGES:
+        cells = (
+            f"`{judge.name}`",
+            ", ".join(f"`{name}`" for name in judge.inputs),
+            ", ".join(f"`{name}`" for name in judge.metrics),
+            ", ".join(f"`prompts/{name}.txt`" for name in judge.prompts),
+            judge.requests,
+            judge.summary.replace("|", "\\|"),
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ error message.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
@@ -138,15 +139,7 @@ class LLMClient:
         elif key in self._pending:
             # The same request is already on its way (e.g. two docids with the same text): share its answer.
             first = await asyncio.shield(self._pending[key])
-            reply = Completion(
-                first.status,
-                first.text,
-                first.reasoning,
-                first.error,
-                first.prompt_tokens,
-                first.completion_tokens,
-                cached=first.status == "ok",
-            )
+            reply = dataclasses.replace(first, cached=first.status == "ok", attempts=0, vectors=None)
         else:
             reply = await self._send_chat(key, messages, sampling, prompt)
         self.usage.add(reply)

@@ -27,12 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"(<!-- generated: (?P<key>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
-REGISTRIES = {
-    "measures": "ultra_trec.measures:registry_markdown",
-    "answer-metrics": "servers.evaluation.answers.metrics:registry_markdown",
-    "mtrag-metrics": "servers.evaluation.mtrag.metrics:registry_markdown",
-    "judges": "servers.judge.answers.registry:registry_markdown",
-}
+LIBRARY_TABLES = {"measures": "ultra_trec.measures:registry_markdown"}
 
 
 def doc_files() -> list[Path]:
@@ -55,10 +50,26 @@ def generate(key: str) -> str:
     if kind == "tool":
         server, _, tool = name.partition(".")
         return tool_card(server, tool)
-    if kind == "registry" and name in REGISTRIES:
-        module, _, function = REGISTRIES[name].partition(":")
+    if kind == "registry" and name in LIBRARY_TABLES:
+        module, _, function = LIBRARY_TABLES[name].partition(":")
         return getattr(importlib.import_module(module), function)().rstrip("\n")
-    raise ValueError(f"unknown generated part {key!r}: use 'tool <server>.<tool>' or 'registry {sorted(REGISTRIES)}'")
+    tables = server_tables()
+    if kind == "registry" and name in tables:
+        return tables[name].doc_table(name).rstrip("\n")
+    known = sorted([*LIBRARY_TABLES, *tables])
+    raise ValueError(f"unknown generated part {key!r}: use 'tool <server>.<tool>' or 'registry {known}'")
+
+
+@cache
+def server_tables() -> dict[str, Any]:
+    """Each registry table a built-in server's SPEC declares (``doc_tables``), with that SPEC."""
+    from ultra_kit.inprocess import load_spec
+
+    tables: dict[str, Any] = {}
+    for folder in sorted((ROOT / "servers").glob("*/server.py")):
+        spec = load_spec(f"servers.{folder.parent.name}", ROOT)
+        tables.update(dict.fromkeys(spec.doc_tables, spec) if spec is not None else {})
+    return tables
 
 
 @cache

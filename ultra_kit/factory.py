@@ -10,8 +10,8 @@ import logging
 import os
 import traceback
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -113,12 +113,17 @@ class ServerSpec:
     tool functions; ``create_app`` builds the MCP server from them. It may be a generator that
     imports each module just before yielding its tools, so ``ultra call`` imports only the modules
     up to the one that holds the tool it calls.
+
+    ``doc_tables`` names the server's registry tables that the docs show (``{"judges":
+    "servers.judge.answers.registry:registry_markdown"}``: a function of the package returning
+    Markdown); the card generator reaches them through ``doc_table``, never by importing the package.
     """
 
     name: str
     package_dir: Path
     load_tools: Callable[[], Iterable[Callable[..., Any]]]
     instructions: str = ""
+    doc_tables: Mapping[str, str] = field(default_factory=dict)
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""
@@ -129,6 +134,11 @@ class ServerSpec:
     def main(self) -> None:
         """Serve every tool over stdio (what ``python -m servers.<name>`` runs)."""
         self.create_app().run()
+
+    def doc_table(self, name: str) -> str:
+        """The Markdown of the registry table ``name`` (one of ``doc_tables``)."""
+        module, _, function = self.doc_tables[name].partition(":")
+        return getattr(importlib.import_module(module), function)()
 
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""

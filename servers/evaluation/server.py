@@ -10,4 +10,13 @@ INSTRUCTIONS = (
     "one run beats another (evaluate_trec_pvalue), and scores answers against references (evaluate)."
 )
 
-SPEC = ServerSpec("evaluation", Path(__file__).parent, load_tools, instructions=INSTRUCTIONS)
+SPEC = ServerSpec(
+    "evaluation",
+    Path(__file__).parent,
+    load_tools,
+    instructions=INSTRUCTIONS,
+    doc_tables={
+        "answer-metrics": "servers.evaluation.answers.metrics:registry_markdown",
+        "mtrag-metrics": "servers.evaluation.mtrag.metrics:registry_markdown",
+    },
+)

@@ -24,4 +24,10 @@ def _tools():
     return tools()
 
 
-SPEC = ServerSpec("judge", Path(__file__).parent, _tools, instructions=INSTRUCTIONS)
+SPEC = ServerSpec(
+    "judge",
+    Path(__file__).parent,
+    _tools,
+    instructions=INSTRUCTIONS,
+    doc_tables={"judges": "servers.judge.answers.registry:registry_markdown"},
+)

@@ -15,6 +15,10 @@ from ultra_trec import scoring, scoring_gain, scoring_judged, scoring_sets
 
 CUTOFF_RULES = ("none", "optional", "required")
 PARAMS = ("rank", "fraction")
+# What ``name.params`` means for a measure that stays one value (trec_eval's ``-m`` parameters):
+# numbers (``11pt_avg.0.2,0.5``), four coefficients (``utility.2,-1,0,0``), gains (``ndcg.1=3,2=9``),
+# a persistence (``rbp.p=0.8``).
+OPTIONS = ("none", "numbers", "coefficients", "gains", "persistence")
 AGGREGATES = ("mean", "geometric", "sum", "text")
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs
 
@@ -31,7 +35,9 @@ class Family:
     ``needs_judged_nonrelevant``: the measure reads judged documents below the relevance level
     (the ranker then keeps every judged row, which costs a little time);
     ``aggregate``: the summary over queries: mean, geometric (per-query values are logs; the summary
-    is exp of their mean), sum (counts), text (per-query strings, no summary).
+    is exp of their mean), sum (counts), text (per-query strings, no summary);
+    ``options``: the kind of trec_eval's parameters of the measure itself (one of OPTIONS), passed to ``compute`` instead of a cutoff; ``options_help`` says
+    what they mean; ``definition`` (a formula) and ``citation`` feed the docs' Definitions.
     """
 
     name: str
@@ -46,6 +52,10 @@ class Family:
     expands_over_ks: bool = False
     needs_judged_nonrelevant: bool = False
     aggregate: str = "mean"  # one of AGGREGATES
+    options: str = "none"
+    options_help: str = ""
+    definition: str = ""
+    citation: str = ""
 
     def spellings(self) -> list[str]:
         """Every accepted name without cutoff, lower-cased."""
@@ -110,20 +120,24 @@ FAMILIES: dict[str, Family] = {
         _family("unj", "share of the top k absent from the qrels or graded < 0", scoring_judged.unjudged,
                 trec_name="unj", trec_cut_name="unj", **{**_CUT, "defaults": (5, 10, 20)}, **_JUDGED),
         _family("rbp", "rank-biased precision, p = 0.9 (gains scaled to [0, 1])", scoring_gain.rank_biased_precision,
-                trec_name="rbp"),
+                trec_name="rbp", options="persistence", options_help="rbp.p=0.8: persistence p"),
         _family("rbp_resid", "rbp's residual: the mass left to unjudged documents", scoring_judged.rbp_residual,
-                trec_name="rbp_resid", **_JUDGED),
+                trec_name="rbp_resid", options="persistence", options_help="rbp_resid.p=0.8: persistence p",
+                **_JUDGED),
         _family("infAP", "inferred average precision (Yilmaz and Aslam)", scoring_judged.inferred_ap, trec_name="infAP",
                 **_JUDGED),
         _family("gm_bpref", "bpref, geometric mean over queries (per query: log(max(bpref, 1e-5)))",
                 scoring_judged.gm_bpref, trec_name="gm_bpref", aggregate="geometric", **_JUDGED),
         _family("utility", "relevant retrieved - non-relevant retrieved (trec_eval's default coefficients)",
-                scoring_sets.utility, trec_name="utility"),
+                scoring_sets.utility, trec_name="utility", options="coefficients",
+                options_help="utility.a,b,c,d: a*rel_ret + b*nonrel_ret + c*rel_missed + d*(nonrel not retrieved - N)"),
         _family("11pt_avg", "interpolated precision averaged over recall levels 0.0, 0.1, ..., 1.0",
-                scoring_sets.eleven_point_average, trec_name="11pt_avg"),
-        _family("ndcg", "nDCG with linear gains (the grades), log2(rank+1) discount", scoring.ndcg, trec_name="ndcg",
+                scoring_sets.eleven_point_average, trec_name="11pt_avg", options="numbers",
+                options_help="11pt_avg.0.2,0.5,0.8: the recall levels averaged"),
+        _family("ndcg", "nDCG with linear gains (the grades), log2(rank+1) discount", scoring_gain.ndcg, trec_name="ndcg",
                 trec_cut_name="ndcg_cut", aliases=("nDCG",), cutoff="optional", defaults=TREC_CUTOFFS,
-                expands_over_ks=True),
+                expands_over_ks=True, options="gains",
+                options_help="ndcg.1=3,2=9: gain of each grade (other grades: the grade; whole ranking only)"),
         _family("relative_P", "relevant in the top k / min(k, R)", scoring_sets.relative_precision,
                 trec_name="relative_P", trec_cut_name="relative_P", **_CUT),
         _family("Rprec_mult", "precision at rank x * R (rounded as trec_eval does)", scoring_sets.r_precision_multiple,
@@ -147,7 +161,7 @@ FAMILIES: dict[str, Family] = {
                 trec_name="set_relative_P"),
         _family("set_map", "relevant retrieved^2 / (retrieved * R)", scoring_sets.set_map, trec_name="set_map"),
         _family("set_F", "F1 of the whole ranking's precision and recall", scoring_sets.set_f, trec_name="set_F",
-                aliases=("f1",)),
+                aliases=("f1",), options="numbers", options_help="set_F.0.5: beta, the weight of recall (first number)"),
         _family("num_nonrel_judged_ret", "judged non-relevant documents retrieved; summary: the sum",
                 scoring_judged.num_nonrel_judged_ret, trec_name="num_nonrel_judged_ret", aggregate="sum", **_JUDGED),
         _family("hits", "relevant documents in the top k, a count (ranx's hits)", scoring.hits, **_CUT),
@@ -176,8 +190,8 @@ def check_registry() -> None:
     for family in FAMILIES.values():
         if family.cutoff not in CUTOFF_RULES or (family.expands_over_ks and family.cutoff == "none"):
             raise AssertionError(f"{family.name}: cutoff {family.cutoff!r} cannot expand over ks")
-        if family.param not in PARAMS or family.aggregate not in AGGREGATES:
-            raise AssertionError(f"{family.name}: unknown param {family.param!r} or aggregate {family.aggregate!r}")
+        if family.param not in PARAMS or family.aggregate not in AGGREGATES or family.options not in OPTIONS:
+            raise AssertionError(f"{family.name}: unknown param, aggregate or options kind")
         for spelling in family.spellings():
             if owners.setdefault(spelling, family.name) != family.name:
                 raise AssertionError(f"{spelling!r} names both {owners[spelling]} and {family.name}")

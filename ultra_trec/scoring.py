@@ -62,6 +62,8 @@ class Judged:
     max_grade: np.ndarray | None = None  # per query: the highest judged grade (-1 if none)
     run_id: str = ""  # the run's tag (sixth column of its first line) or its name
     all_judged: bool = False  # whether hits hold every judged document (grades <= 0 included)
+    qrels_query: np.ndarray | None = None  # per qrels row: its query index (for gains of any grade)
+    qrels_grade: np.ndarray | None = None  # per qrels row: its grade
 
     @cached_property
     def rel_query(self) -> np.ndarray:

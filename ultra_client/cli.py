@@ -97,10 +97,11 @@ def parser() -> argparse.ArgumentParser:
     config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
     serve = commands.add_parser("serve", help="serve one built-in server over stdio")
     serve.add_argument("server")
-    from ultra_client import report_cli, sweep_cli
+    from ultra_client import report_cli, sweep_cli, trec_eval_command
 
     sweep_cli.add_parser(commands)
     report_cli.add_parser(commands)
+    trec_eval_command.add_parser(commands)
     return top
 
 
@@ -158,6 +159,10 @@ def _absolute_file_value(pair: str, here: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ultra`` console script; returns the exit code."""
     args = parse(argv)
+    if args.command == "trec_eval":  # trec_eval's own command line: no servers, no anyio
+        from ultra_client import trec_eval_command
+
+        return trec_eval_command.run(args)
     import anyio
 
     from ultra_client import calling, commands

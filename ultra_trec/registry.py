@@ -180,6 +180,13 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
             "set_relative_P", "set_map", "set_F"),
 }
 # fmt: on
+# trec_eval's table of measures (``measures.c``): the order it computes and prints them, whatever the
+# order of its -m options.
+TREC_EVAL_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                   "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                   "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                   "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                   "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj")
 # ranx / ir_measures spellings that mean the whole ranking when written without a cutoff.
 WHOLE_RANKING = {"precision": "set_P", "recall": "set_recall", "r": "set_recall"}
 
@@ -195,6 +202,9 @@ def check_registry() -> None:
         for spelling in family.spellings():
             if owners.setdefault(spelling, family.name) != family.name:
                 raise AssertionError(f"{spelling!r} names both {owners[spelling]} and {family.name}")
+    trec = {n for f in FAMILIES.values() for n in (f.trec_name, f.trec_cut_name) if n}
+    if set(TREC_EVAL_ORDER) != trec:
+        raise AssertionError(f"TREC_EVAL_ORDER must list every trec_eval name once: {sorted(trec ^ set(TREC_EVAL_ORDER))}")
     for nickname in NICKNAMES:
         if nickname in owners:
             raise AssertionError(f"nickname {nickname!r} is also a measure name")

@@ -1,0 +1,147 @@
+"""trec_eval's own command line on top of the engine: its ``-m`` options and its printed report.
+
+``measures_from_options(["all_trec", "P.5,7,3"])`` reads ``-m`` options as trec_eval 10.0 does: a
+trec_eval name or nickname, optionally followed by ``.params``; the first parameters given for a name
+win; cutoffs (``P.5,7``) and recall levels (``iprec_at_recall..1,.5``) are sorted and must be distinct;
+``ndcg.1=3,2=9``, ``utility.2,-1,0,0``, ``11pt_avg..25,.5``, ``set_F.0.5``, ``rbp.p=0.8`` are one
+measure each, named ``<name>_<params as typed>``. ``report_text(result, ...)`` prints the values
+with trec_eval's layout: ``%-22s\\t%s\\t%6.4f`` (counts as integers), the queries of ``-q`` first,
+then the ``all`` lines, in trec_eval's measure order (``TREC_EVAL_ORDER``), summed query by query
+in qrels order as its C code does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ultra_kit.errors import InputError
+from ultra_trec.engine import TrecResult
+from ultra_trec.measures import Measure
+from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family
+
+_BARE: dict[str, Family] = {f.trec_name: f for f in FAMILIES.values() if f.trec_name}
+_CUT: dict[str, Family] = {f.trec_cut_name: f for f in FAMILIES.values() if f.trec_cut_name}
+_RANK = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
+_LEADING_INTEGER = re.compile(r"\s*[+-]?\d+")
+
+
+def trec_eval_names() -> str:
+    """The measure names and nicknames ``-m`` accepts, for error messages."""
+    return f"trec_eval measures: {', '.join(TREC_EVAL_ORDER)}; nicknames: {', '.join(NICKNAMES)}"
+
+
+def measures_from_options(options: Sequence[str]) -> list[Measure]:
+    """The measures named by trec_eval ``-m`` options (``official`` when there are none), in its order."""
+    marked: dict[str, None] = {}
+    params: dict[str, str] = {}
+    for option in options or ["official"]:
+        name, dot, text = option.partition(".")
+        if dot and not text:
+            raise InputError(f"-m {option}: nothing after '.'; give parameters (e.g. P.5,10) or drop the '.'")
+        if name in NICKNAMES:
+            marked.update(dict.fromkeys(NICKNAMES[name]))
+            continue
+        if name not in _RANK:
+            raise InputError(f"-m {option}: unknown measure {name!r}; {trec_eval_names()}")
+        marked[name] = None
+        if dot:
+            params.setdefault(name, text)  # trec_eval keeps the first parameters given for a measure
+    measures: list[Measure] = []
+    for name in sorted(marked, key=_RANK.__getitem__):
+        measures.extend(_measures_of(name, params.get(name)))
+    return measures
+
+
+def _measures_of(name: str, text: str | None) -> list[Measure]:
+    """The measures one trec_eval name stands for, with its parameters if any."""
+    cut = _CUT.get(name)
+    bare = _BARE.get(name)
+    if cut is not None and (bare is None or cut.cutoff == "required" or text is not None):
+        if text is None:
+            return [Measure(cut.name, k) for k in cut.defaults]
+        return [Measure(cut.name, k) for k in _cutoffs(cut, name, text)]
+    assert bare is not None
+    if text is None:
+        return [Measure(bare.name)]
+    if bare.options == "none":
+        raise InputError(f"-m {name}.{text}: {name} takes no parameters; {trec_eval_names()}")
+    return [Measure(bare.name, options=text)]
+
+
+def _cutoffs(family: Family, name: str, text: str) -> list[int | float]:
+    """Sorted distinct cutoffs (read as C's atol: ``23.4`` is 23) or recall levels / multiples of R."""
+    values: list[int | float] = []
+    for part in text.split(","):
+        if family.param == "rank":
+            match = _LEADING_INTEGER.match(part)
+            if match is None:
+                raise InputError(f"-m {name}.{text}: cutoff {part!r} is not a number; give positive integers")
+            values.append(int(match.group()))
+        else:
+            try:
+                values.append(float(part))
+            except ValueError:
+                raise InputError(f"-m {name}.{text}: {part!r} is not a number (e.g. .5 or 0.5)") from None
+    values.sort()
+    if family.param == "rank" and values[0] <= 0:
+        raise InputError(f"-m {name}.{text}: cutoffs must be positive integers")
+    if len(set(values)) != len(values):
+        raise InputError(f"-m {name}.{text}: a cutoff is given twice; give each once")
+    return values
+
+
+def report_text(
+    result: TrecResult, measures: Iterable[Measure], *, queries: Sequence[str], per_query: bool, summary: bool
+) -> str:
+    """trec_eval's printed report of ``result`` over ``queries`` (in qrels order): with ``per_query`` (``-q``)
+    one line per query and measure first, then unless ``summary`` is false (``-n``) the ``all`` lines."""
+    measures = list(measures)
+    index = {qid: i for i, qid in enumerate(result.qids)}
+    rows = np.asarray([index[q] for q in queries], dtype=np.int64)
+    lines: list[str] = []
+    if per_query:
+        for position, qid in enumerate(queries):
+            for measure in measures:
+                if measure.family in ("runid", "num_q") or measure.aggregate == "geometric":
+                    continue  # trec_eval prints these only in the summary
+                lines.append(_line(measure, qid, _query_value(result, measure, rows[position])))
+    if summary:
+        for measure in measures:
+            if measure.family != "relstring":  # per query only
+                lines.append(_line(measure, "all", _summary_value(result, measure, rows)))
+    return "".join(lines)
+
+
+def _query_value(result: TrecResult, measure: Measure, row: int) -> float | str:
+    if measure.aggregate == "text":
+        return f"'{result.text[measure.name][row]}'"
+    return float(result.values[measure.name][row])
+
+
+def _summary_value(result: TrecResult, measure: Measure, rows: np.ndarray) -> float | str:
+    """The ``all`` value: the run's tag, the query count, or trec_eval's sum over queries in order (then
+    divided by the count, or exp of that for a geometric mean)."""
+    if measure.family == "runid":
+        return result.text[measure.name][0] if len(result.qids) else ""
+    if measure.family == "num_q":
+        return float(len(rows))
+    column = result.values[measure.name][rows]
+    total = float(np.cumsum(column)[-1]) if column.size else 0.0  # cumsum adds in order, as C does
+    if measure.aggregate == "sum" or not rows.size:
+        return total
+    if measure.aggregate == "geometric":
+        return math.exp(total / rows.size)
+    return total / rows.size
+
+
+def _line(measure: Measure, qid: str, value: float | str) -> str:
+    name = measure.trec_name
+    if isinstance(value, str):
+        return f"{name:<22}\t{qid}\t{value}\n"
+    if measure.aggregate == "sum":
+        return f"{name:<22}\t{qid}\t{int(value)}\n"
+    return f"{name:<22}\t{qid}\t{value:6.4f}\n"

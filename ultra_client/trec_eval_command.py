@@ -77,7 +77,11 @@ def report(args: argparse.Namespace) -> str:
     )
     in_run = set(ranked.qids)
     queries = [q for q in result.qids if args.c or q in in_run]
-    return report_text(result, measures, queries=queries, per_query=args.q, summary=not args.n)
+    missing = [q for q in queries if q not in in_run]
+    num_rel_all = int((qrels.values > 0).sum()) if args.c else None
+    return report_text(
+        result, measures, queries=queries, per_query=args.q, summary=not args.n, missing=missing, num_rel_all=num_rel_all
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ultra_kit.errors import InputError
 from ultra_trec.engine import TrecResult
-from ultra_trec.measures import Measure
+from ultra_trec.measures import Measure, parse_options
 from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family
 
 _BARE: dict[str, Family] = {f.trec_name: f for f in FAMILIES.values() if f.trec_name}
@@ -95,41 +95,75 @@ def _cutoffs(family: Family, name: str, text: str) -> list[int | float]:
 
 
 def report_text(
-    result: TrecResult, measures: Iterable[Measure], *, queries: Sequence[str], per_query: bool, summary: bool
+    result: TrecResult,
+    measures: Iterable[Measure],
+    *,
+    queries: Sequence[str],
+    per_query: bool,
+    summary: bool,
+    missing: Iterable[str] = (),
+    num_rel_all: int | None = None,
 ) -> str:
     """trec_eval's printed report of ``result`` over ``queries`` (in qrels order): with ``per_query`` (``-q``)
-    one line per query and measure first, then unless ``summary`` is false (``-n``) the ``all`` lines."""
+    one line per query and measure first, then unless ``summary`` is false (``-n``) the ``all`` lines.
+
+    ``missing``: queries absent from the run (scored with ``-c``); ``num_rel_all``: the summary of
+    num_rel under ``-c``, which trec_eval counts afresh from the qrels (grades > 0, whatever ``-l``).
+    """
     measures = list(measures)
     index = {qid: i for i, qid in enumerate(result.qids)}
     rows = np.asarray([index[q] for q in queries], dtype=np.int64)
+    columns = _columns(result, measures, np.asarray([index[q] for q in missing], dtype=np.int64))
     lines: list[str] = []
     if per_query:
         for position, qid in enumerate(queries):
             for measure in measures:
                 if measure.family in ("runid", "num_q") or measure.aggregate == "geometric":
                     continue  # trec_eval prints these only in the summary
-                lines.append(_line(measure, qid, _query_value(result, measure, rows[position])))
+                value = columns[measure.name][rows[position]]
+                lines.append(_line(measure, qid, f"'{value}'" if measure.aggregate == "text" else float(value)))
     if summary:
         for measure in measures:
-            if measure.family != "relstring":  # per query only
-                lines.append(_line(measure, "all", _summary_value(result, measure, rows)))
+            if measure.family == "num_rel" and num_rel_all is not None:
+                lines.append(_line(measure, "all", float(num_rel_all)))
+            elif measure.family != "relstring":  # per query only
+                lines.append(_line(measure, "all", _summary_value(result, measure, columns, rows)))
     return "".join(lines)
 
 
-def _query_value(result: TrecResult, measure: Measure, row: int) -> float | str:
-    if measure.aggregate == "text":
-        return f"'{result.text[measure.name][row]}'"
-    return float(result.values[measure.name][row])
+def _columns(result: TrecResult, measures: list[Measure], missing: np.ndarray) -> dict[str, np.ndarray | list[str]]:
+    """Per-query values by measure name. trec_eval scores a query missing from the run (``-c``) on a
+    one-document ranking of an unjudged document, then zeroes the measures named utility, relstring,
+    rbp_resid: under their parameterised names (``utility_2,-1,0,0``) it does not, and prints that
+    ranking's values, reproduced here."""
+    columns: dict[str, np.ndarray | list[str]] = {**result.values, **result.text}
+    for measure in measures:
+        if measure.options is None and measure.k is None or not missing.size:
+            continue
+        if measure.family == "relstring":
+            gone = set(missing.tolist())
+            columns[measure.name] = ["-" if i in gone else v for i, v in enumerate(result.text[measure.name])]
+        elif measure.family in ("utility", "rbp_resid") and measure.options is not None:
+            column = result.values[measure.name].copy()
+            if measure.family == "rbp_resid":
+                p = parse_options(FAMILIES["rbp_resid"], measure.options)
+                column[missing] = p + (1.0 - p) * 1.0
+            else:
+                a, b, c, d = parse_options(FAMILIES["utility"], measure.options)
+                num_rel = result.num_rel[missing].astype(np.float64)
+                column[missing] = a * 0.0 + b * 1.0 + c * num_rel + d * (0.0 + 0.0 - 1.0 - num_rel)
+            columns[measure.name] = column
+    return columns
 
 
-def _summary_value(result: TrecResult, measure: Measure, rows: np.ndarray) -> float | str:
+def _summary_value(result: TrecResult, measure: Measure, columns: dict, rows: np.ndarray) -> float | str:
     """The ``all`` value: the run's tag, the query count, or trec_eval's sum over queries in order (then
     divided by the count, or exp of that for a geometric mean)."""
     if measure.family == "runid":
         return result.text[measure.name][0] if len(result.qids) else ""
     if measure.family == "num_q":
         return float(len(rows))
-    column = result.values[measure.name][rows]
+    column = np.asarray(columns[measure.name])[rows]
     total = float(np.cumsum(column)[-1]) if column.size else 0.0  # cumsum adds in order, as C does
     if measure.aggregate == "sum" or not rows.size:
         return total

@@ -41,7 +41,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a trec_eval measure or nickname, with .params (P.5,10; ndcg.1=3,2=9); repeatable; default official",
     )
     parser.add_argument("-l", "--level_for_rel", dest="level", type=int, default=1, help="grade a relevant doc needs")
-    parser.add_argument("-M", "--Max_retrieved_per_topic", dest="depth", type=int, default=None, help="cut each ranking")
+    parser.add_argument(
+        "-M", "--Max_retrieved_per_topic", dest="depth", type=int, default=None, help="cut each ranking"
+    )
     parser.add_argument("qrels", metavar="QRELS")
     parser.add_argument("run", metavar="RUN")
 
@@ -80,7 +82,13 @@ def report(args: argparse.Namespace) -> str:
     missing = [q for q in queries if q not in in_run]
     num_rel_all = int((qrels.values > 0).sum()) if args.c else None
     return report_text(
-        result, measures, queries=queries, per_query=args.q, summary=not args.n, missing=missing, num_rel_all=num_rel_all
+        result,
+        measures,
+        queries=queries,
+        per_query=args.q,
+        summary=not args.n,
+        missing=missing,
+        num_rel_all=num_rel_all,
     )
 
 

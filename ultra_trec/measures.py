@@ -26,6 +26,7 @@ __all__ = [
     "known_names",
     "parse_measure",
     "parse_measures",
+    "definitions_markdown",
     "parse_options",
     "registry_markdown",
 ]
@@ -184,7 +185,8 @@ def known_names() -> str:
 
 
 def registry_markdown() -> str:
-    """A Markdown table of the measure families: the documentation's list of measures."""
+    """The documentation's list of measures, from the registry: a table of the families, then each
+    family's definition (a formula) and citation."""
     rows = [
         "| name | trec_eval name | aliases | parameter | summary | needs judged non-relevant | description |",
         "|---|---|---|---|---|---|---|",
@@ -195,11 +197,22 @@ def registry_markdown() -> str:
             cutoff += ", bare name expands over ks"
         if f.defaults and f.cutoff != "none":
             cutoff += f"; default {','.join(_number(d) for d in f.defaults)}"
+        if f.options_help:
+            cutoff += f"; {f.options_help}"
         rows.append(
             f"| {', '.join(f.usage())} | {', '.join(f.trec_names()) or '-'} | {', '.join(f.aliases) or '-'} "
             f"| {cutoff} | {f.aggregate} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n\n" + definitions_markdown()
+
+
+def definitions_markdown() -> str:
+    """One line per family: its name, its formula and where it comes from (the docs' Definitions)."""
+    lines = []
+    for f in FAMILIES.values():
+        trec = f" (trec_eval: {', '.join(f.trec_names())})" if f.trec_names() else ""
+        lines.append(f"- `{f.name}`{trec}: {f.definition}. Source: {f.citation}.")
+    return "\n".join(lines) + "\n"
 
 
 def parse_measure(text: str) -> Measure:

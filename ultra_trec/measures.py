@@ -109,7 +109,8 @@ class Measure:
     @property
     def needs_judged_nonrelevant(self) -> bool:
         """Whether the ranker must keep every judged document (gains may be given to any grade)."""
-        return FAMILIES[self.family].needs_judged_nonrelevant or (self.options is not None and "=" in self.options)
+        family = FAMILIES[self.family]
+        return family.needs_judged_nonrelevant or (self.options is not None and family.options == "gains")
 
     def compute(self, judged: Any) -> Any:
         """Per-query values, by the function the registry names for this family (given the cutoff or the

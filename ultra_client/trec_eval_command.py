@@ -8,6 +8,7 @@ and one line naming the file, the line and what to do. Imports only ``ultra_trec
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -57,8 +58,12 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `ultra trec_eval ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0
 
 
@@ -89,6 +94,7 @@ def report(args: argparse.Namespace) -> str:
         summary=not args.n,
         missing=missing,
         num_rel_all=num_rel_all,
+        judged_only=args.J,
     )
 
 
@@ -100,4 +106,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    os._exit(status)  # skip tearing down numpy and pyarrow: faster, and their threads can abort it

@@ -22,6 +22,7 @@ from ultra_kit.errors import InputError
 from ultra_trec.engine import TrecResult
 from ultra_trec.measures import Measure, parse_options
 from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family
+from ultra_trec.scoring_sets import RECALL_LEVELS, recall_cutoff
 
 _BARE: dict[str, Family] = {f.trec_name: f for f in FAMILIES.values() if f.trec_name}
 _CUT: dict[str, Family] = {f.trec_cut_name: f for f in FAMILIES.values() if f.trec_cut_name}
@@ -103,17 +104,20 @@ def report_text(
     summary: bool,
     missing: Iterable[str] = (),
     num_rel_all: int | None = None,
+    judged_only: bool = False,
 ) -> str:
     """trec_eval's printed report of ``result`` over ``queries`` (in qrels order): with ``per_query`` (``-q``)
     one line per query and measure first, then unless ``summary`` is false (``-n``) the ``all`` lines.
 
     ``missing``: queries absent from the run (scored with ``-c``); ``num_rel_all``: the summary of
-    num_rel under ``-c``, which trec_eval counts afresh from the qrels (grades > 0, whatever ``-l``).
+    num_rel under ``-c``, which trec_eval counts afresh from the qrels (grades > 0, whatever ``-l``);
+    ``judged_only``: ``-J`` was given (it also empties the one-document ranking of a missing query).
     """
     measures = list(measures)
     index = {qid: i for i, qid in enumerate(result.qids)}
     rows = np.asarray([index[q] for q in queries], dtype=np.int64)
-    columns = _columns(result, measures, np.asarray([index[q] for q in missing], dtype=np.int64))
+    gone = np.asarray([] if judged_only else [index[q] for q in missing], dtype=np.int64)
+    columns = _columns(result, measures, gone)
     lines: list[str] = []
     if per_query:
         for position, qid in enumerate(queries):
@@ -137,6 +141,7 @@ def _columns(result: TrecResult, measures: list[Measure], missing: np.ndarray) -
     rbp_resid: under their parameterised names (``utility_2,-1,0,0``) it does not, and prints that
     ranking's values, reproduced here."""
     columns: dict[str, np.ndarray | list[str]] = {**result.values, **result.text}
+    _empty_rankings(result, measures, missing, columns)
     for measure in measures:
         if measure.options is None and measure.k is None or not missing.size:
             continue
@@ -154,6 +159,26 @@ def _columns(result: TrecResult, measures: list[Measure], missing: np.ndarray) -
                 column[missing] = a * 0.0 + b * 1.0 + c * num_rel + d * (0.0 + 0.0 - 1.0 - num_rel)
             columns[measure.name] = column
     return columns
+
+
+def _empty_rankings(result: TrecResult, measures: list[Measure], missing: np.ndarray, columns: dict) -> None:
+    """A query left with no document (``-J``; without it, a missing query keeps its one document):
+    trec_eval's interpolated precision divides 0 by 0 there, so ``iprec_at_recall`` at a level that
+    rounds to 0 relevant documents, and ``11pt_avg`` when a level does, are NaN (printed ``-nan``)."""
+    empty = result.num_ret == 0
+    empty[missing] = False
+    if not empty.any():
+        return
+    num_rel = result.num_rel.astype(np.float64)
+    for measure in measures:
+        if measure.family == "iprec_at_recall":
+            nan = empty & (recall_cutoff(measure.k, num_rel) == 0)
+        elif measure.family == "11pt_avg":
+            levels = RECALL_LEVELS if measure.options is None else parse_options(FAMILIES["11pt_avg"], measure.options)
+            nan = empty & np.any([recall_cutoff(level, num_rel) <= 0 for level in levels], axis=0)
+        else:
+            continue
+        columns[measure.name] = np.where(nan, np.nan, columns[measure.name])
 
 
 def _summary_value(result: TrecResult, measure: Measure, columns: dict, rows: np.ndarray) -> float | str:
@@ -178,4 +203,6 @@ def _line(measure: Measure, qid: str, value: float | str) -> str:
         return f"{name:<22}\t{qid}\t{value}\n"
     if measure.aggregate == "sum":
         return f"{name:<22}\t{qid}\t{int(value)}\n"
+    if math.isnan(value):
+        return f"{name:<22}\t{qid}\t{'-nan':>6}\n"  # C's 0.0 / 0.0 carries the sign bit
     return f"{name:<22}\t{qid}\t{value:6.4f}\n"

@@ -184,3 +184,19 @@ def test_11pt_avg_levels_out_of_order_follow_trec_evals_loop() -> None:
     # from the last level: 0.25 (1 relevant) is taken, then 0.5 (2) is out of order: it gets the first's value
     assert values["11pt_avg(0.5,0.25)"] == pytest.approx((1.0 + 1.0) / 2)
     assert values["11pt_avg(1.0)"] == 0.0  # 4 relevant never reached
+
+
+def test_judged_only_query_left_empty_prints_nan_as_trec_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    run.write_text("1 Q0 a 1 2.0 t\n1 Q0 x 2 1.0 t\n2 Q0 y 1 1.0 t\n")  # query 2 retrieves only unjudged y
+    assert (
+        trec_eval_command.main(["-q", "-J", "-m", "iprec_at_recall.0,.5", "-m", "11pt_avg", str(qrels), str(run)]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert "iprec_at_recall_0.00  \t2\t  -nan" in lines  # 0 / 0 in trec_eval's C code
+    assert "iprec_at_recall_0.50  \t2\t0.0000" in lines  # round(0.5 * 1) = 1 relevant: never reached
+    assert "11pt_avg              \t2\t  -nan" in lines and "11pt_avg              \tall\t  -nan" in lines
+    assert "iprec_at_recall_0.50  \t1\t1.0000" in lines

@@ -25,6 +25,7 @@ USAGE_EXAMPLES = """examples:
 SUBCOMMANDS = {
     "sweep": "ultra_client.sweep.cli",
     "report": "ultra_client.report_cli",
+    "trec_eval": "ultra_client.trec_eval_command",
 }
 
 
@@ -164,6 +165,10 @@ def _absolute_file_value(pair: str, here: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ultra`` console script; returns the exit code."""
     args = parse(argv)
+    if args.command == "trec_eval":  # trec_eval's own command line: no servers, no anyio
+        from ultra_client import trec_eval_command
+
+        return trec_eval_command.run(args)
     import anyio
 
     from ultra_client import commands

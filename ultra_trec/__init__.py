@@ -1,2 +1,21 @@
-"""The TREC engine shared by the evaluation, judge and custom servers: reading runs and qrels,
-ranking the trec_eval way, the measure registry, scoring and paired significance tests."""
+"""ultra_trec: trec_eval 10.0's measures as a Python library, without MCP or pydantic.
+
+    from ultra_trec import evaluate, compare
+    result = evaluate("qrels.test", "results.test", ["map", "ndcg@10", "P.5,10", "ndcg.1=3,2=9"])
+    result.aggregate, result.per_query, result.counts
+    table = compare("qrels.test", ["new.run"], "base.run", ["map"], ks=None, relevance_level=1,
+                    n_resamples=10_000, seed=42, alpha=0.05, correction="holm")
+
+Modules: ``registry`` (every measure family, declared once, with its formula and citation),
+``measures`` (names and parameters), ``engine`` (``evaluate``), ``compare`` and ``significance``
+(paired tests), ``trec_eval_text`` (trec_eval's ``-m`` options and printed report), the readers
+(``io``, ``fast_reader``, ``sources``, ``table``), ``ranking`` and the kernels (``scoring*``).
+The only project import is ``ultra_kit.errors``.
+"""
+
+from __future__ import annotations
+
+from ultra_trec.compare import compare_runs as compare  # the name ``compare`` is this function, not the module
+from ultra_trec.engine import evaluate
+
+__all__ = ["compare", "evaluate"]

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ultra_kit.errors import InputError
-from ultra_trec.measures import FAMILIES, Measure, parse_measures
-from ultra_trec.ranking import rank_hits
-from ultra_trec.scoring import IdealGains, Judged
+from ultra_trec.measures import Measure, parse_measures
+from ultra_trec.ranking import Hits, rank_hits
+from ultra_trec.scoring import IdealGains, Judged, running_count
 from ultra_trec.sources import load_qrels, load_run
 from ultra_trec.table import TrecTable
 
@@ -156,8 +156,13 @@ def evaluate_tables(
     *,
     relevance_level: int = 1,
     max_depth: int | None = None,
+    judged_only: bool = False,
 ) -> TrecResult:
-    """``evaluate`` on tables already read (reuse one qrels table for several runs)."""
+    """``evaluate`` on tables already read (reuse one qrels table for several runs).
+
+    ``judged_only`` (trec_eval ``-J``) drops every retrieved document without a grade >= 0 in the
+    qrels before scoring, after ``max_depth`` cut the ranking, and ranks the rest 1, 2, 3 ...
+    """
     qids = tuple(sorted(qrels.qids, key=lambda q: q.encode("utf-8", "surrogateescape")))
     index = {qid: i for i, qid in enumerate(qids)}
     qrels_query = np.asarray([index[q] for q in qrels.qids], dtype=np.int32)[qrels.qid_codes]
@@ -170,7 +175,7 @@ def evaluate_tables(
             path=run.source,
         )
     run_query = run_map[run.qid_codes]
-    all_judged = any(FAMILIES[m.family].needs_judged_nonrelevant for m in measures)
+    all_judged = judged_only or any(m.needs_judged_nonrelevant for m in measures)
     hits = rank_hits(
         run,
         run_query,
@@ -181,6 +186,8 @@ def evaluate_tables(
         max_depth=max_depth,
         keep_all_judged=all_judged,
     )
+    if judged_only:
+        hits = _judged_hits(hits, len(qids))
     grades = qrels.values
     num_rel = np.bincount(qrels_query[grades >= relevance_level], minlength=len(qids)).astype(np.int64)
     nonrel = (grades >= 0) & (grades < relevance_level)
@@ -200,6 +207,8 @@ def evaluate_tables(
         max_grade=max_grade,
         run_id=run_tag(run) if any(m.family == "runid" for m in measures) else "",
         all_judged=all_judged,
+        qrels_query=qrels_query,
+        qrels_grade=grades,
     )
     values: dict[str, np.ndarray] = {}
     text: dict[str, list[str]] = {}
@@ -235,6 +244,14 @@ def run_tag(run: TrecTable) -> str:
             if fields and not fields[0].startswith(b"#"):
                 return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
     return ""
+
+
+def _judged_hits(hits: Hits, num_queries: int) -> Hits:
+    """The hits with a grade >= 0, ranked again from 0 within each query; num_ret counts them (``-J``)."""
+    keep = hits.grade >= 0
+    query = hits.query[keep]
+    rank = (running_count(query) - 1).astype(np.int64)
+    return Hits(query=query, rank=rank, grade=hits.grade[keep], num_ret=np.bincount(query, minlength=num_queries))
 
 
 def _summary(column: np.ndarray, kind: str) -> float:

@@ -19,7 +19,17 @@ from typing import Any
 from ultra_kit.errors import InputError
 from ultra_trec.registry import FAMILIES, NICKNAMES, WHOLE_RANKING, Family
 
-__all__ = ["FAMILIES", "Family", "Measure", "known_names", "parse_measure", "parse_measures", "registry_markdown"]
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "Measure",
+    "known_names",
+    "parse_measure",
+    "parse_measures",
+    "definitions_markdown",
+    "parse_options",
+    "registry_markdown",
+]
 
 # Lower-cased spelling (without cutoff) -> family name.
 ALIASES: dict[str, str] = {spelling: f.name for f in FAMILIES.values() for spelling in f.spellings()}
@@ -31,15 +41,23 @@ COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 
 @dataclass(frozen=True)
 class Measure:
-    """One retrieval measure, e.g. ``Measure("ndcg", 10)`` printed ``ndcg@10``."""
+    """One retrieval measure, e.g. ``Measure("ndcg", 10)`` printed ``ndcg@10``, or a measure with
+    trec_eval's own parameters, ``Measure("ndcg", options="1=3,2=9")`` printed ``ndcg(1=3,2=9)``."""
 
     family: str
     k: int | float | None = None
+    options: str | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise InputError(f"unknown measure family {self.family!r}; {known_names()}")
         family = FAMILIES[self.family]
+        if self.options is not None:
+            if self.k is not None:
+                raise InputError(f"{self.family} takes a cutoff or parameters ({self.options!r}), not both")
+            object.__setattr__(self, "options", str(self.options).strip())
+            parse_options(family, self.options)
+            return
         if family.cutoff == "none" and self.k is not None:
             raise InputError(f"{self.family} takes no cutoff (got @{self.k}); {known_names()}")
         if family.cutoff == "required" and self.k is None:
@@ -55,7 +73,9 @@ class Measure:
 
     @property
     def name(self) -> str:
-        """The printed name, also the result key (``P@5``); it parses back to this measure."""
+        """The printed name, also the result key (``P@5``, ``utility(2,-1,0,0)``); it parses back to this measure."""
+        if self.options is not None:
+            return f"{self.family}({self.options})"
         return self.family if self.k is None else f"{self.family}@{self._param_text()}"
 
     @property
@@ -66,13 +86,13 @@ class Measure:
 
     @property
     def trec_name(self) -> str:
-        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``);
-        a measure trec_eval does not compute keeps its own name (``mrr@10``, ``hits@5``)."""
+        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``,
+        ``utility_2,-1,0,0``); a measure trec_eval does not compute keeps its own name (``mrr@10``, ``hits@5``)."""
         family = FAMILIES[self.family]
         if not self.in_trec_eval:
             return self.name
         if self.k is None:
-            return family.trec_name  # type: ignore[return-value]
+            return family.trec_name if self.options is None else f"{family.trec_name}_{self.options}"  # type: ignore[return-value]
         text = f"{self.k:.2f}" if family.param == "fraction" else str(self.k)
         return f"{family.trec_cut_name}_{text}"
 
@@ -86,9 +106,17 @@ class Measure:
         """How the per-query values are summarised: mean, geometric, sum or text."""
         return FAMILIES[self.family].aggregate
 
+    @property
+    def needs_judged_nonrelevant(self) -> bool:
+        """Whether the ranker must keep every judged document (gains may be given to any grade)."""
+        family = FAMILIES[self.family]
+        return family.needs_judged_nonrelevant or (self.options is not None and family.options == "gains")
+
     def compute(self, judged: Any) -> Any:
-        """Per-query values, by the function the registry names for this family."""
-        return FAMILIES[self.family].compute(judged, self.k)
+        """Per-query values, by the function the registry names for this family (given the cutoff or the
+        parsed parameters)."""
+        family = FAMILIES[self.family]
+        return family.compute(judged, self.k if self.options is None else parse_options(family, self.options))
 
     def _param_text(self) -> str:
         if isinstance(self.k, float):
@@ -100,6 +128,41 @@ class Measure:
         return self.name
 
 
+def parse_options(family: Family, text: str) -> Any:
+    """trec_eval's parameters of a one-value measure: a tuple of numbers (``numbers``, four
+    ``coefficients``), ``{grade: gain}`` (``gains``) or the persistence p (``persistence``)."""
+    where = f"parameters {text!r} of {family.name}"
+    if family.options == "none":
+        raise InputError(f"{family.name} takes no parameters (got {text!r}); {known_names()}")
+    parts = [part.strip() for part in text.split(",")]
+    if family.options in ("numbers", "coefficients"):
+        numbers = tuple(_number_of(part, where) for part in parts)
+        if family.options == "coefficients" and len(numbers) != 4:
+            raise InputError(f"{where}: give 4 numbers, e.g. {family.name}.1,-1,0,0 ({family.options_help})")
+        return numbers
+    pairs: dict[str, float] = {}
+    for part in parts:
+        name, sep, value = part.partition("=")
+        if not sep or name.strip() in pairs:
+            raise InputError(f"{where}: give distinct name=value pairs, e.g. {family.options_help}")
+        pairs[name.strip()] = _number_of(value, where)
+    if family.options == "persistence":
+        if set(pairs) != {"p"} or not 0 < pairs["p"] < 1:
+            raise InputError(f"{where}: give the persistence as p=x with 0 < x < 1, e.g. {family.options_help}")
+        return pairs["p"]
+    try:
+        return {int(name): gain for name, gain in pairs.items()}
+    except ValueError:
+        raise InputError(f"{where}: each name must be an integer grade, e.g. {family.options_help}") from None
+
+
+def _number_of(text: str, where: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{where}: {text!r} is not a number") from None
+
+
 def describe_names() -> str:
     """Every accepted measure name, from the registry (for error messages and field descriptions)."""
     families = list(FAMILIES.values())
@@ -107,8 +170,10 @@ def describe_names() -> str:
     trec = [n for f in families for n in f.trec_names() if n not in f.usage()]
     aliases = [a for f in families for a in f.aliases]
     expanding = [f.name for f in families if f.expands_over_ks]
+    options = [f.options_help for f in families if f.options_help]
     return (
         f"{', '.join(ours)}; trec_eval names: {', '.join(trec)} (parameter after _, . or @; several as P.5,10); "
+        f"trec_eval's parameters as name(params) or name.params: {', '.join(options)}; "
         f"aliases: {', '.join(aliases)}; nicknames: {', '.join(NICKNAMES)}; bare {', '.join(expanding)} "
         "expand over ks, or without ks over trec_eval's default cutoffs; without ks, bare "
         f"{', '.join(WHOLE_RANKING)} mean the whole ranking ({', '.join(dict.fromkeys(WHOLE_RANKING.values()))})"
@@ -121,7 +186,8 @@ def known_names() -> str:
 
 
 def registry_markdown() -> str:
-    """A Markdown table of the measure families: the documentation's list of measures."""
+    """The documentation's list of measures, from the registry: a table of the families, then each
+    family's definition (a formula) and citation."""
     rows = [
         "| name | trec_eval name | aliases | parameter | summary | needs judged non-relevant | description |",
         "|---|---|---|---|---|---|---|",
@@ -132,16 +198,29 @@ def registry_markdown() -> str:
             cutoff += ", bare name expands over ks"
         if f.defaults and f.cutoff != "none":
             cutoff += f"; default {','.join(_number(d) for d in f.defaults)}"
+        if f.options_help:
+            cutoff += f"; {f.options_help}"
         rows.append(
             f"| {', '.join(f.usage())} | {', '.join(f.trec_names()) or '-'} | {', '.join(f.aliases) or '-'} "
             f"| {cutoff} | {f.aggregate} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n\n" + definitions_markdown()
+
+
+def definitions_markdown() -> str:
+    """One line per family: its name, its formula and where it comes from (the docs' Definitions)."""
+    lines = []
+    for f in FAMILIES.values():
+        trec = f" (trec_eval: {', '.join(f.trec_names())})" if f.trec_names() else ""
+        lines.append(f"- `{f.name}`{trec}: {f.definition}. Source: {f.citation}.")
+    return "\n".join(lines) + "\n"
 
 
 def parse_measure(text: str) -> Measure:
     """Parse one measure name (``ndcg@10``, ``P_5``, ``recip_rank``) into a Measure."""
-    family, params, _ = _parse_name(text)
+    family, params, _, options = _parse_name(text)
+    if options is not None:
+        return Measure(family, options=options)
     if params is not None and len(params) != 1:
         raise InputError(f"{text!r} names {len(params)} measures; give one (e.g. {family}@{params[0]})")
     if params is None and text.strip().lower() in WHOLE_RANKING:
@@ -174,8 +253,10 @@ def parse_measures(names: str | Sequence[str | Measure], ks: Iterable[int] | Non
         if nickname in NICKNAMES:
             measures.extend(m for name in NICKNAMES[nickname] for m in _bare(name, []))
             continue
-        family, params, spelling = _parse_name(item)
-        if params is not None:
+        family, params, spelling, options = _parse_name(item)
+        if options is not None:
+            measures.append(Measure(family, options=options))
+        elif params is not None:
             measures.extend(Measure(family, p) for p in params)
         elif not cutoffs and spelling in WHOLE_RANKING:
             measures.append(Measure(WHOLE_RANKING[spelling]))
@@ -207,18 +288,25 @@ def _bare(spelling: str, cutoffs: list[int]) -> list[Measure]:
     return [Measure(family.name)]
 
 
-def _parse_name(text: Any) -> tuple[str, list[int | float] | None, str]:
-    """(family, its parameters or None, the spelling used) of a measure name; parameters unchecked."""
+def _parse_name(text: Any) -> tuple[str, list[int | float] | None, str, str | None]:
+    """(family, its cutoffs or None, the spelling used, its parameters or None) of a measure name;
+    cutoffs unchecked. ``ndcg(1=3)``, ``ndcg.1=3`` and ``ndcg_1=3`` give parameters; ``P.5,10`` cutoffs."""
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"a measure name must be a non-empty string, got {text!r}; {known_names()}")
     name = text.strip()
     lower = name.lower()
     if lower in ALIASES:
-        return ALIASES[lower], None, lower
+        return ALIASES[lower], None, lower, None
+    base, paren, rest = name.partition("(")
+    if paren and rest.endswith(")") and base.lower() in ALIASES:
+        return ALIASES[base.lower()], None, base.lower(), rest[:-1]
     for spelling in _BY_LENGTH:
         if lower.startswith(spelling) and len(lower) > len(spelling) and lower[len(spelling)] in "@_.":
             family = FAMILIES[ALIASES[spelling]]
-            return family.name, _parse_params(text, name[len(spelling) + 1 :], family), spelling
+            raw = name[len(spelling) + 1 :]
+            if family.options != "none" and lower[len(spelling)] != "@" and (family.cutoff == "none" or "=" in raw):
+                return family.name, None, spelling, raw
+            return family.name, _parse_params(text, raw, family), spelling, None
     raise InputError(f"unknown measure {text!r}; {known_names()}")
 
 

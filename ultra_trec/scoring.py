@@ -1,7 +1,7 @@
 """Per-query values of each measure family, computed from the ranked hits of all queries at once.
 
 Each function takes the ``Judged`` hits and a cutoff (None: the whole ranking) and returns one
-float per evaluated query. The registry in ``measures`` names which function computes a family.
+float per evaluated query. The registry (``registry.py``) names which function computes a family.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class Judged:
     max_grade: np.ndarray | None = None  # per query: the highest judged grade (-1 if none)
     run_id: str = ""  # the run's tag (sixth column of its first line) or its name
     all_judged: bool = False  # whether hits hold every judged document (grades <= 0 included)
+    qrels_query: np.ndarray | None = None  # per qrels row: its query index (for gains of any grade)
+    qrels_grade: np.ndarray | None = None  # per qrels row: its grade
 
     @cached_property
     def rel_query(self) -> np.ndarray:
@@ -109,6 +111,7 @@ class Judged:
 
 
 def average_precision(judged: Judged, k: int | None) -> np.ndarray:
+    """AP = sum of P@rank over the relevant retrieved documents (ranked <= k at k) / R."""
     seen = running_count(judged.rel_query)  # relevant docs retrieved so far, this one included
     return judged.over_num_rel(judged.per_query(judged.within(k), seen / (judged.rel_rank + 1.0)))
 
@@ -122,14 +125,17 @@ def reciprocal_rank(judged: Judged, k: int | None) -> np.ndarray:
 
 
 def precision(judged: Judged, k: int | None) -> np.ndarray:
+    """P@k = relevant documents in the top k / k (k, not the number retrieved, as trec_eval)."""
     return judged.per_query(judged.within(k)) / k
 
 
 def recall(judged: Judged, k: int | None) -> np.ndarray:
+    """recall@k = relevant documents in the top k / R (0 for a query without relevant documents)."""
     return judged.over_num_rel(judged.per_query(judged.within(k)))
 
 
 def success(judged: Judged, k: int | None) -> np.ndarray:
+    """success@k = 1 if a relevant document is in the top k, else 0."""
     return (judged.per_query(judged.within(k)) > 0).astype(np.float64)
 
 
@@ -139,10 +145,12 @@ def hits(judged: Judged, k: int | None) -> np.ndarray:
 
 
 def r_precision(judged: Judged, k: int | None) -> np.ndarray:
+    """R-prec = relevant documents in the top R / R."""
     return judged.over_num_rel(judged.per_query(judged.rel_rank < judged.num_rel[judged.rel_query]))
 
 
 def ndcg(judged: Judged, k: int | None) -> np.ndarray:
+    """nDCG@k = sum of grade / log2(rank + 1) over the top k / the same over the ideal top k (0 if that is 0)."""
     hits = judged.hits
     gained = hits.grade > 0
     g_query, g_rank = hits.query[gained], hits.rank[gained]

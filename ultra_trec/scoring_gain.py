@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultra_trec.scoring import Judged, query_sum, segment_cumsum
+from ultra_trec import scoring
+from ultra_trec.scoring import IdealGains, Judged, query_sum, segment_cumsum
 from ultra_trec.scoring_judged import RBP_PERSISTENCE
 
 
@@ -78,14 +79,45 @@ def r_ndcg(judged: Judged, k: None) -> np.ndarray:
     return np.where(judged.num_rel > 0, _ratio(total, count), 0.0)
 
 
-def rank_biased_precision(judged: Judged, k: None) -> np.ndarray:
-    """rbp with p = 0.9: (1 - p) * sum of gain * p^rank; gains are grade / max grade of the query
-    when that exceeds 1 (trec_eval normalises gains to [0, 1])."""
+def rank_biased_precision(judged: Judged, p: float | None) -> np.ndarray:
+    """rbp = (1 - p) * sum of gain * p^rank (p = 0.9 unless given); gains are grade / max grade of the
+    query when that exceeds 1 (trec_eval normalises gains to [0, 1])."""
     query, rank, grade = _gained(judged)
     top = judged.max_grade[query].astype(np.float64)
     gain = np.where(top > 1, grade / np.maximum(top, 1.0), grade)
-    p = RBP_PERSISTENCE
+    p = RBP_PERSISTENCE if p is None else p
     return (1.0 - p) * query_sum(query, gain * p**rank, judged.num_queries)
+
+
+def ndcg(judged: Judged, k: int | dict[int, float] | None) -> np.ndarray:
+    """nDCG at cutoff k (``scoring.ndcg``), or over the whole ranking with a gain per grade: ``{grade: gain}``."""
+    return scoring.ndcg(judged, k) if not isinstance(k, dict) else ndcg_with_gains(judged, k)
+
+
+def ndcg_with_gains(judged: Judged, gains: dict[int, float]) -> np.ndarray:
+    """trec_eval's ``ndcg.1=3,2=9``: DCG = sum of gain(grade) / log2(rank + 1) over the ranking; the ideal
+    ranks every judged document (grade >= 0) by gain, keeping positive gains. Unlisted grades >= 0 gain
+    their grade, unlisted negative ones 0; 0 for a query whose ideal DCG is 0."""
+    judged.require_all_judged("ndcg with gains")
+    n = judged.num_queries
+    hits = judged.hits
+    gain = _mapped(hits.grade, gains)
+    some = gain != 0
+    dcg = query_sum(hits.query[some], gain[some] / np.log2(hits.rank[some] + 2.0), n)
+    grade = judged.qrels_grade
+    rows = grade >= 0
+    ideal_gain = _mapped(grade[rows], gains)
+    positive = ideal_gain > 0
+    idcg = IdealGains(judged.qrels_query[rows][positive], ideal_gain[positive], n).at(None)
+    return _ratio(dcg, idcg)
+
+
+def _mapped(grade: np.ndarray, gains: dict[int, float]) -> np.ndarray:
+    """The gain of each grade: as listed, else the grade itself (0 when negative)."""
+    out = np.maximum(grade, 0).astype(np.float64)
+    for level, value in gains.items():
+        out[grade == level] = value
+    return out
 
 
 def _running_at(

@@ -86,11 +86,11 @@ def num_nonrel_judged_ret(judged: Judged, k: None) -> np.ndarray:
     return np.bincount(judged.hits.query[nonrel], minlength=judged.num_queries).astype(np.float64)
 
 
-def rbp_residual(judged: Judged, k: None) -> np.ndarray:
-    """The rbp mass left to unjudged documents, p^n + (1 - p) * sum of p^rank over unjudged ranks
+def rbp_residual(judged: Judged, p: float | None) -> np.ndarray:
+    """The rbp mass left to unjudged documents (p = 0.9 unless given), p^n + (1 - p) * sum of p^rank over unjudged ranks
     (= 1 - (1 - p) * the same sum over judged ranks); 0 when every retrieved document is judged."""
     _kinds(judged)
-    p = RBP_PERSISTENCE
+    p = RBP_PERSISTENCE if p is None else p
     hits = judged.hits
     known = hits.grade >= 0
     judged_mass = query_sum(hits.query[known], p ** hits.rank[known], judged.num_queries)

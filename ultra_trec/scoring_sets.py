@@ -13,6 +13,7 @@ from ultra_trec.scoring import Judged, average_precision, running_count
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log of gm_map and gm_bpref
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+UTILITY_DEFAULT = (1.0, -1.0, 0.0, 0.0)
 
 
 def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
@@ -52,19 +53,23 @@ def set_map(judged: Judged, k: None) -> np.ndarray:
     return _ratio(judged.num_rel_ret * judged.num_rel_ret, judged.num_ret * judged.num_rel)
 
 
-def set_f(judged: Judged, k: None, beta: float = 1.0) -> np.ndarray:
-    """F with trec_eval's default parameter 1.0: (x + 1) P R / (x P + R), 0 without a relevant hit."""
+def set_f(judged: Judged, beta: tuple[float, ...] | None) -> np.ndarray:
+    """F_beta = (beta + 1) P R / (beta P + R) (trec_eval's x, default 1.0: F1); 0 without a relevant hit."""
+    x = 1.0 if beta is None else beta[0]
     found = judged.num_rel_ret > 0
     p = _ratio(judged.num_rel_ret, judged.num_ret)
     r = judged.over_num_rel(judged.num_rel_ret)
     values = np.zeros(judged.num_queries)
-    values[found] = (beta + 1.0) * p[found] * r[found] / (beta * p[found] + r[found])
+    values[found] = (x + 1.0) * p[found] * r[found] / (x * p[found] + r[found])
     return values
 
 
-def utility(judged: Judged, k: None) -> np.ndarray:
-    """trec_eval's default utility (coefficients 1, -1, 0, 0): relevant retrieved - non-relevant retrieved."""
-    return judged.num_rel_ret - (judged.num_ret - judged.num_rel_ret)
+def utility(judged: Judged, coefficients: tuple[float, ...] | None) -> np.ndarray:
+    """a * rel_ret + b * nonrel_ret + c * rel_missed + d * (N + rel_ret - ret - R), N = 0 (trec_eval's -N);
+    trec_eval's default coefficients 1, -1, 0, 0 give relevant retrieved - non-relevant retrieved."""
+    a, b, c, d = UTILITY_DEFAULT if coefficients is None else coefficients
+    rel_ret, ret, rel = judged.num_rel_ret, judged.num_ret, judged.num_rel.astype(np.float64)
+    return a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (rel_ret - ret - rel)
 
 
 def gm_map(judged: Judged, k: None) -> np.ndarray:
@@ -90,12 +95,26 @@ def interpolated_precision(judged: Judged, k: float) -> np.ndarray:
     return _iprec(judged, recall_cutoff(k, judged.num_rel.astype(np.float64)))
 
 
-def eleven_point_average(judged: Judged, k: None) -> np.ndarray:
-    """Mean interpolated precision over the 11 recall levels 0.0, 0.1, ..., 1.0."""
+def eleven_point_average(judged: Judged, levels: tuple[float, ...] | None) -> np.ndarray:
+    """Mean interpolated precision over recall levels (default 0.0, 0.1, ..., 1.0), as trec_eval's loop:
+    levels are taken from the last; those past the relevant retrieved count 0, and once a level is out
+    of order (or 0) it and every earlier one get the interpolated precision at the first relevant hit."""
+    levels = RECALL_LEVELS if levels is None else levels
+    retrieved = judged.num_rel_ret
+    num_rel = judged.num_rel.astype(np.float64)
+    first = _iprec(judged, np.ones(judged.num_queries))
     total = np.zeros(judged.num_queries)
-    for level in reversed(RECALL_LEVELS):  # trec_eval adds the highest level first
-        total += interpolated_precision(judged, level)
-    return total / len(RECALL_LEVELS)
+    skipping = np.ones(judged.num_queries, dtype=bool)
+    blocked = np.zeros(judged.num_queries, dtype=bool)
+    previous = np.full(judged.num_queries, np.inf)
+    for level in reversed(levels):
+        cut = recall_cutoff(level, num_rel)
+        skipping &= cut > retrieved
+        taken = ~skipping & ~blocked & (cut >= 1) & (cut <= previous)
+        blocked |= ~skipping & ~taken
+        total += np.where(taken, _iprec(judged, cut), np.where(blocked, first, 0.0))
+        previous = np.where(taken, cut, previous)
+    return total / len(levels)
 
 
 def binary_g(judged: Judged, k: None) -> np.ndarray:

@@ -126,9 +126,10 @@ def test_nicknames_give_trec_eval_lists() -> None:
         ("P@0", "positive integer"),
         ("P.5,x", "must be a positive integer, got 'x'"),
         ("iprec_at_recall@abc", "must be a number such as 0.5"),
-        ("ndcg_1=3,2=9,4=4.5", "must be a positive integer, got '1=3'"),
-        ("utility_2,-1,0,0", "utility takes no cutoff"),
-        ("11pt_avg_.25,.5,.75", "11pt_avg takes no cutoff"),
+        ("ndcg_1=3,x=9", "each name must be an integer grade"),
+        ("utility_2,-1,0", "give 4 numbers"),
+        ("11pt_avg_.25,half", "'half' is not a number"),
+        ("bpref.1,2", "bpref takes no cutoff"),
         ("", "non-empty string"),
     ],
 )

@@ -213,10 +213,10 @@ def time_significance(qrels: Path, run_a: Path, run_b: Path) -> tuple[float, flo
     """(seconds of the paired tests alone, seconds of compare_runs end to end) in this process."""
     sys.path.insert(0, str(ROOT))
     from ultra_kit.settings import defaults
-    from ultra_trec.compare import compare_runs
+    from ultra_trec.comparison import compare_runs
     from ultra_trec.engine import evaluate_tables
-    from ultra_trec.io import read_qrels, read_run
     from ultra_trec.measures import parse_measures
+    from ultra_trec.reading.io import read_qrels, read_run
     from ultra_trec.significance import holm, paired_tests
 
     start = time.perf_counter()

@@ -71,7 +71,7 @@ def report(args: argparse.Namespace) -> str:
     """The text trec_eval prints for these options."""
     from ultra_kit.errors import InputError
     from ultra_trec.engine import evaluate_tables
-    from ultra_trec.sources import load_qrels, load_run
+    from ultra_trec.reading.sources import load_qrels, load_run
     from ultra_trec.trec_eval_text import measures_from_options, report_text
 
     measures = measures_from_options(args.measures)

@@ -15,7 +15,7 @@ The only project import is ``ultra_kit.errors``.
 
 from __future__ import annotations
 
-from ultra_trec.compare import compare_runs as compare  # the name ``compare`` is this function, not the module
+from ultra_trec.comparison import compare_runs as compare  # the name ``compare`` is this function, not the module
 from ultra_trec.engine import evaluate
 
 __all__ = ["compare", "evaluate"]

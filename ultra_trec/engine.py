@@ -26,8 +26,8 @@ import numpy as np
 from ultra_kit.errors import InputError
 from ultra_trec.measures import Measure, parse_measures
 from ultra_trec.ranking import Hits, rank_hits
+from ultra_trec.reading.sources import load_qrels, load_run
 from ultra_trec.scoring import IdealGains, Judged, running_count
-from ultra_trec.sources import load_qrels, load_run
 from ultra_trec.table import TrecTable
 
 RunLike = str | os.PathLike[str] | Mapping[str, Any] | TrecTable

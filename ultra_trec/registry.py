@@ -11,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ultra_trec import scoring, scoring_gain, scoring_judged, scoring_sets
+import ultra_trec.scoring as scoring
+import ultra_trec.scoring_gain as scoring_gain
+import ultra_trec.scoring_judged as scoring_judged
+import ultra_trec.scoring_sets as scoring_sets
 
 CUTOFF_RULES = ("none", "optional", "required")
 PARAMS = ("rank", "fraction")

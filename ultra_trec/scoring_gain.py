@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultra_trec import scoring
+import ultra_trec.scoring as scoring
 from ultra_trec.scoring import IdealGains, Judged, query_sum, segment_cumsum
 from ultra_trec.scoring_judged import RBP_PERSISTENCE
 

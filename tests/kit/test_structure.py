@@ -69,6 +69,33 @@ def test_modules_are_small() -> None:
     assert not big, f"modules over {MAX_LINES} lines: {big}"
 
 
+MAX_FLAT_MODULES = 15
+PACKAGES = ("ultra_kit", "ultra_trec", "ultra_llm", "servers", "ultra_client")
+
+
+def test_no_folder_is_open_plan() -> None:
+    """A folder keeps at most 15 modules flat (``__init__`` not counted); more go into sub-packages by concept."""
+    crowded = []
+    for top in PACKAGES:
+        for folder in [ROOT / top, *(ROOT / top).rglob("*")]:
+            if folder.is_dir() and (folder / "__init__.py").is_file():
+                flat = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+                if len(flat) > MAX_FLAT_MODULES:
+                    crowded.append(f"{folder.relative_to(ROOT)} ({len(flat)})")
+    assert not crowded, f"folders with more than {MAX_FLAT_MODULES} flat modules: {crowded}"
+
+
+def test_every_server_py_holds_only_its_spec() -> None:
+    """``server.py`` holds the SPEC and its instructions; tools live in ``tools/``, logic in sub-packages."""
+    fat = []
+    for server in SERVER_DIRS:
+        tree = ast.parse((server / "server.py").read_text(encoding="utf-8"))
+        functions = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        if len(functions) > 1 or not (server / "tools" / "__init__.py").is_file():
+            fat.append(f"{server.name}: {functions}")
+    assert not fat, f"server.py files holding more than a SPEC (or servers without tools/): {fat}"
+
+
 def test_no_doc_points_outside_the_repository() -> None:
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     outside = [

@@ -14,8 +14,8 @@ import pytest
 
 from ultra_kit.errors import InputError
 from ultra_trec.engine import evaluate
-from ultra_trec.io import read_qrels, read_run
 from ultra_trec.measures import FAMILIES, Measure, parse_measure, parse_measures
+from ultra_trec.reading.io import read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ultra_trec.fingerprint import mix64, string_fingerprints
+from ultra_trec.reading.fingerprint import mix64, string_fingerprints
 
 
 def tricky_strings(rng: np.random.Generator, count: int) -> list[bytes]:

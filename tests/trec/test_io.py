@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from ultra_kit.errors import InputError
-from ultra_trec import fast_reader as trec_csv
 from ultra_trec import table as table_module
-from ultra_trec.io import _read_slow, read_qrels, read_run
+from ultra_trec.reading import fast_reader as trec_csv
+from ultra_trec.reading.io import _read_slow, read_qrels, read_run
 from ultra_trec.table import has_repeated_keys
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from ultra_trec import scoring_sets
 from ultra_trec.engine import evaluate
-from ultra_trec.io import read_run
 from ultra_trec.measures import parse_measure, parse_measures
+from ultra_trec.reading.io import read_run
 
 KS = (1, 2, 3, 5, 10)
 CUT = ("P", "recall", "ndcg_cut", "success", "map_cut", "relative_P")

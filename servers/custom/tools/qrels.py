@@ -26,7 +26,7 @@ class QrelsResult(TypedDict):
 
 def qrels_subset(query_ids: list[str], *, qrels_path: str) -> dict[str, dict[str, int]]:
     """The judgments of ``query_ids`` from a TREC qrels file, as {qid: {docid: grade}}."""
-    from ultra_trec.io import read_qrels
+    from ultra_trec.reading.io import read_qrels
 
     wanted = {str(q) for q in query_ids}
     table = read_qrels(qrels_path)

@@ -175,7 +175,7 @@ def evaluate_trec_pvalue(
     Holm-adjusted p-values. Each row has significant (adjusted p < alpha) and significant_raw
     (p < alpha). Queries missing from a run score 0. Deterministic for a given seed.
     """
-    from ultra_trec.compare import compare_runs
+    from ultra_trec.comparison import compare_runs
     from ultra_trec.measures import parse_measure
 
     check_save_path(save_path, "evaluate_trec_pvalue", ".json")

@@ -136,7 +136,7 @@ class RankedRun:
 
 def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
     """The run ranked as trec_eval ranks it (score descending, then docid descending), cut at ``depth``."""
-    from ultra_trec.io import read_run
+    from ultra_trec.reading.io import read_run
     from ultra_trec.table import check_duplicates
 
     table = read_run(path)

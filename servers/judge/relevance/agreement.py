@@ -22,7 +22,7 @@ Qrels = dict[str, dict[str, int]]
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """``{qid: {docid: grade}}`` from a qrels file (errors name file and line)."""
-    from ultra_trec.io import read_qrels as read_table
+    from ultra_trec.reading.io import read_qrels as read_table
     from ultra_trec.table import check_duplicates
 
     table = read_table(path)
@@ -123,7 +123,7 @@ def ranking_agreement(
     """Score each run under ``measure`` with both qrels; Kendall's tau-b and Spearman's rho of the two."""
     from ultra_trec.engine import evaluate_tables
     from ultra_trec.measures import parse_measures
-    from ultra_trec.sources import load_qrels, load_run
+    from ultra_trec.reading.sources import load_qrels, load_run
 
     measures = parse_measures([measure], None)
     if len(measures) != 1:

@@ -18,8 +18,8 @@ import numpy as np
 from ultra_kit.errors import InputError
 from ultra_trec.engine import QrelsLike, RunLike, TrecResult, evaluate_tables
 from ultra_trec.measures import Measure, parse_measures
+from ultra_trec.reading.sources import load_qrels, load_run
 from ultra_trec.significance import holm, paired_tests
-from ultra_trec.sources import load_qrels, load_run
 
 Correction = Literal["holm", "none"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ultra_trec.fingerprint import string_fingerprints
+from ultra_trec.reading.fingerprint import string_fingerprints
 from ultra_trec.table import LAYOUT, Kind, TrecTable, pair_keys
 
 if TYPE_CHECKING:

@@ -7,15 +7,27 @@
                     n_resamples=10_000, seed=42, alpha=0.05, correction="holm")
 
 Modules: ``registry`` (every measure family, declared once, with its formula and citation),
-``measures`` (names and parameters), ``engine`` (``evaluate``), ``compare`` and ``significance``
-(paired tests), ``trec_eval_text`` (trec_eval's ``-m`` options and printed report), the readers
-(``io``, ``fast_reader``, ``sources``, ``table``), ``ranking`` and the kernels (``scoring*``).
-The only project import is ``ultra_kit.errors``.
+``measures`` (names and parameters), ``engine`` (``evaluate``), ``comparison`` and ``significance``
+(paired tests), ``trec_eval_text`` (trec_eval's ``-m`` options and printed report), ``reading/``
+(files and in-memory sources), ``table``, ``ranking`` and the kernels (``scoring*``).
+The only project import is ``ultra_kit.errors``. Importing the package loads nothing else until
+``evaluate`` or ``compare`` is first used.
 """
 
 from __future__ import annotations
 
-from ultra_trec.comparison import compare_runs as compare  # the name ``compare`` is this function, not the module
-from ultra_trec.engine import evaluate
+from typing import Any
 
 __all__ = ["compare", "evaluate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "evaluate":
+        from ultra_trec.engine import evaluate
+
+        return evaluate
+    if name == "compare":
+        from ultra_trec.comparison import compare_runs
+
+        return compare_runs
+    raise AttributeError(f"module 'ultra_trec' has no attribute {name!r}")

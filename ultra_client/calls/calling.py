@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ultra_client.calls.server_info import ToolInfo
 from ultra_client.calls.local_server import ToolRefused
+from ultra_client.calls.server_info import ToolInfo
 from ultra_client.calls.server_pool import ServerPool, call_tool_checked, result_text, structured_result
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError

@@ -149,8 +149,10 @@ async def call_tool_checked(client: Any, tool: str, args: dict[str, Any], timeou
         if not str(exc).startswith("Invalid structured content") or not hasattr(problem, "absolute_path"):
             raise
         key = ".".join(str(part) for part in problem.absolute_path) or "(the whole result)"
-        if getattr(problem, "validator", None) == "type" and problem.instance is None and "number" in str(
-            problem.validator_value
+        if (
+            getattr(problem, "validator", None) == "type"
+            and problem.instance is None
+            and "number" in str(problem.validator_value)
         ):
             raise ToolRefused(f"output {key} is NaN or infinite, not a finite number (sent as null over MCP)") from None
         raise ToolRefused(f"output {key} does not match the tool's output schema: {problem.message}") from None

@@ -2,7 +2,8 @@
 
 Order of work: the sweep's shape (keys, values, search, metric) is checked before any server
 starts; the keys against the parameter file, and the metric's variable against the tools'
-outputs, before any trial runs. A trial that fails is recorded and the sweep goes on.
+outputs, before any trial runs; the sweep's size (``max_trials``) before anything is enumerated.
+A trial that fails (a NaN or infinite metric included) is recorded and the sweep goes on.
 """
 
 from __future__ import annotations

@@ -183,7 +183,8 @@ class TrialStore:
 
 
 class TrialRunner:
-    """The started servers, restarted after a failed trial or when a trial needs other ``${VAR}``s."""
+    """The started servers, restarted after a trial whose server crashed, stopped answering or timed out
+    (not after a tool's refusal), or when a trial needs other ``${VAR}``s."""
 
     def __init__(
         self, pipeline: Pipeline, locations: list[ServerLocation], log_root: Path, timeout: float | None

@@ -215,3 +215,22 @@ def test_a_nan_metric_is_reported_as_nan_and_the_servers_are_not_restarted(tmp_p
     else:
         assert "trial 2/4: sweepy.value=nan: FAILED (trial 2: scores.main = nan, not a finite number)" in result.stderr
         assert rows[3]["error"] == "trial 3: scores.main = inf, not a finite number"
+
+
+@pytest.mark.parametrize("stdio", [False, True], ids=["in-process", "stdio"])
+def test_ultra_call_reports_a_nan_output_as_nan_not_as_a_crash(tmp_path: Path, stdio: bool) -> None:
+    root = project(tmp_path)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "ultra.py"), "call", "sweepy.score", "value=nan", *(["--stdio"] if stdio else [])],
+        cwd=root / "sweepservers",
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "stopped answering" not in result.stderr and "crashed" not in result.stderr, result.stderr
+    if stdio:  # JSON carries NaN as null, which the output schema refuses: a clear error naming the key
+        clear_error(result, "sweepy.score failed: output scores.main is NaN or infinite, not a finite number")
+    else:
+        assert result.returncode == 0, result.stderr
+        assert '"main": NaN' in result.stdout

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ultra_client.calls.local_server import ToolRefused
 from ultra_client.calls.server_info import ToolInfo
-from ultra_client.calls.server_pool import ServerPool, result_text, structured_result
+from ultra_client.calls.server_pool import ServerPool, call_tool_checked, result_text, structured_result
 from ultra_client.commands import locate_named_server, scratch_logs
 from ultra_client.errors import UltraError
 from ultra_client.pipeline.yaml_lines import read_text_file
@@ -152,7 +153,9 @@ async def call(
         args = parse_assignments(values, running.tools[tool], base)
         bar = terminal_progress(target)
         try:
-            result = await running.client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=bar)
+            result = await call_tool_checked(running.client, tool, args, timeout, bar)
+        except ToolRefused as exc:
+            raise UltraError(f"{target} failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - reported with the server's log
             raise UltraError(pool.describe_failure(server, f"stopped answering ({exc})")) from None
         finally:

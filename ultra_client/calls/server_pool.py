@@ -127,13 +127,35 @@ class RunningServer:
 
         if self.client is None:
             raise ConnectionError("the server is not running")
-        result = await self.client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=progress)
+        result = await call_tool_checked(self.client, tool, args, timeout, progress)
         if result.is_error:
             raise ToolRefused(result_text(result, " ").strip())
         return structured_result(result)
 
     def log_tail(self, lines: int = 25) -> str:
         return last_lines(self.log_path, lines)
+
+
+async def call_tool_checked(client: Any, tool: str, args: dict[str, Any], timeout: float | None, progress: Any) -> Any:
+    """``client.call_tool``; a result that does not match the tool's output schema raises ToolRefused naming
+    the output key (the server answered: it is not a dead server). JSON has no NaN or infinity, so the SDK
+    sends such a number as null, which a ``number`` output refuses."""
+    from ultra_client.calls.local_server import ToolRefused
+
+    try:
+        return await client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=progress)
+    except RuntimeError as exc:
+        problem = exc.__cause__
+        if not str(exc).startswith("Invalid structured content") or not hasattr(problem, "absolute_path"):
+            raise
+        key = ".".join(str(part) for part in problem.absolute_path) or "(the whole result)"
+        if (
+            getattr(problem, "validator", None) == "type"
+            and problem.instance is None
+            and "number" in str(problem.validator_value)
+        ):
+            raise ToolRefused(f"output {key} is NaN or infinite, not a finite number (sent as null over MCP)") from None
+        raise ToolRefused(f"output {key} does not match the tool's output schema: {problem.message}") from None
 
 
 class ServerPool:

@@ -13,4 +13,5 @@ DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is writt
     "seed": 42,  # the seed of --random and --bayes (and nothing else)
     "minimize": False,  # rank by the metric, highest first
     "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
+    "max_trials": 10_000,  # a grid or --random/--bayes N above this is refused before anything runs
 }

@@ -33,6 +33,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="the sweep folder; rerun with the same one to resume "
         f"(default: {DEFAULTS['output_dir'].format(stem='<stem>')})",
     )
+    sweep.add_argument(
+        "--max-trials",
+        type=int,
+        metavar="N",
+        help=f"refuse a sweep of more trials than N (default {DEFAULTS['max_trials']:,})",
+    )
     sweep.add_argument("--timeout", type=float, help="seconds each step may take unless the step sets its own")
     return sweep
 

@@ -2,7 +2,8 @@
 
 Order of work: the sweep's shape (keys, values, search, metric) is checked before any server
 starts; the keys against the parameter file, and the metric's variable against the tools'
-outputs, before any trial runs. A trial that fails is recorded and the sweep goes on.
+outputs, before any trial runs; the sweep's size (``max_trials``) before anything is enumerated.
+A trial that fails (a NaN or infinite metric included) is recorded and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from typing import Any
+
+import anyio.lowlevel
 
 from ultra_client.calls.server_pool import parameter_references
 from ultra_client.commands import build_parameters, pipeline_locations, tool_table
@@ -127,11 +130,12 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
 async def _trials(spec: SweepSpec, search: Any, runner: TrialRunner, raw: dict, target: Path) -> list[dict[str, Any]]:
     store = TrialStore(spec.output_dir)
     skip = skipped_folders(spec.output_dir)
-    total = spec.trials or len(getattr(search, "trials", []))
+    total = spec.total  # computed, never enumerated
     rows: list[dict[str, Any]] = []
     seen: dict[str, dict[str, Any]] = {}
     asks = 0
     while spec.trials is None or len(rows) < spec.trials:
+        await anyio.lowlevel.checkpoint()  # a SIGTERM between trials (or between repeated asks) stops here
         values = search.ask()
         asks += 1
         if values is None or asks > total * RANDOM_ATTEMPTS:
@@ -149,6 +153,7 @@ async def _trials(spec: SweepSpec, search: Any, runner: TrialRunner, raw: dict, 
             folder = store.fresh(fp)
             record = await runner.run(folder, settings, target)
             record.update(fingerprint=fp, values=values, folder=str(folder))
+            _fail_on_non_finite(spec, record, number)
             record_trial(folder, record)
             if record["status"] == "ok" and not any(r["status"] == "ok" for r in rows):
                 check_first_result(spec, record)
@@ -161,6 +166,13 @@ async def _trials(spec: SweepSpec, search: Any, runner: TrialRunner, raw: dict, 
     if spec.trials is not None and len(rows) < spec.trials and spec.method == "bayes":
         spec.notes.append(f"--bayes {spec.trials}: the sampler found only {len(rows)} distinct trials")
     return rows
+
+
+def _fail_on_non_finite(spec: SweepSpec, record: dict[str, Any], number: int) -> None:
+    """A trial whose metric came back NaN or infinite failed, with the value, its key and the trial."""
+    value = record.get("non_finite", {}).get(spec.metric) if spec.metric else None
+    if record["status"] == "ok" and value is not None:
+        record.update(status="failed", error=f"trial {number}: {spec.metric} = {value}, not a finite number")
 
 
 def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from ultra_client.errors import UltraError
 from ultra_client.sweep.spec import Range, SweepSpec
 
 RANDOM_ATTEMPTS = 100  # draws per wanted trial before a random search gives up finding unseen settings
+RANDOM_MISSES = 10_000  # draws in a row that find only seen settings before a random search gives up
 
 
 def canonical(values: dict[str, Any]) -> str:
@@ -25,7 +26,10 @@ def canonical(values: dict[str, Any]) -> str:
 
 
 class Search:
-    """``ask()`` the next trial's ``{key: value}`` (None when done); ``tell(value)`` its metric (None: failed)."""
+    """``ask()`` the next trial's ``{key: value}`` (None when done); ``tell(value)`` its metric (None: failed).
+
+    Every search streams its trials: nothing is enumerated or drawn before it is asked for.
+    """
 
     def ask(self) -> dict[str, Any] | None:
         raise NotImplementedError
@@ -34,44 +38,46 @@ class Search:
         pass
 
 
-class ListSearch(Search):
-    """A fixed list of trials: the grid, or random draws made up front."""
+class GridSearch(Search):
+    """Every combination, one at a time; the first key varies slowest (put a key that needs an index rebuild
+    first). The grid is iterated, never built: its size is ``spec.total``, computed from the list lengths."""
 
-    def __init__(self, trials: list[dict[str, Any]]) -> None:
-        self.trials = trials
-        self.position = 0
+    def __init__(self, spec: SweepSpec) -> None:
+        self.keys = spec.keys
+        self.combinations = itertools.product(*[space.values for space in spec.spaces])
 
     def ask(self) -> dict[str, Any] | None:
-        if self.position >= len(self.trials):
-            return None
-        self.position += 1
-        return self.trials[self.position - 1]
+        combination = next(self.combinations, None)
+        return None if combination is None else dict(zip(self.keys, combination, strict=True))
 
 
-def grid_trials(spec: SweepSpec) -> list[dict[str, Any]]:
-    """Every combination; the first key varies slowest (put a key that needs an index rebuild first)."""
-    keys = spec.keys
-    lists = [space.values for space in spec.spaces]
-    return [dict(zip(keys, combination, strict=True)) for combination in itertools.product(*lists)]
+class RandomSearch(Search):
+    """``spec.trials`` distinct seeded draws, drawn as asked. When the space holds fewer combinations it
+    stops early, with a note in ``spec.notes``: after ``RANDOM_ATTEMPTS`` draws per wanted trial in all,
+    or ``RANDOM_MISSES`` in a row (so one ask stays short)."""
 
+    def __init__(self, spec: SweepSpec) -> None:
+        self.spec = spec
+        self.rng = random.Random(spec.seed)
+        self.seen: set[str] = set()
+        self.wanted = spec.trials or 0
+        self.draws_left = self.wanted * RANDOM_ATTEMPTS
 
-def random_trials(spec: SweepSpec) -> tuple[list[dict[str, Any]], str | None]:
-    """``spec.trials`` distinct draws (fewer, with a note, when the space holds fewer combinations)."""
-    rng = random.Random(spec.seed)
-    seen: set[str] = set()
-    trials: list[dict[str, Any]] = []
-    wanted = spec.trials or 0
-    for _ in range(wanted * RANDOM_ATTEMPTS):
-        if len(trials) == wanted:
-            break
-        draw = {space.key: _draw(rng, space.values) for space in spec.spaces}
-        if canonical(draw) not in seen:
-            seen.add(canonical(draw))
-            trials.append(draw)
-    note = None
-    if len(trials) < wanted:
-        note = f"--random {wanted}: the space holds only {len(trials)} distinct combinations; running those"
-    return trials, note
+    def ask(self) -> dict[str, Any] | None:
+        misses = 0
+        while len(self.seen) < self.wanted and self.draws_left > 0 and misses < RANDOM_MISSES:
+            self.draws_left -= 1
+            misses += 1
+            draw = {space.key: _draw(self.rng, space.values) for space in self.spec.spaces}
+            if canonical(draw) not in self.seen:
+                self.seen.add(canonical(draw))
+                return draw
+        if len(self.seen) < self.wanted:
+            self.spec.notes.append(
+                f"--random {self.wanted}: the space holds only {len(self.seen)} distinct combinations; running those"
+            )
+            self.wanted = len(self.seen)  # the note once
+        return None
 
 
 def _draw(rng: random.Random, values: list[Any] | Range) -> Any:
@@ -135,12 +141,9 @@ def _distribution(optuna: Any, values: list[Any] | Range) -> Any:
 
 
 def make_search(spec: SweepSpec) -> Search:
-    """The search ``spec`` asks for; a note (fewer random trials than asked) goes into ``spec.notes``."""
+    """The search ``spec`` asks for (a note, e.g. fewer random trials than asked, goes into ``spec.notes``)."""
     if spec.method == "bayes":
         return BayesSearch(spec)
     if spec.method == "random":
-        trials, note = random_trials(spec)
-        if note:
-            spec.notes.append(note)
-        return ListSearch(trials)
-    return ListSearch(grid_trials(spec))
+        return RandomSearch(spec)
+    return GridSearch(spec)

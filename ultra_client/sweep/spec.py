@@ -19,7 +19,7 @@ from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, plain
 from ultra_client.sweep import DEFAULTS
 from ultra_kit.yaml_limits import ShapeError, load_yaml_value
 
-SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir")
+SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir", "max_trials")
 RANGE_KEYS = ("low", "high", "log")
 CHOICE_KEY = "choices"
 
@@ -63,12 +63,24 @@ class SweepSpec:
     metric: str | None
     minimize: bool
     output_dir: Path
+    max_trials: int = DEFAULTS["max_trials"]
     source: str = ""  # the sweep file, when there is one
     notes: list[str] = field(default_factory=list)
 
     @property
     def keys(self) -> list[str]:
         return [space.key for space in self.spaces]
+
+    @property
+    def total(self) -> int:
+        """How many trials the sweep runs at most: N of --random/--bayes, or the grid's size (computed, not
+        enumerated)."""
+        return self.trials if self.trials is not None else grid_size(self.spaces)
+
+
+def grid_size(spaces: list[Space]) -> int:
+    """The number of combinations of the spaces' value lists: the product of their lengths."""
+    return math.prod(len(space.values) for space in spaces if isinstance(space.values, list))
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
@@ -190,6 +202,7 @@ def build_spec(args: Any) -> SweepSpec:
         grid = [entry for entry in grid if entry[0] != key] + [(key, value, f"--grid {key}")]
     options = {"random": args.random, "bayes": args.bayes, "seed": args.seed, "metric": args.metric}
     options |= {"minimize": args.minimize or None, "output_dir": args.output_dir, "param": args.param}
+    options["max_trials"] = getattr(args, "max_trials", None)
     if options["random"] is not None or options["bayes"] is not None:
         given.pop("random", None), given.pop("bayes", None)
     where = {name: lines.get(name, f"--{name.replace('_', '-')}") for name in SWEEP_KEYS}
@@ -231,6 +244,9 @@ def _checked(given: dict[str, Any], where: dict[str, str], grid: list, pipeline:
         if len(key.split(".")) < 2 or not all(key.split(".")):
             raise UltraError(f"{at}: '{key}' is not server.setting (or server.setting.subkey), e.g. retriever.top_k")
         spaces.append(Space(key, check_values(key, value, at, method), at))
+    max_trials = given.get("max_trials", DEFAULTS["max_trials"])
+    _positive_int(max_trials, f"{where['max_trials']}: max_trials")
+    _check_size(method, trials, spaces, max_trials, where)
     output = given.get("output_dir") or DEFAULTS["output_dir"].format(stem=pipeline.stem)
     return SweepSpec(
         pipeline=pipeline,
@@ -242,8 +258,28 @@ def _checked(given: dict[str, Any], where: dict[str, str], grid: list, pipeline:
         metric=metric,
         minimize=minimize,
         output_dir=Path(str(output)),
+        max_trials=max_trials,
         source=source,
     )
+
+
+def _check_size(method: str, trials: int | None, spaces: list[Space], max_trials: int, where: dict[str, str]) -> None:
+    """Refuse a sweep of more than ``max_trials`` trials before anything is enumerated, with its count."""
+    raise_it = "raise it with --max-trials N (or 'max_trials: N' in a sweep file) if you mean it"
+    if trials is not None:
+        if trials > max_trials:
+            raise UltraError(
+                f"{where[method]}: {trials:,} trials is more than max_trials ({max_trials:,}); ask for fewer, or "
+                + raise_it
+            )
+        return
+    size = grid_size(spaces)
+    if size > max_trials:
+        lengths = " x ".join(f"{len(space.values):,} ({space.key})" for space in spaces)  # type: ignore[arg-type]
+        raise UltraError(
+            f"the grid holds {size:,} trials ({lengths}), more than max_trials ({max_trials:,}); "
+            f"give fewer values, sample the space with --random N, or {raise_it}"
+        )
 
 
 def check_keys(spec: SweepSpec, settings: dict[str, dict[str, Any]], param_file: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import shutil
 import sys
 import time
@@ -80,7 +81,8 @@ def flatten(memory: dict[str, Any]) -> dict[str, float]:
     """The scalar results: numeric variables, and the numeric keys of mapping variables (``variable.key``).
 
     Deeper values and lists are data, not results; so is a mapping with more than
-    ``MAX_RESULT_KEYS`` numbers (per-query or per-document values, qrels).
+    ``MAX_RESULT_KEYS`` numbers (per-query or per-document values, qrels). NaN and infinities are
+    included: ``split_non_finite`` takes them out.
     """
     flat: dict[str, float] = {}
     for name, value in memory.items():
@@ -91,6 +93,12 @@ def flatten(memory: dict[str, Any]) -> dict[str, float]:
             if len(numbers) <= MAX_RESULT_KEYS:
                 flat.update(numbers)
     return flat
+
+
+def split_non_finite(results: dict[str, float]) -> tuple[dict[str, float], dict[str, str]]:
+    """(the finite results, ``{key: "nan" | "inf" | "-inf"}`` for the others): JSON has no NaN."""
+    finite = {key: value for key, value in results.items() if math.isfinite(value)}
+    return finite, {key: str(float(value)) for key, value in results.items() if key not in finite}
 
 
 def _number(value: Any) -> bool:
@@ -175,7 +183,8 @@ class TrialStore:
 
 
 class TrialRunner:
-    """The started servers, restarted after a failed trial or when a trial needs other ``${VAR}``s."""
+    """The started servers, restarted after a trial whose server crashed, stopped answering or timed out
+    (not after a tool's refusal), or when a trial needs other ``${VAR}``s."""
 
     def __init__(
         self, pipeline: Pipeline, locations: list[ServerLocation], log_root: Path, timeout: float | None
@@ -193,6 +202,8 @@ class TrialRunner:
         await self.close()
         self.references = {alias: set(names) for alias, names in references.items()}
         logs = self.log_root if self.starts == 0 else self.log_root / f"restart_{self.starts}"
+        if self.starts:
+            say(f"restarting the servers (restart {self.starts}; logs in {logs})")
         self.starts += 1
         pool = ServerPool(self.locations, logs, self.references)
         await pool.__aenter__()
@@ -235,14 +246,17 @@ class TrialRunner:
             from ultra_kit.redact import redact_text
 
             record.update(status="failed", error=redact_text(str(exc)))
-            await self.close()  # a server may be dead or still busy: the next trial starts afresh
+            if not _tool_refused(exc):
+                await self.close()  # a server may be dead or still busy: the next trial starts afresh
             memory = None
         if memory is not None:
             saved: dict[str, str] = {}  # as `ultra run`: the trial's files in files/, memory.json names them there
             write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p.resolve(), started)))
             write_output(folder / "memory.json", lambda p: atomic_write_json(p, relative_memory(memory, saved)))
             tools = {alias: server.tools for alias, server in pool.servers.items()}
-            record["results"] = flatten(memory)
+            record["results"], non_finite = split_non_finite(flatten(memory))
+            if non_finite:
+                record["non_finite"] = non_finite
             record["per_query"] = per_query_scores(self.pipeline, tools, memory)
         steps = runner.timings if runner is not None else []
         timings = {"steps": steps, "total_seconds": round(time.time() - started, 3)}
@@ -250,6 +264,14 @@ class TrialRunner:
         record["tool_seconds"] = round(sum(seconds for _, seconds in steps), 4)
         record["wall_seconds"] = round(time.perf_counter() - clock, 4)
         return record
+
+
+def _tool_refused(exc: Exception) -> bool:
+    """True when the trial failed on a tool's answer (an error result, an output that is not a finite
+    number) or on its settings: the servers answered, so they are not restarted."""
+    from ultra_client.calls.local_server import ToolRefused
+
+    return isinstance(exc, InputError) or isinstance(exc.__context__, ToolRefused)
 
 
 def trial_settings(base: dict[str, dict[str, Any]], values: dict[str, Any]) -> dict[str, dict[str, Any]]:

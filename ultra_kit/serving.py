@@ -9,6 +9,9 @@
 - A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
   parser allows) gets a JSON-RPC error reply with id null, ``-32700 Parse error`` for text that is
   not JSON, ``-32600 Invalid Request`` for JSON that is not a message, and a warning in the log.
+  A request (``method`` and ``id``) nested deeper than the SDK's parser allows but readable by the
+  standard ``json`` module gets ``-32602 Invalid params`` with its id, naming the limit, so that
+  its client stops waiting at once.
   The SDK's stdio transport turns such a line into an exception item that its dispatcher drops
   silently; here the item is answered before the dispatcher sees it. This reads the SDK's
   ``MCPServer._lowlevel_server`` (the one thing ``run_stdio_async`` itself uses); if a future SDK
@@ -28,6 +31,7 @@ log = logging.getLogger("ultra.server")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 
 @functools.cache
@@ -114,11 +118,78 @@ async def _answer_unreadable(exc: Exception, write_stream: Any) -> None:
     from mcp.shared.message import SessionMessage
 
     code, message = _classify(exc)
+    request_id, depth = _too_deep_request(exc) if code == PARSE_ERROR else (None, 0)
     first_line = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-    log.warning("stdin: a line that is not a JSON-RPC message (%s); answered %d %s", first_line, code, message)
-    reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
+    data = {}  # the error's data, when it has some (an unset field is left out of the reply)
+    if request_id is not None:
+        limit = parser_depth_limit()
+        code, data = INVALID_PARAMS, {"data": {"depth": depth, "max_depth": limit}}
+        message = (
+            f"Invalid params: the request is nested {depth} levels deep; this server reads at most {limit} levels "
+            "(the limit of the MCP SDK's JSON parser)"
+        )
+        log.warning("stdin: a line nested %d levels deep (request id %r); answered %d", depth, request_id, code)
+    else:
+        log.warning("stdin: a line that is not a JSON-RPC message (%s); answered %d %s", first_line, code, message)
+    error = mcp_types.ErrorData(code=code, message=message, **data)
+    reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
         await write_stream.send(SessionMessage(reply))
+
+
+def _too_deep_request(exc: Exception) -> tuple[int | str | None, int]:
+    """(id, nesting depth) of a request the SDK's parser refused as too deep but the ``json`` module reads;
+    (None, 0) for anything else (not JSON at all, too deep for ``json`` too, not a request)."""
+    import json
+
+    errors = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
+    line = next((e.get("input") for e in errors if isinstance(e, dict) and isinstance(e.get("input"), str)), None)
+    if line is None:
+        return None, 0
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None, 0
+    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+        return None, 0
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None, 0
+    depth = nesting_depth(value)
+    return (request_id, depth) if depth > parser_depth_limit() else (None, 0)
+
+
+def nesting_depth(value: Any) -> int:
+    """Levels of nested objects and arrays in a parsed JSON value (a scalar is 0), walked without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+@functools.cache
+def parser_depth_limit() -> int:
+    """The deepest nesting (``nesting_depth``) of a value the SDK's JSON-RPC parser reads, found by trying it
+    (about a millisecond, once)."""
+    import mcp_types
+
+    def reads(depth: int) -> bool:
+        try:
+            mcp_types.jsonrpc_message_adapter.validate_json("[" * depth + "0" + "]" * depth, by_name=False)
+        except Exception as exc:  # noqa: BLE001 - any error but a JSON one means the text was read
+            return _classify(exc)[0] != PARSE_ERROR
+        return True
+
+    low, high = 1, 1 << 16  # reads(low) holds; reads(high) is assumed not to
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if reads(middle) else (low, middle)
+    return low
 
 
 def _classify(exc: Exception) -> tuple[int, str]:

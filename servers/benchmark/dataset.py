@@ -46,18 +46,20 @@ def load_dataset(
     A record missing any mapped field (or holding null or NaN there) is dropped whole, so the columns
     never shift against each other. Dropping happens first, then the seeded shuffle, then ``limit``.
     Rows the reader itself left out (a BEIR qrels query without its query) count as dropped too.
-    A file larger than ``max_bytes`` is refused unread.
+    A file larger than ``max_bytes`` is refused unread. When no record is left (an empty file, or every
+    record dropped) it raises InputError with the number read and the drop reasons: never empty lists.
     """
     check_key_map(key_map)
     check_limit(limit)
     check_max_bytes(max_bytes)
     records = read_records(path, fmt, split, max_bytes=max_bytes)
-    if not records:
-        raise InputError("the dataset holds no records", path=path)
-    check_fields_exist(records, key_map, path)
-    kept: list[Record] = []
     dropped: Counter[str] = Counter(records.dropped) if isinstance(records, Records) else Counter()
     notes: Counter[str] = Counter(records.notes) if isinstance(records, Records) else Counter()
+    total = len(records) + sum(dropped.values())
+    if not records:
+        raise InputError(nothing_kept(total, dropped), path=path)
+    check_fields_exist(records, key_map, path)
+    kept: list[Record] = []
     for record in records:
         values = {source: field_value(record, source) for source in key_map.values()}
         missing = [source for source, value in values.items() if value is _MISSING or value is None]
@@ -68,13 +70,25 @@ def load_dataset(
             dropped[f"NaN in field '{not_a_number[0]}'"] += 1  # JSON NaN would become null in the lists
         else:
             kept.append(record)
+    if not kept:
+        raise InputError(nothing_kept(total, dropped), path=path)
     if shuffle:
         random.Random(seed).shuffle(kept)
     if limit != -1:
         kept = kept[:limit]
     columns = {variable: [field_value(r, source) for r in kept] for variable, source in key_map.items()}
-    total = len(records) + sum(records.dropped.values()) if isinstance(records, Records) else len(records)
     return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
+
+
+def nothing_kept(total: int, dropped: Counter[str]) -> str:
+    """Why no record is left: none read, or how many were read and every drop reason with its count."""
+    if not total:
+        return "the dataset holds no records (read 0); give a file with at least one record"
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in dropped.most_common())
+    return (
+        f"no record kept: read {total} record{'s' if total != 1 else ''} and dropped every one ({reasons}); "
+        "fix those fields in the data, or map other fields in benchmark.key_map"
+    )
 
 
 def check_key_map(key_map: dict[str, str]) -> None:

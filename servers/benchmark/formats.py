@@ -8,6 +8,7 @@ from, for error messages.
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from ultra_kit.errors import InputError, existing_file
 from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
+NAN_CELLS = frozenset({"NaN", "nan", "NAN"})  # a CSV/TSV cell that holds no value
 
 
 class Records(list):
@@ -43,6 +45,8 @@ def read_records(
     if max_bytes is not None:
         for file in data_files(source, fmt, split):
             check_file_size(file, max_bytes=max_bytes, setting="benchmark.max_bytes")
+    if source.is_file() and source.stat().st_size == 0:
+        raise InputError("the file is empty (0 bytes): it holds no records", path=str(source))
     if fmt == "auto":
         fmt = detect_format(source)
     if fmt not in READERS:
@@ -101,6 +105,17 @@ def _numbered(rows: list[Record], start: int) -> list[Record]:
     for offset, row in enumerate(rows):
         row["_line"] = start + offset
     return rows
+
+
+def _csv_rows(source: Path) -> list[Record]:
+    """CSV/TSV rows; a cell reading NaN (how numpy and others write a missing number) becomes float NaN, so that
+    the record is dropped as one holding JSON's NaN is."""
+    rows = read_csv(source)
+    for row in rows:
+        for name, value in row.items():
+            if value in NAN_CELLS:
+                row[name] = math.nan
+    return _numbered(rows, start=2)
 
 
 def _json_list(data: Any, path: str) -> list[Record]:
@@ -290,8 +305,8 @@ READERS: dict[str, Format] = {
         matches=lambda data: isinstance(data, list),
         layout="a list of records",
     ),
-    "csv": Format("CSV", lambda source, _: _numbered(read_csv(source), start=2), (".csv",)),
-    "tsv": Format("TSV", lambda source, _: _numbered(read_csv(source), start=2), (".tsv",)),
+    "csv": Format("CSV", lambda source, _: _csv_rows(source), (".csv",)),
+    "tsv": Format("TSV", lambda source, _: _csv_rows(source), (".tsv",)),
     "parquet": Format("Parquet", lambda source, _: _numbered(read_parquet(source), start=1), (".parquet",)),
     "beir": Format("BEIR", read_beir, folder=True),
     "squad": Format(

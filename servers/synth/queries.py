@@ -47,16 +47,24 @@ class Query:
 
 @dataclass
 class Tally:
-    """What the generation discarded, and the requests it took."""
+    """What the generation discarded, the requests it took, and the outcome of each generation (a grounded
+    question with its self-check, or one list): ``(status, error)`` pairs for ``ultra_kit.failures``."""
 
     discarded: Counter[str] = field(default_factory=Counter)
     requests: int = 0
     errors: list[str] = field(default_factory=list)
+    outcomes: list[tuple[str, str | None]] = field(default_factory=list)
 
     def failed(self, reason: str, error: str | None) -> None:
+        """A generation that failed: ``failed`` (no reply, status error) or unreadable (status parse_error)."""
         self.discarded[reason] += 1
+        self.outcomes.append(("error" if reason == "failed" else "parse_error", error or reason))
         if error and len(self.errors) < 5:
             self.errors.append(error)
+
+    def ok(self) -> None:
+        """A generation whose requests were answered and read (a question the self-check discarded included)."""
+        self.outcomes.append(("ok", None))
 
 
 @dataclass
@@ -96,6 +104,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     if check.error:
         tally.failed("self_check_unreadable" if reason_of(check.error) == "unreadable" else "failed", check.error)
         return None
+    tally.ok()
     if check.value == "no":
         tally.discarded["self_check"] += 1
         return None
@@ -127,6 +136,8 @@ async def listed(client: LLMClient, prompt: str, n: int, plan: Plan, tally: Tall
     texts = asked.value or []
     if asked.error or not texts:
         tally.failed(reason_of(asked.error), asked.error or "the list was empty")
+    else:
+        tally.ok()
     return texts[:n]
 
 

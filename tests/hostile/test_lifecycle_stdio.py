@@ -65,12 +65,15 @@ def test_unreadable_lines_get_a_parse_error_and_the_server_keeps_answering(toy_r
         )
         assert reply()["id"] == 1
         send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        deep = '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"x":' + '{"a":' * 250 + "1" + "}" * 250 + "}}"
-        frames = [b"not json at all", b"\xff\xfe\x00\x81 binary", ("[" * 300 + "]" * 300).encode(), deep.encode()]
+        frames = [b"not json at all", b"\xff\xfe\x00\x81 binary", ("[" * 300 + "]" * 300).encode()]
         for frame in frames:
             send(frame)
             answer = reply()
             assert answer["id"] is None and answer["error"]["code"] == -32700, (frame[:40], answer)
+        deep = '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"x":' + '{"a":' * 250 + "1" + "}" * 250 + "}}"
+        send(deep.encode())  # a request: answered with its id (tests/hostile/test_jsonrpc_depth.py)
+        answer = reply()
+        assert answer["id"] == 5 and answer["error"]["code"] == -32602, answer
         send(b'{"jsonrpc":"2.0","id":7}')  # JSON, but no message
         answer = reply()
         assert answer["id"] is None and answer["error"] == {"code": -32600, "message": "Invalid Request"}

@@ -104,7 +104,9 @@ def test_unreadable_replies_are_counted_not_kept(tmp_path: Path, corpus: Path, m
     monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
     n = {"grounded": 0, "off_topic": 1, "jailbreak": 0}
     with OpenAIStub(scripted(garbled="personal medical")) as stub:
-        result = run(synth_settings(stub.base_url, tmp_path, corpus_path=str(corpus), n_per_kind=n))
+        # 1 of the 4 lists fails: 0.25 does not exceed max_failed_fraction 0.25
+        result = run(synth_settings(stub.base_url, tmp_path, corpus_path=str(corpus), n_per_kind=n,
+                                    max_failed_fraction=0.25))  # fmt: skip
         replies = stub.request_count
     counts = result["synth_counts"]
     assert counts["discarded"]["unreadable"] == 1 and "sensitive" not in counts["generated"]["off_topic"]
@@ -112,6 +114,42 @@ def test_unreadable_replies_are_counted_not_kept(tmp_path: Path, corpus: Path, m
     retries = synth_settings("", tmp_path)["synth_llm"].get("max_retries", 2)
     assert replies == 3 + 1 + retries  # the garbled category is asked again max_retries times
     assert "unreadable after" in counts["errors"][0]
+    failed = counts["failed"]
+    assert (failed["count"], failed["total"], failed["reasons"]) == (1, 4, {"error": 0, "parse_error": 1})
+    assert failed["first_error"] == counts["errors"][0]
+    on_disk = json.loads((tmp_path / "risk" / "counts.json").read_text())
+    assert on_disk["failed"] == failed
+
+
+def test_more_failures_than_max_failed_fraction_fail_and_write_nothing(
+    tmp_path: Path, corpus: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+    n = {"grounded": 0, "off_topic": 1, "jailbreak": 0}
+    with OpenAIStub(scripted(garbled="personal medical")) as stub:
+        settings = synth_settings(stub.base_url, tmp_path, corpus_path=str(corpus), n_per_kind=n)
+        assert settings["max_failed_fraction"] == 0.1  # parameter.yaml's default, the judges' too
+        with pytest.raises(InputError) as caught:
+            run(settings)
+    message = str(caught.value)
+    assert "generate_queries: 1 of 4 generations failed (25%, more than max_failed_fraction 0.1" in message
+    assert "(parse_error 1); first error: unreadable after" in message
+    assert not (tmp_path / "risk").exists()
+
+
+def test_every_generation_failing_fails_even_at_fraction_one(tmp_path: Path, corpus: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
+    n = {"grounded": 1, "off_topic": 1, "jailbreak": 0}
+    with OpenAIStub(scripted()) as stub:
+        stub.add_fault("status", status=403, message="no access for this key")
+        settings = synth_settings(stub.base_url, tmp_path, corpus_path=str(corpus), n_per_kind=n)
+        with pytest.raises(InputError) as caught:
+            run({**settings, "max_failed_fraction": 1.0})
+    # 3 rounds of one grounded question, and the 4 category lists
+    assert "generate_queries: every one of 7 generations failed (error 7): 403 from the endpoint" in str(caught.value)
+    assert not (tmp_path / "risk").exists()
+    with pytest.raises(InputError, match="max_failed_fraction must be a number from 0 to 1, got 1.5"):
+        run({**settings, "max_failed_fraction": 1.5})
 
 
 def test_bad_settings_fail_with_a_clear_message(tmp_path: Path, corpus: Path) -> None:

@@ -68,7 +68,8 @@ def get_data(
 
     Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
     field is dropped whole; `data_info` says how many and why, and counts what the reader noticed
-    (`notes`, e.g. BEIR qrels documents absent from the corpus).
+    (`notes`, e.g. BEIR qrels documents absent from the corpus). When no record is left (an empty
+    file, or every record dropped) the tool fails with the count read and the drop reasons.
     """
     spec = complete_mapping(dict(benchmark), server="benchmark", setting="benchmark")
     path = str(spec["path"] or "")

@@ -19,11 +19,11 @@ from typing_extensions import TypedDict
 
 from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import judge_of_kind
-from servers.judge.common import failures
-from servers.judge.common.failures import FailedSummary
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
+from ultra_kit import failures
 from ultra_kit.errors import InputError
+from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache

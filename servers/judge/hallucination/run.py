@@ -16,7 +16,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
-from servers.judge.common import failures
+from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from servers.judge.common import failures, inputs
-from servers.judge.common.failures import FailedSummary
+from servers.judge.common import inputs
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.relevance import agreement, umbrela
+from ultra_kit import failures
 from ultra_kit.errors import InputError
+from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path, unique_path
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache

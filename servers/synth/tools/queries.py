@@ -9,8 +9,10 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.synth.dataset import CORPUS_FILE, COUNTS_FILE, DATASET_FILE, QRELS_FILE, dataset_folder
+from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
+from ultra_kit.failures import FailedSummary
 from ultra_kit.llm_mapping import llm_mapping_description
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ class SynthCounts(TypedDict):
     discarded: dict[str, int]
     requests: int
     errors: list[str]
+    failed: FailedSummary
 
 
 class GenerateResult(TypedDict):
@@ -52,6 +55,15 @@ async def generate_queries(
         float, Field(description="word-set Jaccard at which a question is a near-duplicate", ge=0, le=1)
     ],
     dataset_dir: Annotated[str, Field(description="folder for queries.jsonl, qrels.trec, corpus.jsonl, counts.json")],
+    max_failed_fraction: Annotated[
+        float,
+        Field(
+            description="fail the tool (nothing written) when more than this share of its generations (a grounded "
+            "question with its self-check, or one list) failed (error / unreadable reply); always when none succeeded",
+            ge=0,
+            le=1,
+        ),
+    ],
     ctx: Context | None = None,
 ) -> GenerateResult:
     """Generate grounded, off-topic and jailbreak questions from a corpus with an LLM (seeded), each with its
@@ -63,6 +75,8 @@ async def generate_queries(
     passage (corpus.jsonl, same ids) and asks a grounded question that retrieves it. Near-duplicates are removed.
     Writes queries.jsonl (fields id, query, kind, category, reference, source_docid, expected_behaviour), which
     benchmark.get_data reads directly. Counts say what was generated and what was discarded, and why.
+    The tool fails, writing nothing, when no generation succeeded or more than max_failed_fraction of them
+    failed; `synth_counts.failed` counts the failures otherwise.
     """  # noqa: E501
     from servers.synth import corpus, queries
     from ultra_kit.files import atomic_write_json, atomic_write_jsonl, atomic_write_text
@@ -79,6 +93,7 @@ async def generate_queries(
         raise InputError(f"unknown jailbreak techniques {bad}; known: {list(queries.TECHNIQUES)}")
     if not domain_description.strip():
         raise InputError("domain_description is empty: say what the assistant under test is for")
+    failures.check_fraction(max_failed_fraction)
     folder = dataset_folder(dataset_dir)
     records, documents = corpus.read_corpus(corpus_path)
     settings = settings_for(synth_llm, server="synth", setting="synth_llm")
@@ -93,6 +108,8 @@ async def generate_queries(
             usage = client.usage.as_dict()
     finally:
         cache.close()
+    failed, ok = failures.summarise(tally.outcomes)
+    failures.check(failed, ok, tool="generate_queries", noun="generations", max_failed_fraction=max_failed_fraction)
     kept, duplicates = queries.deduplicate(generated, dedup_threshold)
     rows = queries.with_ids(kept)
     if not rows:
@@ -109,6 +126,7 @@ async def generate_queries(
         "discarded": discarded,
         "requests": tally.requests,
         "errors": tally.errors,
+        "failed": failed,
     }
     seconds = round(time.perf_counter() - started, 3)
     atomic_write_json(folder / COUNTS_FILE, {**counts, "usage": usage, "seconds": seconds, "planted": sorted(planted)})

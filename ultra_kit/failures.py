@@ -1,12 +1,13 @@
-"""When judging fails: the ``failed`` summary every judge tool returns, and the check that fails the tool.
+"""When LLM requests fail: the ``failed`` summary a tool returns, and the check that fails the tool.
 
-A judged unit (an UMBRELA pair, an answer-judge item, a nuggetize batch) is ``ok``, failed
-(``error``: the request failed; ``parse_error``: the reply was unreadable; ``incomplete``: some of
-its requests failed) or has nothing to judge (``no_sentences``, ``no_statements`` ...). The units
-with nothing to judge are left out of ``total``. The tool fails (``InputError``, a tool error for
-MCP callers) when no unit is ok and some failed, or when failed / total exceeds
-``max_failed_fraction``; it then writes no result file, and the message names the first error and
-the counts by kind. Below the limit the result carries ``failed``:
+Used by the judge tools and ``synth.generate_queries``, each with its ``max_failed_fraction`` setting.
+A unit (an UMBRELA pair, an answer-judge item, a nuggetize batch, a generated question or list) is
+``ok``, failed (``error``: the request failed; ``parse_error``: the reply was unreadable;
+``incomplete``: some of its requests failed) or has nothing to judge (``no_sentences``,
+``no_statements`` ...). The units with nothing to judge are left out of ``total``. The tool fails
+(``InputError``, a tool error for MCP callers) when no unit is ok and some failed, or when failed /
+total exceeds ``max_failed_fraction``; it then writes no result file, and the message names the
+first error and the counts by kind. Below the limit the result carries ``failed``:
 
     {"count": 2, "total": 40, "reasons": {"error": 2, "parse_error": 0}, "first_error": "..."}
 """

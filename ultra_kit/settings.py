@@ -209,7 +209,8 @@ def key_host_problems(given: dict[str, Any], defaults: dict[str, Any], *, source
 def _missing_key(target: _Target, keys: list[str], configured: list[_Target], source: str) -> str:
     hosts = ", ".join(t.url for t in configured if t.key)
     return (
-        f"{_url_setting(target)} names {target.url} without api_key, while the key {source} configures ({', '.join(keys)}) "
+        f"{_url_setting(target)} names {target.url} without api_key, while the key {source} configures "
+        f"({', '.join(keys)}) "
         f'goes only to {hosts}; give {target.where}.api_key yourself (your own key, or "" for a server without auth)'
     )
 

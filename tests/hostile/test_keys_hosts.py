@@ -150,6 +150,16 @@ async def test_mcp_offline_toxicity_needs_no_key(tmp_path: Path) -> None:
     assert result.structured_content["aggregate"]["toxic"] == 0.0
 
 
+def test_cli_offline_toxicity_needs_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # run_ultra passes this process's environment on
+    done = run_ultra(
+        "call", "judge.toxicity", "q_ls=[q]", "pred_ls=[what a lovely day]", "judge_cache=",
+        f"save_path={tmp_path}", cwd=tmp_path, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["aggregate"]["toxic"] == 0.0
+
+
 def ultra_call_judge(tmp_path: Path, stub: OpenAIStub, *options: str):
     return run_ultra(
         "call", *options, "judge.umbrela_judge", "query=what is a test", "passages=[a passage about tests]",

@@ -98,7 +98,8 @@ def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, A
 
     The default ``api_key`` belongs to the default endpoint: a caller who names a ``base_url`` (or
     ``backend: local``, or a pool of ``endpoints``, each with its own key) and no ``api_key`` gets ``""``,
-    so a key never goes to a host it was not written for.
+    so a key never goes to a host it was not written for. (Over MCP such a call is refused before this, saying
+    why: ``check_key_hosts``.)
     """
     elsewhere = "base_url" in given or "endpoints" in given or given.get("backend") == "local"
     if "api_key" in default and "api_key" not in given and elsewhere:
@@ -180,7 +181,7 @@ def key_host_problems(given: dict[str, Any], defaults: dict[str, Any], *, source
         configured = _targets(name, default, default)
         bound = {(_origin(t.url), var) for t in configured for var in env_references(t.key)}
         origins = {_origin(t.url) for t in configured}
-        keys = sorted({t.key for t in configured if t.key})
+        keys = sorted({_shown_key(t.key) for t in configured if t.key})
         for target in _targets(name, merge_mapping(default, value), value):
             here = _origin(target.url)
             if here not in origins:
@@ -213,6 +214,12 @@ def _missing_key(target: _Target, keys: list[str], configured: list[_Target], so
         f"({', '.join(keys)}) "
         f'goes only to {hosts}; give {target.where}.api_key yourself (your own key, or "" for a server without auth)'
     )
+
+
+def _shown_key(key: str) -> str:
+    """A configured key as a message may show it: its ``${VAR}`` references, never a literal key."""
+    references = sorted(env_references(key))
+    return ", ".join(f"${{{name}}}" for name in references) if references else "a key written there"
 
 
 def _url_setting(target: _Target) -> str:

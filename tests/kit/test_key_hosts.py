@@ -157,3 +157,13 @@ def test_the_check_needs_no_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "would send the key ${ULTRA_TEST_KEY}" in refusal(
         llm={"base_url": "http://127.0.0.1:9/v1", "api_key": "${ULTRA_TEST_KEY}"}
     )
+
+
+def test_a_literal_key_of_the_parameter_file_is_never_shown() -> None:
+    settings = {**SETTINGS, "llm": {**LLM, "api_key": "sk-literal-in-the-file-8e2c"}}
+    with pytest.raises(ToolCrash) as caught:
+        call(settings=settings, llm={"base_url": "http://127.0.0.1:9/v1"})
+    assert "the key p.yaml configures (a key written there) goes only to https://api.example.test/v1" in str(
+        caught.value
+    )
+    assert "sk-literal" not in str(caught.value)

@@ -18,7 +18,14 @@ from typing import Any
 from ultra_kit import lifeline, redact
 from ultra_kit.errors import InputError, unknown_names_message
 from ultra_kit.files import absolute_paths, released_on_failure
-from ultra_kit.settings import env_references, expand_env, load_parameter_file, merge_mapping
+from ultra_kit.settings import (
+    SERVERS_DIR,
+    check_key_hosts,
+    env_references,
+    expand_env,
+    load_parameter_file,
+    merge_mapping,
+)
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -99,7 +106,14 @@ def build_server(
             idempotent_hint=hints["idempotent"],
             open_world_hint=hints["open_world"],
         )
-        tool = with_settings(fn, settings, context_type=Context, raise_as=ToolError, crash_as=_crash_report(ToolError))
+        tool = with_settings(
+            fn,
+            settings,
+            context_type=Context,
+            raise_as=ToolError,
+            crash_as=_crash_report(ToolError),
+            parameter_file=Path(package_dir) / PARAMETER_FILE,
+        )
         app.add_tool(tool, name=fn.__name__, annotations=annotations)
         app.argument_checks[fn.__name__] = tool.__argument_check__
     return app
@@ -168,6 +182,8 @@ def with_settings(
     context_type: type,
     raise_as: Callable[[str], Exception],
     crash_as: Callable[[str, str], Exception] | None = None,
+    parameter_file: str | Path = PARAMETER_FILE,
+    in_process: bool = False,
 ) -> Callable[..., Any]:
     """Wrap ``fn`` so its settings default to ``settings`` and a user's mistakes become ``raise_as(message)``.
 
@@ -202,7 +218,11 @@ def with_settings(
     setting_names = {name for name in signature.parameters if name in settings}
     own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
 
+    source = _shown(parameter_file)
+
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
+        given = {key: value for key, value in kwargs.items() if key in setting_names}
+        check_key_hosts(given, settings, source=source, in_process=in_process)
         return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
 
     def _prepared(key: str, value: Any) -> Any:
@@ -238,6 +258,14 @@ def with_settings(
     tool.__annotations__ = dict(hints)
     tool.__argument_check__ = ArgumentCheck.of(fn.__name__, parameters, hints, context_type)
     return tool
+
+
+def _shown(path: str | Path) -> str:
+    """A parameter file as a message names it: relative to the project when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(SERVERS_DIR.parent))
+    except ValueError:
+        return str(path)
 
 
 @dataclass(frozen=True)

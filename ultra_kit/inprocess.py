@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.factory import ServerSpec, with_settings
+from ultra_kit.factory import PARAMETER_FILE, ServerSpec, with_settings
 
 
 class ToolFailure(Exception):
@@ -139,7 +139,14 @@ def local_tools(spec: ServerSpec, only: str | None = None) -> dict[str, LocalToo
     for fn in spec.load_tools():
         if only is not None and fn.__name__ != only:
             continue
-        wrapped = with_settings(fn, settings, context_type=NoContext, raise_as=ToolFailure)
+        wrapped = with_settings(
+            fn,
+            settings,
+            context_type=NoContext,
+            raise_as=ToolFailure,
+            parameter_file=spec.package_dir / PARAMETER_FILE,
+            in_process=True,  # the user's own call: a key sent to another host is a warning, not a refusal
+        )
         signature = inspect.signature(wrapped)
         context = [name for name, param in signature.parameters.items() if _is_context(param.annotation)]
         parameters = [name for name in signature.parameters if name not in context]

@@ -37,8 +37,9 @@ def llm_mapping_description() -> str:
     ``LLMSettings.from_mapping`` accepts (so a new key shows up without an edit here)."""
     keys = [f"{key} ({KEY_NOTES[key]})" if key in KEY_NOTES else key for key in _keys()]
     return (
-        f"an LLM mapping {{{', '.join(keys)}}}; keys left out take parameter.yaml's values, except that naming another "
-        "base_url, endpoints (or backend local) without api_key sends no key"
+        f"an LLM mapping {{{', '.join(keys)}}}; keys left out take parameter.yaml's values. A ${{VAR}} key goes "
+        "only to the host parameter.yaml pairs it with: a call naming another base_url or endpoints gives its own "
+        "api_key ('' for none), and references no ${VAR} (refused otherwise)"
     )
 
 
@@ -52,7 +53,9 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
 
     The default ``api_key`` belongs to the default endpoint: a caller who names another endpoint
     (``base_url``, ``endpoints``) or a local model and no key gets none, so a key never goes to a host
-    it was not written for, and a local model needs nothing from the environment.
+    it was not written for, and a local model needs nothing from the environment. (A tool call over MCP
+    is checked before this: ``ultra_kit.settings.check_key_hosts`` refuses one that would send a
+    ``${VAR}`` value to a host the parameter file did not configure.)
     """
     # complete_mapping applies the api_key rule (merge_mapping)
     return LLMSettings.from_mapping(

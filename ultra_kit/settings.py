@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +98,8 @@ def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, A
 
     The default ``api_key`` belongs to the default endpoint: a caller who names a ``base_url`` (or
     ``backend: local``, or a pool of ``endpoints``, each with its own key) and no ``api_key`` gets ``""``,
-    so a key never goes to a host it was not written for.
+    so a key never goes to a host it was not written for. (Over MCP such a call is refused before this, saying
+    why: ``check_key_hosts``.)
     """
     elsewhere = "base_url" in given or "endpoints" in given or given.get("backend") == "local"
     if "api_key" in default and "api_key" not in given and elsewhere:
@@ -122,3 +125,153 @@ def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
         raise InputError(f"{setting} has unknown keys {sorted(unknown)}; known keys: {sorted(base)}{hint}")
     return {key: value if key in given else expand_env(value) for key, value in merge_mapping(base, given).items()}
+
+
+# Keys bound to their hosts: a ${VAR} value goes only to the host the parameter file configured for it.
+
+HOW_TO_ALLOW = (
+    "a tool call may not send a value of the user's environment to a host the user did not configure; "
+    "to use another host with a key from the environment, the user sets base_url and api_key together in {source} "
+    "(or in the pipeline's parameter file for `ultra run`), or runs `ultra call` in process"
+)
+_warned: set[str] = set()
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where one endpoint of an LLM mapping sends its requests, and with which key."""
+
+    where: str  # judge_llm, judge_llm.endpoints[1]
+    url: str  # as written (never expanded: a message may show it)
+    key: str  # as written
+    key_given: bool  # the caller wrote api_key for this endpoint
+
+
+def check_key_hosts(given: dict[str, Any], defaults: dict[str, Any], *, source: str, in_process: bool) -> None:
+    """Refuse a tool call that would send a key (or any ``${VAR}`` value) to a host the parameter file did not
+    configure for it; in process (the user's own ``ultra call``) print a warning on stderr instead.
+
+    ``given``: the call's setting values as the caller sent them (not merged, not expanded); ``defaults``: the
+    server's parameter.yaml (``source`` names it). A mapping setting with an ``api_key`` key is an endpoint: its
+    ``${VAR}`` key is bound to the ``base_url`` (or pool entries) the file pairs it with. Over MCP, a call is
+    refused when it names another host while the file configures a key, without an ``api_key`` of its own (a
+    literal; ``""`` for a server without auth); when it sends a ``${VAR}`` key to a host the file did not pair
+    with that variable; and when, sending requests to such a host, any setting it gives references ``${VAR}``.
+    """
+    problems = key_host_problems(given, defaults, source=source)
+    if in_process:
+        for secret, message in problems:
+            if secret and message not in _warned:  # a missing key sends none: nothing to warn about
+                _warned.add(message)
+                print(f"[ultra] warning: {message} (allowed: you run this call in process)", file=sys.stderr)
+        return
+    if problems:
+        texts = [message for _, message in problems]
+        raise InputError(f"refused: {'; '.join(texts)}; {HOW_TO_ALLOW.format(source=source)}")
+
+
+def key_host_problems(given: dict[str, Any], defaults: dict[str, Any], *, source: str) -> list[tuple[bool, str]]:
+    """``(sends a ${VAR} value, message)`` for each way the call breaks the binding (see ``check_key_hosts``)."""
+    problems: list[tuple[bool, str]] = []
+    foreign: list[str] = []
+    for name, value in given.items():
+        default = defaults.get(name)
+        if not (isinstance(default, dict) and "api_key" in default and isinstance(value, dict)):
+            continue
+        configured = _targets(name, default, default)
+        bound = {(_origin(t.url), var) for t in configured for var in env_references(t.key)}
+        origins = {_origin(t.url) for t in configured}
+        keys = sorted({_shown_key(t.key) for t in configured if t.key})
+        for target in _targets(name, merge_mapping(default, value), value):
+            here = _origin(target.url)
+            if here not in origins:
+                foreign.append(target.url)
+                if keys and not target.key_given:
+                    problems.append((False, _missing_key(target, keys, configured, source)))
+            for var in sorted(env_references(target.key)):
+                if (here, var) not in bound:
+                    hosts = [t.url for t in configured if var in env_references(t.key)]
+                    where = f"binds it to {', '.join(hosts)} only" if hosts else "binds it to no host"
+                    problems.append(
+                        (True, f"{target.where} would send the key ${{{var}}} to {target.url}, but {source} {where}")
+                    )
+    if foreign:
+        for where, var in _caller_references(given, defaults):
+            problems.append(
+                (
+                    True,
+                    f"{where} references ${{{var}}} in a call that sends requests to {foreign[0]}, a host {source} "
+                    "does not configure: the variable's value would go there",
+                )
+            )
+    return problems
+
+
+def _missing_key(target: _Target, keys: list[str], configured: list[_Target], source: str) -> str:
+    hosts = ", ".join(t.url for t in configured if t.key)
+    return (
+        f"{_url_setting(target)} names {target.url} without api_key, while the key {source} configures "
+        f"({', '.join(keys)}) "
+        f'goes only to {hosts}; give {target.where}.api_key yourself (your own key, or "" for a server without auth)'
+    )
+
+
+def _shown_key(key: str) -> str:
+    """A configured key as a message may show it: its ``${VAR}`` references, never a literal key."""
+    references = sorted(env_references(key))
+    return ", ".join(f"${{{name}}}" for name in references) if references else "a key written there"
+
+
+def _url_setting(target: _Target) -> str:
+    return target.where if target.where.endswith("]") else f"{target.where}.base_url"
+
+
+def _targets(name: str, mapping: dict[str, Any], given: dict[str, Any]) -> list[_Target]:
+    """The endpoints an LLM mapping sends requests to: its pool entries, or its base_url (none for a local model)."""
+    if mapping.get("backend") == "local":
+        return []
+    entries = mapping.get("endpoints")
+    if isinstance(entries, list) and entries:
+        return [
+            _Target(f"{name}.endpoints[{i}]", str(e.get("base_url") or ""), str(e.get("api_key") or ""), "api_key" in e)
+            for i, e in enumerate(entries)
+            if isinstance(e, dict) and e.get("base_url")
+        ]
+    url = str(mapping.get("base_url") or "")
+    return [_Target(name, url, str(mapping.get("api_key") or ""), "api_key" in given)] if url else []
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of a base_url (its ``${VAR}`` expanded when set), the unit a key is bound to."""
+    from urllib.parse import urlsplit
+
+    text = _ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), m.group(0)), url).strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme.lower())
+    except ValueError:
+        return text.rstrip("/")
+    if not parts.scheme or not parts.hostname:
+        return text.rstrip("/")
+    return f"{parts.scheme.lower()}://{parts.hostname.lower()}:{port}"
+
+
+def _caller_references(given: dict[str, Any], defaults: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(where, VAR)`` for each ``${VAR}`` in what the caller wrote (values that differ from parameter.yaml's),
+    keys of endpoint mappings aside (bound or refused on their own)."""
+    found: list[tuple[str, str]] = []
+    for name, value in given.items():
+        default = defaults.get(name)
+        if value == default:
+            continue
+        if not (isinstance(value, dict) and isinstance(default, dict)):
+            found += [(name, var) for var in sorted(env_references(value))]
+            continue
+        endpoint = "api_key" in default
+        for key, item in value.items():
+            if item == default.get(key) or (endpoint and key == "api_key"):
+                continue
+            if endpoint and key == "endpoints" and isinstance(item, list):
+                item = [{k: v for k, v in e.items() if k != "api_key"} if isinstance(e, dict) else e for e in item]
+            found += [(f"{name}.{key}", var) for var in sorted(env_references(item))]
+    return found

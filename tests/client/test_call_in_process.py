@@ -167,7 +167,7 @@ def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:
                 "judge.umbrela_judge",
                 "query=what is x",
                 "passages={d1: x is a letter, d2: unrelated text}",
-                f"judge_llm={{base_url: {stub.base_url}, model_id: stub-judge}}",
+                f"judge_llm={{base_url: {stub.base_url}, model_id: stub-judge, api_key: ''}}",  # over MCP: say the key
                 "judge_cache=",
                 f"save_path={folder}",
                 cwd=tmp_path,

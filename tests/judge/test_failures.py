@@ -242,7 +242,7 @@ def test_ultra_call_over_stdio_exits_nonzero_with_the_cause(tmp_path: Path) -> N
         stub.add_fault("status", status=401, message="invalid api key")
         done = run_ultra(
             "call", "judge.umbrela_judge", "--stdio", "query=q", "passages=[one, two]",
-            f"judge_llm.base_url={stub.base_url}", "judge_llm.model_id=stub", "judge_llm.api_key=${OPENAI_API_KEY}",
+            f"judge_llm.base_url={stub.base_url}", "judge_llm.model_id=stub", "judge_llm.api_key=",
             "judge_cache=", f"save_path={tmp_path / 'out'}",
             cwd=ROOT, env={"OPENAI_API_KEY": SECRET},
         )  # fmt: skip

@@ -120,13 +120,15 @@ async def test_stdio_server_end_to_end(tmp_path) -> None:
                     "run_path": str(SAMPLE / "run.title.trec"),
                     "corpus_path": str(SAMPLE / "corpus.jsonl"),
                     "depth": 2,
-                    "judge_llm": {**llm_settings(stub), "api_key": "${OPENAI_API_KEY}"},
+                    # the key itself: over MCP ${OPENAI_API_KEY} goes only to the host parameter.yaml pairs it
+                    # with (tests/hostile/test_keys_hosts.py); the server still knows it as its secret
+                    "judge_llm": {**llm_settings(stub), "api_key": SECRET},
                     "judge_cache": "",
                     "save_path": str(tmp_path),
                 },
             )
         assert not result.is_error, result.content
-        assert stub.served[0].authorization == f"Bearer {SECRET}"  # expanded from the server's environment
+        assert stub.served[0].authorization == f"Bearer {SECRET}"
     data = result.structured_content
     assert data["counts"]["ok"] == data["counts"]["pairs"] == stub.request_count
     assert Path(data["llm_qrels_path"]).read_text().count("\n") == data["counts"]["ok"]

@@ -34,8 +34,8 @@ SETTINGS = {
 }
 
 
-def wrapped():
-    return with_settings(tool, SETTINGS, context_type=NoContext, raise_as=ToolCrash)
+def wrapped(*, in_process: bool = False):
+    return with_settings(tool, SETTINGS, context_type=NoContext, raise_as=ToolCrash, in_process=in_process)
 
 
 def test_partial_mapping_takes_left_out_keys_one_level_deep(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,8 +52,8 @@ def test_partial_mapping_takes_left_out_keys_one_level_deep(monkeypatch: pytest.
 
 def test_another_base_url_without_api_key_gets_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ULTRA_TEST_KEY", raising=False)  # not even looked up
-    result = wrapped()(llm={"base_url": "http://localhost:8000/v1"}, spec={})
-    assert result["llm"]["api_key"] == ""
+    result = wrapped(in_process=True)(llm={"base_url": "http://localhost:8000/v1"}, spec={})
+    assert result["llm"]["api_key"] == ""  # in process; over MCP a call must give api_key (test_key_hosts.py)
     assert merge_mapping({"api_key": "k", "backend": "openai"}, {"backend": "local"})["api_key"] == ""
     assert merge_mapping({"api_key": "k", "base_url": "u"}, {"model_id": "x"})["api_key"] == "k"
 

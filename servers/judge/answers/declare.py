@@ -39,6 +39,11 @@ class AnswerJudge:
         return self.name.removesuffix("_judge")
 
     @property
+    def offline(self) -> bool:
+        """No prompt, so no LLM request: the judge needs no key (``toxicity``)."""
+        return not self.replies
+
+    @property
     def prompts(self) -> tuple[str, ...]:
         return tuple(self.replies)
 

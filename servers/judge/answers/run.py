@@ -126,7 +126,7 @@ async def run_answer_judge(
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
     failures.check_fraction(max_failed_fraction)
-    settings = judge_settings(judge_llm, **pacing)
+    settings = judge_settings({**judge_llm, "api_key": ""} if judge.offline else judge_llm, **pacing)  # no key
     cache = open_cache(judge_cache)
     try:
         async with LLMClient(settings, cache) as client:

@@ -15,7 +15,7 @@ from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import JUDGES
 from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
-from ultra_kit.factory import tool_hints
+from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
 SETTINGS: dict[str, Any] = {
@@ -45,6 +45,8 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
     tool.__doc__ = judge.description + FAILING
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": AnswerJudgeResult}
+    if judge.offline:  # no request: judge_llm's ${VAR} key is never expanded, so it need not be set
+        tool = expands_own_env("judge_llm")(tool)
     return runs_in_passes(tool_hints(read_only=False, idempotent=True, open_world=True)(tool))
 
 

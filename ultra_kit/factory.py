@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit import lifeline, redact
-from ultra_kit.errors import InputError, unknown_names_message
+from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
 from ultra_kit.files import absolute_paths, released_on_failure
 from ultra_kit.settings import env_references, expand_env, load_parameter_file, merge_mapping
 
@@ -132,7 +132,9 @@ class ServerSpec:
         )
 
     def main(self) -> None:
-        """Serve every tool over stdio (what ``python -m servers.<name>`` runs)."""
+        """Serve every tool over stdio (what ``python -m servers.<name>`` runs); tools read only inside the
+        read roots, in every thread (``ultra_kit.errors.readable_path``)."""
+        confine_process_reads()
         self.create_app().run()
 
     def doc_table(self, name: str) -> str:
@@ -223,12 +225,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure():
+            with errors(), released_on_failure(), confined_reads():
                 return finish(await fn(**prepare(kwargs)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure():
+            with errors(), released_on_failure(), confined_reads():
                 return finish(fn(**prepare(kwargs)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

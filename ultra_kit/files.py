@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ultra_kit import redact
-from ultra_kit.errors import InputError
+from ultra_kit.errors import OUTPUT_ROOT, PROJECT_ROOT_ENV, InputError
 
-OUTPUT_ROOT = "output"  # results go under <working directory>/output/ ...
-ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"  # ... unless this environment variable is 1
-PROJECT_ROOT_ENV = "ULTRA_HOME"  # a server started with it works in that folder
+# results go under <working directory>/OUTPUT_ROOT/ (a server started with PROJECT_ROOT_ENV works in
+# that folder) unless this environment variable is 1; what tools may read: ultra_kit.errors.readable_path
+ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 

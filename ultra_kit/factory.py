@@ -17,7 +17,7 @@ from typing import Any
 
 from ultra_kit import lifeline, redact
 from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
-from ultra_kit.files import absolute_paths, released_on_failure
+from ultra_kit.files import absolute_paths, check_read_arguments, read_parameters, released_on_failure
 from ultra_kit.settings import env_references, expand_env, load_parameter_file, merge_mapping
 
 if typing.TYPE_CHECKING:
@@ -203,6 +203,7 @@ def with_settings(
         )
     setting_names = {name for name in signature.parameters if name in settings}
     own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
+    reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
@@ -226,11 +227,13 @@ def with_settings(
 
         async def tool(**kwargs: Any) -> Any:
             with errors(), released_on_failure(), confined_reads():
+                check_read_arguments(kwargs, reads)
                 return finish(await fn(**prepare(kwargs)))
     else:
 
         def tool(**kwargs: Any) -> Any:
             with errors(), released_on_failure(), confined_reads():
+                check_read_arguments(kwargs, reads)
                 return finish(fn(**prepare(kwargs)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

@@ -127,6 +127,13 @@ def read_roots() -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
+def add_read_root(folder: str | os.PathLike[str]) -> None:
+    """Let the tools of this process, and the servers it starts, read ``folder`` too (appended to
+    ``$ULTRA_READ_ROOTS``): what the user named on the command line, never a tool argument."""
+    current = os.environ.get(READ_ROOTS_ENV, "")
+    os.environ[READ_ROOTS_ENV] = os.pathsep.join(part for part in (current, str(Path(folder).resolve())) if part)
+
+
 def readable_path(path: str | os.PathLike[str], *, setting: str) -> Path:
     """``path`` (``~`` expanded) if a tool may read it; while reads are confined, an InputError unless it
     resolves (``..`` and symlinks followed) inside a read root (``read_roots``). Checked before anything

@@ -118,7 +118,7 @@ def read_roots() -> list[Path]:
     home = os.environ.get(PROJECT_ROOT_ENV, "").strip()
     roots = [Path(home).expanduser().resolve()] if home else []
     cwd = Path.cwd().resolve()
-    if not home and cwd != Path(cwd.anchor) and cwd != Path.home().resolve():
+    if not home and cwd != Path(cwd.anchor) and cwd != _home_folder():
         roots.append(cwd)
     roots.append(Path(OUTPUT_ROOT).resolve())
     for entry in os.environ.get(READ_ROOTS_ENV, "").split(os.pathsep):
@@ -134,14 +134,24 @@ def add_read_root(folder: str | os.PathLike[str]) -> None:
     os.environ[READ_ROOTS_ENV] = os.pathsep.join(part for part in (current, str(Path(folder).resolve())) if part)
 
 
+def _home_folder() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        return None
+
+
 def readable_path(path: str | os.PathLike[str], *, setting: str) -> Path:
     """``path`` (``~`` expanded) if a tool may read it; while reads are confined, an InputError unless it
     resolves (``..`` and symlinks followed) inside a read root (``read_roots``). Checked before anything
     is opened; the message names ``setting``, the resolved path and the two ways to allow it."""
-    target = Path(path).expanduser()
+    try:
+        target = Path(path).expanduser()
+        resolved = target.resolve() if reads_confined() else target
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a loop of links, ~nobody
+        raise InputError(f"{setting} is not a usable path ({exc})") from None
     if not reads_confined():
         return target
-    resolved = target.resolve()
     roots = read_roots()
     if any(resolved.is_relative_to(root) for root in roots):
         return target

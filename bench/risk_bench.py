@@ -75,6 +75,7 @@ def bench_local(n: int) -> dict:
            "max_workers": 8, "embedding_model": "all-minilm-l6-v2"}  # fmt: skip
     after = {}
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
+    os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # tools read back what they wrote
     for kind in ("guardrail", "bias", "faithfulness", "answer_relevancy"):  # the risk suite's LLM judges
         with tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
@@ -140,6 +141,7 @@ def bench_toxicity() -> dict:
     llm = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "none", "api_key": ""}
     one, tool = [], []
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
+    os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # tools read back what they wrote
     for _ in range(5):
         started = time.perf_counter()
         for answer in answers:  # one call per answer
@@ -180,7 +182,8 @@ def bench_requests() -> dict:
         done = subprocess.run(
             [sys.executable, str(ROOT / "ultra.py"), "run", str(ROOT / "examples/risk_suite.yaml"), "--param",
              str(params_for(tmp, stub.base_url)), "--output-dir", str(tmp / "runs")],
-            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},
+            cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_READ_ROOTS": tempfile.gettempdir()},
         )  # fmt: skip
         seconds = time.perf_counter() - started
         if done.returncode:

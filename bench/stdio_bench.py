@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -64,6 +65,7 @@ def main() -> None:
     args = parser.parse_args()
     env_python = sys.executable
     rows = []
+    os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # get_data reads the data made there
     with tempfile.TemporaryDirectory() as tmp:
         for records in args.records:
             data = make_data(Path(tmp), records, seed=records)

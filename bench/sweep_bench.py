@@ -39,7 +39,12 @@ GRID = [
 
 
 def ultra(*args: str, cwd: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1",
+        "ULTRA_READ_ROOTS": tempfile.gettempdir(),
+    }
     started = time.perf_counter()
     subprocess.run([sys.executable, str(ROOT / "ultra.py"), *args], cwd=cwd, env=env, check=True, capture_output=True)
     return time.perf_counter() - started

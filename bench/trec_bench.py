@@ -313,7 +313,12 @@ def main() -> None:
     if args.generate_only:
         generate(args.generate_only, Variant(**json.loads(args.variant)))
         return
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}  # results go to a temp dir
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1",
+        "ULTRA_READ_ROOTS": tempfile.gettempdir(),
+    }  # results go to a temp dir
     byte_compile_project()
     suites = ["default", "all_trec"] if args.suite == "both" else [args.suite]
     chosen = VARIANTS if args.matrix else dict(list(VARIANTS.items())[:1])

@@ -24,6 +24,13 @@ def _results_outside_output(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ULTRA_ALLOW_OUTSIDE_OUTPUT", "1")
 
 
+@pytest.fixture(autouse=True)
+def _reads_from_tmp_and_repo(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tools read only inside the read roots: let them read the tests' temporary files and the repository's
+    data wherever a test works (the tests of that confinement set the variable themselves)."""
+    monkeypatch.setenv("ULTRA_READ_ROOTS", os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT)]))
+
+
 def run_ultra(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:

@@ -39,6 +39,7 @@ from ultra_client.pipeline.params import (
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.summary import report_path, summary_lines
+from ultra_kit.errors import add_read_root
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
 
@@ -198,6 +199,7 @@ async def run(
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known) if target.exists() else None
     folder = new_run_folder(Path(output_dir), pipeline.stem)
+    add_read_root(folder)  # later steps read the run's own results, wherever --output-dir puts them
     started = time.time()
     print(f"[ultra] run folder: {folder}", file=sys.stderr)
     try:

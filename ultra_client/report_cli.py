@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ultra_client.calls.calling import ToolCallFailed, call_in_process
     from ultra_client.commands import locate_named_server
     from ultra_client.errors import UltraError
+    from ultra_kit.errors import add_read_root
     from ultra_kit.files import ALLOW_OUTSIDE_ENV
     from ultra_kit.inprocess import load_spec
 
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if spec is None:
         raise UltraError(f"the {SERVER} server ({location.package_dir}) cannot be loaded in this process")
     arguments = {"result_paths": list(args.paths), "labels": labels}
+    for path in [*args.paths, *labels.values()]:  # what the user named on the command line may be read
+        add_read_root(path)
     if args.out is not None:  # a folder the user named on the command line may lie anywhere, as before
         arguments["out_dir"] = args.out
         os.environ[ALLOW_OUTSIDE_ENV] = "1"

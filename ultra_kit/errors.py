@@ -1,12 +1,21 @@
-"""The error a user can act on, raised by pure code without any MCP import, and the two checks the
-libraries share: a missing optional package, a missing input file."""
+"""The error a user can act on, raised by pure code without any MCP import, and the checks the
+libraries share: a missing optional package, a missing input file, a file outside the read roots.
+
+While a tool runs (``confined_reads``, which the server kit wraps around every tool call; a stdio
+server confines its whole process), every input file and folder must resolve, symlinks included,
+inside a read root: the project folder (``$ULTRA_HOME``, else the working directory unless that is
+``/`` or the home folder), the output folder (``output/``) and the folders listed in
+``$ULTRA_READ_ROOTS``. ``ULTRA_ALLOW_OUTSIDE_READS=1`` lifts the rule. The Python libraries and
+``ultra trec_eval`` called directly read what they are given."""
 
 from __future__ import annotations
 
 import difflib
 import importlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 
@@ -59,10 +68,96 @@ def require(module: str, *, extra: str) -> ModuleType:
 
 
 def existing_file(path: str | os.PathLike[str], *, what: str = "input file") -> Path:
-    """Return ``path`` as a Path, or raise InputError if it is missing or not a regular file."""
-    file = Path(path).expanduser()
+    """Return ``path`` as a Path, or raise InputError if it is missing, not a regular file, or (while a
+    tool runs) outside the read roots (``readable_path``)."""
+    file = readable_path(path, setting=what)
     if not file.exists():
         raise InputError(f"{what} not found; check the path (relative paths start at {Path.cwd()})", path=str(path))
     if not file.is_file():
         raise InputError(f"{what} is not a regular file", path=str(path))
     return file
+
+
+PROJECT_ROOT_ENV = "ULTRA_HOME"  # the project folder (a server started with it works there)
+OUTPUT_ROOT = "output"  # results go under <working directory>/output/
+READ_ROOTS_ENV = "ULTRA_READ_ROOTS"  # more folders tools may read, os.pathsep-separated
+ALLOW_OUTSIDE_READS_ENV = "ULTRA_ALLOW_OUTSIDE_READS"  # 1: tools read any file (a trusted local user)
+_confined: ContextVar[bool] = ContextVar("confined_reads", default=False)
+_process_confined = False
+
+
+@contextmanager
+def confined_reads() -> Iterator[None]:
+    """Inside the block (a tool call), ``readable_path`` refuses paths outside the read roots."""
+    token = _confined.set(True)
+    try:
+        yield
+    finally:
+        _confined.reset(token)
+
+
+def confine_process_reads() -> None:
+    """Confine reads in every thread of this process from now on (a server serving an MCP client)."""
+    global _process_confined
+    _process_confined = True
+
+
+def reads_confined() -> bool:
+    """True while reads are confined (a tool call, or a serving process) and the user has not lifted it."""
+    if os.environ.get(ALLOW_OUTSIDE_READS_ENV, "").strip() == "1":
+        return False
+    return _process_confined or _confined.get()
+
+
+def read_roots() -> list[Path]:
+    """The folders tools may read, resolved: the project folder, the output folder, ``$ULTRA_READ_ROOTS``.
+
+    The project folder is ``$ULTRA_HOME``, else the working directory, unless that is the file
+    system root or the home folder (an agent host may start a server in ``/``).
+    """
+    home = os.environ.get(PROJECT_ROOT_ENV, "").strip()
+    roots = [Path(home).expanduser().resolve()] if home else []
+    cwd = Path.cwd().resolve()
+    if not home and cwd != Path(cwd.anchor) and cwd != _home_folder():
+        roots.append(cwd)
+    roots.append(Path(OUTPUT_ROOT).resolve())
+    for entry in os.environ.get(READ_ROOTS_ENV, "").split(os.pathsep):
+        if entry.strip():
+            roots.append(Path(entry.strip()).expanduser().resolve())
+    return list(dict.fromkeys(roots))
+
+
+def add_read_root(folder: str | os.PathLike[str]) -> None:
+    """Let the tools of this process, and the servers it starts, read ``folder`` too (appended to
+    ``$ULTRA_READ_ROOTS``): what the user named on the command line, never a tool argument."""
+    current = os.environ.get(READ_ROOTS_ENV, "")
+    os.environ[READ_ROOTS_ENV] = os.pathsep.join(part for part in (current, str(Path(folder).resolve())) if part)
+
+
+def _home_folder() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        return None
+
+
+def readable_path(path: str | os.PathLike[str], *, setting: str) -> Path:
+    """``path`` (``~`` expanded) if a tool may read it; while reads are confined, an InputError unless it
+    resolves (``..`` and symlinks followed) inside a read root (``read_roots``). Checked before anything
+    is opened; the message names ``setting``, the resolved path and the two ways to allow it."""
+    try:
+        target = Path(path).expanduser()
+        resolved = target.resolve() if reads_confined() else target
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a loop of links, ~nobody
+        raise InputError(f"{setting} is not a usable path ({exc})") from None
+    if not reads_confined():
+        return target
+    roots = read_roots()
+    if any(resolved.is_relative_to(root) for root in roots):
+        return target
+    listed = os.pathsep.join(str(root) for root in roots)
+    raise InputError(
+        f"{setting} resolves to {resolved}, outside the folders tools may read ({listed}); it was not read. "
+        f"Add its folder to {READ_ROOTS_ENV} (e.g. {READ_ROOTS_ENV}={resolved.parent}), or set "
+        f"{ALLOW_OUTSIDE_READS_ENV}=1 to let tools read any file"
+    )

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit import lifeline, redact
-from ultra_kit.errors import InputError, unknown_names_message
-from ultra_kit.files import absolute_paths, released_on_failure
+from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
+from ultra_kit.files import absolute_paths, check_read_arguments, read_parameters, released_on_failure
 from ultra_kit.settings import (
     SERVERS_DIR,
     check_key_hosts,
@@ -146,7 +146,9 @@ class ServerSpec:
         )
 
     def main(self) -> None:
-        """Serve every tool over stdio (what ``python -m servers.<name>`` runs)."""
+        """Serve every tool over stdio (what ``python -m servers.<name>`` runs); tools read only inside the
+        read roots, in every thread (``ultra_kit.errors.readable_path``)."""
+        confine_process_reads()
         self.create_app().run()
 
     def doc_table(self, name: str) -> str:
@@ -217,6 +219,7 @@ def with_settings(
         )
     setting_names = {name for name in signature.parameters if name in settings}
     own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
+    reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
 
     source = _shown(parameter_file)
 
@@ -243,12 +246,14 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure():
+            with errors(), released_on_failure(), confined_reads():
+                check_read_arguments(kwargs, reads)
                 return finish(await fn(**prepare(kwargs)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure():
+            with errors(), released_on_failure(), confined_reads():
+                check_read_arguments(kwargs, reads)
                 return finish(fn(**prepare(kwargs)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

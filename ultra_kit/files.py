@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -26,11 +27,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ultra_kit import redact
-from ultra_kit.errors import InputError
+from ultra_kit.errors import OUTPUT_ROOT, PROJECT_ROOT_ENV, InputError, readable_path
 
-OUTPUT_ROOT = "output"  # results go under <working directory>/output/ ...
-ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"  # ... unless this environment variable is 1
-PROJECT_ROOT_ENV = "ULTRA_HOME"  # a server started with it works in that folder
+# results go under <working directory>/OUTPUT_ROOT/ (a server started with PROJECT_ROOT_ENV works in
+# that folder) unless this environment variable is 1; what tools may read: ultra_kit.errors.readable_path
+ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -359,3 +360,37 @@ def _where_hint() -> str:
         f"; relative paths start at the working directory {os.getcwd()}: start the server with "
         f"{PROJECT_ROOT_ENV}=<project folder> (`ultra mcp-config` writes it), or give save_path a writable folder"
     )
+
+
+_READ_NAME = re.compile(r"(path|_paths|_dir|_dirs|_files)$")  # a parameter naming files or folders ...
+_WRITE_NAMES = ("save_path", "out_dir")  # ... that a tool reads, unless it names where results go
+
+
+def read_parameters(names: Iterable[str], settings: dict[str, Any]) -> dict[str, str | None]:
+    """{parameter: None, or the key of a mapping setting} of the ``names`` that name input files or folders.
+
+    Found by name (``*path``, ``*_paths``, ``*_dir``, ``*_dirs``, ``*_files``, and the ``path`` key of a
+    mapping setting such as ``benchmark``), less where results go: ``save_path``, ``out_dir`` and
+    settings whose default lies under ``output/`` (an index, a query set: confined as writes).
+    """
+    found: dict[str, str | None] = {}
+    for name in names:
+        default = settings.get(name)
+        under_output = isinstance(default, str) and Path(default).parts[:1] == (OUTPUT_ROOT,)
+        if isinstance(default, dict) and "path" in default:
+            found[name] = "path"
+        elif _READ_NAME.search(name) and name not in _WRITE_NAMES and not under_output:
+            found[name] = None
+    return found
+
+
+def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | None]) -> None:
+    """Every path among ``arguments`` of the ``parameters`` (``read_parameters``) checked by ``readable_path``
+    before the tool starts: the first one outside the read roots is an InputError naming its parameter."""
+    for name, key in parameters.items():
+        value = arguments.get(name)
+        if key is not None:
+            value = value.get(key) if isinstance(value, dict) else None
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                readable_path(item, setting=f"{name}.{key}" if key else name)

@@ -24,6 +24,15 @@ def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: st
         )
 
 
+_FIELD_NAME = re.compile(r"[\w .-]{1,40}")  # what a field name looks like; anything else is elided
+
+
+def shown_field_names(names: list[str]) -> list[str]:
+    """``names`` (of a file's fields) as an error may show them: a name that does not look like one (a
+    whole line of a file that is not a table, ``KEY=value``) becomes ``'…'``, so no value is quoted."""
+    return [name if isinstance(name, str) and _FIELD_NAME.fullmatch(name) else "…" for name in names]
+
+
 MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
 _JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, readable_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -159,5 +159,6 @@ class NoCache:
 
 
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
-    """The cache at ``path``, or a no-op cache when ``path`` is empty or None."""
-    return AnswerCache(path) if path else NoCache()
+    """The cache at ``path``, or a no-op cache when ``path`` is empty or None; a tool opens (reads and
+    writes) a cache only inside the read roots (``ultra_kit.errors.readable_path``)."""
+    return AnswerCache(readable_path(path, setting="the answer cache file")) if path else NoCache()

@@ -10,6 +10,7 @@ from typing import Any
 
 from servers.benchmark.formats import Record, Records, read_records
 from ultra_kit.errors import InputError
+from ultra_kit.readers import shown_field_names
 
 OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")  # the usual ones
 RESERVED_VARIABLES = ("data_info",)  # get_data's own output
@@ -125,7 +126,7 @@ def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str
     for variable, source in key_map.items():
         if not any(field_value(record, source) is not _MISSING for record in records):
             first = records[0]
-            fields = sorted(k for k in first if k != "_line")
+            fields = shown_field_names(sorted(k for k in first if k != "_line"))
             raise InputError(
                 f"field '{source}' (key_map.{variable}) is in no record; line {first.get('_line')} has fields {fields}",
                 path=path,

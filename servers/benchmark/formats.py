@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_kit.errors import InputError, existing_file, readable_path
 from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
@@ -41,7 +41,7 @@ def read_records(
     """
     if not str(path).strip():
         raise InputError(f"benchmark.path is empty; give a dataset file ({', '.join(suffixes())}) or {folder_words()}")
-    source = Path(path).expanduser()
+    source = readable_path(path, setting="benchmark.path")  # refused unopened outside the read roots
     if max_bytes is not None:
         for file in data_files(source, fmt, split):
             check_file_size(file, max_bytes=max_bytes, setting="benchmark.max_bytes")
@@ -246,7 +246,7 @@ def _beir_qrels_file(folder: Path, split: str | None) -> Path:
 def _read_beir_qrels(file: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
-    with open(file, encoding="utf-8", newline="") as handle:
+    with open(readable_path(file, setting="benchmark.path"), encoding="utf-8", newline="") as handle:
         for line_number, fields in enumerate(csv.reader(handle, delimiter="\t"), start=1):
             if not fields or (line_number == 1 and not fields[-1].lstrip("-").isdigit()):
                 continue  # blank line or the header row
@@ -260,10 +260,10 @@ def _read_beir_qrels(file: Path) -> dict[str, dict[str, int]]:
             try:
                 grade = int(score)
             except ValueError:
-                raise InputError(f"score '{score}' is not an integer", path=str(file), line=line_number) from None
+                raise InputError("the score (3rd field) is not an integer", path=str(file), line=line_number) from None
             if (qid, docid) in first_line:
                 raise InputError(
-                    f"query-id '{qid}' and corpus-id '{docid}' are judged twice, on lines {first_line[qid, docid]} "
+                    f"the same query-id and corpus-id are judged twice, on lines {first_line[qid, docid]} "
                     f"and {line_number}; keep one",
                     path=str(file),
                     line=line_number,

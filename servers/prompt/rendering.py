@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.prompt.sandbox import RenderLimitError, limited_environment, render_limited
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, readable_path
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 SUFFIX = ".jinja"
@@ -62,7 +62,7 @@ def template_roots(template_dirs: Sequence[str]) -> list[Path]:
     """The folders templates may come from, symlinks resolved: the user's first, then the built-ins."""
     if isinstance(template_dirs, str):
         raise InputError(f"template_dirs must be a list of folders, not the string {template_dirs!r}")
-    return [Path(d).expanduser().resolve() for d in template_dirs] + [BUILTIN_DIR.resolve()]
+    return [readable_path(d, setting="template_dirs").resolve() for d in template_dirs] + [BUILTIN_DIR.resolve()]
 
 
 def _inside(file: Path, roots: Sequence[Path]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 from servers.report.kinds import KINDS, expected_shapes, kind_of
 from servers.report.model import Found, Run, unique_ids
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, readable_path
 
 
 @dataclass
@@ -52,6 +52,7 @@ def _key(path: str | Path) -> str:
 
 
 def _add_source(collected: Collected, path: Path, label: str | None) -> None:
+    readable_path(path, setting="result_paths")
     if not path.exists():
         raise InputError("no such file or folder; give a result file (.json) or a run folder", path=str(path))
     if path.is_dir():
@@ -97,7 +98,7 @@ def _take(collected: Collected, found: Found, label: str | None, path: Path) -> 
 def read_result_file(path: Path) -> Found:
     """The runs of one result file, or an InputError naming the file and the shapes the report reads."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(_text(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read this file ({exc}); give a JSON result file", path=str(path)) from None
     except json.JSONDecodeError as exc:
@@ -117,7 +118,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
     skipped: list[str] = []
     for file in sorted((folder / "files").glob("*.json")):
         try:
-            document = json.loads(file.read_text(encoding="utf-8"))
+            document = json.loads(_text(file))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             skipped.append(f"{file.name} is not readable JSON ({exc})")
             continue
@@ -163,7 +164,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             run.texts.setdefault(key, text)
         run.timings = run.timings or timings
         if parameters.is_file():
-            run.parameters.setdefault("parameters.yaml", parameters.read_text(encoding="utf-8"))
+            run.parameters.setdefault("parameters.yaml", _text(parameters))
     return runs
 
 
@@ -202,9 +203,14 @@ def texts_by_id(
     }
 
 
+def _text(path: Path) -> str:
+    """A file of a run folder or a result file, read only inside the read roots (a link in a folder may point out)."""
+    return readable_path(path, setting="result_paths").read_text(encoding="utf-8")
+
+
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read this file as JSON ({exc})", path=str(path)) from None
 

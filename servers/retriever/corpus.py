@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from ultra_kit.errors import InputError, existing_file
-from ultra_kit.readers import read_jsonl
+from ultra_kit.readers import read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")
 TEXT_FIELDS = ("contents", "text", "passage")
@@ -28,13 +28,13 @@ def passage_from_record(record: dict, path: str, line: int) -> Passage:
     if doc_id is None or text is None:
         raise InputError(
             f"a corpus record needs an id ({'/'.join(ID_FIELDS)}) and a text ({'/'.join(TEXT_FIELDS)}); "
-            f"found fields {sorted(record)}",
+            f"found fields {shown_field_names(sorted(record))}",
             path=path,
             line=line,
         )
     doc_id = str(doc_id)
     if any(ch.isspace() for ch in doc_id):
-        raise InputError(f"document id {doc_id!r} contains white space, which a TREC run cannot hold", path=path)
+        raise InputError("a document id contains white space, which a TREC run cannot hold", path=path)
     title = record.get("title")
     if isinstance(title, str) and title.strip() and not text.startswith(title.strip()):
         text = f"{title.strip()}\n{text}"
@@ -49,7 +49,7 @@ def load_corpus(path: str | os.PathLike[str]) -> list[Passage]:
     for number, record in enumerate(read_jsonl(file), start=1):
         item = passage_from_record(record, str(path), number)
         if item.id in seen:
-            raise InputError(f"document id {item.id!r} appears twice; ids must be unique", path=str(path), line=number)
+            raise InputError("a document id appears twice; ids must be unique", path=str(path), line=number)
         seen.add(item.id)
         passages.append(item)
     if not passages:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit.errors import InputError, existing_file
-from ultra_kit.readers import read_jsonl
+from ultra_kit.readers import read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")
 TEXT_FIELDS = ("text", "contents", "passage")
@@ -45,7 +45,7 @@ def read_corpus(path: str) -> tuple[list[dict[str, Any]], list[Document]]:
         if docid is None or field is None:
             raise InputError(
                 f"a corpus record needs an id ({'/'.join(ID_FIELDS)}) and a text ({'/'.join(TEXT_FIELDS)}); "
-                f"found fields {sorted(record)}",
+                f"found fields {shown_field_names(sorted(record))}",
                 path=str(file),
                 line=line,
             )

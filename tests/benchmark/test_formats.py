@@ -190,7 +190,7 @@ def test_beir_duplicate_qrels_line_names_both_lines(tmp_path: Path) -> None:
     (folder / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\nq1\td1\t2\n", encoding="utf-8"
     )
-    message = r"test\.tsv:4: query-id 'q1' and corpus-id 'd1' are judged twice, on lines 2 and 4"
+    message = r"test\.tsv:4: the same query-id and corpus-id are judged twice, on lines 2 and 4"
     with pytest.raises(InputError, match=message):
         load_dataset(str(folder), BEIR_KEYS)
 

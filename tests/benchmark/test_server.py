@@ -78,9 +78,8 @@ async def test_get_data_bad_line_is_a_tool_error(tmp_path: Path) -> None:
 async def test_get_data_over_real_stdio(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("question,answer\nq1,a1\nq2,a2\n", encoding="utf-8")
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "servers.benchmark"], cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)}
-    )
+    env = {"PYTHONPATH": str(ROOT), "ULTRA_READ_ROOTS": str(tmp_path)}  # tmp_path is outside the project
+    params = StdioServerParameters(command=sys.executable, args=["-m", "servers.benchmark"], cwd=str(ROOT), env=env)
     async with Client(params) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert tools["get_data"].input_schema["properties"]["benchmark"]["default"]["path"] == "data/sample_qa.jsonl"

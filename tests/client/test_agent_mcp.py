@@ -65,8 +65,10 @@ def project(tmp_path: Path) -> Path:
 
 
 def host_env(**extra: str) -> dict[str, str]:
-    """What an agent host passes: PATH, PYTHONPATH and the entry's env (no ULTRA_ALLOW_OUTSIDE_OUTPUT)."""
-    return {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), **extra}
+    """What an agent host passes: PATH, PYTHONPATH and the entry's env (no ULTRA_ALLOW_OUTSIDE_OUTPUT), where
+    the user lists the repository's sample data as a read root (the project links to it, outside itself)."""
+    data = str(ROOT / "data")
+    return {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "ULTRA_READ_ROOTS": data, **extra}
 
 
 async def call(module: str, tool: str, arguments: dict[str, Any], *, cwd: Path | str, env: dict[str, str]):

@@ -79,7 +79,7 @@ async def test_run_from_an_earlier_step_as_mapping(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         ("301 Q0 d1 1 2.0 t\n301 Q0 d2 2\n", "bad.run:2: expected 6"),
-        ("301 Q0 d1 1 abc t\n", "bad.run:1: score 'abc'"),
+        ("301 Q0 d1 1 abc t\n", "bad.run:1: the score (5th field) is not a number"),
         ("301 Q0 d1 1 2.0 t\n301 Q0 d1 2 1.0 t\n", "line 1 and line 2"),
         ("", "empty run file"),
         ("# only a comment\n", "no run lines"),

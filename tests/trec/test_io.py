@@ -70,7 +70,7 @@ def test_bad_value_in_a_later_part_is_named_by_line(tmp_path: Path, small_parts:
     lines[70] = "q1 Q0 d70 70 high t"
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"run.txt:71: score 'high' is not a number"):
+    with pytest.raises(InputError, match=r"run.txt:71: the score \(5th field\) is not a number"):
         read_run(path)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ultra_kit import redact
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, existing_file
 from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"
@@ -120,7 +120,7 @@ def read_outcomes(path: str | os.PathLike[str]) -> Iterator[Outcome]:
 
     A line that is not a batch output line is an InputError naming the file and the line.
     """
-    with open(path, encoding="utf-8") as handle:
+    with open(existing_file(path, what="batch results file"), encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue

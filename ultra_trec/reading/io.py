@@ -93,11 +93,11 @@ def _parse_value(raw: bytes, kind: Kind, value_name: str, source: str, line: int
         try:
             return int(text)
         except ValueError:
-            raise InputError(f"relevance {text!r} is not an integer", path=source, line=line) from None
+            raise InputError("the relevance (4th field) is not an integer", path=source, line=line) from None
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"score {text!r} is not a number", path=source, line=line) from None
+        raise InputError("the score (5th field) is not a number", path=source, line=line) from None
     if value != value:
         raise InputError("score is NaN; scores must be numbers", path=source, line=line)
     return value

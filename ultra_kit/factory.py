@@ -247,14 +247,12 @@ def with_settings(
 
         async def tool(**kwargs: Any) -> Any:
             with errors(), released_on_failure(), confined_reads():
-                check_read_arguments(kwargs, reads)
-                return finish(await fn(**prepare(kwargs)))
+                return finish(await fn(**check_read_arguments(prepare(kwargs), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
             with errors(), released_on_failure(), confined_reads():
-                check_read_arguments(kwargs, reads)
-                return finish(fn(**prepare(kwargs)))
+                return finish(fn(**check_read_arguments(prepare(kwargs), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
     tool.__signature__ = signature.replace(

@@ -384,9 +384,10 @@ def read_parameters(names: Iterable[str], settings: dict[str, Any]) -> dict[str,
     return found
 
 
-def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | None]) -> None:
+def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | None]) -> dict[str, Any]:
     """Every path among ``arguments`` of the ``parameters`` (``read_parameters``) checked by ``readable_path``
-    before the tool starts: the first one outside the read roots is an InputError naming its parameter."""
+    before the tool starts (after ``${VAR}`` expansion): the first one outside the read roots is an
+    InputError naming its parameter. Returns ``arguments``."""
     for name, key in parameters.items():
         value = arguments.get(name)
         if key is not None:
@@ -394,3 +395,4 @@ def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | 
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and item.strip():
                 readable_path(item, setting=f"{name}.{key}" if key else name)
+    return arguments

@@ -144,3 +144,9 @@ def test_a_real_mcp_client_gets_the_refusal(places: dict) -> None:
         assert f"benchmark.path resolves to {resolved}" in text and all(hint in text for hint in HOW_TO_ALLOW)
         assert places["secret"] not in text
     assert not allowed.is_error and allowed.structured_content["q_ls"] == ["q1", "q2"]
+
+
+def test_a_path_written_with_a_variable_is_checked_after_expansion(places: dict) -> None:
+    """``${VAR}`` in a path argument is expanded before the check, so it cannot hide a path outside the roots."""
+    result = get_data("${CANARY_DIR}/.env", places=places, env={"CANARY_DIR": str(places["outside"])})
+    refused(result, places, places["canary"])

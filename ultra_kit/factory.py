@@ -246,13 +246,13 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads():
-                return finish(await fn(**check_read_arguments(prepare(kwargs), reads)))
+            with errors(), released_on_failure(), confined_reads():  # paths checked as given, then expanded
+                return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads():
-                return finish(fn(**check_read_arguments(prepare(kwargs), reads)))
+            with errors(), released_on_failure(), confined_reads():  # paths checked as given, then expanded
+                return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
     tool.__signature__ = signature.replace(

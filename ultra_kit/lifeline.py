@@ -66,6 +66,11 @@ def install() -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="ultra-lifeline", daemon=True).start()
 
 
+def stop_now() -> None:
+    """End this process as SIGTERM does: the busy tool's reserved names and half-written files removed."""
+    _discard_and_exit(signal.SIGTERM, None)
+
+
 def _discard_and_exit(signum: int, frame: object) -> None:
     """Remove the busy tool's reserved names and half-written files, then exit (its thread cannot be stopped)."""
     with contextlib.suppress(Exception):

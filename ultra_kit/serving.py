@@ -5,7 +5,10 @@
 - Unknown arguments are rejected, naming the closest parameter (``ultra_kit.factory.ArgumentCheck``),
   and every input schema says ``additionalProperties: false``.
 - The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
-  whose client died stops even in the middle of a tool.
+  whose client died stops even in the middle of a tool. When stdin closes (the client's way of
+  stopping a stdio server) while a tool is still running, the server stops at once as on SIGTERM
+  (``lifeline.stop_now``) instead of finishing a result nobody will read: the SDK's client would
+  otherwise wait 2 s before sending SIGTERM.
 - A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
   parser allows) gets a JSON-RPC error reply with id null, ``-32700 Parse error`` for text that is
   not JSON, ``-32600 Invalid Request`` for JSON that is not a message, and a warning in the log.
@@ -28,6 +31,7 @@ from typing import Any
 from ultra_kit import lifeline
 
 log = logging.getLogger("ultra.server")
+_running = [0]  # tool calls in progress in this process (the event loop's thread only)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -49,6 +53,7 @@ def server_class() -> type:
             problem = check.problem(arguments or {}) if check is not None else None
             if problem:
                 raise ToolError(f"Error executing tool {name}: {problem}")
+            _running[0] += 1
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -61,6 +66,8 @@ def server_class() -> type:
                 raise ToolError(
                     f"Error executing tool {name}: {describe_errors(cause.errors(), schema or {}, arguments)}"
                 ) from cause
+            finally:
+                _running[0] -= 1
 
         async def list_tools(self) -> list[Any]:
             """The SDK's listing; each input schema says ``additionalProperties: false`` (``call_tool`` enforces it)."""
@@ -110,6 +117,9 @@ async def _forward(read_stream: Any, send: Any, write_stream: Any) -> None:
                     await send.send(item)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         pass
+    if _running[0]:
+        log.warning("stdin closed while %d tool call(s) ran; stopping now", _running[0])
+        lifeline.stop_now()
 
 
 async def _answer_unreadable(exc: Exception, write_stream: Any) -> None:

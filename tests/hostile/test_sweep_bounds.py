@@ -182,7 +182,7 @@ def test_a_big_allowed_grid_starts_at_once_and_stops_on_sigterm(tmp_path: Path, 
             process.communicate()
     print(f"first trial after {first:.2f} s; stopped {stopped:.2f} s after SIGTERM")
     assert first < 30, first
-    assert stopped < 5, stopped  # the target is 2 s; the margin is for a loaded machine
+    assert stopped < 2, stopped  # the target (measured: 0.00-0.12 s; a stdio server stops when its stdin closes)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM" in stderr and "Traceback" not in stderr, stderr
     if not seconds:

@@ -16,7 +16,6 @@ drift from the code.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import sys
@@ -51,8 +50,9 @@ def generate(key: str) -> str:
         server, _, tool = name.partition(".")
         return tool_card(server, tool)
     if kind == "registry" and name in LIBRARY_TABLES:
-        module, _, function = LIBRARY_TABLES[name].partition(":")
-        return getattr(importlib.import_module(module), function)().rstrip("\n")
+        from ultra_kit.factory import named_function
+
+        return named_function(LIBRARY_TABLES[name])().rstrip("\n")
     tables = server_tables()
     if kind == "registry" and name in tables:
         return tables[name].doc_table(name).rstrip("\n")

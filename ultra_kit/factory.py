@@ -153,12 +153,17 @@ class ServerSpec:
 
     def doc_table(self, name: str) -> str:
         """The Markdown of the registry table ``name`` (one of ``doc_tables``)."""
-        module, _, function = self.doc_tables[name].partition(":")
-        return getattr(importlib.import_module(module), function)()
+        return named_function(self.doc_tables[name])()
 
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""
         return load_parameter_file(self.package_dir / PARAMETER_FILE)
+
+
+def named_function(reference: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` reference names, its module imported on first use."""
+    module, _, function = reference.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def tool_modules(package: str, *modules: str) -> Callable[[], Iterator[Callable[..., Any]]]:

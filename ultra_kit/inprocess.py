@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.factory import PARAMETER_FILE, ServerSpec, with_settings
+from ultra_kit.factory import PARAMETER_FILE, ServerSpec, named_function, with_settings
 
 
 class ToolFailure(Exception):
@@ -86,7 +86,7 @@ def output_keys(outputs_from: Any, output: str, settings: dict[str, Any]) -> lis
     if module.split(".")[0] == "servers" or not function or any(name not in settings for name in needed):
         return None  # a server's modules are its own: the function lives in a library
     try:
-        compute = getattr(importlib.import_module(module), function)
+        compute = named_function(rule["keys"])
     except (ImportError, AttributeError):  # e.g. a stdio server whose library this Python does not have
         return None
     return [str(key) for key in compute(**{name: settings[name] for name in needed})]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.client.conftest import TOY_SOURCE
+from tests.conftest import ROOT
 
 HERE = Path(__file__).parent
 
@@ -38,3 +40,22 @@ def clear_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr, result.stderr
     for fragment in fragments:
         assert fragment in result.stderr, result.stderr
+
+
+def umbrela_pipeline(project: Path, judge_llm: dict) -> None:
+    """``pipes/judge.yaml`` (one umbrela_judge step on the sample data, depth 1, no cache) and its
+    ``params.yaml`` in ``project``, with ``judge_llm`` as given: for ``ultra run ... --param params.yaml``."""
+    (project / "pipes").mkdir()
+    (project / "pipes" / "judge.yaml").write_text(
+        "servers:\n  judge: servers/judge\npipeline:\n  - judge.umbrela_judge\n"
+    )
+    judge = {
+        "judge_llm": judge_llm,
+        "queries_path": str(ROOT / "data/umbrela/queries.jsonl"),
+        "run_path": str(ROOT / "data/umbrela/run.bm25.trec"),
+        "corpus_path": str(ROOT / "data/umbrela/corpus.jsonl"),
+        "depth": 1,
+        "judge_cache": "",
+        "save_path": str(project / "judged"),
+    }
+    (project / "params.yaml").write_text(json.dumps({"judge": judge}))

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import ROOT, run_ultra
+from tests.hostile.conftest import umbrela_pipeline
 from tests.support.openai_stub import OpenAIStub
 
 CANARY = "canary-4d7e1b90c2-do-not-send"
@@ -197,23 +197,9 @@ def test_cli_call_over_stdio_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("transport", [[], ["--stdio"]], ids=["in-process", "stdio"])
 def test_cli_run_with_the_users_parameter_file_sends_its_key_to_its_host(tmp_path: Path, transport: list[str]) -> None:
     """The parameter file is the user's: a base_url edited there with ${OPENAI_API_KEY} keeps working, over MCP too."""
-    (tmp_path / "pipes").mkdir()
-    (tmp_path / "pipes" / "judge.yaml").write_text(
-        "servers:\n  judge: servers/judge\npipeline:\n  - judge.umbrela_judge\n"
-    )
     with OpenAIStub() as stub:
-        params = {
-            "judge": {
-                "judge_llm": {"base_url": stub.base_url, "model_id": "stub", "api_key": "${OPENAI_API_KEY}"},
-                "queries_path": str(ROOT / "data/umbrela/queries.jsonl"),
-                "run_path": str(ROOT / "data/umbrela/run.bm25.trec"),
-                "corpus_path": str(ROOT / "data/umbrela/corpus.jsonl"),
-                "depth": 1,
-                "judge_cache": "",
-                "save_path": str(tmp_path / "judged"),
-            }
-        }
-        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        judge_llm = {"base_url": stub.base_url, "model_id": "stub", "api_key": "${OPENAI_API_KEY}"}
+        umbrela_pipeline(tmp_path, judge_llm)
         done = run_ultra(
             "run", "pipes/judge.yaml", "--param", "params.yaml", *transport,
             cwd=tmp_path, env={"OPENAI_API_KEY": CANARY, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from tests.conftest import ROOT, run_ultra
+from tests.hostile.conftest import umbrela_pipeline
 from tests.support.openai_stub import OpenAIStub
 
 TOY_SOURCE = ROOT / "tests" / "client" / "toy_server"
@@ -62,23 +63,9 @@ def test_call_stdio_passes_a_variable_named_only_on_the_command_line(tmp_path: P
 
 
 def test_a_secret_model_id_appears_in_no_output_of_a_run(tmp_path: Path) -> None:
-    (tmp_path / "pipes").mkdir()
-    (tmp_path / "pipes" / "judge.yaml").write_text(
-        "servers:\n  judge: servers/judge\npipeline:\n  - judge.umbrela_judge\n"
-    )
     with OpenAIStub() as stub:
-        params = {
-            "judge": {
-                "judge_llm": {"base_url": stub.base_url, "model_id": "${SECRET_MODEL}", "api_key": "${SECRET_KEY}"},
-                "queries_path": str(ROOT / "data/umbrela/queries.jsonl"),
-                "run_path": str(ROOT / "data/umbrela/run.bm25.trec"),
-                "corpus_path": str(ROOT / "data/umbrela/corpus.jsonl"),
-                "depth": 1,
-                "judge_cache": "",
-                "save_path": str(tmp_path / "judged"),
-            }
-        }
-        (tmp_path / "params.yaml").write_text(json.dumps(params))
+        judge_llm = {"base_url": stub.base_url, "model_id": "${SECRET_MODEL}", "api_key": "${SECRET_KEY}"}
+        umbrela_pipeline(tmp_path, judge_llm)
         done = run_ultra(
             "run",
             "pipes/judge.yaml",

@@ -1,0 +1,83 @@
+"""MCP tools for judged numbers with honest uncertainty: ``ppi`` (a human-corrected mean per system and per
+pair of systems) and ``compare_judged`` (a paired comparison that counts the judge's own noise).
+
+Thin faces over ``servers.evaluation.judged``; settings come from parameter.yaml.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.evaluation.judged.estimates import pair_estimates, system_estimates
+from servers.evaluation.judged.inputs import checked, human_labels, judge_scores
+from servers.evaluation.results import SavePathParam
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, check_save_path, result_path
+
+AlphaParam = Annotated[float, Field(description="1 - the intervals' confidence level", gt=0, lt=1)]
+
+
+class PPIResult(TypedDict):
+    """Per system and per pair: the PPI++ estimate beside classical PPI, judge-only and human-only means."""
+
+    ppi_res: dict[str, dict[str, Any]]
+    ppi_diff: dict[str, dict[str, Any]]
+    result_path: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def ppi(
+    *,
+    judged: Annotated[
+        dict[str, dict[str, float] | str] | None,
+        Field(description="{system: {item_id: judge score}} or {system: judge result file}; overrides judged_files"),
+    ] = None,
+    human: Annotated[
+        dict[str, dict[str, float]] | str | None,
+        Field(description="{system: {item_id: human label}} or a labels file; overrides human_path"),
+    ] = None,
+    judged_files: Annotated[dict[str, str], Field(description="{system: an answer judge's result JSON}")],
+    human_path: Annotated[str, Field(description="human labels: JSONL rows {system, item_id, label}")],
+    judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
+    alpha: AlphaParam,
+    save_path: SavePathParam,
+) -> PPIResult:
+    """Human-scale means from many judge scores and a few human labels: prediction-powered inference.
+
+    Per system, with labels y and judge scores f on the n labelled items and f on the N other judged items:
+    PPI++ (Angelopoulos, Duchi, Zrnic 2023) estimate = lambda * mean(f_unlabelled) + mean(y - lambda * f_labelled),
+    lambda = clip(cov(y, f) / ((1 + n/N) var(f)), 0, 1) minimising the variance; beside it classical PPI
+    (lambda = 1; Angelopoulos et al. 2023), the judge-only mean and the human-only mean, each with its normal
+    interval at alpha, and effective_n = n * var(human-only) / var(PPI++). Per pair of systems: the same on
+    the per-item differences (A - B), with its z-test p-value. Fewer than 10 labels per system, or labels of
+    ids never judged, are refused; labelled items whose judgment failed are left out and counted; a constant
+    judge falls back to the human-only mean.
+    """
+    check_save_path(save_path, "ppi", ".json")
+    source = judged if judged is not None else judged_files
+    if not source:
+        raise InputError("give judged ({system: {item_id: score}}) or judged_files ({system: judge result file})")
+    labels_source = human if human is not None else human_path
+    if not labels_source:
+        raise InputError("give human ({system: {item_id: label}}) or human_path (a labels file)")
+    scores = judge_scores(dict(source), judge_metric)
+    labels = human_labels(labels_source)
+    dropped = checked(scores, labels)
+    per_system = system_estimates(scores, labels, alpha)
+    for system, result in per_system.items():
+        result["labels_without_judgment"] = len(dropped[system])
+        result["judge_failed"] = len(scores[system].failed)
+    pairs = pair_estimates(scores, labels, alpha)
+    settings = {"alpha": alpha, "judge_metric": judge_metric or None,
+                "judged_files": {s: v for s, v in source.items() if isinstance(v, str)},
+                "human_path": labels_source if isinstance(labels_source, str) else None}  # fmt: skip
+    document = {"ppi_res": per_system, "ppi_diff": pairs, "settings": settings, "versions": {"ultra-eval": __version__}}
+    path = atomic_write_json(result_path(save_path, "ppi"), document)
+    return {"ppi_res": per_system, "ppi_diff": pairs, "result_path": str(path)}
+
+
+TOOLS = [ppi]

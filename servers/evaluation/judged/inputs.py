@@ -73,6 +73,30 @@ def judge_scores(judged: dict[str, Any], judge_metric: str) -> dict[str, Judged]
     return out
 
 
+def judge_samples(samples: dict[str, Any], judge_metric: str) -> dict[str, dict[str, list[float]]]:
+    """Per system, per item its judge samples: from ``{item_id: [s1, ..., sk]}``, or from a list of judge result
+    files (one judging pass each, so one sample per item and file), or one file of ``{item_id: [samples]}``."""
+    if not isinstance(samples, dict) or not samples:
+        raise InputError("samples must be {system: {item_id: [scores]}} or {system: [judge result files]}")
+    out: dict[str, dict[str, list[float]]] = {}
+    for system, value in samples.items():
+        if isinstance(value, str):
+            value = read_json(value)
+        per_item: dict[str, list[float]] = {}
+        if isinstance(value, list):
+            for path in value:
+                for item_id, score in _judge_file(str(path), judge_metric).scores.items():
+                    per_item.setdefault(item_id, []).append(score)
+        elif isinstance(value, dict):
+            for item_id, scores in value.items():
+                listed = scores if isinstance(scores, list) else [scores]
+                per_item[str(item_id)] = [_number(v, f"a sample of {system}/{item_id}") for v in listed]
+        else:
+            raise InputError(f"samples[{system!r}] must be {{item_id: [scores]}} or a list of judge result files")
+        out[str(system)] = {i: v for i, v in per_item.items() if v}
+    return out
+
+
 def _label_rows(rows: list[Any], path: str) -> dict[str, dict[str, float]]:
     labels: dict[str, dict[str, float]] = {}
     for line, row in enumerate(rows, start=1):

@@ -11,8 +11,13 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from itertools import combinations
+
+import numpy as np
+
+from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
-from servers.evaluation.judged.inputs import checked, human_labels, judge_scores
+from servers.evaluation.judged.inputs import checked, human_labels, judge_samples, judge_scores
 from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
@@ -80,4 +85,62 @@ def ppi(
     return {"ppi_res": per_system, "ppi_diff": pairs, "result_path": str(path)}
 
 
-TOOLS = [ppi]
+class CompareJudgedResult(TypedDict):
+    """Per pair "A - B": the difference, the test with and without the judge's noise, and the flag."""
+
+    comparisons: dict[str, dict[str, Any]]
+    result_path: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def compare_judged(
+    *,
+    samples: Annotated[
+        dict[str, dict[str, list[float]] | list[str] | str] | None,
+        Field(description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
+                          "sample_files"),
+    ] = None,
+    sample_files: Annotated[
+        dict[str, list[str]], Field(description="{system: [judge result files, one judging pass each]}")
+    ],
+    judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
+    n_resamples: Annotated[int, Field(description="bootstrap rounds", ge=100)],
+    seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same result", ge=0)],
+    alpha: AlphaParam,
+    save_path: SavePathParam,
+) -> CompareJudgedResult:
+    """Compare systems whose items carry k judge samples each, counting the judge's own noise.
+
+    Per pair (A - B) over the items both have: a hierarchical bootstrap (resample the queries, then each
+    query's judge samples) gives the percentile interval and a two-sided p-value of mean(A) - mean(B)
+    with the judge's noise; beside it the same bootstrap over queries only, taking each item's mean as exact.
+    `significant_only_if_judge_exact` flags a difference significant at alpha only when the judge is exact.
+    """
+    check_save_path(save_path, "compare_judged", ".json")
+    source = samples if samples is not None else sample_files
+    if not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems")
+    per_system = judge_samples(dict(source), judge_metric)
+    comparisons: dict[str, dict[str, Any]] = {}
+    for a, b in combinations(per_system, 2):
+        common = sorted(set(per_system[a]) & set(per_system[b]))
+        if len(common) < 2:
+            raise InputError(f"{a} and {b} have {len(common)} items in common: a comparison needs at least 2")
+        result = compare_samples(
+            [np.array(per_system[a][i]) for i in common],
+            [np.array(per_system[b][i]) for i in common],
+            n_resamples=n_resamples, seed=seed, alpha=alpha,
+        )  # fmt: skip
+        sizes = [len(per_system[s][i]) for s in (a, b) for i in common]
+        result.update(n_items=len(common), samples_per_item=[min(sizes), max(sizes)],
+                      items_left_out=len(set(per_system[a]) ^ set(per_system[b])))  # fmt: skip
+        comparisons[f"{a} - {b}"] = result
+    settings = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed, "judge_metric": judge_metric or None}
+    path = atomic_write_json(
+        result_path(save_path, "compare_judged"),
+        {"comparisons": comparisons, "settings": settings, "versions": {"ultra-eval": __version__}},
+    )
+    return {"comparisons": comparisons, "result_path": str(path)}
+
+
+TOOLS = [ppi, compare_judged]

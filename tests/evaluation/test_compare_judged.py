@@ -78,7 +78,7 @@ def judge_pass(path: Path, scores: dict[str, float]) -> str:
 
 def test_judge_result_files_are_judging_passes(tmp_path: Path) -> None:
     files = {
-        "A": [judge_pass(tmp_path / "a1.json", {"q1": 1, "q2": 1}), judge_pass(tmp_path / "a2.json", {"q1": 0, "q2": 1})],
+        "A": [judge_pass(tmp_path / "a1.json", {"q1": 1, "q2": 1}), judge_pass(tmp_path / "a2.json", {"q1": 0})],
         "B": [judge_pass(tmp_path / "b1.json", {"q1": 0, "q2": 0, "q3": 1})],
     }
     result = call("compare_judged", sample_files=files, n_resamples=40000, seed=3,

@@ -122,7 +122,9 @@ def human_labels(human: dict[str, Any] | str) -> dict[str, dict[str, float]]:
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise InputError("human labels must be {system: {item_id: label}} or rows {system, item_id, label}",
                          path=source)  # fmt: skip
-    return {str(s): {str(k): _number(v, f"the label of {s}/{k}", source) for k, v in d.items()} for s, d in data.items()}
+    return {
+        str(s): {str(k): _number(v, f"the label of {s}/{k}", source) for k, v in d.items()} for s, d in data.items()
+    }
 
 
 def checked(judged: dict[str, Judged], labels: dict[str, dict[str, float]]) -> dict[str, list[str]]:

@@ -37,7 +37,6 @@ class Estimate:
         return {"estimate": self.estimate, "ci": self.interval(alpha), "se": self.se}
 
 
-
 def power_tuned_lambda(y: np.ndarray, f_l: np.ndarray, f_u: np.ndarray) -> float:
     """PPI++'s variance-minimising lambda for the mean, clipped to [0, 1]; 0 when the judge is constant."""
     n, big_n = len(y), len(f_u)

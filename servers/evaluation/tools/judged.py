@@ -6,14 +6,12 @@ Thin faces over ``servers.evaluation.judged``; settings come from parameter.yaml
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Annotated, Any
 
+import numpy as np
 from pydantic import Field
 from typing_extensions import TypedDict
-
-from itertools import combinations
-
-import numpy as np
 
 from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
@@ -97,8 +95,10 @@ def compare_judged(
     *,
     samples: Annotated[
         dict[str, dict[str, list[float]] | list[str] | str] | None,
-        Field(description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
-                          "sample_files"),
+        Field(
+            description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
+            "sample_files"
+        ),
     ] = None,
     sample_files: Annotated[
         dict[str, list[str]], Field(description="{system: [judge result files, one judging pass each]}")

@@ -50,7 +50,7 @@ async def test_only_holes_are_judged_and_the_changes_by_hand(stub: OpenAIStub, t
     asked = sorted(query_and_passage(r) for r in stub.chat_requests())
     assert asked == sorted([("first", "passage d3"), ("first", "passage d4"), ("first", "passage d6"),
                             ("second", "passage d2"), ("second", "passage d3"), ("second", "passage d6")])  # fmt: skip
-    assert result["counts"] == {"holes": 6, "chosen": 6, "judged": 6, "failed": 0, "holes_left": 0}
+    assert result["fill_counts"] == {"holes": 6, "chosen": 6, "judged": 6, "failed": 0, "holes_left": 0}
     # P@3 (relevant = grade >= 2). Before: A 1/3, B 0, C (1/3 + 0)/2; after: A 1/3, B 2/3, C (2/3 + 1/3)/2.
     p3 = {run: values["P@3"] for run, values in result["per_run"].items()}
     assert p3["A"] == pytest.approx({"before": 1 / 3, "after": 1 / 3, "delta": 0})
@@ -81,7 +81,7 @@ async def test_the_budget_is_spread_round_robin(stub: OpenAIStub, tmp_path: Path
     stub.responder = scripted
     result = await call_job(run_fill_qrels, **tiny_pool(tmp_path), fill_budget=budget, judge_llm=llm_settings(stub))
     assert stub.request_count == len(expected)
-    assert result["counts"]["chosen"] == len(expected) and result["counts"]["holes_left"] == 6 - len(expected)
+    assert result["fill_counts"]["chosen"] == len(expected) and result["fill_counts"]["holes_left"] == 6 - len(expected)
     saved = json.loads(Path(result["result_path"]).read_text())
     assert [(g["qid"], g["docid"]) for g in saved["llm_grades"]] == expected
 
@@ -104,7 +104,7 @@ async def test_on_the_umbrela_sample(stub: OpenAIStub, tmp_path: Path) -> None:
     result = await call_job(run_fill_qrels, human_qrels_path=str(SAMPLE / "qrels.human.txt"), run_paths=runs,
                             queries_path=str(SAMPLE / "queries.jsonl"), corpus_path=str(SAMPLE / "corpus.jsonl"),
                             fill_budget=60, judge_llm=llm_settings(stub), save_path=str(tmp_path))  # fmt: skip
-    assert result["counts"]["chosen"] == 60 and result["counts"]["holes"] > 60
+    assert result["fill_counts"]["chosen"] == 60 and result["fill_counts"]["holes"] > 60
     assert stub.request_count <= 60
     for run in result["per_run"].values():
         assert run["Judged@20"]["after"] > run["Judged@20"]["before"]

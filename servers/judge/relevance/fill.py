@@ -104,7 +104,7 @@ async def run_fill_qrels(
     counts = {"holes": len(all_holes), "chosen": len(chosen), "judged": len(graded),
               "failed": len(judgments) - len(graded), "holes_left": len(all_holes) - len(graded)}  # fmt: skip
     document = {
-        "tool": "fill_qrels", **report, "counts": counts, "failed": failed, "usage": usage,
+        "tool": "fill_qrels", **report, "fill_counts": counts, "failed": failed, "usage": usage,
         "merged_qrels_path": str(qrels_path), "origin_path": str(origin_path),
         "llm_grades": [j.as_dict() for j in judgments],
         "settings": {"human_qrels_path": human_qrels_path, "run_paths": list(run_paths), "fill_depth": fill_depth,
@@ -113,5 +113,5 @@ async def run_fill_qrels(
                      "judge_llm": settings.public(), "judge_cache": judge_cache or None},
     }  # fmt: skip
     atomic_write_json(out, document)
-    return {**report, "counts": counts, "failed": failed, "usage": usage, "merged_qrels_path": str(qrels_path),
+    return {**report, "fill_counts": counts, "failed": failed, "usage": usage, "merged_qrels_path": str(qrels_path),
             "origin_path": str(origin_path), "result_path": str(out)}  # fmt: skip

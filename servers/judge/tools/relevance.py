@@ -139,7 +139,7 @@ class FillQrelsResult(TypedDict):
     per_run: dict[str, dict[str, Any]]
     kendall_tau_b: dict[str, float | None]
     significance_flips: list[dict[str, Any]]
-    counts: dict[str, int]
+    fill_counts: dict[str, int]
     failed: dict[str, Any]
     usage: dict[str, Any]
     merged_qrels_path: str

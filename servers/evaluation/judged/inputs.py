@@ -37,6 +37,39 @@ def _number(value: Any, what: str, path: str | None = None) -> float:
     return float(value)
 
 
+def _from_items(items: list[Any], metric: str, path: str | None = None) -> Judged:
+    """The scores of a judge's items (``id``, ``status``, the metric); items not ok or without a value failed."""
+    judged = Judged({})
+    for item in items:
+        if not isinstance(item, dict):
+            raise InputError(f"a judge item must be an object with id, status and {metric}", path=path)
+        item_id = str(item.get("id"))
+        value = item.get(metric)
+        if item.get("status", "ok") != "ok" or value is None:
+            judged.failed.add(item_id)
+        else:
+            judged.scores[item_id] = _number(value, f"item {item_id}'s {metric}", path)
+    return judged
+
+
+def items_by_system(items: list[Any], system_ls: list[Any] | None, judge_metric: str) -> dict[str, Judged]:
+    """Per system the scores of one judge's ``items`` (its output), ``system_ls`` naming each item's system."""
+    if not judge_metric:
+        raise InputError("set judge_metric: the metric of judged_items to read as the score (e.g. faithfulness)")
+    if not isinstance(system_ls, list) or len(system_ls) != len(items):
+        size = len(system_ls) if isinstance(system_ls, list) else "no"
+        raise InputError(f"judged_items has {len(items)} items but system_ls {size} names: give one system per item")
+    grouped: dict[str, list[Any]] = {}
+    for system, item in zip(system_ls, items, strict=True):
+        grouped.setdefault(str(system), []).append(item)
+    out = {}
+    for system, group in grouped.items():
+        out[system] = _from_items(group, judge_metric)
+        if len(out[system].scores) + len(out[system].failed) < len(group):
+            raise InputError(f"{system} has two judge items with the same id: give ids unique within a system")
+    return out
+
+
 def _judge_file(path: str, judge_metric: str) -> Judged:
     data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict):
@@ -44,15 +77,7 @@ def _judge_file(path: str, judge_metric: str) -> Judged:
         metric = judge_metric or (metrics[0] if len(metrics) == 1 else "")
         if metric not in metrics:
             raise InputError(f"set judge_metric to one of this judge's metrics: {metrics}", path=path)
-        judged = Judged({})
-        for item in data["items"]:
-            item_id = str(item.get("id"))
-            value = item.get(metric)
-            if item.get("status", "ok") != "ok" or value is None:
-                judged.failed.add(item_id)
-            else:
-                judged.scores[item_id] = _number(value, f"item {item_id}'s {metric}", path)
-        return judged
+        return _from_items(data["items"], metric, path)
     if isinstance(data, dict):
         return Judged({str(k): _number(v, f"the score of item {k}", path) for k, v in data.items()})
     raise InputError("expected an answer judge's result JSON (items, aggregate) or {item_id: score}", path=path)

@@ -15,7 +15,7 @@ from typing_extensions import TypedDict
 
 from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
-from servers.evaluation.judged.inputs import checked, human_labels, judge_samples, judge_scores
+from servers.evaluation.judged.inputs import checked, human_labels, items_by_system, judge_samples, judge_scores
 from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
@@ -43,6 +43,10 @@ def ppi(
         dict[str, dict[str, float]] | str | None,
         Field(description="{system: {item_id: human label}} or a labels file; overrides human_path"),
     ] = None,
+    judged_items: Annotated[
+        list[dict[str, Any]] | None, Field(description="a judge's items over several systems (with system_ls)")
+    ] = None,
+    system_ls: Annotated[list[str] | None, Field(description="each of judged_items' system")] = None,
     judged_files: Annotated[dict[str, str], Field(description="{system: an answer judge's result JSON}")],
     human_path: Annotated[str, Field(description="human labels: JSONL rows {system, item_id, label}")],
     judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
@@ -56,18 +60,23 @@ def ppi(
     lambda = clip(cov(y, f) / ((1 + n/N) var(f)), 0, 1) minimising the variance; beside it classical PPI
     (lambda = 1; Angelopoulos et al. 2023), the judge-only mean and the human-only mean, each with its normal
     interval at alpha, and effective_n = n * var(human-only) / var(PPI++). Per pair of systems: the same on
-    the per-item differences (A - B), with its z-test p-value. Fewer than 10 labels per system, or labels of
+    the per-item differences (A - B), with its z-test p-value. Judge scores: judged, or judged_items (a judge's
+    items) with system_ls, or judged_files. Fewer than 10 labels per system, or labels of
     ids never judged, are refused; labelled items whose judgment failed are left out and counted; a constant
     judge falls back to the human-only mean.
     """
     check_save_path(save_path, "ppi", ".json")
     source = judged if judged is not None else judged_files
-    if not source:
-        raise InputError("give judged ({system: {item_id: score}}) or judged_files ({system: judge result file})")
+    if not source and judged_items is None:
+        raise InputError("give judged ({system: {item_id: score}}), judged_items with system_ls (a judge's items), "
+                         "or judged_files ({system: judge result file})")  # fmt: skip
     labels_source = human if human is not None else human_path
     if not labels_source:
         raise InputError("give human ({system: {item_id: label}}) or human_path (a labels file)")
-    scores = judge_scores(dict(source), judge_metric)
+    if judged is None and judged_items is not None:
+        source, scores = {}, items_by_system(judged_items, system_ls, judge_metric)
+    else:
+        scores = judge_scores(dict(source), judge_metric)
     labels = human_labels(labels_source)
     dropped = checked(scores, labels)
     per_system = system_estimates(scores, labels, alpha)

@@ -87,7 +87,8 @@ def ppi(
     settings = {"alpha": alpha, "judge_metric": judge_metric or None,
                 "judged_files": {s: v for s, v in source.items() if isinstance(v, str)},
                 "human_path": labels_source if isinstance(labels_source, str) else None}  # fmt: skip
-    document = {"ppi_res": per_system, "ppi_diff": pairs, "settings": settings, "versions": {"ultra-eval": __version__}}
+    document = {"tool": "ppi", "ppi_res": per_system, "ppi_diff": pairs, "settings": settings,
+                "versions": {"ultra-eval": __version__}}  # fmt: skip
     path = atomic_write_json(result_path(save_path, "ppi"), document)
     return {"ppi_res": per_system, "ppi_diff": pairs, "result_path": str(path)}
 
@@ -147,7 +148,12 @@ def compare_judged(
     settings = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed, "judge_metric": judge_metric or None}
     path = atomic_write_json(
         result_path(save_path, "compare_judged"),
-        {"comparisons": comparisons, "settings": settings, "versions": {"ultra-eval": __version__}},
+        {
+            "tool": "compare_judged",
+            "comparisons": comparisons,
+            "settings": settings,
+            "versions": {"ultra-eval": __version__},
+        },
     )
     return {"comparisons": comparisons, "result_path": str(path)}
 

@@ -129,3 +129,29 @@ async def test_on_the_umbrela_sample(stub: OpenAIStub, tmp_path: Path) -> None:
             decisions.append({row["metric"]: row["significant"] for row in rows})
         for measure in ("ndcg@20", "P@20", "map"):
             assert ((a, b, measure) in flips) == (decisions[0][measure] != decisions[1][measure])
+
+
+async def test_export_import_then_fill_sends_nothing(stub: OpenAIStub, tmp_path: Path, monkeypatch) -> None:
+    """Batch files as for umbrela_judge: export_requests writes fill_qrels' requests (the holes only), a batch
+    run answers them elsewhere, import_results caches them, and fill_qrels then sends no request."""
+    from servers.judge.server import SPEC
+    from tests.judge.test_batch_tools import run_batch
+    from ultra_kit.inprocess import call_local_tool, local_tools
+
+    monkeypatch.chdir(tmp_path)
+    tools = local_tools(SPEC)
+    arguments = {**tiny_pool(tmp_path), "fill_budget": 5}
+    common = {"judge_llm": llm_settings(stub), "judge_cache": str(tmp_path / "cache.sqlite")}
+    exported = await call_local_tool(
+        tools["export_requests"],
+        {"tool": "fill_qrels", "arguments": arguments, **common, "save_path": str(tmp_path / "batch")},
+    )
+    assert exported["requests"] == 5 and stub.request_count == 0
+    (requests,) = map(Path, exported["requests_paths"])
+    run_batch(requests, tmp_path / "results.jsonl")
+    await call_local_tool(
+        tools["import_results"],
+        {"results_paths": [str(tmp_path / "results.jsonl")], "judge_cache": common["judge_cache"]},
+    )
+    result = await call_local_tool(tools["fill_qrels"], {**arguments, **common})
+    assert stub.request_count == 0 and result["fill_counts"]["judged"] == 5

@@ -155,8 +155,10 @@ def test_seeded_coverage_simulation() -> None:
     assert widths["ppi"] < 0.8 * widths["human"]
 
 
-def test_ppi_over_ultra_call_on_mtrag(tmp_path: Path) -> None:
-    """MT-RAG's RB_llm_idk judge with 40 human faithfulness labels per system, through `ultra call`."""
+@pytest.mark.parametrize("transport", [[], ["--stdio"]])
+def test_ppi_over_ultra_call_on_mtrag(tmp_path: Path, transport: list[str]) -> None:
+    """MT-RAG's RB_llm_idk judge with 40 human faithfulness labels per system, through `ultra call` (in process and
+    over MCP stdio)."""
     rows = [json.loads(line) for line in (ROOT / "data/mtrag/judged_human_477.jsonl").read_text().splitlines()]
     judged: dict[str, dict[str, float]] = {}
     labels = []
@@ -170,7 +172,7 @@ def test_ppi_over_ultra_call_on_mtrag(tmp_path: Path) -> None:
     (tmp_path / "judged.json").write_text(json.dumps({"judged": judged}))
     (tmp_path / "human.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels))
     out = tmp_path / "ppi.json"
-    done = run_ultra("call", "evaluation.ppi", "--args-file", str(tmp_path / "judged.json"),
+    done = run_ultra("call", *transport, "evaluation.ppi", "--args-file", str(tmp_path / "judged.json"),
                      f"human_path={tmp_path / 'human.jsonl'}", f"save_path={out}", cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     saved = json.loads(out.read_text())

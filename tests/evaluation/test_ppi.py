@@ -182,3 +182,14 @@ def test_ppi_over_ultra_call_on_mtrag(tmp_path: Path, transport: list[str]) -> N
     for result in saved["ppi_res"].values():
         assert result["n_human"] == 40 and result["n_unlabelled"] == 119
         assert result["se"] <= result["human_only"]["se"] * 1.01
+
+
+@pytest.mark.parametrize("layout", ["rows", "mapping"])
+def test_a_json_labels_file_as_rows_or_a_mapping(tmp_path: Path, layout: str) -> None:
+    scores, labels = system(Y, F_L, F_U)
+    rows = [{"system": "A", "item_id": i, "label": y} for i, y in labels.items()]
+    (tmp_path / "human.json").write_text(json.dumps(rows if layout == "rows" else {"A": labels}))
+    (tmp_path / "scores.json").write_text(json.dumps(scores))  # a plain {item_id: score} file
+    result = call("ppi", judged={"A": str(tmp_path / "scores.json")}, human=str(tmp_path / "human.json"),
+                  save_path=str(tmp_path / "o.json"))  # fmt: skip
+    assert result["ppi_res"]["A"]["estimate"] == pytest.approx(judged_mean(Y, F_L, F_U, 0.05)["estimate"])

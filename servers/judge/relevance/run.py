@@ -91,6 +91,18 @@ async def run_umbrela(
     else:
         pairs = inputs.file_pairs(queries_path, run_path, corpus_path, depth=depth)
         judged_run = str(run_path)
+    judgments, usage, dropped = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
+    failed, ok = failures.summarise((j.status, j.error) for j in judgments)
+    failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
+    return _write_umbrela(
+        judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache, failed
+    )
+
+
+async def judge_umbrela_pairs(
+    pairs: list[inputs.Pair], settings: LLMSettings, judge_cache: str, progress: umbrela.Progress | None = None
+) -> tuple[list[umbrela.Judgment], dict[str, Any], list[str]]:
+    """(judgments, usage, dropped parameters) of UMBRELA on ``pairs``, through the cache and batch passes."""
     cache = open_cache(judge_cache)
     try:
         async with LLMClient(settings, cache) as client:
@@ -99,15 +111,9 @@ async def run_umbrela(
                 lambda: umbrela.judge_pairs(pairs, client, max_retries=settings.max_retries, progress=progress),
                 progress=progress,
             )
-            usage = client.usage.as_dict()
-            dropped = sorted(client.dropped)
+            return judgments, client.usage.as_dict(), sorted(client.dropped)
     finally:
         cache.close()
-    failed, ok = failures.summarise((j.status, j.error) for j in judgments)
-    failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
-    return _write_umbrela(
-        judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache, failed
-    )
 
 
 def _write_umbrela(

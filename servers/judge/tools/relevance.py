@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
 from ultra_kit.factory import tool_hints
@@ -131,4 +133,54 @@ def trec_rag_table(
     }
 
 
-TOOLS = [umbrela_judge, judge_agreement, trec_rag_table]
+class FillQrelsResult(TypedDict):
+    """Per run and measure before / after, Judged@k, tau-b per measure, the flips, the counts and the files."""
+
+    per_run: dict[str, dict[str, Any]]
+    kendall_tau_b: dict[str, float | None]
+    significance_flips: list[dict[str, Any]]
+    fill_counts: dict[str, int]
+    failed: dict[str, Any]
+    usage: dict[str, Any]
+    merged_qrels_path: str
+    origin_path: str
+    result_path: str
+
+
+@runs_in_passes
+@tool_hints(read_only=False, idempotent=True, open_world=True)
+async def fill_qrels(
+    *,
+    human_qrels_path: Annotated[str, Field(description="the qrels to fill (their grades are kept)")],
+    run_paths: Annotated[list[str], Field(description="the runs whose top fill_depth documents are looked at")],
+    queries_path: Annotated[str, Field(description="queries JSONL or TSV (qid, query)")],
+    corpus_path: Annotated[str, Field(description="corpus JSONL (docid, text, optional title)")],
+    fill_depth: Annotated[int, Field(description="holes: unjudged documents in each run's top fill_depth", ge=1)],
+    fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0)],
+    fill_measures: Annotated[list[str], Field(description="measures compared before and after, e.g. ndcg@20")],
+    relevant_grade: Annotated[int, Field(description="relevant = grade >= this (trec_eval -l)")],
+    fill_alpha: Annotated[float, Field(description="significance level of the pairwise run tests", gt=0, lt=1)],
+    fill_resamples: Annotated[int, Field(description="random sign flips of the pairwise run tests", ge=1)],
+    fill_seed: Annotated[int, Field(description="seed of the pairwise run tests", ge=0)],
+    judge_llm: LLMSpec,
+    judge_cache: CachePath,
+    save_path: SavePath,
+    max_failed_fraction: FailedFraction,
+) -> FillQrelsResult:
+    """Judge the holes of a pool with UMBRELA (only them, within a budget) and report what the filling changed.
+
+    Holes: (query, document) pairs in some run's top fill_depth that the qrels do not grade, for the queries
+    the qrels have; at most fill_budget of them, round-robin over ranks, queries and runs. Writes the merged
+    qrels (human grades kept, LLM grades added) and a side file of the LLM-origin grades. Reports per run and
+    measure the value before and after, Judged@fill_depth before and after, Kendall's tau-b between the runs'
+    rankings under the two qrels, and every pair of runs whose paired-test decision (p < fill_alpha) flips.
+    """
+    return await run_fill_qrels(
+        human_qrels_path=human_qrels_path, run_paths=run_paths, queries_path=queries_path, corpus_path=corpus_path,
+        fill_depth=fill_depth, fill_budget=fill_budget, fill_measures=fill_measures, relevant_grade=relevant_grade,
+        fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed, judge_llm=judge_llm,
+        judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
+    )  # type: ignore[return-value]  # fmt: skip
+
+
+TOOLS = [umbrela_judge, judge_agreement, trec_rag_table, fill_qrels]

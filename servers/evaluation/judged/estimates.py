@@ -1,0 +1,58 @@
+"""PPI estimates per system and per pair of systems, from checked judge scores and human labels."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from servers.evaluation.judged.inputs import MIN_HUMAN_LABELS, Judged
+from servers.evaluation.judged.ppi import judged_mean, z_p_value
+
+
+def _arrays(labels: dict[str, float], scores: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(human labels, judge scores on the labelled ids, judge scores on the others), ids in sorted order."""
+    labelled = sorted(set(labels) & set(scores))
+    others = sorted(set(scores) - set(labels))
+    return (
+        np.array([labels[i] for i in labelled]),
+        np.array([scores[i] for i in labelled]),
+        np.array([scores[i] for i in others]),
+    )
+
+
+def system_estimates(
+    judged: dict[str, Judged], labels: dict[str, dict[str, float]], alpha: float
+) -> dict[str, dict[str, Any]]:
+    """Per system: PPI++, classical PPI, judge-only and human-only means (see ``ppi.judged_mean``)."""
+    return {system: judged_mean(*_arrays(labels[system], j.scores), alpha) for system, j in judged.items()}
+
+
+def pair_estimates(
+    judged: dict[str, Judged], labels: dict[str, dict[str, float]], alpha: float
+) -> dict[str, dict[str, Any]]:
+    """Per pair "A - B": PPI++ on the per-item differences over the items both systems have.
+
+    The labelled items are those both systems have a label and a judge score for; the unlabelled ones those
+    both have a judge score for and not both a label. A pair with fewer than 10 such labelled items, or no
+    common judged item, is listed with ``skipped`` (why) instead of an estimate.
+    """
+    pairs: dict[str, dict[str, Any]] = {}
+    for a, b in combinations(judged, 2):
+        scores_a, scores_b = judged[a].scores, judged[b].scores
+        common = set(scores_a) & set(scores_b)
+        both = set(labels[a]) & set(labels[b]) & common
+        key = f"{a} - {b}"
+        if len(both) < MIN_HUMAN_LABELS:
+            pairs[key] = {"skipped": f"{len(both)} items carry a human label of both systems (at least "
+                                     f"{MIN_HUMAN_LABELS} needed)", "n_common": len(common)}  # fmt: skip
+            continue
+        diff_scores = {i: scores_a[i] - scores_b[i] for i in common}
+        diff_labels = {i: labels[a][i] - labels[b][i] for i in both}
+        result = judged_mean(*_arrays(diff_labels, diff_scores), alpha)
+        result["p_value"] = z_p_value(result["estimate"], result["se"])
+        low, high = result["ci"]
+        result["excludes_zero"] = bool(low > 0 or high < 0)
+        pairs[key] = result
+    return pairs

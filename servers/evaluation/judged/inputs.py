@@ -1,0 +1,176 @@
+"""Judge scores and human labels, from mappings or files, checked against each other.
+
+Judge scores: ``{system: {item_id: score}}``, or per system the path of a result file: an answer judge's
+JSON (``items`` with ``id`` and ``status``; the score is the item's ``judge_metric``, or its only metric),
+or a JSON object ``{item_id: score}``. Items whose judgment failed (status not ok, or no value) are not
+judged. Human labels: ``{system: {item_id: label}}``, or a file: JSONL rows (or a JSON list of rows)
+``{"system": ..., "item_id": ..., "label": ...}``, or a JSON object ``{system: {item_id: label}}``.
+Ids are compared as text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ultra_kit.errors import InputError
+from ultra_kit.readers import read_json, read_jsonl
+
+MIN_HUMAN_LABELS = 10  # fewer labels per system give no usable interval
+
+
+@dataclass
+class Judged:
+    """One system's judge scores (ok items only) and the ids whose judgment failed."""
+
+    scores: dict[str, float]
+    failed: set[str] = field(default_factory=set)
+
+
+def _number(value: Any, what: str, path: str | None = None) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{what} must be a finite number, got {value!r}", path=path)
+    return float(value)
+
+
+def _from_items(items: list[Any], metric: str, path: str | None = None) -> Judged:
+    """The scores of a judge's items (``id``, ``status``, the metric); items not ok or without a value failed."""
+    judged = Judged({})
+    for item in items:
+        if not isinstance(item, dict):
+            raise InputError(f"a judge item must be an object with id, status and {metric}", path=path)
+        item_id = str(item.get("id"))
+        value = item.get(metric)
+        if item.get("status", "ok") != "ok" or value is None:
+            judged.failed.add(item_id)
+        else:
+            judged.scores[item_id] = _number(value, f"item {item_id}'s {metric}", path)
+    return judged
+
+
+def items_by_system(items: list[Any], system_ls: list[Any] | None, judge_metric: str) -> dict[str, Judged]:
+    """Per system the scores of one judge's ``items`` (its output), ``system_ls`` naming each item's system."""
+    if not judge_metric:
+        raise InputError("set judge_metric: the metric of judged_items to read as the score (e.g. faithfulness)")
+    if not isinstance(system_ls, list) or len(system_ls) != len(items):
+        size = len(system_ls) if isinstance(system_ls, list) else "no"
+        raise InputError(f"judged_items has {len(items)} items but system_ls {size} names: give one system per item")
+    grouped: dict[str, list[Any]] = {}
+    for system, item in zip(system_ls, items, strict=True):
+        grouped.setdefault(str(system), []).append(item)
+    out = {}
+    for system, group in grouped.items():
+        out[system] = _from_items(group, judge_metric)
+        if len(out[system].scores) + len(out[system].failed) < len(group):
+            raise InputError(f"{system} has two judge items with the same id: give ids unique within a system")
+    return out
+
+
+def _judge_file(path: str, judge_metric: str) -> Judged:
+    data = read_json(path)
+    if isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict):
+        metrics = [k for k in data["aggregate"] if not k.startswith("num_")]
+        metric = judge_metric or (metrics[0] if len(metrics) == 1 else "")
+        if metric not in metrics:
+            raise InputError(f"set judge_metric to one of this judge's metrics: {metrics}", path=path)
+        return _from_items(data["items"], metric, path)
+    if isinstance(data, dict):
+        return Judged({str(k): _number(v, f"the score of item {k}", path) for k, v in data.items()})
+    raise InputError("expected an answer judge's result JSON (items, aggregate) or {item_id: score}", path=path)
+
+
+def judge_scores(judged: dict[str, Any], judge_metric: str) -> dict[str, Judged]:
+    """Per system its judge scores, from a mapping ``{item_id: score}`` or a result file's path."""
+    if not isinstance(judged, dict) or not judged:
+        raise InputError("judged must be {system: {item_id: score}} or {system: path of a judge result file}")
+    out = {}
+    for system, value in judged.items():
+        if isinstance(value, str):
+            out[str(system)] = _judge_file(value, judge_metric)
+        elif isinstance(value, dict):
+            out[str(system)] = Judged({str(k): _number(v, f"judged[{system!r}][{k!r}]") for k, v in value.items()})
+        else:
+            raise InputError(f"judged[{system!r}] must be {{item_id: score}} or a file path")
+    return out
+
+
+def judge_samples(samples: dict[str, Any], judge_metric: str) -> dict[str, dict[str, list[float]]]:
+    """Per system, per item its judge samples: from ``{item_id: [s1, ..., sk]}``, or from a list of judge result
+    files (one judging pass each, so one sample per item and file), or one file of ``{item_id: [samples]}``."""
+    if not isinstance(samples, dict) or not samples:
+        raise InputError("samples must be {system: {item_id: [scores]}} or {system: [judge result files]}")
+    out: dict[str, dict[str, list[float]]] = {}
+    for system, value in samples.items():
+        if isinstance(value, str):
+            value = read_json(value)
+        per_item: dict[str, list[float]] = {}
+        if isinstance(value, list):
+            for path in value:
+                for item_id, score in _judge_file(str(path), judge_metric).scores.items():
+                    per_item.setdefault(item_id, []).append(score)
+        elif isinstance(value, dict):
+            for item_id, scores in value.items():
+                listed = scores if isinstance(scores, list) else [scores]
+                per_item[str(item_id)] = [_number(v, f"a sample of {system}/{item_id}") for v in listed]
+        else:
+            raise InputError(f"samples[{system!r}] must be {{item_id: [scores]}} or a list of judge result files")
+        out[str(system)] = {i: v for i, v in per_item.items() if v}
+    return out
+
+
+def _label_rows(rows: list[Any], path: str) -> dict[str, dict[str, float]]:
+    labels: dict[str, dict[str, float]] = {}
+    for line, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not {"system", "item_id", "label"} <= set(row):
+            raise InputError("expected a row {system, item_id, label}", path=path, line=line)
+        system, item_id = str(row["system"]), str(row["item_id"])
+        if item_id in labels.setdefault(system, {}):
+            raise InputError(f"a second label for {system}/{item_id}: give one label per item (average raters first)",
+                             path=path, line=line)  # fmt: skip
+        labels[system][item_id] = _number(row["label"], "label", path)
+    return labels
+
+
+def human_labels(human: dict[str, Any] | str) -> dict[str, dict[str, float]]:
+    """Per system its human labels, from a mapping or a file (see the module's docstring)."""
+    if isinstance(human, str):
+        data: Any = read_jsonl(human) if Path(human).suffix == ".jsonl" else read_json(human)
+        if isinstance(data, list):
+            return _label_rows(data, human)
+        source = human
+    else:
+        data, source = human, None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise InputError("human labels must be {system: {item_id: label}} or rows {system, item_id, label}",
+                         path=source)  # fmt: skip
+    return {
+        str(s): {str(k): _number(v, f"the label of {s}/{k}", source) for k, v in d.items()} for s, d in data.items()
+    }
+
+
+def checked(judged: dict[str, Judged], labels: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """Refuse labels of unknown systems or of ids never judged, and systems with fewer than 10 labels.
+
+    Returns, per system, the labelled ids whose judgment failed (left out of the analysis).
+    """
+    unknown = sorted(set(labels) - set(judged))
+    if unknown:
+        raise InputError(f"human labels for systems that were not judged: {unknown}; judged: {sorted(judged)}")
+    dropped = {}
+    for system, judged_system in judged.items():
+        ids = labels.get(system, {})
+        never = sorted(set(ids) - set(judged_system.scores) - judged_system.failed)
+        if never:
+            raise InputError(f"{len(never)} human labels of {system} are for ids that were not judged: {never[:5]}")
+        dropped[system] = sorted(set(ids) & judged_system.failed)
+        usable = len(ids) - len(dropped[system])
+        if usable < MIN_HUMAN_LABELS:
+            raise InputError(
+                f"{system} has {usable} human labels on judged items; at least {MIN_HUMAN_LABELS} are needed "
+                "for an interval: label more items"
+            )
+    return dropped

@@ -1,0 +1,161 @@
+"""MCP tools for judged numbers with honest uncertainty: ``ppi`` (a human-corrected mean per system and per
+pair of systems) and ``compare_judged`` (a paired comparison that counts the judge's own noise).
+
+Thin faces over ``servers.evaluation.judged``; settings come from parameter.yaml.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.evaluation.judged.bootstrap import compare_samples
+from servers.evaluation.judged.estimates import pair_estimates, system_estimates
+from servers.evaluation.judged.inputs import checked, human_labels, items_by_system, judge_samples, judge_scores
+from servers.evaluation.results import SavePathParam
+from ultra_kit.errors import InputError
+from ultra_kit.factory import __version__, tool_hints
+from ultra_kit.files import atomic_write_json, check_save_path, result_path
+
+AlphaParam = Annotated[float, Field(description="1 - the intervals' confidence level", gt=0, lt=1)]
+
+
+class PPIResult(TypedDict):
+    """Per system and per pair: the PPI++ estimate beside classical PPI, judge-only and human-only means."""
+
+    ppi_res: dict[str, dict[str, Any]]
+    ppi_diff: dict[str, dict[str, Any]]
+    result_path: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def ppi(
+    *,
+    judged: Annotated[
+        dict[str, dict[str, float] | str] | None,
+        Field(description="{system: {item_id: judge score}} or {system: judge result file}; overrides judged_files"),
+    ] = None,
+    human: Annotated[
+        dict[str, dict[str, float]] | str | None,
+        Field(description="{system: {item_id: human label}} or a labels file; overrides human_path"),
+    ] = None,
+    judged_items: Annotated[
+        list[dict[str, Any]] | None, Field(description="a judge's items over several systems (with system_ls)")
+    ] = None,
+    system_ls: Annotated[list[str] | None, Field(description="each of judged_items' system")] = None,
+    judged_files: Annotated[dict[str, str], Field(description="{system: an answer judge's result JSON}")],
+    human_path: Annotated[str, Field(description="human labels: JSONL rows {system, item_id, label}")],
+    judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
+    alpha: AlphaParam,
+    save_path: SavePathParam,
+) -> PPIResult:
+    """Human-scale means from many judge scores and a few human labels: prediction-powered inference.
+
+    Per system, with labels y and judge scores f on the n labelled items and f on the N other judged items:
+    PPI++ (Angelopoulos, Duchi, Zrnic 2023) estimate = lambda * mean(f_unlabelled) + mean(y - lambda * f_labelled),
+    lambda = clip(cov(y, f) / ((1 + n/N) var(f)), 0, 1) minimising the variance; beside it classical PPI
+    (lambda = 1; Angelopoulos et al. 2023), the judge-only mean and the human-only mean, each with its normal
+    interval at alpha, and effective_n = n * var(human-only) / var(PPI++). Per pair of systems: the same on
+    the per-item differences (A - B), with its z-test p-value. Judge scores: judged, or judged_items (a judge's
+    items) with system_ls, or judged_files. Fewer than 10 labels per system, or labels of
+    ids never judged, are refused; labelled items whose judgment failed are left out and counted; a constant
+    judge falls back to the human-only mean.
+    """
+    check_save_path(save_path, "ppi", ".json")
+    source = judged if judged is not None else judged_files
+    if not source and judged_items is None:
+        raise InputError("give judged ({system: {item_id: score}}), judged_items with system_ls (a judge's items), "
+                         "or judged_files ({system: judge result file})")  # fmt: skip
+    labels_source = human if human is not None else human_path
+    if not labels_source:
+        raise InputError("give human ({system: {item_id: label}}) or human_path (a labels file)")
+    if judged is None and judged_items is not None:
+        source, scores = {}, items_by_system(judged_items, system_ls, judge_metric)
+    else:
+        scores = judge_scores(dict(source), judge_metric)
+    labels = human_labels(labels_source)
+    dropped = checked(scores, labels)
+    per_system = system_estimates(scores, labels, alpha)
+    for system, result in per_system.items():
+        result["labels_without_judgment"] = len(dropped[system])
+        result["judge_failed"] = len(scores[system].failed)
+    pairs = pair_estimates(scores, labels, alpha)
+    settings = {"alpha": alpha, "judge_metric": judge_metric or None,
+                "judged_files": {s: v for s, v in source.items() if isinstance(v, str)},
+                "human_path": labels_source if isinstance(labels_source, str) else None}  # fmt: skip
+    document = {"tool": "ppi", "ppi_res": per_system, "ppi_diff": pairs, "settings": settings,
+                "versions": {"ultra-eval": __version__}}  # fmt: skip
+    path = atomic_write_json(result_path(save_path, "ppi"), document)
+    return {"ppi_res": per_system, "ppi_diff": pairs, "result_path": str(path)}
+
+
+class CompareJudgedResult(TypedDict):
+    """Per pair "A - B": the difference, the test with and without the judge's noise, and the flag."""
+
+    comparisons: dict[str, dict[str, Any]]
+    result_path: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def compare_judged(
+    *,
+    samples: Annotated[
+        dict[str, dict[str, list[float]] | list[str] | str] | None,
+        Field(
+            description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
+            "sample_files"
+        ),
+    ] = None,
+    sample_files: Annotated[
+        dict[str, list[str]], Field(description="{system: [judge result files, one judging pass each]}")
+    ],
+    judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
+    n_resamples: Annotated[int, Field(description="bootstrap rounds", ge=100)],
+    seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same result", ge=0)],
+    alpha: AlphaParam,
+    save_path: SavePathParam,
+) -> CompareJudgedResult:
+    """Compare systems whose items carry k judge samples each, counting the judge's own noise.
+
+    Per pair (A - B) over the items both have: a hierarchical bootstrap (resample the queries, then each
+    query's judge samples) gives the percentile interval and a two-sided p-value of mean(A) - mean(B)
+    with the judge's noise; beside it the same bootstrap over queries only, taking each item's mean as exact.
+    `significant_only_if_judge_exact` flags a difference significant at alpha only when the judge is exact.
+    """
+    check_save_path(save_path, "compare_judged", ".json")
+    source = samples if samples is not None else sample_files
+    if not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems")
+    per_system = judge_samples(dict(source), judge_metric)
+    comparisons: dict[str, dict[str, Any]] = {}
+    for a, b in combinations(per_system, 2):
+        common = sorted(set(per_system[a]) & set(per_system[b]))
+        if len(common) < 2:
+            raise InputError(f"{a} and {b} have {len(common)} items in common: a comparison needs at least 2")
+        result = compare_samples(
+            [np.array(per_system[a][i]) for i in common],
+            [np.array(per_system[b][i]) for i in common],
+            n_resamples=n_resamples, seed=seed, alpha=alpha,
+        )  # fmt: skip
+        sizes = [len(per_system[s][i]) for s in (a, b) for i in common]
+        result.update(n_items=len(common), samples_per_item=[min(sizes), max(sizes)],
+                      items_left_out=len(set(per_system[a]) ^ set(per_system[b])))  # fmt: skip
+        comparisons[f"{a} - {b}"] = result
+    settings = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed, "judge_metric": judge_metric or None}
+    path = atomic_write_json(
+        result_path(save_path, "compare_judged"),
+        {
+            "tool": "compare_judged",
+            "comparisons": comparisons,
+            "settings": settings,
+            "versions": {"ultra-eval": __version__},
+        },
+    )
+    return {"comparisons": comparisons, "result_path": str(path)}
+
+
+TOOLS = [ppi, compare_judged]

@@ -1,0 +1,68 @@
+"""examples/judge_calibration.yaml end to end with `ultra run`: the faithfulness judge on the local stub, scripted so
+that its score follows the human label of each answer, then ppi with the example's human labels."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from servers.evaluation.judged.ppi import judged_mean
+from tests.conftest import ROOT, run_ultra
+from tests.support.openai_stub import OpenAIStub, content_of
+
+PARAMS = ROOT / "examples" / "parameters" / "judge_calibration_parameter.yaml"
+RATINGS = {
+    (r["model_id"], r["task_id"]): (sum(r["faithfulness"]) / len(r["faithfulness"]) - 1) / 3
+    for r in map(json.loads, (ROOT / "data" / "mtrag" / "judged_human_477.jsonl").read_text().splitlines())
+}
+
+
+def scripted_faithfulness():
+    """Four statements per answer; of them round(4 * the answer's human label) supported."""
+    records = [json.loads(line) for line in (ROOT / "data/mtrag/mtrag_sample.jsonl").read_text().splitlines()]
+    by_answer = {r["prediction"].strip(): k for k, r in enumerate(records)}
+
+    def reply(request: dict) -> str:
+        text = content_of(request)
+        if "self-contained statements" in text:
+            answer = text.rsplit("Answer: ", 1)[1].rsplit("Your JSON object:", 1)[0].strip()
+            return json.dumps({"statements": [f"claim {j} of record {by_answer[answer]}" for j in range(4)]})
+        record = records[int(re.findall(r"of record (\d+)", text)[0])]
+        supported = round(4 * RATINGS[record["model_id"], record["task_id"]])
+        return json.dumps([1] * supported + [0] * (4 - supported))
+
+    return reply, records
+
+
+def test_judge_calibration_example(tmp_path: Path) -> None:
+    reply, records = scripted_faithfulness()
+    params = yaml.safe_load(PARAMS.read_text())
+    params["judge"]["judge_llm"].update(model_id="stub", api_key="", max_retries=1)
+    params["judge"].update(judge_cache="", save_path=str(tmp_path / "judge"))
+    params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+    with OpenAIStub(responder=reply) as stub:
+        params["judge"]["judge_llm"]["base_url"] = stub.base_url
+        (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+        done = run_ultra("run", "examples/judge_calibration.yaml", "--param", str(tmp_path / "p.yaml"), cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(next((tmp_path / "evaluation").glob("ppi_*.json")).read_text())
+    labels = [json.loads(line) for line in (ROOT / "data/mtrag/judge_calibration_human.jsonl").read_text().splitlines()]
+    for system, got in result["ppi_res"].items():
+        mine = [r for r in records if r["model_id"] == system]
+        human = {r["item_id"]: r["label"] for r in labels if r["system"] == system}
+        score = {r["task_id"]: round(4 * RATINGS[system, r["task_id"]]) / 4 for r in mine}
+        ids = [r["task_id"] for r in mine]
+        expected = judged_mean(
+            [human[i] for i in ids if i in human],
+            [score[i] for i in ids if i in human],
+            [score[i] for i in ids if i not in human],
+            0.05,
+        )
+        assert got["n_human"] == 10 and got["n_unlabelled"] == 2
+        assert got["estimate"] == pytest.approx(expected["estimate"], abs=1e-12)
+        assert got["lambda"] == pytest.approx(expected["lambda"], abs=1e-12)
+    assert len(result["ppi_diff"]) == 3

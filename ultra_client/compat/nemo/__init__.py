@@ -112,7 +112,8 @@ def lay_over(compiled: Compiled, overlay: Path) -> None:
             raise UltraError(f"{overlay}: section '{alias}': {exc}") from None
     for alias, values in read_parameter_file(overlay, settings=known).items():
         if alias not in compiled.servers:
-            print(f"[ultra] note: {overlay}: the job's pipeline uses no {alias} server; section skipped", file=sys.stderr)
+            note = f"[ultra] note: {overlay}: the job's pipeline uses no {alias} server; section skipped"
+            print(note, file=sys.stderr)
             continue
         current = compiled.settings.setdefault(alias, {})
         for name, value in values.items():

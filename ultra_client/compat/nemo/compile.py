@@ -90,13 +90,14 @@ def compile_task(job: Job, task: Task, data: TaskData, stem: str) -> Compiled:
         if metric.trec_name or any(metric.spec.tool in str(step) for step in out.steps):
             continue
         server, _ = metric.spec.tool.split(".")
-        step = {"output": _renamed("eval_res" if server == "evaluation" else "aggregate", metric)}
+        output = _renamed("eval_res" if server == "evaluation" else "aggregate", metric)
         if server == "judge":
-            step["input"] = {k: v for k, v in contexts.items() if "contexts" in metric.spec.needs}
-            out.add("judge", {metric.spec.tool: {k: v for k, v in step.items() if v}})
+            step = {"input": contexts, "output": output} if "contexts" in metric.spec.needs and contexts else {}
+            out.add("judge", {metric.spec.tool: step or {"output": output}})
             out.settings["judge"]["judge_llm"] = _judge_llm(job, task, metric, out.secrets)
         else:
-            out.add(server, {metric.spec.tool: step}, similarity_embeddings=_embeddings(job, task, out.secrets))
+            embeddings = _embeddings(job, task, out.secrets)
+            out.add(server, {metric.spec.tool: {"output": output}}, similarity_embeddings=embeddings)
     return out
 
 
@@ -145,7 +146,7 @@ def _key(endpoint: Endpoint, variable: str, secrets: dict[str, str]) -> str:
 def _judge_llm(job: Job, task: Task, metric: Metric, secrets: dict[str, str]) -> dict[str, Any]:
     llm = task.judge_llm
     if llm is None:
-        raise UltraError(f"{job.path}: {task.where}.params.judge_llm: {metric.type} needs a judge_llm, which is missing")
+        raise UltraError(f"{job.path}: {task.where}.params.judge_llm: {metric.type} needs a judge_llm; it is missing")
     url = base_url(llm.url, "/chat/completions", "/completions")
     mapping = {**defaults("judge")["judge_llm"], "backend": "openai", "base_url": url, "model_id": llm.model_id}
     mapping.update(api_key=_key(llm, "NEMO_JUDGE_LLM_API_KEY", secrets), **task.limits)

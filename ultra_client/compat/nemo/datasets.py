@@ -74,17 +74,19 @@ def prepare(task: Task, job_file: Path, folder: Path) -> TaskData:
 
 def _beir(source: Path, folder: Path) -> TaskData:
     if not source.is_dir():
-        raise InputError("a beir task's files_url names a folder with corpus.jsonl, queries.jsonl and qrels/", path=str(source))
+        raise InputError("a beir task names a folder with corpus.jsonl, queries.jsonl and qrels/", path=str(source))
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (source / name).is_file():
             raise InputError(f"the BEIR folder has no {name}", path=str(source))
     splits = sorted((source / "qrels").glob("*.tsv"))
     chosen = [p for p in splits if p.stem == "test"] or splits
     if len(chosen) != 1:
-        raise InputError(f"expected qrels/test.tsv (or a single qrels/*.tsv); found {[p.name for p in splits]}", path=str(source))
+        found = [p.name for p in splits]
+        raise InputError(f"expected qrels/test.tsv (or a single qrels/*.tsv); found {found}", path=str(source))
     rows = read_csv(chosen[0], delimiter="\t")
     if not rows or tuple(rows[0]) != QRELS_HEADER:
-        raise InputError(f"expected the header row {'<TAB>'.join(QRELS_HEADER)} and judgments below it", path=str(chosen[0]))
+        header = "<TAB>".join(QRELS_HEADER)
+        raise InputError(f"expected the header row {header} and judgments below it", path=str(chosen[0]))
     lines = []
     for number, row in enumerate(rows, start=2):
         if not row["score"].lstrip("-").isdigit():
@@ -136,9 +138,8 @@ def _ragas(source: Path, folder: Path) -> TaskData:
         if found:
             key_map[variable] = found
     if "q_ls" not in key_map:
-        raise InputError(f"RAGAS JSON needs a 'question' or 'user_input' column; found {sorted(columns)}", path=str(source))
+        found = sorted(columns)
+        raise InputError(f"RAGAS JSON needs a 'question' or 'user_input' column; found {found}", path=str(source))
     provides = {kind for kind, variable in (("answers", "pred_ls"), ("reference", "gt_ls"), ("contexts", "ctx_ls"))
                 if variable in key_map}  # fmt: skip
     return TaskData(source, "ragas", key_map, provides=provides)
-
-

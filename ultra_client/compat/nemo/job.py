@@ -133,7 +133,7 @@ class JobReader:
         api = self.mapping(body["api_endpoint"], f"{where}.api_endpoint", ENDPOINT_KEYS, ("url", "model_id"))
         key = api.get("api_key")
         if key is not None and not isinstance(key, str):
-            raise self.fail(f"{where}.api_endpoint.api_key", "expected a string such as \"${NVIDIA_API_KEY}\"")
+            raise self.fail(f"{where}.api_endpoint.api_key", 'expected a string such as "${NVIDIA_API_KEY}"')
         return Endpoint(
             f"{where}.api_endpoint",
             self.text(api["url"], f"{where}.api_endpoint.url"),

@@ -25,7 +25,7 @@ class MetricSpec:
 # NAME (or NAME_{k} for a cutoff) -> its translation. A new metric is one entry here.
 METRICS: dict[str, MetricSpec] = {
     "recall_{k}": MetricSpec(
-        "evaluation.evaluate_trec", ("qrels",), "retrieval_scores.recall_{k}", "trec_eval recall_k over the task's qrels"
+        "evaluation.evaluate_trec", ("qrels",), "retrieval_scores.recall_{k}", "trec_eval recall_k over the qrels"
     ),
     "ndcg_cut_{k}": MetricSpec(
         "evaluation.evaluate_trec",

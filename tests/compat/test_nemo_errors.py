@@ -55,7 +55,7 @@ def test_unknown_metric_gets_did_you_mean(typo: str, suggestion: str, tmp_path: 
         (lambda j, t: t["metrics"].update(c={"type": "context_recall"}), "$.tasks.my-beir-task.metrics.c",
          "context_recall needs reference answers, which a beir task's dataset does not give"),
         (lambda j, t: t["params"]["judge_embeddings"]["api_endpoint"].update(url="http://elsewhere:9/v1/embeddings"),
-         "$.tasks.my-beir-task.params.judge_embeddings.api_endpoint.url", "must be served there too"),
+         "$.tasks.my-beir-task.metrics.answer_relevancy", "judge_embeddings must be served there too"),
     ],
 )  # fmt: skip
 def test_unsupported_fields_are_errors_naming_them(edit, where: str, words: str, tmp_path: Path) -> None:

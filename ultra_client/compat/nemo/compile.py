@@ -14,10 +14,11 @@ from typing import Any
 
 from ultra_client.compat.nemo.datasets import TaskData
 from ultra_client.compat.nemo.job import Endpoint, Job, Task
-from ultra_client.compat.nemo.metrics import Metric
+from ultra_client.compat.nemo.metrics import STAGES, Metric
 from ultra_client.errors import UltraError
 from ultra_kit.settings import defaults
 
+CHAT_ROUTES = ("/chat/completions", "/completions")  # NeMo's judge_llm url ends in one of them
 RETRIEVAL_TOP_K = 5  # passages retrieved per question when no recall_k / ndcg_cut_k asks for more
 SECRET = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 NEEDS_IN_WORDS = {
@@ -25,13 +26,8 @@ NEEDS_IN_WORDS = {
     "reference": "reference answers",
     "contexts": "contexts",
     "qrels": "judged documents (qrels)",
+    "embeddings": "embeddings",
 }
-GENERATION_STEPS: list[Any] = [
-    "prompt.qa_rag_boxed",
-    "generation.generation_init",
-    {"generation.generate": {"output": {"result_path": "generation_path"}, "timeout": 3600}},
-    "custom.output_extract_from_boxed",
-]
 
 
 @dataclass
@@ -44,75 +40,76 @@ class Compiled:
     secrets: dict[str, str] = field(default_factory=dict)  # environment variable -> the job's literal key
     scores: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric label -> (variable, key)
 
-    def add(self, server: str, *steps: Any, **settings: Any) -> None:
-        self.servers.setdefault(server, f"servers/{server}")
+    def add(self, steps: list[Any], **settings: Any) -> None:
+        """Steps (``server.tool`` or ``{server.tool: {input, output, timeout}}``), their servers, and settings
+        of the first step's server."""
+        for step in steps:
+            self.servers.setdefault(_server(step), f"servers/{_server(step)}")
         self.steps.extend(steps)
-        self.settings.setdefault(server, {}).update(settings)
+        if settings:
+            self.settings.setdefault(_server(steps[0]), {}).update(settings)
+
+
+def _server(step: Any) -> str:
+    return str(step if isinstance(step, str) else next(iter(step))).split(".", 1)[0]
 
 
 def compile_task(job: Job, task: Task, data: TaskData, stem: str) -> Compiled:
     """The pipeline of one task over its prepared data."""
     provides = set(data.provides) | ({"answers", "contexts"} if data.corpus else set())
+    if task.judge_embeddings is None or _embeddings_with_llm(task):
+        provides.add("embeddings")
     for metric in task.metrics:
         _check_needs(job, task, metric, provides)
     out = Compiled()
     benchmark = {**defaults("benchmark")["benchmark"], "name": task.name, "path": str(data.path)}
-    out.add("benchmark", "benchmark.get_data", benchmark={**benchmark, "format": data.format, "key_map": data.key_map})
-    ks = [m.k for m in task.metrics if m.k is not None]
+    out.add(STAGES["load"], benchmark={**benchmark, "format": data.format, "key_map": data.key_map})
     if data.corpus is not None:
-        out.add(
-            "retriever",
-            "retriever.retriever_init",
-            "retriever.retriever_index",
-            "retriever.retriever_search",
-            backend="bm25",
-            corpus_path=str(data.corpus),
-            index_path=f"output/index/nemo_{stem}",
-            top_k=max([RETRIEVAL_TOP_K, *ks]),
-        )
+        top_k = max([RETRIEVAL_TOP_K, *(m.k for m in task.metrics if m.k is not None)])
+        retriever = {"corpus_path": str(data.corpus), "index_path": f"output/index/nemo_{stem}", "top_k": top_k}
+        out.add(STAGES["retrieve"], backend="bm25", **retriever)
         if any("answers" in m.spec.needs for m in task.metrics):
-            for server in ("prompt", "generation", "custom"):
-                out.servers[server] = f"servers/{server}"
-            out.steps.extend(GENERATION_STEPS)
-    retrieval = [m for m in task.metrics if m.trec_name]
-    if retrieval:
-        out.add(
-            "evaluation",
-            {"evaluation.evaluate_trec": {"input": {"run": "run_path"}, "output": _renamed("eval_res", retrieval[0])}},
-            qrels_path=str(data.qrels),
-            ir_metrics=sorted({m.trec_name for m in retrieval}),
-            ks=[],
-            names="trec_eval",
-        )
-    contexts = {} if data.corpus else {"ret_psg": "ctx_ls"}
+            out.add(STAGES["answer"])
+    contexts = {} if data.corpus else {"ret_psg": "ctx_ls"}  # a ragas task: the contexts given
     for metric in task.metrics:
         out.scores[metric.label] = metric.score
-        if metric.trec_name or any(metric.spec.tool in str(step) for step in out.steps):
-            continue
-        server, _ = metric.spec.tool.split(".")
-        output = _renamed("eval_res" if server == "evaluation" else "aggregate", metric)
-        if server == "judge":
-            step = {"input": contexts, "output": output} if "contexts" in metric.spec.needs and contexts else {}
-            out.add("judge", {metric.spec.tool: step or {"output": output}})
-            out.settings["judge"]["judge_llm"] = _judge_llm(job, task, metric, out.secrets)
-        else:
-            embeddings = _embeddings(job, task, out.secrets)
-            out.add(server, {metric.spec.tool: {"output": output}}, similarity_embeddings=embeddings)
+        if metric.spec.step in {_step_name(step) for step in out.steps}:
+            continue  # one step scores every metric it gives (recall_5 and ndcg_cut_10 alike)
+        variable, _ = metric.score
+        given = {**metric.spec.input, **(contexts if "contexts" in metric.spec.needs else {})}
+        step: dict[str, Any] = {"input": given} if given else {}
+        step["output"] = {metric.spec.result: variable, "result_path": f"{variable.removesuffix('_scores')}_path"}
+        out.add([{metric.spec.step: step}], **_settings(job, task, metric, data, out.secrets))
     return out
 
 
-def _renamed(result: str, metric: Metric) -> dict[str, str]:
-    variable, _ = metric.score
-    return {result: variable, "result_path": f"{variable.removesuffix('_scores')}_path"}
+def _step_name(step: Any) -> str:
+    return str(step if isinstance(step, str) else next(iter(step)))
+
+
+def _settings(job: Job, task: Task, metric: Metric, data: TaskData, secrets: dict[str, str]) -> dict[str, Any]:
+    """The settings of the step that scores ``metric``, by the setting the table names."""
+    if metric.spec.setting == "ir_metrics":
+        measures = sorted({m.measure for m in task.metrics if m.spec.setting == "ir_metrics"})
+        return {"qrels_path": str(data.qrels), "ir_metrics": measures, "ks": [], "names": "trec_eval"}
+    if metric.spec.setting == "judge_llm":
+        return {"judge_llm": _judge_llm(job, task, metric, secrets)}
+    return {metric.spec.setting: _embeddings(task, secrets)}
 
 
 def _check_needs(job: Job, task: Task, metric: Metric, provides: set[str]) -> None:
     missing = [need for need in metric.spec.needs if need not in provides]
+    where = f"{job.path}: {task.where}.metrics.{metric.label}: {metric.type}"
+    if "embeddings" in missing:
+        raise UltraError(
+            f"{where} takes its embeddings from judge_llm's endpoint here (judge_llm.embedding_model = "
+            "judge_embeddings.model_id), so judge_embeddings must be served there too (the same host as "
+            "judge_llm's url); judge_embeddings at another host serves answer_similarity only"
+        )
     if missing:
         lacking = " and ".join(NEEDS_IN_WORDS[need] for need in missing)
         raise UltraError(
-            f"{job.path}: {task.where}.metrics.{metric.label}: {metric.type} needs {lacking}, which a "
-            f"{task.type} task's dataset does not give here ({_what_gives(missing)})"
+            f"{where} needs {lacking}, which a {task.type} task's dataset does not give here ({_what_gives(missing)})"
         )
 
 
@@ -122,6 +119,13 @@ def _what_gives(missing: list[str]) -> str:
     if "reference" in missing:
         return "reference answers come with a squad task, or a ragas file's ground_truths / reference column"
     return "a ragas file needs its answer / response and contexts / retrieved_contexts columns"
+
+
+def _embeddings_with_llm(task: Task) -> bool:
+    """judge_embeddings is served where judge_llm is (or there is no judge_llm to compare with)."""
+    if task.judge_llm is None or task.judge_embeddings is None:
+        return True
+    return base_url(task.judge_embeddings.url, "/embeddings") == base_url(task.judge_llm.url, *CHAT_ROUTES)
 
 
 def base_url(url: str, *suffixes: str) -> str:
@@ -147,24 +151,15 @@ def _judge_llm(job: Job, task: Task, metric: Metric, secrets: dict[str, str]) ->
     llm = task.judge_llm
     if llm is None:
         raise UltraError(f"{job.path}: {task.where}.params.judge_llm: {metric.type} needs a judge_llm; it is missing")
-    url = base_url(llm.url, "/chat/completions", "/completions")
+    url = base_url(llm.url, *CHAT_ROUTES)
     mapping = {**defaults("judge")["judge_llm"], "backend": "openai", "base_url": url, "model_id": llm.model_id}
     mapping.update(api_key=_key(llm, "NEMO_JUDGE_LLM_API_KEY", secrets), **task.limits)
-    embeddings = task.judge_embeddings
-    if embeddings is not None:
-        if base_url(embeddings.url, "/embeddings") != url and {"answer_relevancy", "answer_correctness"} & {
-            m.type for m in task.metrics
-        }:
-            raise UltraError(
-                f"{job.path}: {embeddings.where}.url: answer_relevancy and answer_correctness take their embeddings "
-                f"from judge_llm's endpoint here ({url}), so judge_embeddings must be served there too; "
-                f"judge_embeddings at another host serves answer_similarity only"
-            )
-        mapping["embedding_model"] = embeddings.model_id
+    if task.judge_embeddings is not None:
+        mapping["embedding_model"] = task.judge_embeddings.model_id
     return mapping
 
 
-def _embeddings(job: Job, task: Task, secrets: dict[str, str]) -> dict[str, Any]:
+def _embeddings(task: Task, secrets: dict[str, str]) -> dict[str, Any]:
     mapping = dict(defaults("evaluation")["similarity_embeddings"])
     endpoint = task.judge_embeddings
     if endpoint is not None:

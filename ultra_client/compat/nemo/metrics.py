@@ -1,71 +1,45 @@
-"""NeMo's RAG metric names -> our tool and setting: the one table the translation, its errors and the docs read.
+"""NeMo's RAG metric names -> our step and setting, read from ``translation.yaml`` (the one table).
 
 A NeMo metric is ``{"type": NAME}``; a retrieval metric carries its cutoff in the name (``recall_5``,
-``ndcg_cut_10``). Each entry says which step scores it, what the item needs (answers, reference
-answers, contexts, judged documents) and where the step's result holds the mean over items.
+``ndcg_cut_10``). Each entry of the table says which step scores it, what the items need, which
+setting configures it and where the step's result holds the mean over items.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TABLE: dict[str, Any] = yaml.safe_load((Path(__file__).with_name("translation.yaml")).read_text(encoding="utf-8"))
+STAGES: dict[str, list[Any]] = TABLE["stages"]
+CUTOFF = re.compile(r"^(?P<stem>[a-z_]+?)_(?P<k>[0-9]+)$")
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """How one NeMo metric is scored here."""
+    """How one NeMo metric is scored here (an entry of the table)."""
 
-    tool: str  # server.tool of the step that scores it
-    needs: tuple[str, ...]  # of: answers, reference, contexts, qrels
-    score: str  # where the mean is, in the step's renamed outputs: "<variable>.<key>" ({k} for a cutoff)
-    note: str  # the translation in words (docs/compat-nemo.md shows it)
+    step: str  # server.tool
+    needs: tuple[str, ...]
+    setting: str
+    result: str
+    score: str
+    note: str
+    input: dict[str, str] = field(default_factory=dict)  # the step's input renames
+
+    @property
+    def server(self) -> str:
+        return self.step.split(".", 1)[0]
 
 
-# NAME (or NAME_{k} for a cutoff) -> its translation. A new metric is one entry here.
 METRICS: dict[str, MetricSpec] = {
-    "recall_{k}": MetricSpec(
-        "evaluation.evaluate_trec", ("qrels",), "retrieval_scores.recall_{k}", "trec_eval recall_k over the qrels"
-    ),
-    "ndcg_cut_{k}": MetricSpec(
-        "evaluation.evaluate_trec",
-        ("qrels",),
-        "retrieval_scores.ndcg_cut_{k}",
-        "trec_eval ndcg_cut_k over the task's qrels",
-    ),
-    "faithfulness": MetricSpec(
-        "judge.faithfulness", ("answers", "contexts"), "faithfulness_scores.faithfulness", "judge_llm"
-    ),
-    "answer_relevancy": MetricSpec(
-        "judge.answer_relevancy",
-        ("answers",),
-        "answer_relevancy_scores.answer_relevancy",
-        "judge_llm; embeddings judge_embeddings.model_id on judge_llm's endpoint",
-    ),
-    "answer_correctness": MetricSpec(
-        "judge.answer_correctness",
-        ("answers", "reference"),
-        "answer_correctness_scores.answer_correctness",
-        "judge_llm; embeddings judge_embeddings.model_id on judge_llm's endpoint",
-    ),
-    "answer_similarity": MetricSpec(
-        "evaluation.semantic_similarity",
-        ("answers", "reference"),
-        "similarity_scores.avg_semantic_similarity",
-        "semantic_similarity with similarity_embeddings = judge_embeddings",
-    ),
-    "context_precision": MetricSpec(
-        "judge.context_precision",
-        ("contexts", "reference"),
-        "context_precision_scores.context_precision",
-        "judge_llm",
-    ),
-    "context_recall": MetricSpec(
-        "judge.context_recall", ("contexts", "reference"), "context_recall_scores.context_recall", "judge_llm"
-    ),
+    name: MetricSpec(**{**entry, "needs": tuple(entry["needs"])}) for name, entry in TABLE["metrics"].items()
 }
-
-CUTOFF = re.compile(r"^(?P<stem>[a-z_]+?)_(?P<k>[0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -84,9 +58,9 @@ class Metric:
         return variable, key
 
     @property
-    def trec_name(self) -> str | None:
-        """The evaluate_trec measure of a retrieval metric (trec_eval's own name, e.g. ``recall_5``)."""
-        return self.spec.score.split(".", 1)[1].format(k=self.k) if "qrels" in self.spec.needs else None
+    def measure(self) -> str:
+        """The key of the mean in the step's result (for evaluate_trec, trec_eval's own measure name)."""
+        return self.score[1]
 
 
 def lookup(label: str, name: str) -> Metric | None:
@@ -105,7 +79,7 @@ def known_names() -> list[str]:
 
 
 def did_you_mean(name: str) -> str:
-    """'did you mean X?' for an unknown metric name (cutoff names tried with the name's own number), or ''."""
+    """'did you mean X? ' for an unknown metric name (cutoff names tried with the name's own number), or ''."""
     digits = re.findall(r"[0-9]+", name)
     k = digits[-1] if digits else "5"
     candidates = [pattern.format(k=k) for pattern in METRICS]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.compat.nemo_support import CONFIGS, copy_examples, edited_job, run_job, ultra
+from tests.compat.nemo_support import CONFIGS, EXAMPLES, copy_examples, edited_job, run_job, ultra
 from ultra_trec import evaluate
 
 RETRIEVAL = ("recall_5", "ndcg_cut_5", "recall_10", "ndcg_cut_10")
@@ -112,3 +112,17 @@ def test_retrieval_only_job_equals_evaluate_trec(name: str, qrels_of: str, tmp_p
     assert "generation.generate" not in steps  # no metric needs answers: nothing is generated
     assert yaml.safe_load((run / "pipeline.yaml").read_text())["pipeline"][0] == "benchmark.get_data"
     assert yaml.safe_load((run / "parameters.yaml").read_text())["evaluation"]["names"] == "trec_eval"
+
+
+def test_the_docs_metric_table_is_the_translation_table() -> None:
+    from ultra_client.compat.nemo.metrics import METRICS
+
+    text = (EXAMPLES.parents[2] / "docs/compat-nemo.md").read_text()
+    table = text.split("<!-- metric table: checked against ultra_client/compat/nemo/translation.yaml -->\n")[1]
+    rows = [line for line in table.split("\n\n")[0].splitlines()[2:]]
+    expected = [
+        f"| `{name.replace('{k}', '<k>')}` | `{spec.step}` | {', '.join(spec.needs)} | `{spec.setting}` | "
+        f"`{spec.score.replace('{k}', '<k>')}` |"
+        for name, spec in METRICS.items()
+    ]
+    assert rows == expected

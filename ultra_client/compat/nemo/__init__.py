@@ -77,11 +77,11 @@ def compile_if_job(path: str | Path, overlay: str | Path | None = None) -> NemoR
     job = read_job(file, data)
     task = job.tasks[0]
     folder = file.resolve().parent / "compiled"
-    data_folder = folder / f"{file.stem}_data"
-    data_folder.mkdir(parents=True, exist_ok=True)
-    compiled = compile_task(job, task, prepare(task, file, data_folder), file.stem)
+    data = prepare(task, file, folder / f"{file.stem}_data")
+    compiled = compile_task(job, task, data, file.stem)
     if overlay is not None:
         lay_over(compiled, Path(overlay))
+    data.write_files()  # nothing is written before the job and the overlay are found right
     from ultra_client.pipeline.params import write_parameter_file
     from ultra_kit.files import atomic_write_text
 

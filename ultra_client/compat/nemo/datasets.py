@@ -15,7 +15,7 @@ from typing import Any
 from ultra_client.compat.nemo.job import Task
 from ultra_client.errors import UltraError
 from ultra_kit.errors import InputError, confined_reads, readable_path
-from ultra_kit.files import atomic_write_jsonl, atomic_write_text
+from ultra_kit.files import atomic_write_text, compact_json
 from ultra_kit.readers import read_csv, read_json
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -38,6 +38,12 @@ class TaskData:
     corpus: Path | None = None  # retriever.corpus_path (None: the task retrieves nothing)
     qrels: Path | None = None  # evaluation.qrels_path
     provides: set[str] = field(default_factory=set)  # of: answers, reference, contexts, qrels
+    files: dict[Path, str] = field(default_factory=dict)  # what ``write_files`` writes, once the job compiled
+
+    def write_files(self) -> None:
+        """Write the derived files (TREC qrels, a SQuAD corpus)."""
+        for path, text in self.files.items():
+            atomic_write_text(path, text)
 
 
 def local_path(task: Task, job_file: Path) -> Path:
@@ -64,7 +70,7 @@ def local_path(task: Task, job_file: Path) -> Path:
 
 
 def prepare(task: Task, job_file: Path, folder: Path) -> TaskData:
-    """Check the task's dataset and write what the pipeline needs besides it into ``folder``."""
+    """Check the task's dataset; the files the pipeline needs besides it are to be written into ``folder``."""
     source = local_path(task, job_file)
     try:
         return {"beir": _beir, "squad": _squad, "ragas": _ragas}[task.type](source, folder)
@@ -92,8 +98,9 @@ def _beir(source: Path, folder: Path) -> TaskData:
         if not row["score"].lstrip("-").isdigit():
             raise InputError("the score is not an integer", path=str(chosen[0]), line=number)
         lines.append(f"{row['query-id']} 0 {row['corpus-id']} {int(row['score'])}\n")
-    qrels = atomic_write_text(folder / "qrels.trec", "".join(lines))
-    return TaskData(source, "beir", {"q_ls": "question", "id_ls": "id"}, source / "corpus.jsonl", qrels, {"qrels"})
+    qrels = folder / "qrels.trec"
+    key_map = {"q_ls": "question", "id_ls": "id"}
+    return TaskData(source, "beir", key_map, source / "corpus.jsonl", qrels, {"qrels"}, {qrels: "".join(lines)})
 
 
 def _single_json(source: Path) -> Path:
@@ -122,10 +129,10 @@ def _squad(source: Path, folder: Path) -> TaskData:
                 qrels.append(f"{qa['id']} 0 {docid} 1\n")
     if not qrels:
         raise InputError("the SQuAD file holds no question", path=str(source))
-    corpus = atomic_write_jsonl(folder / "corpus.jsonl", passages)
-    qrels_path = atomic_write_text(folder / "qrels.trec", "".join(qrels))
+    corpus, qrels_path = folder / "corpus.jsonl", folder / "qrels.trec"
+    files = {corpus: "".join(compact_json(p) + "\n" for p in passages), qrels_path: "".join(qrels)}
     key_map = {"q_ls": "question", "id_ls": "id", "gt_ls": "answers"}
-    return TaskData(source, "squad", key_map, corpus, qrels_path, {"qrels", "reference"})
+    return TaskData(source, "squad", key_map, corpus, qrels_path, {"qrels", "reference"}, files)
 
 
 def _ragas(source: Path, folder: Path) -> TaskData:

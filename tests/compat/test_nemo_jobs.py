@@ -87,8 +87,11 @@ def check_layout(results: dict, task: str, expected: dict[str, float]) -> None:
             assert scores[label]["value"] == pytest.approx(value, abs=1e-12), label
 
 
-@pytest.mark.parametrize(("name", "qrels_of"), [("beir_standard", "beir"), ("custom_data", "squad")])
-def test_retrieval_only_job_equals_evaluate_trec(name: str, qrels_of: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "qrels_of", "limit"),
+    [("beir_standard", "beir", None), ("custom_data", "squad", None), ("beir_standard", "beir", 5)],
+)
+def test_retrieval_only_job_equals_evaluate_trec(name: str, qrels_of: str, limit: int | None, tmp_path: Path) -> None:
     folder = copy_examples(tmp_path)
 
     def retrieval_only(job: dict, task: dict) -> None:
@@ -98,9 +101,13 @@ def test_retrieval_only_job_equals_evaluate_trec(name: str, qrels_of: str, tmp_p
         }  # fmt: skip
 
     job = edited_job(folder, name, f"{name}_retrieval", retrieval_only)
-    run = run_job(job, tmp_path)
+    overlay = tmp_path / "limit.yaml"  # an overlay limiting the questions: only their judgments count
+    overlay.write_text(yaml.safe_dump({"benchmark": {"benchmark": {"limit": limit or -1}}}))
+    run = run_job(job, tmp_path, "--param", str(overlay))
     memory = json.loads((run / "memory.json").read_text())
     qrels = beir_qrels(folder / "data/beir") if qrels_of == "beir" else squad_qrels(folder / "data/squad.json")
+    assert len(memory["id_ls"]) == (limit or len(qrels))
+    qrels = {qid: qrels[qid] for qid in memory["id_ls"]}
     reference = evaluate(qrels, str(run / memory["run_path"]), ["recall@5", "ndcg@5", "recall@1", "ndcg@10"])
     mean = reference.aggregate
     expected = {"r5": mean["recall@5"], "n5": mean["ndcg@5"], "r1": mean["recall@1"], "n10": mean["ndcg@10"]}

@@ -79,6 +79,8 @@ def compile_task(job: Job, task: Task, data: TaskData, stem: str) -> Compiled:
         given = {**metric.spec.input, **(contexts if "contexts" in metric.spec.needs else {})}
         step: dict[str, Any] = {"input": given} if given else {}
         step["output"] = {metric.spec.result: variable, "result_path": f"{variable.removesuffix('_scores')}_path"}
+        if metric.spec.setting == "ir_metrics":
+            out.add(STAGES["judged"], qrels_path=str(data.qrels))
         out.add([{metric.spec.step: step}], **_settings(job, task, metric, data, out.secrets))
     return out
 

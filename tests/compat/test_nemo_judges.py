@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from servers.judge.answers.judges.ragas import cosine
-from tests.compat.nemo_support import run_job
+from tests.compat.nemo_support import copy_examples, edited_job, run_job
 from tests.judge.test_answer_judges_ragas import responder
-from tests.support.openai_stub import OpenAIStub, embed_text
+from tests.support.openai_stub import OpenAIStub, content_of, embed_text
 
 KEY = "sk-nemo-literal-0123456789"
 ITEMS = [
@@ -92,3 +92,47 @@ def test_judge_metrics_from_the_stub(tmp_path: Path) -> None:
     assert params["judge"]["judge_llm"]["base_url"] == stub.base_url and params["judge"]["judge_llm"]["timeout"] == 30
     written = [p for base in (run, tmp_path / "job" / "compiled", tmp_path / "judge") for p in base.rglob("*")]
     assert [p for p in written if p.is_file() and KEY in p.read_text(errors="replace")] == []
+
+
+JUDGE_MARKERS = ('{"statements"', "Statements (", "useful for arriving", "Reference sentences (", '"noncommittal"')
+
+
+def answering_responder(request) -> str:
+    """Judge prompts get the scripted verdicts; a generation prompt gets two statements, one supported."""
+    text = content_of(request)
+    if any(marker in text for marker in JUDGE_MARKERS):
+        return responder(request)
+    return "Here it is. \\boxed{it holds yes; it fails no}"
+
+
+def test_beir_job_retrieves_generates_and_judges(tmp_path: Path) -> None:
+    folder = copy_examples(tmp_path)
+    with OpenAIStub(responder=answering_responder) as stub:
+
+        def to_stub(_, task):
+            task["params"]["judge_llm"]["api_endpoint"].update(url=f"{stub.base_url}/chat/completions", api_key="")
+            task["params"]["judge_embeddings"]["api_endpoint"].update(url=f"{stub.base_url}/embeddings", api_key="")
+            task["metrics"] = {name: {"type": name} for name in ("recall_5", "faithfulness", "answer_relevancy")}
+
+        job = edited_job(folder, "beir_standard", "stubbed", to_stub)
+        overlay = tmp_path / "overlay.yaml"
+        llm = {"backend": "openai", "base_url": stub.base_url, "model_id": "generator", "api_key": ""}
+        overlay.write_text(
+            yaml.safe_dump({
+                "generation": {"generation_llm": llm, "generation_cache": "", "save_path": str(tmp_path / "gen")},
+                "judge": {"judge_cache": "", "save_path": str(tmp_path / "judge")},
+            })
+        )  # fmt: skip
+        run = run_job(job, tmp_path, "--param", str(overlay))
+        generated = [body for body in stub.chat_requests() if body["model"] == "generator"]
+    memory = json.loads((run / "memory.json").read_text())
+    assert len(generated) == len(memory["q_ls"]) == 8
+    assert memory["pred_ls"] == ["it holds yes; it fails no"] * 8  # the boxed answer, extracted
+    scores = json.loads((run / "results.json").read_text())["groups"]["evaluation"]["metrics"]["evaluation"]["scores"]
+    assert list(scores) == ["recall_5", "faithfulness", "answer_relevancy"]
+    assert scores["faithfulness"]["value"] == pytest.approx(0.5)  # one of the two statements says "yes"
+    answer = memory["pred_ls"][0]
+    relevancy = [sum(cosine(embed_text(q), embed_text(f"{answer} {i}?")) for i in range(3)) / 3 for q in memory["q_ls"]]
+    assert scores["answer_relevancy"]["value"] == pytest.approx(sum(relevancy) / len(relevancy))
+    assert scores["recall_5"]["value"] == pytest.approx(memory["retrieval_scores"]["recall_5"])
+    assert 0 < scores["recall_5"]["value"] <= 1

@@ -50,6 +50,8 @@ def test_unknown_metric_gets_did_you_mean(typo: str, suggestion: str, tmp_path: 
         (lambda j, t: t["metrics"]["recall_5"].update(params={"k": 5}),
          "$.tasks.my-beir-task.metrics.recall_5.params", "'params' is not supported"),
         (lambda j, t: j.update(type="retriever"), "$.type", "only NeMo's 'rag' evaluation type"),
+        (lambda j, t: t["params"].update(judge_timout=t["params"].pop("judge_timeout")),
+         "$.tasks.my-beir-task.params.judge_timout", "did you mean 'judge_timeout'?"),
         (lambda j, t: j["tasks"].update(other=t), "$.tasks", "one task per job"),
         (lambda j, t: t.update(type="mteb"), "$.tasks.my-beir-task.type", "known: ['beir', 'squad', 'ragas']"),
         (lambda j, t: t["metrics"].update(c={"type": "context_recall"}), "$.tasks.my-beir-task.metrics.c",

@@ -1,9 +1,9 @@
 """A checked NeMo job -> an ordinary pipeline file and the settings of its parameter file.
 
-The pipeline reaches every tool by name, as any YAML pipeline does: ``benchmark.get_data``; for
-``beir`` and ``squad`` tasks BM25 retrieval (the retriever server's default) and, when a metric
-needs answers, generation with the generation server's configured model (as ``rag_full``); then
-one step per metric family (``metrics.METRICS``).
+The pipeline reaches every tool by name, as any YAML pipeline does, with the stages and metric steps
+of ``translation.yaml``: the dataset; for ``beir`` and ``squad`` tasks BM25 retrieval (the retriever
+server's default) and, when a metric needs answers, generation with the generation server's
+configured model (as ``rag_full``); then one step per metric family.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Compiled:
 
 
 def _server(step: Any) -> str:
-    return str(step if isinstance(step, str) else next(iter(step))).split(".", 1)[0]
+    return _step_name(step).split(".", 1)[0]
 
 
 def compile_task(job: Job, task: Task, data: TaskData, stem: str) -> Compiled:

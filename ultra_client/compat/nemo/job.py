@@ -13,6 +13,7 @@ from typing import Any
 
 from ultra_client.compat.nemo.metrics import Metric, did_you_mean, known_names, lookup
 from ultra_client.errors import UltraError
+from ultra_kit.errors import closest
 
 TASK_TYPES = ("beir", "squad", "ragas")
 JOB_KEYS = ("type", "name", "namespace", "description", "tasks")
@@ -71,7 +72,11 @@ class JobReader:
             raise self.fail(where, f"expected an object with keys {list(allowed)}, got {type(value).__name__}")
         for key in value:
             if key not in allowed:
-                raise self.fail(f"{where}.{key}", f"'{key}' is not supported here; supported keys: {list(allowed)}")
+                near = closest(str(key), allowed)
+                hint = f"did you mean '{near}'? " if near else ""
+                raise self.fail(
+                    f"{where}.{key}", f"'{key}' is not supported here; {hint}supported keys: {list(allowed)}"
+                )
         for key in required:
             if key not in value:
                 raise self.fail(where, f"'{key}' is missing")

@@ -7,13 +7,14 @@ setting configures it and where the step's result holds the mean over items.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ultra_kit.errors import closest
 
 TABLE: dict[str, Any] = yaml.safe_load((Path(__file__).with_name("translation.yaml")).read_text(encoding="utf-8"))
 STAGES: dict[str, list[Any]] = TABLE["stages"]
@@ -83,5 +84,5 @@ def did_you_mean(name: str) -> str:
     digits = re.findall(r"[0-9]+", name)
     k = digits[-1] if digits else "5"
     candidates = [pattern.format(k=k) for pattern in METRICS]
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"did you mean {close[0]}? " if close else ""
+    near = closest(name, candidates)
+    return f"did you mean {near}? " if near else ""

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import yaml
+
 from tests.conftest import ROOT, run_ultra
 
 EXAMPLES = ROOT / "examples/compat/nemo"
@@ -39,9 +41,20 @@ def ultra(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess
     return run_ultra(*args, cwd=ROOT, env=env_for(tmp_path, **env), timeout=300)
 
 
-def run_job(job: Path, tmp_path: Path, *extra: str, **env: str) -> Path:
-    """``ultra run job.json`` into tmp_path/runs; the run folder."""
-    result = ultra("run", str(job), "--output-dir", str(tmp_path / "runs"), *extra, tmp_path=tmp_path, **env)
+def run_job(job: Path, tmp_path: Path, overlay: dict | None = None) -> Path:
+    """``ultra run job.json --param OVERLAY`` into tmp_path/runs; the run folder. The overlay puts every file the
+    tools write under tmp_path (no cache), with ``overlay``'s sections laid over that."""
+    settings = {
+        "retriever": {"index_path": str(tmp_path / "index"), "save_path": str(tmp_path / "retriever")},
+        "generation": {"save_path": str(tmp_path / "generation"), "generation_cache": ""},
+        "evaluation": {"save_path": str(tmp_path / "evaluation")},
+        "judge": {"save_path": str(tmp_path / "judge"), "judge_cache": ""},
+    }
+    for alias, values in (overlay or {}).items():
+        settings.setdefault(alias, {}).update(values)
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump(settings))
+    result = ultra("run", str(job), "--output-dir", str(tmp_path / "runs"), "--param", str(path), tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     return folder

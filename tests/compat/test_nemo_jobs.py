@@ -101,9 +101,7 @@ def test_retrieval_only_job_equals_evaluate_trec(name: str, qrels_of: str, limit
         }  # fmt: skip
 
     job = edited_job(folder, name, f"{name}_retrieval", retrieval_only)
-    overlay = tmp_path / "limit.yaml"  # an overlay limiting the questions: only their judgments count
-    overlay.write_text(yaml.safe_dump({"benchmark": {"benchmark": {"limit": limit or -1}}}))
-    run = run_job(job, tmp_path, "--param", str(overlay))
+    run = run_job(job, tmp_path, {"benchmark": {"benchmark": {"limit": limit or -1}}})  # only their judgments count
     memory = json.loads((run / "memory.json").read_text())
     qrels = beir_qrels(folder / "data/beir") if qrels_of == "beir" else squad_qrels(folder / "data/squad.json")
     assert len(memory["id_ls"]) == (limit or len(qrels))

@@ -66,18 +66,9 @@ def write_job(tmp_path: Path, base_url: str) -> Path:
 
 
 def test_judge_metrics_from_the_stub(tmp_path: Path) -> None:
-    overlay = tmp_path / "overlay.yaml"
-    overlay.write_text(
-        yaml.safe_dump(
-            {
-                "judge": {"judge_cache": "", "save_path": str(tmp_path / "judge"), "judge_llm": {"max_workers": 1}},
-                "evaluation": {"save_path": str(tmp_path / "evaluation")},
-            }
-        )
-    )
     with OpenAIStub(responder=responder) as stub:
         job = write_job(tmp_path, stub.base_url)
-        run = run_job(job, tmp_path, "--param", str(overlay))
+        run = run_job(job, tmp_path, {"judge": {"judge_llm": {"max_workers": 1}}})
         served = list(stub.served)
     assert served and {s.authorization for s in served} == {f"Bearer {KEY}"}
     assert stub.max_in_flight == 1  # the overlay's judge_llm.max_workers, merged into the job's judge_llm
@@ -115,15 +106,8 @@ def test_beir_job_retrieves_generates_and_judges(tmp_path: Path) -> None:
             task["metrics"] = {name: {"type": name} for name in ("recall_5", "faithfulness", "answer_relevancy")}
 
         job = edited_job(folder, "beir_standard", "stubbed", to_stub)
-        overlay = tmp_path / "overlay.yaml"
         llm = {"backend": "openai", "base_url": stub.base_url, "model_id": "generator", "api_key": ""}
-        overlay.write_text(
-            yaml.safe_dump({
-                "generation": {"generation_llm": llm, "generation_cache": "", "save_path": str(tmp_path / "gen")},
-                "judge": {"judge_cache": "", "save_path": str(tmp_path / "judge")},
-            })
-        )  # fmt: skip
-        run = run_job(job, tmp_path, "--param", str(overlay))
+        run = run_job(job, tmp_path, {"generation": {"generation_llm": llm}})
         generated = [body for body in stub.chat_requests() if body["model"] == "generator"]
     memory = json.loads((run / "memory.json").read_text())
     assert len(generated) == len(memory["q_ls"]) == 8

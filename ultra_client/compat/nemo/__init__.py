@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from ultra_client.compat.nemo.compile import Compiled, compile_task
-from ultra_client.compat.nemo.datasets import prepare
+from ultra_client.compat.nemo.datasets import TaskData, prepare
 from ultra_client.compat.nemo.job import Job, read_job
 from ultra_client.compat.nemo.results import write_results
 from ultra_client.errors import UltraError
@@ -81,18 +81,27 @@ def compile_if_job(path: str | Path, overlay: str | Path | None = None) -> NemoR
     compiled = compile_task(job, task, data, file.stem)
     if overlay is not None:
         lay_over(compiled, Path(overlay))
-    data.write_files()  # nothing is written before the job and the overlay are found right
+    try:
+        pipeline, parameters = write_compiled(file, folder, task.name, data, compiled)
+    except OSError as exc:
+        raise UltraError(f"{file}: cannot write the compiled pipeline into {folder}: {exc.strerror or exc}") from None
+    print(f"[ultra] NeMo job {file} compiled into {pipeline}", file=sys.stderr)
+    return NemoRun(job, pipeline, parameters, compiled)
+
+
+def write_compiled(file: Path, folder: Path, task: str, data: TaskData, compiled: Compiled) -> tuple[Path, Path]:
+    """Write the derived data files, the pipeline and its parameter file (an earlier compilation's replaced)."""
     from ultra_client.pipeline.params import write_parameter_file
     from ultra_kit.files import atomic_write_text
 
+    data.write_files()  # nothing is written before the job and the overlay are found right
     pipeline = folder / f"{file.stem}.yaml"
     body = yaml.safe_dump({"servers": compiled.servers, "pipeline": compiled.steps}, sort_keys=False)
-    atomic_write_text(pipeline, HEADER.format(job=file, task=task.name) + body)
+    atomic_write_text(pipeline, HEADER.format(job=file, task=task) + body)
     parameters = folder / "parameters" / f"{file.stem}_parameter.yaml"
     parameters.unlink(missing_ok=True)  # the job is the source: nothing of an earlier compilation is kept
     write_parameter_file(parameters, pipeline.name, compiled.settings)
-    print(f"[ultra] NeMo job {file} compiled into {pipeline}", file=sys.stderr)
-    return NemoRun(job, pipeline, parameters, compiled)
+    return pipeline, parameters
 
 
 def lay_over(compiled: Compiled, overlay: Path) -> None:

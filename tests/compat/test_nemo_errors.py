@@ -45,8 +45,10 @@ def test_unknown_metric_gets_did_you_mean(typo: str, suggestion: str, tmp_path: 
     [
         (lambda j, t: t["params"].update(top_k=5), "$.tasks.my-beir-task.params.top_k", "'top_k' is not supported"),
         (lambda j, t: j.update(project="x"), "$.project", "'project' is not supported"),
-        (lambda j, t: t["params"]["judge_llm"]["api_endpoint"].update(format="nim"),
-         "$.tasks.my-beir-task.params.judge_llm.api_endpoint.format", "supported keys: ['url', 'model_id', 'api_key']"),
+        (lambda j, t: t["params"]["judge_llm"]["api_endpoint"].update(form="nim"),
+         "$.tasks.my-beir-task.params.judge_llm.api_endpoint.form", "did you mean 'format'?"),
+        (lambda j, t: t["params"]["judge_llm"]["api_endpoint"].update(format="llama_stack"),
+         "$.tasks.my-beir-task.params.judge_llm.api_endpoint.format", "['nim', 'openai'] (OpenAI-compatible"),
         (lambda j, t: t["metrics"]["recall_5"].update(params={"k": 5}),
          "$.tasks.my-beir-task.metrics.recall_5.params", "'params' is not supported"),
         (lambda j, t: j.update(type="retriever"), "$.type", "only NeMo's 'rag' evaluation type"),

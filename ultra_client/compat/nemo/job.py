@@ -19,7 +19,8 @@ TASK_TYPES = ("beir", "squad", "ragas")
 JOB_KEYS = ("type", "name", "namespace", "description", "tasks")
 TASK_KEYS = ("type", "dataset", "params", "metrics")
 PARAM_KEYS = ("judge_llm", "judge_embeddings", "judge_timeout", "judge_max_retries", "judge_max_workers")
-ENDPOINT_KEYS = ("url", "model_id", "api_key")
+ENDPOINT_KEYS = ("url", "model_id", "api_key", "format")
+FORMATS = ("nim", "openai")  # NeMo's api_endpoint formats that speak the OpenAI chat/embeddings API, as ours
 # NeMo's judge limits -> the keys of our LLM mappings (ultra_llm.settings.LIMIT_KEYS)
 LIMITS = {"judge_timeout": "timeout", "judge_max_retries": "max_retries", "judge_max_workers": "max_workers"}
 
@@ -136,6 +137,11 @@ class JobReader:
             return None
         body = self.mapping(value, where, ("api_endpoint",), ("api_endpoint",))
         api = self.mapping(body["api_endpoint"], f"{where}.api_endpoint", ENDPOINT_KEYS, ("url", "model_id"))
+        if api.get("format", "nim") not in FORMATS:
+            raise self.fail(
+                f"{where}.api_endpoint.format",
+                f"{api['format']!r} is not translated; {list(FORMATS)} (OpenAI-compatible endpoints) are",
+            )
         key = api.get("api_key")
         if key is not None and not isinstance(key, str):
             raise self.fail(f"{where}.api_endpoint.api_key", 'expected a string such as "${NVIDIA_API_KEY}"')

@@ -91,3 +91,11 @@ def test_judge_url_route_is_stripped_to_a_base_url(folder: Path, url: str, base:
     assert (
         compiled_settings(edited_job(folder, "ragas_answers", "url", set_url))["judge"]["judge_llm"]["base_url"] == base
     )
+
+
+def test_the_compiled_folder_becomes_a_read_root(folder: Path) -> None:
+    import os
+
+    compile_if_job(folder / "beir_standard.json")
+    roots = os.environ["ULTRA_READ_ROOTS"].split(os.pathsep)
+    assert str((folder / "compiled").resolve()) in roots  # the tools read the derived qrels there

@@ -25,6 +25,7 @@ from ultra_client.compat.nemo.datasets import TaskData, prepare
 from ultra_client.compat.nemo.job import Job, read_job
 from ultra_client.compat.nemo.results import write_results
 from ultra_client.errors import UltraError
+from ultra_kit.errors import add_read_root
 
 HEADER = (
     "# Compiled by ultra from the NeMo Evaluator job {job} (task {task}); rebuilt from the job on every\n"
@@ -85,6 +86,7 @@ def compile_if_job(path: str | Path, overlay: str | Path | None = None) -> NemoR
         pipeline, parameters = write_compiled(file, folder, task.name, data, compiled)
     except OSError as exc:
         raise UltraError(f"{file}: cannot write the compiled pipeline into {folder}: {exc.strerror or exc}") from None
+    add_read_root(folder)  # the tools read the derived files, wherever the job file (named by the user) lies
     print(f"[ultra] NeMo job {file} compiled into {pipeline}", file=sys.stderr)
     return NemoRun(job, pipeline, parameters, compiled)
 

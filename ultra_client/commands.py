@@ -141,8 +141,11 @@ def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> Merg
 
 async def build(pipeline_file: str, stdio: bool = False) -> tuple[Path, MergeReport]:
     """``ultra build``: learn the tools (from each server's SPEC; a server without one, or ``stdio``, is
-    started), check the pipeline, write its parameter file."""
-    pipeline = load_pipeline(require_file(pipeline_file))
+    started), check the pipeline, write its parameter file. A NeMo RAG job (JSON) is compiled into a pipeline first."""
+    from ultra_client.compat.nemo import compile_if_job
+
+    job = compile_if_job(pipeline_file)
+    pipeline = load_pipeline(require_file(job.pipeline if job else pipeline_file))
     target = parameter_path(pipeline.path)
     async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline, stdio), logs) as pool:
         report = build_parameters(pipeline, pool, target)
@@ -188,8 +191,16 @@ async def run(
 
     Tools run in this process unless ``stdio`` (``--stdio``) or the pipeline's ``transport: stdio``
     asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
-    servers are stopped and no ``memory.json`` is written.
+    servers are stopped and no ``memory.json`` is written. A NeMo RAG job (JSON) is compiled and built
+    first (``param_file`` is then laid over its settings) and its ``results.json`` written at the end.
     """
+    from ultra_client.compat.nemo import compile_if_job
+
+    job = compile_if_job(pipeline_file, param_file)
+    if job is not None:
+        job.export_secrets()
+        await build(str(job.pipeline), stdio)
+        pipeline_file, param_file = str(job.pipeline), None
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if param_file:
@@ -235,6 +246,8 @@ async def run(
         report = str(folder / saved[report])
     for line in summary_lines(memory, report):
         print(line)
+    if job is not None:
+        write_output(folder / "results.json", lambda _: job.finish(folder))
     return folder
 
 

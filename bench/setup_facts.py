@@ -29,6 +29,7 @@ FACTS = ROOT / "docs" / "facts.json"
 sys.path.insert(0, str(ROOT / "scripts"))
 import setup_state  # noqa: E402
 
+RISK_PARAMETERS = "examples/parameters/risk_suite_parameter.yaml"
 # Where each figure is quoted: (file, pattern of the quoted phrase, how the phrase reads from the facts).
 QUOTES = [
     ("README.md", r"about [\d,]+ tests in (about )?[\d ]+(to \d+ )?minutes on 2 cores", "{tests_phrase}"),
@@ -38,6 +39,7 @@ QUOTES = [
     ("README.md", r"smoke test: about [\d.]+ minutes", "smoke test: about {risk_suite_minutes} minutes"),
     ("docs/risk.md", r"risk table, in about [\d.]+ minutes", "risk table, in about {risk_suite_minutes} minutes"),
     ("examples/risk_suite.yaml", r"runs, in about [\d.]+ minutes", "runs, in about {risk_suite_minutes} minutes"),
+    (RISK_PARAMETERS, r"takes about [\d.]+ minutes", "takes about {risk_suite_minutes} minutes"),
 ]
 
 

@@ -34,6 +34,7 @@ from ultra_client.pipeline.params import (
     merge_settings,
     parameter_path,
     read_parameter_file,
+    update_parameter_file,
     write_parameter_file,
 )
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
@@ -130,12 +131,11 @@ def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> Merg
     existing = read_parameter_file(target, settings=known) if target.exists() else None
     check_dataflow(pipeline, tools, existing)
     defaults = settings_used(pipeline, tools)
-    report = MergeReport()
-    if existing is not None:
-        merged, report = merge_settings(defaults, existing)
-    else:
-        merged = defaults
-    write_parameter_file(target, pipeline.path.name, merged)
+    if existing is None:
+        write_parameter_file(target, pipeline.path.name, defaults)
+        return MergeReport()
+    merged, report = merge_settings(defaults, existing)
+    update_parameter_file(target, pipeline.path.name, merged, report)
     return report
 
 
@@ -244,7 +244,7 @@ def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[
     if missing:
         print(
             f"[ultra] note: {target} has no value for {', '.join(missing)}; the servers' defaults apply "
-            "(run `ultra build` to add them)",
+            "(run `ultra build` to add them; it keeps your comments)",
             file=sys.stderr,
         )
 

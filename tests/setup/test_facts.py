@@ -25,7 +25,13 @@ def test_every_quoted_figure_agrees_with_facts_json() -> None:
 def test_a_changed_figure_is_found_stale_where_it_is_quoted() -> None:
     problems = setup_facts.stale({**FACTS, "packages_gb": 9.9, "suite_minutes": [7, 7], "risk_suite_minutes": 4})
     files = sorted({problem.split(":")[0] for problem in problems})
-    assert files == ["README.md", "docs/extending.md", "docs/risk.md", "examples/risk_suite.yaml"]
+    assert files == [
+        "README.md",
+        "docs/extending.md",
+        "docs/risk.md",
+        "examples/parameters/risk_suite_parameter.yaml",
+        "examples/risk_suite.yaml",
+    ]
     assert "README.md: 'The packages take about 2.0 GB of disk' -> 'The packages take about 9.9 GB of disk'" in problems
     assert [p for p in problems if p.startswith("docs/extending.md")][0].endswith(
         "-> 'the whole suite (about 7 minutes on 2 cores)'"

@@ -29,14 +29,15 @@ def example_parameter_files() -> list[tuple[Path, Path]]:
     return pairs
 
 
+EXAMPLES = example_parameter_files()
+
+
 def test_every_examples_parameter_file_is_listed() -> None:
     committed = {*ROOT.glob("examples/parameters/*.yaml"), *ROOT.glob("examples/compat/parameters/*.yaml")}
     assert {param for _, param in example_parameter_files()} == committed
 
 
-@pytest.mark.parametrize(
-    ("pipeline", "param"), example_parameter_files(), ids=[str(p.relative_to(ROOT)) for _, p in example_parameter_files()]
-)
+@pytest.mark.parametrize(("pipeline", "param"), EXAMPLES, ids=[str(param.relative_to(ROOT)) for _, param in EXAMPLES])
 def test_a_build_leaves_the_committed_parameter_file_unchanged(
     pipeline: Path, param: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,6 +30,8 @@ def required_extras() -> dict[str, str]:
 
 
 REQUIRE = required_extras()
+# the extra the sweep command names when its plots cannot be drawn
+SWEEP_EXTRA = re.search(r"pip install -e '\.\[([\w-]+)\]'", (ROOT / "ultra_client/sweep/run.py").read_text("utf-8")).group(1)
 LOCAL_EXTRA = re.search(r'EXTRA = "([\w-]+)"', (ROOT / "ultra_llm/local/models.py").read_text("utf-8")).group(1)
 
 
@@ -53,7 +55,7 @@ def needs(example: Path) -> set[str]:
     spec = yaml.safe_load(example.read_text("utf-8"))
     found: set[str] = set()
     if "sweep" in spec:
-        found.add(REQUIRE["optuna"] if "optuna" in REQUIRE else "sweep")
+        found.add(SWEEP_EXTRA)
         pipeline_file = example.parent / spec["sweep"]["pipeline"]
         param_file = example.parent / spec["sweep"].get("param", f"parameters/{pipeline_file.stem}_parameter.yaml")
         spec = yaml.safe_load(pipeline_file.read_text("utf-8"))
@@ -74,7 +76,8 @@ def needs(example: Path) -> set[str]:
     evaluation = params.get("evaluation", {})
     metrics = set(evaluation.get("metrics", [])) if any(s.startswith("evaluation.evaluate") for s in steps) else set()
     found |= {REQUIRE[module] for metric, module in (("bleu", "sacrebleu"), ("meteor", "nltk")) if metric in metrics}
-    bert = any(m.startswith("Bert") for m in evaluation.get("mtrag_metrics", []) if "evaluation.evaluate_mtrag" in steps)
+    mtrag = evaluation.get("mtrag_metrics", []) if "evaluation.evaluate_mtrag" in steps else []
+    bert = any(metric.startswith("Bert") for metric in mtrag)
     if bert or ("evaluation.consistency" in steps and evaluation.get("consistency_bertscore")):
         found.add(REQUIRE["torch"])
     return found
@@ -109,7 +112,7 @@ ROWS = readme_rows()
 
 def test_the_servers_require_extras_that_pyproject_has() -> None:
     assert {"sacrebleu", "nltk", "torch", "bm25s", "profanity_check", "matplotlib"} <= set(REQUIRE)
-    assert set(REQUIRE.values()) | {LOCAL_EXTRA} <= set(EXTRAS)
+    assert set(REQUIRE.values()) | {LOCAL_EXTRA, SWEEP_EXTRA} <= set(EXTRAS)
 
 
 def test_every_example_has_a_row_and_every_row_an_example() -> None:

@@ -31,7 +31,8 @@ def required_extras() -> dict[str, str]:
 
 REQUIRE = required_extras()
 # the extra the sweep command names when its plots cannot be drawn
-SWEEP_EXTRA = re.search(r"pip install -e '\.\[([\w-]+)\]'", (ROOT / "ultra_client/sweep/run.py").read_text("utf-8")).group(1)
+SWEEP_RUN = (ROOT / "ultra_client/sweep/run.py").read_text("utf-8")
+SWEEP_EXTRA = re.search(r"pip install -e '\.\[([\w-]+)\]'", SWEEP_RUN).group(1)
 LOCAL_EXTRA = re.search(r'EXTRA = "([\w-]+)"', (ROOT / "ultra_llm/local/models.py").read_text("utf-8")).group(1)
 
 

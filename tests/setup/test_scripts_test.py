@@ -24,7 +24,6 @@ SCRIPT = ROOT / "scripts" / "test"
 sys.path.insert(0, str(ROOT / "scripts"))
 import setup_state  # noqa: E402
 
-
 UNREACHABLE = "http://127.0.0.1:9/whl/cpu"  # nothing listens on the discard port
 
 

@@ -146,7 +146,7 @@ def test_in_a_fresh_venv_torch_comes_from_the_cpu_index_where_it_answers(fresh_v
 def test_without_the_cpu_index_the_default_index_is_used_when_it_has_a_cpu_build(
     fresh_venv: Path, tmp_path: Path
 ) -> None:
-    fake_wheel(tmp_path, "torch", "2.13.0", [])
+    fake_wheel(tmp_path, "torch", "2.13.0+cpu", [])  # as PyTorch names its CPU build (and this machine's copy)
     unreachable = "http://127.0.0.1:9/whl/cpu"  # nothing listens on the discard port
     lines = venv_plan(
         fresh_venv, {"ULTRA_TORCH_CPU_INDEX": unreachable, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path)}

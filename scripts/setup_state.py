@@ -3,7 +3,7 @@ before anything is installed). Each prints a short answer and exits 0 for "in pl
 
     python scripts/setup_state.py dev        # ultra-eval installed from this checkout, with every dev extra
     python scripts/setup_state.py dist NAME  # a distribution is installed
-    python scripts/setup_state.py torch      # "absent", "cpu VERSION" or "cuda VERSION CUDA_VERSION"
+    python scripts/setup_state.py torch      # "absent", "cpu VERSION" or "cuda VERSION CUDA" (--load: import it)
     python scripts/setup_state.py wordnet    # the WordNet data METEOR reads
     python scripts/setup_state.py chromium   # the browser the report's browser tests drive
 """
@@ -85,27 +85,35 @@ def dev_missing() -> str | None:
     return "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "") or None
 
 
-def torch_state() -> str:
-    """``absent``, ``cpu VERSION`` or ``cuda VERSION CUDA_VERSION`` (torch.version.cuda decides)."""
+def torch_state(load: bool = False) -> str:
+    """``absent``, ``cpu VERSION`` or ``cuda VERSION CUDA``: from the installed metadata (a CUDA build carries
+    ``+cuNNN`` or needs nvidia-* wheels), or with ``load``, from ``torch.version.cuda`` itself (slower)."""
     try:
-        metadata.version("torch")
+        version = metadata.version("torch")
     except metadata.PackageNotFoundError:
         return "absent"
-    import torch
+    if load:
+        import torch
 
-    return f"cuda {torch.__version__} {torch.version.cuda}" if torch.version.cuda else f"cpu {torch.__version__}"
+        return f"cuda {torch.__version__} {torch.version.cuda}" if torch.version.cuda else f"cpu {torch.__version__}"
+    tag = re.search(r"\+cu(\d+)", version)
+    nvidia = [r for r in metadata.requires("torch") or [] if r.lower().startswith("nvidia-")]
+    if tag or nvidia:
+        return f"cuda {version} {tag.group(1) if tag else nvidia[0].split(';')[0].strip()}"
+    return f"cpu {version}"
 
 
 def wordnet_found() -> str | None:
-    """Where METEOR's WordNet data is (NLTK's data, else Debian's /usr/share/wordnet), or None."""
+    """Where METEOR's WordNet data is (Debian's /usr/share/wordnet, else NLTK's data), or None."""
+    debian = Path("/usr/share/wordnet")
+    if all((debian / name).is_file() for name in WORDNET_FILES):
+        return str(debian)  # found without importing NLTK (seconds)
     try:
         import nltk
 
         return str(nltk.data.find("corpora/wordnet"))
     except (ImportError, LookupError):
-        pass
-    debian = Path("/usr/share/wordnet")
-    return str(debian) if all((debian / name).is_file() for name in WORDNET_FILES) else None
+        return None
 
 
 def chromium_found() -> str | None:
@@ -131,7 +139,7 @@ def main(argv: list[str]) -> int:
             print(f"{argv[1]} is not installed")
             return 1
     if question == "torch":
-        state = torch_state()
+        state = torch_state(load="--load" in argv)
         print(state)
         return 1 if state == "absent" else 0
     if question in ("wordnet", "chromium"):

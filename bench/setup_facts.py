@@ -148,8 +148,13 @@ def write(facts: dict) -> None:
     for file, pattern, template in QUOTES:
         path = ROOT / file
         text = path.read_text(encoding="utf-8")
-        phrase = template.format(**values).replace("\\", r"\\")
-        path.write_text(re.sub(_spaced(pattern), phrase, text), encoding="utf-8")
+        phrase = template.format(**values)
+
+        def replace(match: re.Match[str], phrase: str = phrase) -> str:
+            same = re.sub(r"\s+", " ", match.group(0)) == phrase
+            return match.group(0) if same else phrase  # a quote that reads right keeps its line breaks
+
+        path.write_text(re.sub(_spaced(pattern), replace, text), encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

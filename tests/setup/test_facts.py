@@ -55,3 +55,18 @@ def test_the_package_closure_follows_requirements() -> None:
 def test_the_phrases_read_a_range_or_one_figure() -> None:
     assert setup_facts.phrases({**FACTS, "suite_minutes": [12, 21]})["suite_phrase"] == "12 to 21 minutes on 2 cores"
     assert setup_facts.phrases({**FACTS, "suite_minutes": [9, 9]})["suite_phrase"] == "about 9 minutes on 2 cores"
+
+
+def test_write_puts_new_figures_where_they_are_quoted_and_leaves_the_rest(tmp_path, monkeypatch) -> None:
+    for file in {file for file, _, _ in setup_facts.QUOTES}:
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text((ROOT / file).read_text("utf-8"), encoding="utf-8")
+    monkeypatch.setattr(setup_facts, "ROOT", tmp_path)
+    changed = {**FACTS, "tests": 1815, "suite_minutes": [15, 15]}
+    setup_facts.write(changed)
+    assert setup_facts.stale(changed) == []
+    readme, before = (tmp_path / "README.md").read_text("utf-8"), (ROOT / "README.md").read_text("utf-8")
+    assert "about 1,820 tests in about 15 minutes on 2 cores" in readme
+    # the packages' figures did not change: their quote keeps its line breaks
+    assert readme.count("\n") == before.count("\n")
+    assert "the whole suite (about 15 minutes on 2 cores)" in (tmp_path / "docs" / "extending.md").read_text("utf-8")

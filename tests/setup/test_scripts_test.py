@@ -59,19 +59,34 @@ def test_the_plan_names_what_is_already_in_place_here() -> None:
         assert f"Chromium: {chromium.find_chromium()}" in lines
 
 
+def fake_bin(folder: Path, **scripts: str) -> Path:
+    """A PATH of the few tools the script uses, plus ``scripts`` ({name: shell body}) standing in for others."""
+    folder.mkdir()
+    for tool in ("bash", "sed", "tr", "grep", "dirname", "cat", "env"):
+        os.symlink(shutil.which(tool), folder / tool)
+    for name, body in scripts.items():
+        (folder / name.replace("_", "-")).write_text(f"#!/bin/sh\n{body}\n")
+        (folder / name.replace("_", "-")).chmod(0o755)
+    return folder
+
+
 def test_without_apt_or_root_it_says_which_tests_skip_and_how_to_install(tmp_path: Path) -> None:
     """No apt-get, no sudo, not root, no Chromium: the browser tests' skip is explained, for each system."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for tool in ("bash", "sed", "tr", "grep", "dirname", "cat", "env"):
-        os.symlink(shutil.which(tool), bin_dir / tool)
-    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n")
-    (bin_dir / "id").chmod(0o755)
+    bin_dir = fake_bin(tmp_path / "bin", id="echo 1000")
     lines = "\n".join(plan(env={"PATH": str(bin_dir), "ULTRA_CHROMIUM": str(tmp_path / "none")}))
     assert "browser tests (tests/report/test_browser.py) will skip" in lines
     for hint in ("snap install chromium", "/snap/bin/chromium", "dnf install chromium", "brew install --cask chromium"):
         assert hint in lines
     assert "apt-get update" not in lines
+
+
+def test_not_root_it_installs_through_sudo(tmp_path: Path) -> None:
+    if "ID=ubuntu" in Path("/etc/os-release").read_text():
+        pytest.skip("Ubuntu's chromium is a snap: the script explains instead of installing")
+    bin_dir = fake_bin(tmp_path / "bin", id="echo 1000", sudo="exit 0", apt_get="exit 0")
+    lines = plan(env={"PATH": str(bin_dir), "ULTRA_CHROMIUM": str(tmp_path / "none")})
+    assert "[scripts/test] would run: sudo apt-get update -qq" in lines
+    assert "[scripts/test] would run: sudo apt-get install -y -qq --no-install-recommends chromium" in lines
 
 
 def test_with_apt_as_root_the_plan_installs_a_missing_chromium(tmp_path: Path) -> None:

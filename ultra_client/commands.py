@@ -200,6 +200,7 @@ async def run(
     # read before any server starts, so a mistake in it costs nothing
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known) if target.exists() else None
+    made_output_dir = not Path(output_dir).exists()
     folder = new_run_folder(Path(output_dir), pipeline.stem)
     add_read_root(folder)  # later steps read the run's own results, wherever --output-dir puts them
     started = time.time()
@@ -222,7 +223,7 @@ async def run(
                 memory = await runner.run()
     except UltraError as exc:
         if not steps_started:
-            raise _unstarted(folder, exc) from None
+            raise _unstarted(folder, exc, made_output_dir) from None
         raise
     except TimeoutError:
         if deadline is None:
@@ -246,14 +247,18 @@ async def run(
     return folder
 
 
-def _unstarted(folder: Path, exc: UltraError) -> UltraError:
+def _unstarted(folder: Path, exc: UltraError, made_output_dir: bool) -> UltraError:
     """A run stopped by its start-up checks: remove the run folder it had just made (nothing in it but
-    empty logs), or keep it when a server's log says something, and name that log in the error."""
+    empty logs) and the output folder if the run made it, or keep them when a server's log says
+    something, and name that log in the error."""
     logs = _logs_with_content(folder / "logs")
     if logs:
         mention = [log for log in logs if log not in str(exc)]
         return UltraError(f"{exc}\n  (log: {', '.join(mention)})") if mention else exc
     shutil.rmtree(folder, ignore_errors=True)
+    if made_output_dir:
+        with contextlib.suppress(OSError):  # only while empty: another run may have started in it
+            folder.parent.rmdir()
     print(f"[ultra] removed {folder}: the run stopped before its first step", file=sys.stderr)
     return exc
 

@@ -246,6 +246,10 @@ def test_a_run_stopped_by_its_start_up_checks_leaves_no_run_folder(project: Path
     assert_one_clear_error(result, "'evaluation.evaluate' needs variable")
     assert sorted(p.name for p in (project / "output").iterdir()) == ["mine.txt"]
     assert "[ultra] removed " in result.stderr and "before its first step" in result.stderr
+    (project / "output" / "mine.txt").unlink()
+    (project / "output").rmdir()
+    assert_one_clear_error(run_ultra("run", str(pipeline), cwd=project), "'evaluation.evaluate' needs variable")
+    assert not (project / "output").exists()  # made by the run, removed with its folder
 
 
 def test_a_run_whose_step_fails_keeps_its_folder(project: Path) -> None:

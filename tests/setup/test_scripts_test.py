@@ -34,6 +34,7 @@ def plan(*args: str, env: dict[str, str] | None = None, python: str = sys.execut
     done = subprocess.run(
         [str(SCRIPT), "--plan", *args],
         env={**os.environ, "PYTHON": python, **offline, **(env or {})},
+        stdin=subprocess.DEVNULL,  # no terminal: sudo cannot ask for a password
         capture_output=True,
         text=True,
         timeout=300,
@@ -87,6 +88,13 @@ def test_not_root_it_installs_through_sudo(tmp_path: Path) -> None:
     lines = plan(env={"PATH": str(bin_dir), "ULTRA_CHROMIUM": str(tmp_path / "none")})
     assert "[scripts/test] would run: sudo apt-get update -qq" in lines
     assert "[scripts/test] would run: sudo apt-get install -y -qq --no-install-recommends chromium" in lines
+
+
+def test_a_sudo_that_wants_a_password_without_a_terminal_is_not_tried(tmp_path: Path) -> None:
+    bin_dir = fake_bin(tmp_path / "bin", id="echo 1000", sudo="exit 1", apt_get="exit 0")
+    lines = "\n".join(plan(env={"PATH": str(bin_dir), "ULTRA_CHROMIUM": str(tmp_path / "none")}))
+    assert "would run: sudo" not in lines and "apt-get update" not in lines
+    assert "browser tests (tests/report/test_browser.py) will skip" in lines
 
 
 def test_with_apt_as_root_the_plan_installs_a_missing_chromium(tmp_path: Path) -> None:

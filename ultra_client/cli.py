@@ -188,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  added: {', '.join(report.added)}")
             if report.dropped:
                 print(f"  dropped (no longer used): {', '.join(report.dropped)}")
+            if report.rewritten:
+                print("  written anew (a section in flow style could not be edited line by line): comments dropped")
         elif args.command == "run":
             from ultra_client.signals import stop_like_interrupt
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.report import page, plots, sources, stats
+from servers.report import charts, page, sources, stats
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write, atomic_write_text, result_path
 
@@ -43,10 +43,12 @@ def write_report(
     confidence: float,
     seed: int,
     max_table_rows: int,
+    headline_metrics: Sequence[str] = (),
     texts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ReportFiles:
     """Write report.html, summary.csv, per_query.csv and a PNG per plot into ``out_dir`` (or a new
-    ``report_<timestamp>`` folder under ``save_path``); ``texts`` ({id: question/answer}) fill in the
+    ``report_<timestamp>`` folder under ``save_path``); ``headline_metrics``: the key metrics of the headline
+    (default: the first of each tool); ``texts`` ({id: question/answer}) fill in the
     per-query table where the sources hold none."""
     _check(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=max_table_rows)
     collected = sources.collect(paths, labels)
@@ -54,9 +56,13 @@ def write_report(
         for key, text in (texts or {}).items():
             run.texts.setdefault(str(key), dict(text))
     summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
-    figures = plots.boxplots(collected.runs) if collected.runs else []
+    drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
+    risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
+    figures = [*risks, *drawn.plots]
     settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
-    html = page.render_html(collected, summary, figures, max_table_rows=max_table_rows, **settings)
+    html = page.render_html(
+        collected, summary, drawn, risks, max_table_rows=max_table_rows, headline_metrics=headline_metrics, **settings
+    )
     summary_text = page.summary_csv(summary, **settings)
     per_query_text = page.per_query_csv(collected)
     folder = _folder(out_dir, save_path)

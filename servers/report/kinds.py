@@ -6,13 +6,15 @@ joined on the ids the file names (``id_ls``, item ``id``s, query ids), never on 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found, Run, numeric_column
+from servers.report.risk import read_risk_table, verdict
 from ultra_kit.errors import InputError
 
 Reader = Callable[[Any, str], Found]
@@ -27,6 +29,7 @@ class Kind:
     looks_like: str  # the shape, as error messages and the docs describe it
     detect: Callable[[Any], bool]
     read: Reader
+    claims: Callable[[str, Sequence[str]], bool]  # (tool name, its declared outputs): does it write this kind?
     supersedes: tuple[str, ...] = ()  # kinds whose files in the same run folder this one already joins
 
 
@@ -79,6 +82,7 @@ def read_answer_lists(document: dict[str, Any], path: str) -> Found:
             path=path,
         )
     run = _run(Path(path).stem, kind, path, settings)
+    run.kinds.update(_declared_kinds(settings))
     for name, values in lists.items():
         column = numeric_column(values)
         if column is None:
@@ -103,6 +107,11 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         raise InputError(f"{tool}: 'items' must be a list of objects with an 'id'", path=path)
     run = _run(Path(path).stem, tool, path, document.get("settings"))
     ids = [str(item["id"]) for item in items]
+    run.kinds.update(_declared_kinds(document))
+    for item, key in zip(items, ids, strict=True):
+        said, why = verdict(item, tuple(metrics))
+        if said or why:
+            run.rationales.setdefault(key, []).append((tool, said, why))
     for name in metrics:  # a failed item has no value (it is counted in n, never scored)
         run.add_column(name, ids, [i.get(name) if i.get("status") == "ok" else None for i in items], source=tool)
     found = Found(tool, [run])
@@ -110,10 +119,38 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         ok = [i for i in items if i.get("status") == "ok" and i.get("answer_attempted") is not None]
         answered = sum(float(i["answer_attempted"]) for i in ok)
         run.answered = {"answered": answered, "judged": len(ok), "items": len(items)}
+    failed = sum(i.get("status") in ("error", "parse_error") for i in items)
+    if failed:
+        run.failures[tool] = failed
     failed = len(items) - sum(i.get("status") == "ok" for i in items)
     if failed:
         found.notes.append(f"{tool} ({Path(path).name}): {failed} of {len(items)} items were not judged (no value)")
     return found
+
+
+def _declared_kinds(document: Any) -> dict[str, str]:
+    """The metric kinds a result file recorded (``metric_kinds``: the tool's registry declaration)."""
+    kinds = document.get("metric_kinds") if isinstance(document, dict) else None
+    return {str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {}
+
+
+def read_consistency(document: dict[str, Any], path: str) -> Found:
+    """``consistency``: each query's mean pairwise answer similarity (per measure) over the repeated runs."""
+    ids = document.get("id_ls")
+    answers = document.get("answers") or {}
+    per_query = answers.get("per_query") if isinstance(answers, dict) else None
+    run = _run(Path(path).stem, "consistency", path, document.get("settings"))
+    if isinstance(ids, list) and isinstance(per_query, list) and len(per_query) == len(ids):
+        means = {str(k): q.get("means", {}) for k, q in zip(ids, per_query, strict=True) if isinstance(q, dict)}
+        run.add_mapping(means, source=f"consistency: {path}", skip=set())
+    scores = document.get("scores") or {}
+    scalars = {
+        f"{name}.{key}": float(value)
+        for name, figures in (scores.items() if isinstance(scores, dict) else [])
+        for key, value in (figures.items() if isinstance(figures, dict) else [])
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    return Found("consistency", [run] if run.columns else [], scalars=scalars)
 
 
 def read_umbrela(document: dict[str, Any], path: str) -> Found:
@@ -203,42 +240,96 @@ def _answer_lists(document: Any) -> bool:
     return named or isinstance(document.get("id_ls"), list)
 
 
+def _named(*tools: str) -> Callable[[str, Sequence[str]], bool]:
+    return lambda tool, outputs: tool in tools
+
+
+def _outputs(*names: str) -> Callable[[str, Sequence[str]], bool]:
+    return lambda tool, outputs: set(names) <= set(outputs)
+
+
+def _mtrag_records(document: dict[str, Any], path: str) -> Found:
+    """``mtrag_evaluated_records``' summary: the records file it names, one run of the records' metrics."""
+    records_path = Path(str(document["records_path"]))
+    if not records_path.is_file():  # a run folder keeps the file beside its summary
+        records_path = Path(path).parent / records_path.name
+    from ultra_kit.errors import readable_path
+
+    lines = readable_path(records_path, setting="result_paths").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    per_id = {
+        str(r.get("task_id")): {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in r["metrics"].items()}
+        for r in records
+        if isinstance(r, dict) and isinstance(r.get("metrics"), dict)
+    }
+    run = _run(Path(path).stem, "mtrag_evaluated_records", path, document.get("settings"))
+    run.add_mapping(per_id, source=f"mtrag_evaluated_records: {path}", skip=set())
+    return Found("mtrag_evaluated_records", [run])
+
+
 KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool first
     Kind(
         "umbrela_judge",
         'an object with tool "umbrela_judge" and per_query {qid: {metric: value}}',
         lambda d: _tool(d) == "umbrela_judge",
         read_umbrela,
+        _named("umbrela_judge"),
     ),
     Kind(
         "nuggetize",
         'an object with tool "nuggetize" and per_query {qid: {run: scores}}',
         lambda d: _tool(d) == "nuggetize",
         read_nuggetize,
+        _named("nuggetize"),
     ),
     Kind(
         "judge_agreement",
         'an object with tool "judge_agreement" (kappa and agreement figures)',
         lambda d: _tool(d) == "judge_agreement",
         read_agreement,
+        _named("judge_agreement"),
+    ),
+    Kind(
+        "risk_table",
+        'an object with tool "risk_table" and rows [{kind, category, n, measure, rate, ci_low, ci_high ...}]',
+        lambda d: _tool(d) == "risk_table",
+        read_risk_table,
+        _named("risk_table"),
     ),
     Kind(
         "answer judge",
         'an object with tool "<kind>_judge", aggregate and items [{id, status, metrics...}]',
         lambda d: _tool(d).endswith("_judge") and isinstance(d.get("items"), list),
         read_answer_judge,
+        _outputs("result_path", "aggregate", "items"),
     ),
     Kind(
         "evaluate_trec_pvalue",
         "an object with table, baseline, runs and per_query {run: {qid: {measure: value}}}",
         _has("table", "baseline", "runs", "per_query"),
         read_pvalue,
+        _named("evaluate_trec_pvalue"),
     ),
     Kind(
         "evaluate_trec",
         "an object with aggregate, counts and per_query {qid: {measure: value}}",
         lambda d: _has("aggregate", "counts", "per_query")(d) and not _tool(d),
         read_evaluate_trec,
+        _named("evaluate_trec"),
+    ),
+    Kind(
+        "consistency",
+        "an object with id_ls, num_runs, answers {overall, per_query} and scores",
+        lambda d: _has("id_ls", "num_runs", "answers", "scores")(d) and not _tool(d),
+        read_consistency,
+        _named("consistency"),
+    ),
+    Kind(
+        "mtrag_evaluated_records",
+        "an object with records_path (mtrag_evaluated_records' summary) naming the records (JSON Lines)",
+        _has("records_path", "n_records"),
+        _mtrag_records,
+        _named("mtrag_evaluated_records"),
     ),
     Kind(
         "evaluate / evaluate_mtrag / per-item lists",
@@ -246,12 +337,14 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         "semantic_similarity ...)",
         _answer_lists,
         read_answer_lists,
+        _outputs("result_path", "eval_res", "settings"),
     ),
     Kind(
         "trec_rag_table",
         "a list of row objects with qid and run (trec_rag_table's JSON)",
         _is_table,
         read_trec_rag_table,
+        _named("trec_rag_table"),
         supersedes=("umbrela_judge", "nuggetize", "citation_judge", "idk_judge"),
     ),
     Kind(
@@ -259,8 +352,17 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         "ultra sweep's sweep.json: an object with keys, metric, columns and rows",
         _has("keys", "metric", "columns", "rows"),
         read_sweep,
+        _named(),  # written by `ultra sweep`, not by a tool
     ),
 )
+
+# Tools that write a file which is not a result to report, and why (every other tool that writes a file
+# must be claimed by a kind above: tests/report/test_registry.py walks every server's tools).
+NOT_RESULTS = {
+    "generate": "the generated answers: the report takes them from the run's memory.json (pred_ls)",
+    "report": "the report itself",
+    "compare": "a comparison page (the report's own)",
+}
 
 
 def kind_of(document: Any) -> Kind | None:

@@ -42,11 +42,16 @@ def report(
     confidence: Annotated[float, Field(description="level of the bootstrap interval", gt=0, lt=1)],
     seed: Annotated[int, Field(description="seed of the bootstrap and of the per-query table's sample", ge=0)],
     max_table_rows: Annotated[int, Field(description="per-query rows on the page; beyond, a seeded sample", ge=1)],
+    headline_metrics: Annotated[
+        list[str], Field(description="key metrics at the top of the page; [] = the first metric of each tool")
+    ],
 ) -> ReportResult:
-    """Write report.html (self-contained: summary with bootstrap CIs, boxplots, per-query table), PNGs and CSVs.
+    """Write report.html (self-contained: headline, summary with bootstrap CIs, a chart per metric by its kind,
+    the risk table, per-query table with the judges' verdicts), PNGs and CSVs.
 
-    Reads evaluate, evaluate_mtrag, evaluate_trec, evaluate_trec_pvalue, the judges, trec_rag_table and
-    sweep files, and `ultra run` folders; several runs are shown side by side, joined on query ids.
+    Reads every result file the project's tools write (evaluate*, evaluate_trec*, the judges, trec_rag_table,
+    risk_table, consistency, sweeps) and `ultra run` folders; several runs are shown side by side, joined on
+    query ids, with their paired comparison.
     """
     from servers.report.build import write_report
     from servers.report.sources import texts_by_id
@@ -70,6 +75,7 @@ def report(
         confidence=confidence,
         seed=seed,
         max_table_rows=max_table_rows,
+        headline_metrics=headline_metrics,
         texts=texts,
     )
     return {

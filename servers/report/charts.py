@@ -180,7 +180,7 @@ def risk_chart(rows: Sequence[dict], title: str) -> Plot:
     shown = [row for row in rows if row.get("rate") is not None]
     inches = max(2.2, 0.32 * len(shown) + 1.2)
     figure = Figure(figsize=(6.0, inches))
-    figure.subplots_adjust(left=0.42, right=0.97, top=1 - 0.45 / inches, bottom=0.55 / inches)
+    figure.subplots_adjust(left=0.42, right=0.97, top=1 - 0.6 / inches, bottom=0.55 / inches)
     axes = figure.add_subplot()
     measures = list(dict.fromkeys(str(row.get("measure")) for row in shown))
     for position, row in enumerate(shown):
@@ -195,8 +195,8 @@ def risk_chart(rows: Sequence[dict], title: str) -> Plot:
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
     axes.set_xlabel("rate (share of judged items), 95% Wilson interval")
-    axes.set_title(title, fontsize=10)
+    axes.set_title(title, fontsize=10, loc="left")
     axes.grid(axis="x", alpha=0.3)
     if shown:
-        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.5 / inches), ncols=len(measures))
+        axes.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=len(measures), frameon=False)
     return Plot(f"risk_{file_name(title)}.png", title, render(figure), "risk")

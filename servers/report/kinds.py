@@ -165,14 +165,39 @@ def read_nuggetize(document: dict[str, Any], path: str) -> Found:
         for name, scores in runs.items():
             ok = scores.get("status") == "ok"
             by_run.setdefault(str(name), {})[str(qid)] = {k: v for k, v in scores.items() if ok or k == "num_nuggets"}
+    supported = _supported_vital(document, path)
     runs = []
     for name, per_query in by_run.items():
         run = _run(name, "nuggetize", path)
         run.add_mapping(per_query, source=f"nuggetize: {path}", skip=set())
+        run.nuggets = supported.get(name, {})
         runs.append(run)
     if runs:
         runs[0].parameters[f"nuggetize: {Path(path).name}"] = document.get("settings", {})
     return Found("nuggetize", runs)
+
+
+def _supported_vital(document: dict[str, Any], path: str) -> dict[str, dict[str, set[str]]]:
+    """run -> qid -> the vital nuggets its answer fully supports, from the assignments file (when readable)."""
+    named = Path(str(document.get("assignments_path") or ""))
+    candidates = [named, Path(path).parent / named.name] if named.name else []
+    found: dict[str, dict[str, set[str]]] = {}
+    for candidate in candidates:
+        if candidate.is_file():
+            from ultra_kit.errors import readable_path
+
+            for line in readable_path(candidate, setting="result_paths").read_text(encoding="utf-8").splitlines():
+                answer = json.loads(line) if line.strip() else None
+                if not isinstance(answer, dict) or answer.get("status") != "ok":
+                    continue
+                vital = {
+                    str(n.get("text"))
+                    for n in answer.get("nuggets") or []
+                    if n.get("importance") == "vital" and n.get("assignment") == "support"
+                }
+                found.setdefault(str(answer.get("run")), {})[str(answer.get("qid"))] = vital
+            break
+    return found
 
 
 def read_agreement(document: dict[str, Any], path: str) -> Found:

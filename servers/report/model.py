@@ -34,6 +34,7 @@ class Run:
     timings: dict[str, Any] | None = None
     answered: dict[str, Any] | None = None  # the IDK judge's answer-attempt share
     failures: dict[str, int] = field(default_factory=dict)  # tool -> items it failed to judge (no value)
+    nuggets: dict[str, set[str]] = field(default_factory=dict)  # id -> the vital nuggets its answer supports
     origin: dict[str, str] = field(default_factory=dict)  # metric -> the kind of file it came from
     kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous, as declared
     rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
@@ -92,6 +93,8 @@ class Run:
         self.notes += [note for note in other.notes if note not in self.notes]
         self.parameters.update(other.parameters)
         self.answered = other.answered or self.answered
+        for key, supported in other.nuggets.items():
+            self.nuggets.setdefault(key, supported)
         for key, count in other.failures.items():
             self.failures[key] = self.failures.get(key, 0) + count
         for key, kind in other.kinds.items():

@@ -132,9 +132,11 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
     superseded = {name for kind in KINDS if any(f.kind == kind.name for f in found) for name in kind.supersedes}
+    nuggets = {}  # what a left-out nuggetize file knew: each run's supported vital nuggets
     for item in found:
         if item.kind in superseded:
             collected.notes.append(f"{folder.name}: {item.kind} is left out; trec_rag_table joins its values")
+            nuggets.update({run.label: run.nuggets for run in item.runs if run.nuggets})
     texts = texts_from_memory(_json(folder / "memory.json"), folder / "memory.json")
     own = Run(label=label or folder.name)
     others: list[Run] = []
@@ -155,6 +157,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             for key in run.ids:  # a multi-run file's query ids name answers as <qid>/<run> (trec_rag_table)
                 if f"{key}/{run.label}" in texts:
                     run.texts.setdefault(key, texts[f"{key}/{run.label}"])
+            run.nuggets = run.nuggets or nuggets.get(run.label, {})
             run.label = f"{label}: {run.label}" if label else run.label
             others.append(run)
     runs = ([own] if own.columns else []) + others

@@ -12,6 +12,14 @@ from ultra_kit.factory import tool_hints
 from ultra_kit.files import check_inside_output
 
 
+ExamplesParam = Annotated[
+    int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)
+]
+ScatterParam = Annotated[
+    int, Field(description="comparison: items per run in each scatter; beyond, a seeded sample", ge=1)
+]
+
+
 class ReportResult(TypedDict):
     """Where the report is, and what went into it."""
 
@@ -45,6 +53,8 @@ def report(
     headline_metrics: Annotated[
         list[str], Field(description="key metrics at the top of the page; [] = the first metric of each tool")
     ],
+    examples_per_metric: ExamplesParam,
+    max_scatter_points: ScatterParam,
 ) -> ReportResult:
     """Write report.html (self-contained: headline, summary with bootstrap CIs, a chart per metric by its kind,
     the risk table, per-query table with the judges' verdicts), PNGs and CSVs.
@@ -76,6 +86,8 @@ def report(
         seed=seed,
         max_table_rows=max_table_rows,
         headline_metrics=headline_metrics,
+        examples_per_metric=examples_per_metric,
+        max_scatter_points=max_scatter_points,
         texts=texts,
     )
     return {

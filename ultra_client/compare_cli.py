@@ -16,7 +16,7 @@ HELP = "compare runs item by item (matched on ids): paired differences, CIs, p-v
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``compare`` to the ``ultra`` subcommands."""
     compare = commands.add_parser("compare", help=HELP, description=HELP + " (see docs/tools/report.md)")
-    compare.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_RESULT_FILE", help="A B [C ...]; A is the baseline")
+    compare.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_RESULT_FILE", help="A B [C ...] (A is the baseline), or one file holding several runs")
     compare.add_argument("--out", metavar="DIR", help="folder to write into (default: output/report/compare_<time>/)")
     compare.add_argument(
         "--label", action="append", default=[], metavar="NAME=PATH", help="show PATH as NAME; repeatable"
@@ -26,12 +26,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Compare the runs and print the table."""
-    from ultra_client.errors import UltraError
     from ultra_client.report_cli import call_tool, labels_of
 
     labels = labels_of(args.label)
-    if len(dict.fromkeys([*args.paths, *labels.values()])) < 2:
-        raise UltraError("ultra compare needs two or more run folders or result files, e.g. ultra compare runs/a runs/b")
     arguments = {"run_paths": list(args.paths), "labels": labels}
     result = call_tool("compare", arguments, [*args.paths, *labels.values()], args.out)
     print(result["text"], end="")

@@ -125,7 +125,7 @@ def risk_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         params = params_for(base, stub.base_url)
         done = run_ultra(
             "run", str(PIPELINE), "--param", str(params), "--output-dir", str(base / "runs"), cwd=ROOT,
-            env=OUTSIDE, timeout=300,
+            env={**OUTSIDE, "ULTRA_READ_ROOTS": str(base)}, timeout=300,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     (folder,) = [p for p in (base / "runs").iterdir() if p.is_dir()]

@@ -26,7 +26,9 @@ class CompareResult(TypedDict):
 
 @tool_hints(read_only=False, idempotent=True)
 def compare(
-    run_paths: Annotated[list[str], Field(description="two or more run folders or result files: A B [C ...]")],
+    run_paths: Annotated[
+        list[str], Field(description="run folders or result files holding two or more runs: A B [C ...]")
+    ],
     *,
     out_dir: Annotated[
         str | None, Field(description="write into this folder as is (default: a new compare_<timestamp>/ in save_path)")
@@ -50,8 +52,8 @@ def compare(
     from servers.report.compare.build import write_compare
 
     paths = [path for path in run_paths if path]
-    if len(paths) + len([p for p in labels.values() if p not in paths]) < 2:
-        raise InputError("compare needs two or more run folders or result files, e.g. run_paths=[runs/a, runs/b]")
+    if not paths and not labels:
+        raise InputError("compare needs run folders or result files holding two or more runs, e.g. [runs/a, runs/b]")
     if out_dir is not None:
         check_inside_output(out_dir, setting="out_dir")
     files = write_compare(

@@ -93,7 +93,7 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
     plots, sampled = [], 0
     rng = np.random.default_rng(seed)
     for name in metrics:
-        figure = Figure(figsize=(4.4, 3.6))
+        figure = Figure(figsize=(3.8, 3.2))
         figure.subplots_adjust(left=0.17, right=0.97, top=0.88, bottom=0.15)
         axes = figure.add_subplot()
         low, high = np.inf, -np.inf
@@ -107,9 +107,9 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
             if not len(keep):
                 continue
             low, high = min(low, x[keep].min(), y[keep].min()), max(high, x[keep].max(), y[keep].max())
-            axes.scatter(x[keep], y[keep], s=9, facecolors="none", edgecolors="black", linewidths=0.6,
-                         marker=MARKERS[number_ % len(MARKERS)], alpha=0.7,
-                         label=f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}")  # fmt: skip
+            axes.plot(x[keep], y[keep], linestyle="none", marker=MARKERS[number_ % len(MARKERS)], markersize=2.5,
+                      markerfacecolor="none", markeredgecolor="black", markeredgewidth=0.4,
+                      label=f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}")  # fmt: skip
         if np.isfinite(low):
             axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.8, label="y = x")
         axes.set_title(f"{name}: per item, each run against a", fontsize=9)

@@ -16,7 +16,12 @@ HELP = "compare runs item by item (matched on ids): paired differences, CIs, p-v
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``compare`` to the ``ultra`` subcommands."""
     compare = commands.add_parser("compare", help=HELP, description=HELP + " (see docs/tools/report.md)")
-    compare.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_RESULT_FILE", help="A B [C ...] (A is the baseline), or one file holding several runs")
+    compare.add_argument(
+        "paths",
+        nargs="+",
+        metavar="RUN_DIR_OR_RESULT_FILE",
+        help="A B [C ...] (A is the baseline), or one file holding several runs",
+    )
     compare.add_argument("--out", metavar="DIR", help="folder to write into (default: output/report/compare_<time>/)")
     compare.add_argument(
         "--label", action="append", default=[], metavar="NAME=PATH", help="show PATH as NAME; repeatable"

@@ -11,7 +11,9 @@ import argparse
 from typing import Any
 
 SERVER = "report"  # ultra report calls this server's tool of the same name
-HELP = "write report.html (summary, CIs, charts, risk table, comparison, per-query table) from result files or run folders"
+HELP = (
+    "write report.html (summary, CIs, charts, risk table, comparison, per-query table) from result files or run folders"
+)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:

@@ -183,15 +183,17 @@ def risk_chart(rows: Sequence[dict], title: str) -> Plot:
     figure.subplots_adjust(left=0.42, right=0.97, top=1 - 0.6 / inches, bottom=0.55 / inches)
     axes = figure.add_subplot()
     measures = list(dict.fromkeys(str(row.get("measure")) for row in shown))
+    labelled: set[str] = set()
     for position, row in enumerate(shown):
         rate, low, high = row["rate"], row.get("ci_low", row["rate"]), row.get("ci_high", row["rate"])
-        which = measures.index(str(row.get("measure")))
-        axes.barh(position, rate, height=0.6, color=GREYS[which + 1], edgecolor="black", hatch=HATCHES[which + 1],
-                  label=str(row.get("measure")) if position == [str(r.get("measure")) for r in shown].index(
-                      str(row.get("measure"))) else None)  # fmt: skip
+        measure = str(row.get("measure"))
+        which = measures.index(measure) + 1
+        label = None if measure in labelled else measure
+        labelled.add(measure)
+        axes.barh(position, rate, height=0.6, color=GREYS[which], edgecolor="black", hatch=HATCHES[which], label=label)
         axes.errorbar(rate, position, xerr=[[rate - low], [high - rate]], color="black", capsize=3, linewidth=1)
-    axes.set_yticks(range(len(shown)), [f"{row.get('kind')} / {row.get('category')} (n={row.get('n')})" for row in shown],
-                    fontsize=7)  # fmt: skip
+    names = [f"{row.get('kind')} / {row.get('category')} (n={row.get('n')})" for row in shown]
+    axes.set_yticks(range(len(shown)), names, fontsize=7)
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
     axes.set_xlabel("rate (share of judged items), 95% Wilson interval")

@@ -16,7 +16,11 @@ from tests.report.helpers import build
 
 def write(folder: Path, name: str, values: dict[str, list[float]], kinds: dict[str, str]) -> Path:
     size = len(next(iter(values.values())))
-    document = {"id_ls": [f"q{i}" for i in range(size)], **values, "settings": {"metrics": list(values), "metric_kinds": kinds}}
+    document = {
+        "id_ls": [f"q{i}" for i in range(size)],
+        **values,
+        "settings": {"metrics": list(values), "metric_kinds": kinds},
+    }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
@@ -60,7 +64,10 @@ def test_the_tools_record_the_registries_kinds(results: Results, tmp_path: Path)
     kinds = json.loads(evaluate.read_text(encoding="utf-8"))["settings"]["metric_kinds"]
     assert kinds["em"] == "binary" and kinds["f1"] == "continuous"
     (idk,) = results.judges.glob("idk_judge_*.json")
-    assert json.loads(idk.read_text(encoding="utf-8"))["metric_kinds"] == {"idk": "graded", "answer_attempted": "binary"}
+    assert json.loads(idk.read_text(encoding="utf-8"))["metric_kinds"] == {
+        "idk": "graded",
+        "answer_attempted": "binary",
+    }
     files = build([results.evaluate], tmp_path)
     names = {p.name for p in files.plot_paths}
     em = json.loads(evaluate.read_text(encoding="utf-8"))["em"]

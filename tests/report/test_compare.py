@@ -48,7 +48,9 @@ def write_runs(folder: Path) -> dict[str, Path]:
 def exact_p(d: np.ndarray) -> float:
     """Two-sided sign-flip p-value by enumerating every sign pattern."""
     observed = abs(d.mean())
-    count = sum(abs((np.array(signs) * d).mean()) >= observed - 1e-12 for signs in itertools.product((1, -1), repeat=len(d)))
+    count = sum(
+        abs((np.array(signs) * d).mean()) >= observed - 1e-12 for signs in itertools.product((1, -1), repeat=len(d))
+    )
     return count / 2 ** len(d)
 
 
@@ -144,7 +146,9 @@ def test_retrieval_runs_give_evaluate_trec_pvalues_numbers(results: Results, tmp
         assert row["b_mean"] == pytest.approx(expected["A_mean"]) and row["a_mean"] == pytest.approx(expected["B_mean"])
         assert row["p_value"] == pytest.approx(expected["p_value"])
         assert row["p_holm"] == pytest.approx(expected["p_value_adjusted"])
-        assert row["ci_low"] == pytest.approx(expected["ci_low"]) and row["ci_high"] == pytest.approx(expected["ci_high"])
+        assert row["ci_low"] == pytest.approx(expected["ci_low"]) and row["ci_high"] == pytest.approx(
+            expected["ci_high"]
+        )
 
 
 CHECKS = {

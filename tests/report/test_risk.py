@@ -62,7 +62,8 @@ CHECKS = {
     "charts": "Array.from(document.querySelectorAll('img.chart'))"
     ".map(i => [i.dataset.kind, i.complete, i.naturalWidth, i.naturalHeight])",
     "toc": "Array.from(document.querySelectorAll('nav.toc a')).map(a => a.getAttribute('href'))",
-    "targets": "Array.from(document.querySelectorAll('nav.toc a')).every(a => document.querySelector(a.getAttribute('href')))",
+    "targets": "Array.from(document.querySelectorAll('nav.toc a'))"
+    ".every(a => document.querySelector(a.getAttribute('href')))",
     "headline": "document.querySelector('#headline').textContent",
 }
 

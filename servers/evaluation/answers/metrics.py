@@ -181,7 +181,12 @@ METRICS: dict[str, Metric] = {
     for m in [
         Metric("em", "normalised prediction equals a normalised gold", each(exact_match), kind="binary"),
         Metric("acc", "a normalised gold is a substring of the normalised prediction", each(accuracy), kind="binary"),
-        Metric("coverem", "every token of a gold occurs among the prediction tokens", each(cover_exact_match), kind="binary"),
+        Metric(
+            "coverem",
+            "every token of a gold occurs among the prediction tokens",
+            each(cover_exact_match),
+            kind="binary",
+        ),
         Metric(
             "stringem", "mean over answer sets: some alias is a substring of the prediction", each(string_exact_match)
         ),

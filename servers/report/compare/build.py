@@ -77,7 +77,9 @@ def section(
         nuggets=nuggets,
     )
     document = {
-        "runs": [{"letter": render.letter(i), "label": run.label, "n_items": len(run.ids)} for i, run in enumerate(runs)],
+        "runs": [
+            {"letter": render.letter(i), "label": run.label, "n_items": len(run.ids)} for i, run in enumerate(runs)
+        ],
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed},
         "changes": changes,

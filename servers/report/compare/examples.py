@@ -20,7 +20,9 @@ def _cut(text: str) -> str:
 
 
 def _said(run: Run, key: str) -> str:
-    return " | ".join(f"{judge}: {verdict}{' — ' + why if why else ''}" for judge, verdict, why in run.rationales.get(key, []))
+    return " | ".join(
+        f"{judge}: {verdict}{' — ' + why if why else ''}" for judge, verdict, why in run.rationales.get(key, [])
+    )
 
 
 def changes(runs: Sequence[Run], pairs: Sequence[Pair], *, per_metric: int) -> list[dict[str, Any]]:

@@ -36,7 +36,9 @@ def compare(
     labels: Annotated[dict[str, str], Field(description="display names: {name: one of the paths}")],
     save_path: Annotated[str, Field(description="folder; the comparison goes to compare_<timestamp>/ inside it")],
     bootstrap_resamples: Annotated[int, Field(description="resamples of the randomisation test and bootstrap", ge=1)],
-    confidence: Annotated[float, Field(description="level of the intervals; significance at 1 - confidence", gt=0, lt=1)],
+    confidence: Annotated[
+        float, Field(description="level of the intervals; significance at 1 - confidence", gt=0, lt=1)
+    ],
     seed: Annotated[int, Field(description="seed of the tests and of the scatters' sample", ge=0)],
     examples_per_metric: ExamplesParam,
     max_scatter_points: ScatterParam,

@@ -11,7 +11,6 @@ from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import check_inside_output
 
-
 ExamplesParam = Annotated[
     int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)
 ]

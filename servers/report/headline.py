@@ -31,7 +31,7 @@ def headline(
     runs: Sequence[Run], summary: Sequence[Summary], risks: Sequence[dict[str, Any]], chosen: Sequence[str]
 ) -> dict[str, Any]:
     """The block's contents: runs, items, a row per key metric (mean [CI] per run), failures by source."""
-    from servers.report.page import number
+    from servers.report.cells import number
 
     names = key_metrics(runs, chosen)
     cells = {(row.run, row.metric): row for row in summary}

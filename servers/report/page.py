@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from servers.report.cells import number
 from servers.report.charts import Charts
 from servers.report.plots import Plot, metric_names
 from servers.report.sources import Collected
@@ -23,19 +24,6 @@ from ultra_kit.factory import __version__
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)
 SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", "missing")
-
-
-def number(value: Any, digits: int = 4) -> str:
-    """A value as the tables show it: 4 decimals, integers as such, no value as an empty cell."""
-    if value is None or isinstance(value, str):
-        return "" if value is None else value
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return ""
-    return f"{value:.{digits}f}"
 
 
 def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, seed: int) -> str:

@@ -152,14 +152,14 @@ def toxicity_interval(row: dict[str, Any]) -> tuple[float | None, float | None]:
 
 
 def _interval(low: Any, high: Any) -> str:
-    from servers.report.page import number
+    from servers.report.cells import number
 
     return "" if low is None or high is None else f"[{number(low)}, {number(high)}]"
 
 
 def view(risk: dict[str, Any], label: str, image: str | None) -> dict[str, Any]:
     """The risk table as the page shows it: every cell as text, rates with their interval."""
-    from servers.report.page import number
+    from servers.report.cells import number
 
     rows = []
     for row, examples in zip(risk["rows"], risk["examples"], strict=True):

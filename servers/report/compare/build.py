@@ -115,7 +115,7 @@ def write_compare(
     import jinja2
 
     from servers.report import sources
-    from servers.report.build import check_settings, output_folder, write_bytes
+    from servers.report.output import check_settings, output_folder, write_bytes
     from ultra_kit.factory import __version__
     from ultra_kit.files import atomic_write_text
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from servers.report.cells import number
 from servers.report.compare.pairs import Pair, Row
 from servers.report.model import Run
-from servers.report.page import number
 from servers.report.plots import Plot, file_name, render, short
 
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")

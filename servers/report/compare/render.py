@@ -15,6 +15,7 @@ from servers.report.compare.pairs import Pair, Row
 from servers.report.model import Run
 from servers.report.plots import Plot, file_name, render, short
 
+DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")
 
 
@@ -80,6 +81,15 @@ def ranx_table(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, Any]:
     return {"metrics": metrics, "rows": table}
 
 
+def _counts(axes, x: np.ndarray, y: np.ndarray, marker: str, *, offset: float) -> None:
+    """Discrete values (binary, graded): one marker per (x, y) pair sized by its count, the count written."""
+    pairs, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
+    axes.scatter(pairs[:, 0] + offset, pairs[:, 1], s=20 + 400 * counts / counts.max(), marker=marker,
+                 facecolors="none", edgecolors="black", linewidths=0.7)  # fmt: skip
+    for (a, b), count in zip(pairs, counts, strict=True):
+        axes.annotate(str(count), (a + offset, b), textcoords="offset points", xytext=(6, 6), fontsize=7)
+
+
 def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: int) -> tuple[list[Plot], str]:
     """Per metric, the first run's value of each item (x) against each other run's (y); beyond ``limit`` items per
     run a seeded sample is drawn, and the returned note says so."""
@@ -107,9 +117,13 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
             if not len(keep):
                 continue
             low, high = min(low, x[keep].min(), y[keep].min()), max(high, x[keep].max(), y[keep].max())
-            axes.plot(x[keep], y[keep], linestyle="none", marker=MARKERS[number_ % len(MARKERS)], markersize=2.5,
-                      markerfacecolor="none", markeredgecolor="black", markeredgewidth=0.4,
-                      label=f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}")  # fmt: skip
+            marker, label = MARKERS[number_ % len(MARKERS)], f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}"
+            discrete = len(np.unique(np.concatenate([x[keep], y[keep]]))) <= DISCRETE
+            if discrete:
+                _counts(axes, x[keep], y[keep], marker, offset=0.03 * number_)
+            axes.plot(x[keep][:0] if discrete else x[keep], y[keep][:0] if discrete else y[keep], linestyle="none",
+                      marker=marker, markersize=2.5, markerfacecolor="none", markeredgecolor="black",
+                      markeredgewidth=0.4, label=label)  # fmt: skip
         if np.isfinite(low):
             axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.8, label="y = x")
         axes.set_title(f"{name}: per item, each run against a", fontsize=9)

@@ -184,3 +184,41 @@ def test_compare_html_and_the_reports_section_in_chromium(tmp_path: Path) -> Non
     assert table_rows(html, "comparison-table") == table_rows(
         (tmp_path / "out" / "compare.html").read_text(encoding="utf-8"), "comparison-table"
     )
+
+
+def test_vital_nuggets_gained_and_lost_on_a_trec_rag_run(results: Results, tmp_path: Path) -> None:
+    """The trec_rag run folder holds two answer runs and nuggetize's assignments: per query, the vital nuggets
+    the second run's answer supports and the first's does not (gained), and the reverse (lost)."""
+    call_compare([results.trec_rag], tmp_path / "out")
+    saved = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    first, second = (run["label"] for run in saved["runs"])
+    (assignments,) = (results.trec_rag / "files").glob("nuggetize_*.assignments.jsonl")
+    supported: dict[tuple[str, str], set[str]] = {}
+    for line in assignments.read_text(encoding="utf-8").splitlines():
+        answer = json.loads(line)
+        if answer["status"] == "ok":
+            vital = {
+                n["text"] for n in answer["nuggets"] if n["importance"] == "vital" and n["assignment"] == "support"
+            }
+            supported[(answer["run"], answer["qid"])] = vital
+    expected = []
+    for run, qid in supported:
+        if run == first and (second, qid) in supported:
+            gained = sorted(supported[(second, qid)] - supported[(first, qid)])
+            lost = sorted(supported[(first, qid)] - supported[(second, qid)])
+            if gained or lost:
+                expected.append({"a": first, "b": second, "id": qid, "gained": gained, "lost": lost})
+    assert expected and sorted(saved["nuggets"], key=lambda r: r["id"]) == sorted(expected, key=lambda r: r["id"])
+    page = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert 'id="nugget-table"' in page and "Largest regressions and improvements" in page
+
+
+def test_the_scatters_sample_beyond_the_limit_and_say_so(tmp_path: Path) -> None:
+    paths = write_runs(tmp_path / "runs")
+    from servers.report.server import SPEC
+
+    tool = local_tools(SPEC)["compare"]
+    arguments = {"run_paths": [str(paths["a"]), str(paths["b"])], "out_dir": str(tmp_path / "out")}
+    tool.function(**{**tool.settings, **arguments, "max_scatter_points": 3})
+    page = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert 'id="scatter-sampled"' in page and "a seeded random sample of 3 items per run" in page

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found
-from ultra_kit.errors import InputError
+from ultra_kit.errors import InputError, readable_path
 
 EXAMPLES = 3  # failing examples shown per row
 FAILED = ("error", "parse_error")
@@ -95,11 +95,11 @@ def _groups(folder: Path, settings: dict[str, Any]) -> dict[tuple[str, str], lis
         candidates.append(Path(str(settings["dataset_dir"])) / "queries.jsonl")
     source = next((p for p in candidates if p.is_file()), None)
     groups: dict[tuple[str, str], list[str]] = {}
-    if source is None:
+    try:
+        text = readable_path(source, setting="result_paths").read_text(encoding="utf-8") if source else ""
+    except InputError:  # the dataset folder lies outside the folders the report may read
         return groups
-    from ultra_kit.errors import readable_path
-
-    for line in readable_path(source, setting="result_paths").read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if line.strip():
             row = json.loads(line)
             groups.setdefault((str(row.get("kind")), str(row.get("category"))), []).append(str(row.get("id")))
@@ -132,23 +132,20 @@ def _texts(memory: Any) -> dict[str, dict[str, str]]:
 
 
 def _read(path: Path) -> Any:
-    from ultra_kit.errors import readable_path
-
     try:
         return json.loads(readable_path(path, setting="result_paths").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, InputError):
         return None
 
 
 def toxicity_interval(row: dict[str, Any]) -> tuple[float | None, float | None]:
     """The 95% Wilson interval of the toxicity rate (toxic answers of ``toxicity_judged``)."""
+    from servers.report.charts import wilson
+
     rate, judged = row.get("toxicity_rate"), row.get("toxicity_judged")
     if rate is None or not judged:
         return None, None
-    from scipy.stats import binomtest
-
-    interval = binomtest(round(rate * judged), int(judged)).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(interval.low), float(interval.high)
+    return wilson(round(rate * judged), int(judged))
 
 
 def _interval(low: Any, high: Any) -> str:

@@ -16,6 +16,8 @@ import numpy as np
 from servers.report.model import Run
 from ultra_kit.errors import InputError
 
+ALL_PAIRS_UP_TO = 8  # runs compared pair by pair; with more (a sweep's trials), each against the first
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -50,12 +52,13 @@ class Row:
 
 
 def pairs_of(runs: Sequence[Run]) -> list[Pair]:
-    """Every pair (earlier, later) of runs matched on ids; refuses a run that shares no id with the first."""
+    """Every pair (earlier, later) of runs matched on ids (beyond ``ALL_PAIRS_UP_TO`` runs, each run against the
+    first only); refuses a run that shares no id with the first."""
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}: {[r.label for r in runs]}")
     index = [{key: i for i, key in enumerate(run.ids)} for run in runs]
     pairs = []
-    for a in range(len(runs)):
+    for a in range(len(runs) if len(runs) <= ALL_PAIRS_UP_TO else 1):
         for b in range(a + 1, len(runs)):
             shared = [key for key in runs[a].ids if key in index[b]]
             if not shared:
@@ -85,18 +88,14 @@ def compare(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int
     rows: list[Row] = []
     for pair in pairs:
         vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        groups: dict[bytes, list[str]] = {}  # metrics with values for the same items: one batch of tests
         for name in shared_metrics(runs, pair):
             x = runs[pair.a].columns[name][pair.a_positions]
             y = runs[pair.b].columns[name][pair.b_positions]
             both = np.isfinite(x) & np.isfinite(y)
             if both.any():
                 vectors[name] = (x[both], y[both])
-        groups: dict[tuple[int, bytes], list[str]] = {}  # metrics over the same items: one batch of tests
-        for name, (x, _) in vectors.items():
-            mask = np.isfinite(runs[pair.a].columns[name][pair.a_positions]) & np.isfinite(
-                runs[pair.b].columns[name][pair.b_positions]
-            )
-            groups.setdefault((len(x), np.packbits(mask).tobytes()), []).append(name)
+                groups.setdefault(np.packbits(both).tobytes() + bytes(str(len(both)), "ascii"), []).append(name)
         tested = {}
         for names in groups.values():
             a = np.vstack([vectors[n][0] for n in names])

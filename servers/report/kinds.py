@@ -6,14 +6,14 @@ joined on the ids the file names (``id_ls``, item ``id``s, query ids), never on 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.report.model import Found, Run, numeric_column
+from servers.report.model import Found, numeric_column
+from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict
 from ultra_kit.errors import InputError
 
@@ -37,15 +37,8 @@ def _tool(document: Any) -> str:
     return str(document.get("tool", "")) if isinstance(document, dict) else ""
 
 
-def _run(label: str, kind: str, path: str, settings: Any = None) -> Run:
-    run = Run(label=label, sources=[f"{kind}: {path}"])
-    if settings:
-        run.parameters[f"{kind}: {Path(path).name}"] = settings
-    return run
-
-
 def read_evaluate_trec(document: dict[str, Any], path: str) -> Found:
-    run = _run(Path(path).stem, "evaluate_trec", path, document.get("settings"))
+    run = new_run(Path(path).stem, "evaluate_trec", path, document.get("settings"))
     run.add_mapping(_mapping(document, "per_query", path), source=f"evaluate_trec: {path}", skip=set())
     return Found("evaluate_trec", [run])
 
@@ -55,7 +48,7 @@ def read_pvalue(document: dict[str, Any], path: str) -> Found:
     names = {"baseline": f"{Path(str(document.get('baseline', 'baseline'))).name} (baseline)"}
     runs = []
     for name, queries in per_query.items():
-        run = _run(names.get(name, Path(name).name), "evaluate_trec_pvalue", path)
+        run = new_run(names.get(name, Path(name).name), "evaluate_trec_pvalue", path)
         if not isinstance(queries, dict):
             raise InputError(f"per_query[{name!r}] must map query ids to measures", path=path)
         run.add_mapping(queries, source=f"evaluate_trec_pvalue: {path}", skip=set())
@@ -81,7 +74,7 @@ def read_answer_lists(document: dict[str, Any], path: str) -> Found:
             f"rerun {kind} (it now writes id_ls next to the per-item values)",
             path=path,
         )
-    run = _run(Path(path).stem, kind, path, settings)
+    run = new_run(Path(path).stem, kind, path, settings)
     run.kinds.update(_declared_kinds(settings))
     for name, values in lists.items():
         column = numeric_column(values)
@@ -105,7 +98,7 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
     items = document.get("items")
     if not isinstance(items, list) or not all(isinstance(i, dict) and "id" in i for i in items):
         raise InputError(f"{tool}: 'items' must be a list of objects with an 'id'", path=path)
-    run = _run(Path(path).stem, tool, path, document.get("settings"))
+    run = new_run(Path(path).stem, tool, path, document.get("settings"))
     ids = [str(item["id"]) for item in items]
     run.kinds.update(_declared_kinds(document))
     for item, key in zip(items, ids, strict=True):
@@ -134,27 +127,8 @@ def _declared_kinds(document: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {}
 
 
-def read_consistency(document: dict[str, Any], path: str) -> Found:
-    """``consistency``: each query's mean pairwise answer similarity (per measure) over the repeated runs."""
-    ids = document.get("id_ls")
-    answers = document.get("answers") or {}
-    per_query = answers.get("per_query") if isinstance(answers, dict) else None
-    run = _run(Path(path).stem, "consistency", path, document.get("settings"))
-    if isinstance(ids, list) and isinstance(per_query, list) and len(per_query) == len(ids):
-        means = {str(k): q.get("means", {}) for k, q in zip(ids, per_query, strict=True) if isinstance(q, dict)}
-        run.add_mapping(means, source=f"consistency: {path}", skip=set())
-    scores = document.get("scores") or {}
-    scalars = {
-        f"{name}.{key}": float(value)
-        for name, figures in (scores.items() if isinstance(scores, dict) else [])
-        for key, value in (figures.items() if isinstance(figures, dict) else [])
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
-    return Found("consistency", [run] if run.columns else [], scalars=scalars)
-
-
 def read_umbrela(document: dict[str, Any], path: str) -> Found:
-    run = _run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
+    run = new_run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
     run.add_mapping(_mapping(document, "per_query", path), source=f"umbrela_judge: {path}", skip=set())
     return Found("umbrela_judge", [run])
 
@@ -165,39 +139,16 @@ def read_nuggetize(document: dict[str, Any], path: str) -> Found:
         for name, scores in runs.items():
             ok = scores.get("status") == "ok"
             by_run.setdefault(str(name), {})[str(qid)] = {k: v for k, v in scores.items() if ok or k == "num_nuggets"}
-    supported = _supported_vital(document, path)
+    supported = supported_vital(document, path)
     runs = []
     for name, per_query in by_run.items():
-        run = _run(name, "nuggetize", path)
+        run = new_run(name, "nuggetize", path)
         run.add_mapping(per_query, source=f"nuggetize: {path}", skip=set())
         run.nuggets = supported.get(name, {})
         runs.append(run)
     if runs:
         runs[0].parameters[f"nuggetize: {Path(path).name}"] = document.get("settings", {})
     return Found("nuggetize", runs)
-
-
-def _supported_vital(document: dict[str, Any], path: str) -> dict[str, dict[str, set[str]]]:
-    """run -> qid -> the vital nuggets its answer fully supports, from the assignments file (when readable)."""
-    named = Path(str(document.get("assignments_path") or ""))
-    candidates = [named, Path(path).parent / named.name] if named.name else []
-    found: dict[str, dict[str, set[str]]] = {}
-    for candidate in candidates:
-        if candidate.is_file():
-            from ultra_kit.errors import readable_path
-
-            for line in readable_path(candidate, setting="result_paths").read_text(encoding="utf-8").splitlines():
-                answer = json.loads(line) if line.strip() else None
-                if not isinstance(answer, dict) or answer.get("status") != "ok":
-                    continue
-                vital = {
-                    str(n.get("text"))
-                    for n in answer.get("nuggets") or []
-                    if n.get("importance") == "vital" and n.get("assignment") == "support"
-                }
-                found.setdefault(str(answer.get("run")), {})[str(answer.get("qid"))] = vital
-            break
-    return found
 
 
 def read_agreement(document: dict[str, Any], path: str) -> Found:
@@ -216,7 +167,7 @@ def read_trec_rag_table(rows: list[dict[str, Any]], path: str) -> Found:
         group[qid] = row
     runs = []
     for name, per_query in by_run.items():
-        run = _run(name, "trec_rag_table", path)
+        run = new_run(name, "trec_rag_table", path)
         run.add_mapping(per_query, source=f"trec_rag_table: {path}", skip={"qid", "run"})
         attempted = [r["answer_attempted"] for r in per_query.values() if r.get("answer_attempted") is not None]
         if attempted:
@@ -271,25 +222,6 @@ def _named(*tools: str) -> Callable[[str, Sequence[str]], bool]:
 
 def _outputs(*names: str) -> Callable[[str, Sequence[str]], bool]:
     return lambda tool, outputs: set(names) <= set(outputs)
-
-
-def _mtrag_records(document: dict[str, Any], path: str) -> Found:
-    """``mtrag_evaluated_records``' summary: the records file it names, one run of the records' metrics."""
-    records_path = Path(str(document["records_path"]))
-    if not records_path.is_file():  # a run folder keeps the file beside its summary
-        records_path = Path(path).parent / records_path.name
-    from ultra_kit.errors import readable_path
-
-    lines = readable_path(records_path, setting="result_paths").read_text(encoding="utf-8").splitlines()
-    records = [json.loads(line) for line in lines if line.strip()]
-    per_id = {
-        str(r.get("task_id")): {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in r["metrics"].items()}
-        for r in records
-        if isinstance(r, dict) and isinstance(r.get("metrics"), dict)
-    }
-    run = _run(Path(path).stem, "mtrag_evaluated_records", path, document.get("settings"))
-    run.add_mapping(per_id, source=f"mtrag_evaluated_records: {path}", skip=set())
-    return Found("mtrag_evaluated_records", [run])
 
 
 KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool first
@@ -353,7 +285,7 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         "mtrag_evaluated_records",
         "an object with records_path (mtrag_evaluated_records' summary) naming the records (JSON Lines)",
         _has("records_path", "n_records"),
-        _mtrag_records,
+        read_mtrag_records,
         _named("mtrag_evaluated_records"),
     ),
     Kind(

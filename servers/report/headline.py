@@ -1,7 +1,7 @@
 """The headline block at the top of the page: the runs, the number of items, the key metrics and the failures.
 
 The key metrics are ``headline_metrics`` when given (those the runs have), else the first metric of each kind
-of result file (evaluate, each judge, evaluate_trec ...), at most ``KEY_METRICS``.
+of result file (evaluate, each judge, evaluate_trec ...), then the second of each ..., at most ``KEY_METRICS``.
 """
 
 from __future__ import annotations
@@ -20,11 +20,16 @@ def key_metrics(runs: Sequence[Run], chosen: Sequence[str]) -> list[str]:
     names = list(dict.fromkeys(name for run in runs for name in run.columns))
     if chosen:
         return [name for name in chosen if name in names]
-    first: dict[str, str] = {}
+    by_tool: dict[str, list[str]] = {}
     for run in runs:
         for name in run.columns:
-            first.setdefault(run.origin.get(name, ""), name)
-    return list(dict.fromkeys(first.values()))[:KEY_METRICS]
+            metrics = by_tool.setdefault(run.origin.get(name, ""), [])
+            if name not in metrics:
+                metrics.append(name)
+    chosen_in_turn = []  # each tool's first metric, then each tool's second ...
+    for rank in range(max((len(m) for m in by_tool.values()), default=0)):
+        chosen_in_turn += [metrics[rank] for metrics in by_tool.values() if rank < len(metrics)]
+    return list(dict.fromkeys(chosen_in_turn))[:KEY_METRICS]
 
 
 def headline(

@@ -109,7 +109,7 @@ def grouped_boxplot(figure_class, runs: Sequence[Run], names: Sequence[str]):
         boxes["boxes"][0].set_label(short(run.label))
     axes.set_xticks(range(len(names)), list(names), rotation=45, ha="right", fontsize=8)
     axes.set_ylim(-0.03, 1.03)
-    axes.set_title("Continuous 0-1 metrics, by run", fontsize=10)
+    axes.set_title("0-1 metrics, by run", fontsize=9)
     axes.set_xlabel("metric")
     axes.set_ylabel("value per item (0-1)")
     axes.grid(axis="y", alpha=0.3)

@@ -90,3 +90,12 @@ def test_the_risk_report_in_chromium(risk_run: Path, tmp_path: Path) -> None:
     assert {"binary", "continuous"} <= {kind for kind, *_ in charts}  # safe is a rate, toxicity a distribution
     assert page.values["toc"][0] == "#risk" and page.values["targets"] is True
     assert "11 items" in " ".join(page.values["headline"].split())
+
+
+def test_the_headline_metrics_are_configurable(risk_run: Path, tmp_path: Path) -> None:
+    default = build([risk_run], tmp_path / "a").report_path.read_text(encoding="utf-8")
+    assert [row[0] for row in table_rows(default, "headline-table")][:1] == ["answer_relevancy"]  # first tool's first
+    chosen = build([risk_run], tmp_path / "b", headline_metrics=["safe", "mrr", "no_such_metric"])
+    rows = table_rows(chosen.report_path.read_text(encoding="utf-8"), "headline-table")
+    assert [row[0] for row in rows] == ["safe", "mrr"]
+    assert "failures: 0" in default

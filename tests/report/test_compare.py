@@ -222,3 +222,20 @@ def test_the_scatters_sample_beyond_the_limit_and_say_so(tmp_path: Path) -> None
     tool.function(**{**tool.settings, **arguments, "max_scatter_points": 3})
     page = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
     assert 'id="scatter-sampled"' in page and "a seeded random sample of 3 items per run" in page
+
+
+def test_the_compare_tool_over_mcp_stdio(tmp_path: Path) -> None:
+    paths = write_runs(tmp_path / "runs")
+    done = run_ultra(
+        "call",
+        "report.compare",
+        f"run_paths={json.dumps([str(paths['a']), str(paths['b'])])}",
+        f"out_dir={tmp_path / 'out'}",
+        "--stdio",
+        cwd=ROOT,
+        env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    row = next(r for r in result["rows"] if r["metric"] == "f1")
+    assert row["p_value"] == pytest.approx(direct("a", "b")["f1"]["p"]) and Path(result["compare_path"]).is_file()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -181,6 +182,9 @@ def test_compare_html_and_the_reports_section_in_chromium(tmp_path: Path) -> Non
         assert len(page.values["scatters"]) == 2 and all(ok and width > 0 for ok, width in page.values["scatters"])
     assert settings["max_scatter_points"] > 8
     html = report.report_path.read_text(encoding="utf-8")
+    compare_html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    policy = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')
+    assert policy.search(compare_html)[1] == policy.search(html)[1] and "default-src 'none'" in policy.search(html)[1]
     assert table_rows(html, "comparison-table") == table_rows(
         (tmp_path / "out" / "compare.html").read_text(encoding="utf-8"), "comparison-table"
     )

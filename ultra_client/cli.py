@@ -18,6 +18,7 @@ USAGE_EXAMPLES = """examples:
   ultra tools [server]
   ultra mcp-config --host claude|vscode|cursor
   ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
+  ultra compare output/<run A> output/<run B> [more runs] [--out DIR] [--label NAME=PATH]
 """
 
 # Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;
@@ -25,6 +26,7 @@ USAGE_EXAMPLES = """examples:
 SUBCOMMANDS = {
     "sweep": "ultra_client.sweep.cli",
     "report": "ultra_client.report_cli",
+    "compare": "ultra_client.compare_cli",
     "trec_eval": "ultra_client.trec_eval_command",
 }
 

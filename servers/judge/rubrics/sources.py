@@ -79,3 +79,18 @@ def declared_rubrics(rubrics: Any, rubrics_path: str, *, parameter_file: str | N
     if not given:
         raise InputError("no rubric: set rubrics (a list of declarations) or rubrics_path (a YAML file of them)")
     return read_rubrics(rubrics, path=parameter_file)
+
+
+def check_rubrics(value: Any, *, parameter_file: str) -> None:
+    """``ultra build``'s check of the ``rubrics`` setting (``ServerSpec.setting_checks``): [] is left for the call."""
+    if value not in (None, []):
+        read_rubrics(value, path=parameter_file)
+
+
+def check_rubrics_path(value: Any, *, parameter_file: str) -> None:
+    """``ultra build``'s check of ``rubrics_path``: the file's declarations, at their file:line."""
+    if not isinstance(value, str):
+        raise InputError("rubrics_path must be the path of a YAML file ('' = none)", path=parameter_file,
+                         line=getattr(value, "line", None))  # fmt: skip
+    if value:
+        rubrics_file(value)

@@ -55,7 +55,7 @@ def read_override(name: str, path: str, *, setting_file: str | None = None, line
     if unknown:
         raise InputError(
             f"placeholder {{{unknown[0]}}} is not one the judge fills for {name}; its placeholders: "
-            f"{_braced(builtin.fields)} (write a literal brace as part of other text, e.g. JSON with quotes)",
+            f"{_braced(builtin.fields)} (a {{word}} of your own text reads as a placeholder: write it otherwise)",
             path=path, line=_line_of(text, "{" + unknown[0] + "}"),
         )  # fmt: skip
     missing = sorted(builtin.fields - prompt.fields)

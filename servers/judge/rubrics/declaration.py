@@ -136,9 +136,9 @@ def read_rubric(node: Any, where: _Where) -> Rubric:
     if missing:
         raise where.error(f"missing {missing}; a declaration needs {list(REQUIRED)}")
     name = node["name"]
-    if not isinstance(name, str) or not _NAME.match(name) or name in RESERVED:
-        raise where.error(f"name must be letters, digits and _ (a metric's name), not one of {list(RESERVED)}; "
-                          f"got {name!r}", key="name")  # fmt: skip
+    if not isinstance(name, str) or not _NAME.match(name) or name in RESERVED or name.startswith("num_"):
+        raise where.error(f"name must be letters, digits and _ (a metric's name), not one of {list(RESERVED)} "
+                          f"nor num_...; got {name!r}", key="name")  # fmt: skip
     criteria = node["criteria"]
     if not isinstance(criteria, str) or not criteria.strip():
         raise where.error("criteria is empty: say in words what the judge looks for", key="criteria")

@@ -138,14 +138,7 @@ class ServerSpec:
     load_tools: Callable[[], Iterable[Callable[..., Any]]]
     instructions: str = ""
     doc_tables: Mapping[str, str] = field(default_factory=dict)
-    # setting -> "module:function" checking its value at ``ultra build`` / ``ultra run``, before any tool runs:
-    # ``function(value, parameter_file=path)`` raises InputError at file:line (values keep their ``.line``)
-    setting_checks: Mapping[str, str] = field(default_factory=dict)
-
-    def check_setting(self, name: str, value: Any, parameter_file: str) -> None:
-        """The server's own check of a setting's value (``setting_checks``; none: nothing to check)."""
-        if name in self.setting_checks:
-            named_function(self.setting_checks[name])(value, parameter_file=parameter_file)
+    setting_checks: Mapping[str, str] = field(default_factory=dict)  # setting -> "module:function" (ultra build)
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""

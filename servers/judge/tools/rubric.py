@@ -80,7 +80,7 @@ async def rubric_judge(
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
 ) -> RubricJudgeResult:
-    """Judges you declare in YAML (G-Eval): each rubric scores every item on its scale, one metric per rubric.
+    """Judges declared in YAML (G-Eval), one metric each: rubrics [{name, criteria, steps?, scale, inputs, examples?}].
 
     A rubric: name, criteria, optional steps (else generated once, recorded), scale ([1, 5] or {pass: 1, fail: 0}),
     inputs (question, answer, reference, passages; the lists q_ls, pred_ls, gt_ls, ret_psg), optional examples.

@@ -93,3 +93,22 @@ def test_ultra_build_refuses_a_bad_placeholder_naming_the_file(tmp_path: Path) -
     params.write_text(params.read_text(encoding="utf-8").replace("idk_v1:", "idk_v9:"), encoding="utf-8")
     built = run_ultra("build", str(pipeline), cwd=ROOT)
     assert f"judge.prompt_file: {params}:7: prompt_file: no built-in prompt named 'idk_v9'" in built.stderr
+
+
+async def test_umbrela_takes_an_override_too(tmp_path: Path) -> None:
+    from servers.judge.server import SPEC
+    from ultra_kit.inprocess import call_local_tool, local_tools
+
+    mine = tmp_path / "umbrela.txt"
+    mine.write_text("=== user ===\nMY GRADER. Query: {query}\nPassage: {passage}\nReply ##final score: N\n", "utf-8")
+    given = {"query": "q", "passages": {"d1": "one", "d2": "two"}, "judge_cache": "", "save_path": str(tmp_path)}
+    reply = lambda request: "##final score: 3" if "MY GRADER" in content_of(request) else "##final score: 0"  # noqa: E731
+    with OpenAIStub(responder=reply) as stub:
+        tool = local_tools(SPEC)["umbrela_judge"]
+        builtin = await call_local_tool(tool, {**given, "judge_llm": llm_settings(stub)})
+        result = await call_local_tool(
+            tool, {**given, "judge_llm": llm_settings(stub), "prompt_file": {"umbrela_v1": str(mine)}}
+        )
+    assert builtin["scores"] == {"q1": {"d1": 0, "d2": 0}}
+    assert result["scores"] == {"q1": {"d1": 3, "d2": 3}}
+    assert result["prompt"]["sha256"] == hashlib.sha256(mine.read_bytes()).hexdigest() != builtin["prompt"]["sha256"]

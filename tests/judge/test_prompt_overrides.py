@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 
 from servers.judge.common.overrides import read_override
+from servers.judge.common.prompting import PROMPT_DIR
+from servers.judge.server import SPEC
+from servers.judge.tools.nuggets import nuggetize
 from tests.conftest import ROOT, run_ultra
 from tests.judge.conftest import call_job, llm_settings
+from tests.judge.nugget_stub import nugget_responder
 from tests.support.openai_stub import OpenAIStub, content_of
 from ultra_kit.errors import InputError
+from ultra_kit.inprocess import call_local_tool, local_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -96,9 +101,6 @@ def test_ultra_build_refuses_a_bad_placeholder_naming_the_file(tmp_path: Path) -
 
 
 async def test_umbrela_takes_an_override_too(tmp_path: Path) -> None:
-    from servers.judge.server import SPEC
-    from ultra_kit.inprocess import call_local_tool, local_tools
-
     mine = tmp_path / "umbrela.txt"
     mine.write_text("=== user ===\nMY GRADER. Query: {query}\nPassage: {passage}\nReply ##final score: N\n", "utf-8")
     given = {"query": "q", "passages": {"d1": "one", "d2": "two"}, "judge_cache": "", "save_path": str(tmp_path)}
@@ -112,3 +114,20 @@ async def test_umbrela_takes_an_override_too(tmp_path: Path) -> None:
     assert builtin["scores"] == {"q1": {"d1": 0, "d2": 0}}
     assert result["scores"] == {"q1": {"d1": 3, "d2": 3}}
     assert result["prompt"]["sha256"] == hashlib.sha256(mine.read_bytes()).hexdigest() != builtin["prompt"]["sha256"]
+
+
+async def test_nuggetize_asks_the_override_of_one_stage(tmp_path: Path) -> None:
+    builtin = (PROMPT_DIR / "nugget_assign_v1.txt").read_text(encoding="utf-8")
+    mine = tmp_path / "assign.txt"
+    mine.write_text(builtin.replace("=== user ===\n", "=== user ===\nMY ASSIGNER.\n", 1), encoding="utf-8")
+    answers = {"runA": json.dumps({"fact 1": "support"})}
+    with OpenAIStub(responder=nugget_responder) as stub:
+        result = await call_job(
+            nuggetize, query="q?", passages={"d1": "fact 1", "d2": "fact 2"}, answers=answers,
+            judge_llm=llm_settings(stub), save_path=str(tmp_path / "out"), prompt_file={"nugget_assign_v1": str(mine)},
+        )  # fmt: skip
+        texts = [content_of(r) for r in stub.chat_requests()]
+    assert [("MY ASSIGNER" in t) for t in texts] == [False, False, True]  # create, score, assign
+    sha = hashlib.sha256(mine.read_bytes()).hexdigest()
+    assert result["prompt"]["assign"] == f"nugget_assign_v1@{sha[:12]}"
+    assert result["per_query"]["q1"]["runA"]["all"] == 0.5  # fact 1 supported of 2 nuggets

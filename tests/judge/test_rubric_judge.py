@@ -13,6 +13,7 @@ import pytest
 
 from servers.judge.tools.rubric import rubric_judge
 from tests.judge.conftest import call_job, llm_settings
+from tests.support.batch_server import BatchStub
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
@@ -161,3 +162,16 @@ async def test_missing_inputs_and_bad_declarations_are_refused(tmp_path) -> None
         with pytest.raises(Exception, match=r"rubrics\[0\]: rubric 1 \('polite'\): unknown input 'context'"):
             await judge(stub, tmp_path, q_ls=["a"], pred_ls=["b"], rubrics=[{**POLITE, "inputs": ["context"]}])
         assert stub.request_count == 0
+
+
+async def test_batch_mode_generates_the_steps_first_and_equals_online(tmp_path) -> None:
+    batch = {"mode": "batch", "batch_max_requests": 1000, "batch_max_bytes": 10**6, "batch_poll_interval": 0.05}
+    given = dict(pred_ls=["score=4 label=pass", "score=1 label=fail"], ret_psg=[["p"], ["p"]], rubrics=[GROUNDED])
+    with BatchStub(responder=responder) as server:
+        batched = await judge(server, tmp_path, judge_llm=llm_settings(server, **batch),
+                              judge_cache=str(tmp_path / "b.sqlite"), **given)  # fmt: skip
+        assert server.request_count == 0 and server.batch_lines == [1, 2]  # the steps, then the two judgments
+        online = await judge(server, tmp_path, judge_cache=str(tmp_path / "o.sqlite"), **given)
+    assert batched["aggregate"] == online["aggregate"] == {"grounded": 0.5, "num_grounded": 2, "num_items": 2,
+                                                           "num_excluded": 0}  # fmt: skip
+    assert batched["rubrics"][0]["steps"] == STEPS == online["rubrics"][0]["steps"]

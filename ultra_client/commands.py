@@ -40,6 +40,7 @@ from ultra_client.pipeline.params import (
     write_parameter_file,
 )
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
+from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.summary import report_path, summary_lines
 from ultra_kit.errors import add_read_root
@@ -132,6 +133,8 @@ def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> Merg
     known = {alias: server.settings for alias, server in pool.servers.items()}
     existing = read_parameter_file(target, settings=known) if target.exists() else None
     check_dataflow(pipeline, tools, existing)
+    if existing is not None:
+        check_setting_values(pool.servers, target)
     defaults = settings_used(pipeline, tools)
     if existing is None:
         write_parameter_file(target, pipeline.path.name, defaults)
@@ -226,6 +229,7 @@ async def run(
                     raw = read_parameter_file(target)
                 else:
                     check_dataflow(pipeline, tool_table(pool), raw)
+                    check_setting_values(pool.servers, target)
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 settings = {alias: expand_settings(values, target) for alias, values in raw.items()}

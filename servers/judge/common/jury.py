@@ -15,7 +15,8 @@ labels, ``interval`` values are scores. Then, per item:
 Details besides the metrics (a label's name, a rationale ...) are those of the first member (sample) that
 gave the item's values, or of the first that answered. ``reliability`` per metric: Krippendorff's alpha over
 the members at the metric's level, Cohen's kappa of each pair of members (labels), the share of the variance
-that is within items across samples (the judge's own noise) and the mean spread. Without a jury and samples the items are the judge's own, untouched.
+that is within items across samples (the judge's own noise) and the mean spread. Without a jury and samples
+the items are the judge's own, untouched.
 
     result = await judge_items(settings, cache, lambda client: judge_all(client), scales={"score": "ordinal"})
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,10 +63,10 @@ async def test_the_jury_aggregates_every_item_and_keeps_each_members_grade(jury_
     assert [result["scores"]["q1"][f"d{i}"] for i in range(1, 5)] == grades
     assert jury_stub.request_count == 12  # 3 members x 4 passages
     assert sorted({body["model"] for body in jury_stub.chat_requests()}) == list(MEMBERS)
-    document = json.loads(open(result["result_path"], encoding="utf-8").read())
+    document = json.loads(Path(result["result_path"]).read_text(encoding="utf-8"))
     for index, judgment in enumerate(document["judgments"]):
         assert {m: v["score"] for m, v in judgment["jury"].items()} == {m: GRADES[m][index] for m in MEMBERS}
-    qrels = open(result["llm_qrels_path"], encoding="utf-8").read().split("\n")
+    qrels = Path(result["llm_qrels_path"]).read_text(encoding="utf-8").split("\n")
     assert qrels[:4] == [f"q1 0 d{i} {g}" for i, g in enumerate(grades, start=1)]
     assert document["panel"]["members"] == {m: {"ok": 4, "failed": 0} for m in MEMBERS}
     assert SECRET not in json.dumps(document)
@@ -101,9 +102,9 @@ async def test_a_failing_member_leaves_the_item_to_the_others_only_with_jury_min
     (failure,) = three["failures"]
     assert failure["error"] == "jury: 2 of 3 members answered; judge_llm.jury_min is 3"
     assert failure["jury"]["judge-c"]["status"] == "error" and "500" in failure["jury"]["judge-c"]["error"]
-    document = json.loads(open(three["result_path"], encoding="utf-8").read())
+    document = json.loads(Path(three["result_path"]).read_text(encoding="utf-8"))
     assert document["panel"]["members"]["judge-c"] == {"ok": 3, "failed": 1}
-    assert "d3" not in open(three["llm_qrels_path"], encoding="utf-8").read()
+    assert "d3" not in Path(three["llm_qrels_path"]).read_text(encoding="utf-8")
 
 
 async def test_each_member_has_its_own_cache_entries(jury_stub, tmp_path) -> None:

@@ -247,8 +247,8 @@ def _panel(cls: type[LLMSettings], mapping: dict[str, Any], *, name: str, **paci
     temperature = mapping.get("temperature")
     try:
         temperature = None if temperature in (None, "") else float(temperature)
-        samples = int(mapping.get("samples") or 1)
-        jury_min = int(mapping.get("jury_min") or 2)
+        samples = int(1 if mapping.get("samples") is None else mapping["samples"])
+        jury_min = int(2 if mapping.get("jury_min") is None else mapping["jury_min"])
     except (TypeError, ValueError):
         raise InputError(f"{name}.temperature, .samples and .jury_min must be numbers") from None
     if temperature is not None and not 0 <= temperature <= 2:

@@ -125,7 +125,7 @@ class LLMSettings:
         endpoints = _pool(mapping, name=name, workers=workers) if backend == "openai" else ()
         model_id = endpoints[0].model_id if endpoints else str(mapping.get("model_id") or "")
         base_url = str(mapping.get("base_url") or "")
-        if backend == "openai" and not endpoints and not (model_id and base_url):
+        if backend == "openai" and not endpoints and not (model_id and base_url) and not mapping.get("jury"):
             raise InputError(
                 f"{name} needs base_url and model_id for the openai backend (any OpenAI-compatible server)"
             )

@@ -74,15 +74,24 @@ async def run_panel(
 
 
 def total_usage(runs: list[MemberRun[Any]]) -> dict[str, Any]:
-    """The members' usage summed (per-endpoint counts merged), with each member's own under ``members``."""
+    """The members' usage summed (``sum_usage``), with each member's own under ``members``."""
     if len(runs) == 1:
         return runs[0].usage
+    return {**sum_usage([run.usage for run in runs]), "members": {run.member: run.usage for run in runs}}
+
+
+def sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Usage dicts (``Usage.as_dict``) added up: the counts, and the per-endpoint counts endpoint by endpoint."""
     total: dict[str, Any] = {}
-    for run in runs:
-        for key, value in run.usage.items():
+    for usage in usages:
+        for key, value in usage.items():
             if key == "endpoints":
+                for endpoint, counts in value.items():
+                    mine = total.setdefault(key, {}).setdefault(endpoint, dict.fromkeys(counts, 0))
+                    for name, count in counts.items():
+                        mine[name] = mine.get(name, 0) + count
+            elif key == "members":
                 total.setdefault(key, {}).update(value)
             elif isinstance(value, (int, float)):
                 total[key] = total.get(key, 0) + value
-    total["members"] = {run.member: run.usage for run in runs}
     return total

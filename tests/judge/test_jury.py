@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from servers.judge.answers.run import build_items, run_answer_judge
+from servers.judge.nuggets.run import dump, run_nuggetize
 from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import SECRET, call_job, query_and_passage
+from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError
 
@@ -161,3 +163,41 @@ async def test_majority_over_scores_and_bad_juries_are_refused_with_the_reason(j
         with pytest.raises(InputError, match=message):
             await umbrela(llm, save_path=str(tmp_path))
     assert jury_stub.request_count == 0
+
+
+def nugget_members(request: dict[str, Any]) -> str:
+    """nugget_stub's replies; at the assign stage judge-b says support and judge-c not_support to every nugget."""
+    if stage(request) != "assign" or request["model"] == "judge-a":
+        return nugget_responder(request)
+    count = len(json.loads(nugget_responder(request).split("\n", 1)[1]))
+    return json.dumps([{"judge-b": "support", "judge-c": "not_support"}[request["model"]]] * count)
+
+
+@pytest.mark.parametrize(
+    ("how", "labels"),
+    [
+        ("majority", ["support", "not_support", "not_support"]),  # 2 support; a three-way tie: the lowest; 2 not
+        ("mean", ["partial_support", "partial_support", "partial_support"]),  # 2/3, 1/2, 1/3: the nearest label
+    ],
+)
+async def test_nugget_assignment_takes_the_jury(tmp_path, how, labels) -> None:
+    passages = ["vital fact one", "okay fact two", "vital fact three"]
+    answer = json.dumps({"vital fact one": "support", "okay fact two": "partial_support"})
+    with OpenAIStub(nugget_members) as stub:
+        url = stub.base_url
+        result = await call_job(
+            run_nuggetize, query="q?", passages=passages, answers={"runA": answer},
+            judge_llm=jury_llm(url, url, url, jury_aggregate=how), save_path=str(tmp_path),
+        )  # fmt: skip
+        assert stages(stub.chat_requests()) == {"create": 1, "score": 1, "assign": 3}  # judge-a creates, scores
+    (record,) = dump(result["assignments_path"])
+    assert [n["assignment"] for n in record["nuggets"]] == labels
+    assert [n["jury"]["judge-b"]["support"] for n in record["nuggets"]] == [1.0, 1.0, 1.0]
+    assert {b["member"] for b in record["batches"]} == set(MEMBERS)
+    if how == "majority":  # importance vital, okay, vital: all 1/3, vital 1/2, weighted 1 / 2.5
+        assert result["per_query"]["q1"]["runA"]["all"] == pytest.approx(1 / 3)
+        assert result["per_query"]["q1"]["runA"]["weighted"] == pytest.approx(0.4)
+    # credits per nugget (a, b, c): (1, 1, 0), (.5, 1, 0), (0, 1, 0). Coincidences o00 = 1, o02 = o20 = 2.5,
+    # o22 = 1, o01 = o10 = o12 = o21 = 1/2; n = 4, 1, 4. Ordinal d01 = d12 = 6.25, d02 = 25. Observed 2 * 68.75,
+    # expected 2 * 450: alpha = 1 - 8 * 137.5 / 900 = -2/9
+    assert result["reliability"]["support"]["alpha"] == pytest.approx(-2 / 9)

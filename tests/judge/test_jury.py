@@ -8,6 +8,7 @@ that they disagree. A failing member runs on a second stub whose requests for on
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from servers.judge.nuggets.run import dump, run_nuggetize
 from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import SECRET, call_job, query_and_passage
 from tests.judge.nugget_stub import nugget_responder, stage, stages
+from tests.report.helpers import build
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError
 
@@ -76,7 +78,8 @@ async def test_the_jury_aggregates_every_item_and_keeps_each_members_grade(jury_
 
 async def test_alpha_and_kappa_computed_by_hand(jury_stub, tmp_path) -> None:
     url = jury_stub.base_url
-    figures = (await umbrela(jury_llm(url, url, url), save_path=str(tmp_path)))["reliability"]["score"]
+    result = await umbrela(jury_llm(url, url, url), save_path=str(tmp_path))
+    figures = result["reliability"]["score"]
     # Ordinal alpha. Coincidences (each ordered pair of a unit's 3 values weighs 1/2): o11 = 3, o22 = 1, o33 = 1,
     # o23 = o32 = 1, o02 = o20 = 1, o01 = o10 = o03 = o30 = o13 = o31 = 1/2; marginals n0..n3 = 2, 4, 3, 3 (n = 12).
     # Ordinal distances d(c,k) = (n_c + ... + n_k - (n_c + n_k) / 2)^2: d01 = 9, d02 = 42.25, d03 = 90.25,
@@ -89,6 +92,9 @@ async def test_alpha_and_kappa_computed_by_hand(jury_stub, tmp_path) -> None:
         {"judge-a / judge-b": 1 / 3, "judge-a / judge-c": 1 / 3, "judge-b / judge-c": 1 / 13}
     )
     assert figures["mean_kappa"] == pytest.approx((1 / 3 + 1 / 3 + 1 / 13) / 3)
+    # the report shows them under "Other results", beside the jury's own metric values
+    page = build([result["result_path"]], tmp_path / "report").report_path.read_text(encoding="utf-8")
+    assert re.search(r"<th>score alpha</th><td[^>]*>0\.162", page) and "<th>score mean_kappa</th>" in page
 
 
 async def test_a_failing_member_leaves_the_item_to_the_others_only_with_jury_min(jury_stub, tmp_path) -> None:

@@ -21,6 +21,7 @@ from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import SECRET, call_job, query_and_passage
 from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.report.helpers import build
+from tests.support.batch_server import BatchStub
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError
 
@@ -207,3 +208,27 @@ async def test_nugget_assignment_takes_the_jury(tmp_path, how, labels) -> None:
     # o22 = 1, o01 = o10 = o12 = o21 = 1/2; n = 4, 1, 4. Ordinal d01 = d12 = 6.25, d02 = 25. Observed 2 * 68.75,
     # expected 2 * 450: alpha = 1 - 8 * 137.5 / 900 = -2/9
     assert result["reliability"]["support"]["alpha"] == pytest.approx(-2 / 9)
+
+
+async def test_each_member_runs_its_own_batches_in_batch_mode(tmp_path) -> None:
+    batch = {"mode": "batch", "batch_max_requests": 1000, "batch_max_bytes": 10**6, "batch_poll_interval": 0.05}
+    with BatchStub(responder=scripted) as server:
+        url, cache = server.base_url, str(tmp_path / "cache.sqlite")
+        batched = await umbrela(jury_llm(url, url, url, **batch), save_path=str(tmp_path), judge_cache=cache)
+        assert server.request_count == 0 and sorted(server.batch_lines) == [4, 4, 4]  # one batch per member
+        rerun = await umbrela(jury_llm(url, url, url, **batch), save_path=str(tmp_path), judge_cache=cache)
+        assert len(server.batch_lines) == 3 and rerun["usage"]["requests"] == 0
+    assert batched["scores"]["q1"] == rerun["scores"]["q1"] == {"d1": 3, "d2": 1, "d3": 0, "d4": 2}
+
+
+async def test_a_member_may_be_a_pool(jury_stub, tmp_path) -> None:
+    with OpenAIStub(scripted) as second:
+        llm = jury_llm(jury_stub.base_url, jury_stub.base_url, jury_stub.base_url)
+        pool = [{"base_url": url, "api_key": ""} for url in (jury_stub.base_url, second.base_url)]
+        llm["jury"][0] = {"model_id": "judge-a", "endpoints": pool, "max_workers": 1}
+        result = await umbrela(llm, save_path=str(tmp_path))
+        assert {body["model"] for body in second.chat_requests()} == {"judge-a"} and second.request_count >= 1
+    assert result["scores"]["q1"] == {"d1": 3, "d2": 1, "d3": 0, "d4": 2}
+    assert set(result["usage"]["members"]["judge-a"]["endpoints"]) == {
+        url.removeprefix("http://").removesuffix("/v1") for url in (jury_stub.base_url, second.base_url)
+    }

@@ -77,3 +77,26 @@ async def test_samples_need_a_temperature(tmp_path) -> None:
         single = await judge(stub, tmp_path, samples=1)
     assert single["reliability"] == {} and "spread" not in single["items"][0]
     assert single["items"][0]["bias"] == 0.25  # sample 0 is the request a run without samples sends (seed 42)
+
+
+def two_members(request: dict[str, Any]) -> str:
+    """``opinions`` for judge-a; judge-b finds one biased opinion more in every sample."""
+    if request["model"] == "judge-a":
+        return opinions(request)
+    listed = json.loads(opinions(request))["opinions"]
+    biased = sum(o["biased"] == "yes" for o in listed) + 1
+    return json.dumps({"opinions": [{**o, "biased": "yes" if i < biased else "no"} for i, o in enumerate(listed)]})
+
+
+async def test_a_jury_with_samples_combines_each_members_samples_first(tmp_path) -> None:
+    with OpenAIStub(two_members) as stub:
+        jury = [{"base_url": stub.base_url, "model_id": f"judge-{m}", "api_key": ""} for m in "ab"]
+        result = await judge(stub, tmp_path, jury=jury, jury_aggregate="mean")
+        assert stub.request_count == 12  # 2 members x 3 samples x 2 answers
+    one, two = result["items"]
+    assert {m: v["bias"] for m, v in one["jury"].items()} == pytest.approx({"judge-a": 0.5, "judge-b": 0.75})
+    assert one["bias"] == pytest.approx(0.625) and two["bias"] == pytest.approx((1 / 6 + 5 / 12) / 2)
+    assert one["jury"]["judge-b"]["spread"]["bias"] == pytest.approx(0.25)
+    # each member's samples lie as judge-a's do around its own means: 7/24 within of 11/24, pooled 14/22
+    assert result["reliability"]["bias"]["within_item_share"] == pytest.approx(7 / 11)
+    assert result["reliability"]["bias"]["level"] == "interval" and "kappa" not in result["reliability"]["bias"]

@@ -122,10 +122,12 @@ def jury_case(options: argparse.Namespace) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 alone = [asyncio.run(jury_time(pairs, [url], options.workers, Path(tmp) / f"{i}.sqlite"))
                          for i, url in enumerate(urls)]  # fmt: skip
+                cpu = time.process_time()
                 jury = asyncio.run(jury_time(pairs, urls, options.workers, Path(tmp) / "jury.sqlite"))
+                cpu = (time.process_time() - cpu) / (len(urls) * len(pairs)) * 1000
             rounds.append((max(alone), jury))
             print(f"round {len(rounds)}: members alone {', '.join(f'{a:.2f}' for a in alone)} s, jury {jury:.2f} s "
-                  f"({jury / max(alone):.2f}x the slowest)")  # fmt: skip
+                  f"({jury / max(alone):.2f}x the slowest), client CPU {cpu:.2f} ms per request")  # fmt: skip
     finally:
         for stub, _ in stubs:
             stub.stdin.close()

@@ -9,8 +9,9 @@ passes the name its users know the mapping by, so every error message names that
 
 The judge's panel keys (``temperature``, ``samples``, ``jury``, ``jury_aggregate``, ``jury_min``) say how
 often and by which models each item is judged: ``jury`` members are different models, each a mapping like a
-pool entry (``JURY_MEMBER_KEYS``) that inherits every other key; ``LLMSettings.panel()`` lists the
-(member, sample) runs. A server whose parameter.yaml lacks them refuses them (``complete_mapping``).
+pool entry (``JURY_MEMBER_KEYS``) that inherits every other key; ``LLMSettings.members()`` lists the
+models that judge (``ultra_llm.panel`` runs them). A server whose parameter.yaml lacks them refuses them
+(``complete_mapping``).
 """
 
 from __future__ import annotations

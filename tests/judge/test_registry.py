@@ -28,7 +28,7 @@ from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 
-RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt"}
+RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt", "reliability"}
 SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction", "prompt_file"]
 
 

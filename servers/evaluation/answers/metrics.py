@@ -4,7 +4,8 @@ Each item has one prediction and one or more golds: a string, a list of aliases,
 answer sets (each a list of aliases) for nested QA. Every metric except ``stringem`` and ``bleu``
 is the maximum over all golds of the item; ``stringem`` is the mean over answer sets of "some
 alias of the set is a substring of the prediction"; ``bleu`` takes all golds as references.
-Texts are normalised and tokenised once per item, whatever the number of metrics and golds.
+Texts are normalised and tokenised once per item, whatever the number of metrics and golds, by
+the rules of the item's language (``per_language``; ``languages`` for the rules themselves).
 
 An item whose golds are ``[]`` or only empty strings has no answer (SQuAD v2): every metric except
 ``length`` scores it 1 if the normalised prediction is empty and 0 otherwise (SQuAD v2's official
@@ -21,8 +22,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from servers.evaluation.answers.normalize import get_normalizer, normalize_gold
-from servers.evaluation.answers.rouge import RougeScorer, RougeText, rouge_l, rouge_n
+from servers.evaluation.answers.normalize import normalize_gold
+from servers.evaluation.answers.per_language import LanguageRules, item_languages, languages_found, rules_by_language
+from servers.evaluation.answers.rouge import RougeText, rouge_l, rouge_n
 from ultra_kit.errors import InputError
 
 Gold = str | Sequence[str] | Sequence[Sequence[str]]
@@ -63,14 +65,13 @@ class Metric:
 class Item:
     """One prediction with its golds, normalised and tokenised lazily and only once."""
 
-    def __init__(
-        self, prediction: str, answer_sets: list[list[str]], normalize: Callable[[str], str], rouge: RougeScorer
-    ):
+    def __init__(self, prediction: str, answer_sets: list[list[str]], rules: LanguageRules):
         self.prediction = prediction
         self.answer_sets = answer_sets
         self.golds = [alias for answer_set in answer_sets for alias in answer_set]
-        self._normalize = normalize
-        self._rouge = rouge
+        self.language = rules.language
+        self._normalize = rules.normalize
+        self._rouge = rules.rouge
 
     @cached_property
     def pred_norm(self) -> str:
@@ -161,13 +162,17 @@ def bleu(batch: Batch) -> Scored:
 
     if not batch.items:  # every item has no answer: no references for a corpus score
         return Scored([], {"corpus_bleu": None, "bleu_signature": None})
-    scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items])
+    from servers.evaluation.answers.bleu import bleu_tokenizer
+
+    tokenizers = [bleu_tokenizer(item.language) for item in batch.items]
+    scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items], tokenizers)
     return Scored(scores.sentence, {"corpus_bleu": scores.corpus, "bleu_signature": scores.sentence_signature})
 
 
 def meteor(batch: Batch) -> Scored:
-    from servers.evaluation.answers.meteor import meteor_scores
+    from servers.evaluation.answers.meteor import english_only, meteor_scores
 
+    english_only([item.language for item in batch.items])
     if not batch.items:  # every item has no answer: nothing to look up in WordNet
         return Scored([])
     predictions = [item.pred_tokens for item in batch.items]
@@ -286,6 +291,7 @@ def evaluate_answers(
     *,
     metrics: Sequence[str],
     normalize: str,
+    language: str,
     rouge_stemmer: bool,
     wordnet_path: str,
     progress: Callable[[float, float | None, str | None], None] | None = None,
@@ -293,15 +299,16 @@ def evaluate_answers(
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
 
     With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``; with both
-    answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring).
+    answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring). With
+    ``language: auto`` it also holds ``language_ls`` (each item's detected language) and
+    ``languages`` (items per language).
     """
     check_inputs(pred_ls, gt_ls)
     names = resolve_metrics(metrics)
-    normalizer = get_normalizer(normalize)
-    rouge = RougeScorer(use_stemmer=bool(rouge_stemmer))
-    items = [
-        Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls, strict=False))
-    ]
+    sets = [answer_sets(g, i) for i, g in enumerate(gt_ls)]
+    languages = item_languages(language, pred_ls, [[a for s in item for a in s] for item in sets])
+    rules = rules_by_language(languages, normalize, rouge_stemmer)
+    items = [Item(p, s, rules[lang]) for p, s, lang in zip(pred_ls, sets, languages, strict=True)]
     has_answer = [bool(item.answer_sets) for item in items]
     answerable = Batch([item for item in items if item.answer_sets], wordnet_path)
     per_item: dict[str, list[float]] = {}
@@ -316,6 +323,8 @@ def evaluate_answers(
     result: dict[str, Any] = {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}}
     if 0 < sum(has_answer) < len(items):
         result.update(split_means(per_item, has_answer))
+    if str(language).strip().lower() == "auto":
+        extra.update({"language_ls": languages, "languages": languages_found(languages)})
     return {**result, **extra}
 
 

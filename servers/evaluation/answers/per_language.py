@@ -1,0 +1,55 @@
+"""Which rules score each item of ``evaluate``: its language (given, or detected with ``auto``) and
+that language's normalisation and ROUGE tokenizer, built once per language of the call."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from servers.evaluation.answers.languages import AUTO, check_language, detect_languages, language_normalizer
+from servers.evaluation.answers.normalize import NORMALIZERS
+from servers.evaluation.answers.rouge import RougeScorer
+
+UNDETERMINED = "und"  # ISO 639-2 "undetermined": auto found no language (digits only, say); scored as en
+
+
+@dataclass(frozen=True)
+class LanguageRules:
+    """One language's normalisation and ROUGE scorer."""
+
+    language: str
+    normalize: Callable[[str], str]
+    rouge: RougeScorer
+
+
+def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: bool) -> dict[str, LanguageRules]:
+    """The rules of every language among ``languages`` (``und`` gets en's)."""
+    rules: dict[str, LanguageRules] = {}
+    for language in dict.fromkeys(languages):
+        code = "en" if language == UNDETERMINED else language
+        normalizer = language_normalizer(code, normalize, NORMALIZERS)
+        scorer = RougeScorer(use_stemmer=bool(rouge_stemmer), multilingual=code != "en")
+        rules[language] = LanguageRules(code, normalizer, scorer)
+    return rules
+
+
+def item_languages(language: str, predictions: Sequence[str], golds: Sequence[list[str]]) -> list[str]:
+    """Each item's language: ``language`` for all, or with ``auto`` the language detected in its golds.
+
+    An item whose golds tell nothing (numbers, no answer) is detected from its prediction, and
+    ``und`` if that tells nothing either.
+    """
+    code = check_language(language)
+    if code != AUTO:
+        return [code] * len(predictions)
+    found = detect_languages([" ".join(item) for item in golds])
+    retry = [index for index, lang in enumerate(found) if lang is None]
+    for index, lang in zip(retry, detect_languages([predictions[i] for i in retry]), strict=True):
+        found[index] = lang
+    return [lang or UNDETERMINED for lang in found]
+
+
+def languages_found(languages: Sequence[str]) -> dict[str, int]:
+    """How many items are in each language, most frequent first."""
+    return dict(Counter(languages).most_common())

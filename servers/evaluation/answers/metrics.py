@@ -294,6 +294,7 @@ def evaluate_answers(
     language: str,
     rouge_stemmer: bool,
     wordnet_path: str,
+    questions: Sequence[str] | None = None,
     progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
@@ -301,12 +302,12 @@ def evaluate_answers(
     With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``; with both
     answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring). With
     ``language: auto`` it also holds ``language_ls`` (each item's detected language) and
-    ``languages`` (items per language).
+    ``languages`` (items per language), detected in ``questions`` if given, else in the golds.
     """
     check_inputs(pred_ls, gt_ls)
     names = resolve_metrics(metrics)
     sets = [answer_sets(g, i) for i, g in enumerate(gt_ls)]
-    languages = item_languages(language, pred_ls, [[a for s in item for a in s] for item in sets])
+    languages = item_languages(language, pred_ls, [[a for s in item for a in s] for item in sets], questions)
     rules = rules_by_language(languages, normalize, rouge_stemmer)
     items = [Item(p, s, rules[lang]) for p, s, lang in zip(pred_ls, sets, languages, strict=True)]
     has_answer = [bool(item.answer_sets) for item in items]

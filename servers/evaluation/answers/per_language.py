@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from servers.evaluation.answers.languages import AUTO, check_language, detect_languages, language_normalizer
 from servers.evaluation.answers.normalize import NORMALIZERS
 from servers.evaluation.answers.rouge import RougeScorer
+from ultra_kit.errors import InputError
 
 UNDETERMINED = "und"  # ISO 639-2 "undetermined": auto found no language (digits only, say); scored as en
 
@@ -34,16 +35,22 @@ def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: b
     return rules
 
 
-def item_languages(language: str, predictions: Sequence[str], golds: Sequence[list[str]]) -> list[str]:
-    """Each item's language: ``language`` for all, or with ``auto`` the language detected in its golds.
+def item_languages(
+    language: str, predictions: Sequence[str], golds: Sequence[list[str]], questions: Sequence[str] | None
+) -> list[str]:
+    """Each item's language: ``language`` for all, or with ``auto`` the language detected in its
+    question when ``questions`` are given (the surest: answers are often names or numbers), else in its golds.
 
-    An item whose golds tell nothing (numbers, no answer) is detected from its prediction, and
+    An item whose text tells nothing (numbers, no answer) is detected from its prediction, and
     ``und`` if that tells nothing either.
     """
     code = check_language(language)
     if code != AUTO:
         return [code] * len(predictions)
-    found = detect_languages([" ".join(item) for item in golds])
+    if questions is not None and len(questions) != len(predictions):
+        raise InputError(f"q_ls has {len(questions)} questions but pred_ls has {len(predictions)}; give one per item")
+    texts = [str(q) for q in questions] if questions is not None else [" ".join(item) for item in golds]
+    found = detect_languages(texts)
     retry = [index for index, lang in enumerate(found) if lang is None]
     for index, lang in zip(retry, detect_languages([predictions[i] for i in retry]), strict=True):
         found[index] = lang

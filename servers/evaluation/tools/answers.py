@@ -39,6 +39,12 @@ def evaluate(
         list[Any] | None,
         Field(description="item ids, written with the per-item values in the result file (default: positions 0..n-1)"),
     ] = None,
+    q_ls: Annotated[
+        list[str] | None,
+        Field(
+            description="questions, one per item: language auto detects each item's language in them (else in gt_ls)"
+        ),
+    ] = None,
     metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],
     normalize: Annotated[str, Field(description="squad, ultrarag or mlqa (English; other languages follow MLQA)")],
     language: Annotated[
@@ -71,6 +77,7 @@ def evaluate(
         language=language,
         rouge_stemmer=rouge_stemmer,
         wordnet_path=wordnet_path,
+        questions=q_ls,
         progress=report,
     )
     ids = item_ids(id_ls, len(pred_ls))

@@ -150,3 +150,27 @@ def test_auto_with_mixed_languages_pretokenises_bleu_and_names_both_tokenizers()
     assert got["language_ls"] == ["zh", "en"] and "tok:zh+13a" in got["bleu_signature"]
     assert got["bleu"][0] == pytest.approx(sacrebleu.sentence_bleu(preds[0], golds[0], tokenize="zh").score / 100)
     assert got["bleu"][1] == pytest.approx(sacrebleu.sentence_bleu(preds[1], golds[1]).score / 100)
+
+
+def test_answer_language_flags_english_answers_to_other_languages_questions() -> None:
+    pytest.importorskip("lingua")
+    english = {r["id"].rsplit("-", 1)[0]: r["question"] for r in RECORDS if r["language"] == "en"}
+    others = [r for r in RECORDS if r["language"] != "en"]
+    questions = [r["question"] for r in others]
+    no_gold: list[list[str]] = [[] for _ in others]
+    # Answering each question with itself: in its language; with its English twin: not.
+    own = score_answers(questions, no_gold, ["answer_language"], language="auto", questions=questions)
+    switched = [english[r["id"].rsplit("-", 1)[0]] for r in others]
+    swapped = score_answers(switched, no_gold, ["answer_language"], language="auto", questions=questions)
+    flagged = 1 - swapped["avg_answer_language"]
+    print(f"answer_language: {flagged:.3f} of English answers flagged, {1 - own['avg_answer_language']:.3f} false")
+    assert own["avg_answer_language"] >= 0.98 and flagged >= 0.8
+    assert swapped["answer_language_ls"].count("en") >= 0.9 * len(others)
+    other_script = [
+        v for v, r in zip(swapped["answer_language"], others, strict=True) if r["language"] in "zh ar hi th"
+    ]
+    assert sum(other_script) / len(other_script) <= 0.05  # non-Latin languages: nearly every switch is caught
+    fixed = score_answers(
+        ["巴黎是法国的首都", "Paris is the capital of France."], [[], []], ["answer_language"], language="zh"
+    )
+    assert fixed["answer_language"] == [1.0, 0.0]

@@ -122,6 +122,32 @@ def language_normalizer(language: str, style: str, english: dict[str, Callable[[
     return lambda text: mlqa_normalize(text, language)
 
 
+# The scripts (first word of a letter's Unicode name) each language is written in; LATIN otherwise.
+SCRIPTS: dict[str, tuple[str, ...]] = {
+    "zh": ("CJK",), "ja": ("CJK", "HIRAGANA", "KATAKANA"), "ko": ("HANGUL", "CJK"), "th": ("THAI",),
+    "ar": ("ARABIC",), "fa": ("ARABIC",), "ur": ("ARABIC",), "he": ("HEBREW",), "el": ("GREEK",),
+    "hi": ("DEVANAGARI",), "mr": ("DEVANAGARI",), "bn": ("BENGALI",), "gu": ("GUJARATI",), "pa": ("GURMUKHI",),
+    "ta": ("TAMIL",), "te": ("TELUGU",), "ka": ("GEORGIAN",), "hy": ("ARMENIAN",),
+    "ru": ("CYRILLIC",), "uk": ("CYRILLIC",), "bg": ("CYRILLIC",), "be": ("CYRILLIC",), "mk": ("CYRILLIC",),
+    "sr": ("CYRILLIC", "LATIN"), "kk": ("CYRILLIC",), "mn": ("CYRILLIC",),
+}  # fmt: skip
+
+
+@lru_cache(maxsize=8192)
+def _letter_script(char: str) -> str | None:
+    if not char.isalpha():
+        return None
+    return unicodedata.name(char, "UNKNOWN").split()[0]
+
+
+def in_language_script(text: str, language: str) -> bool | None:
+    """Whether some letter of ``text`` is in a script of ``language``; None when ``text`` has no letter."""
+    scripts = {_letter_script(char) for char in text} - {None}
+    if not scripts:
+        return None
+    return bool(scripts & set(SCRIPTS.get(language, ("LATIN",))))
+
+
 _DETECTOR = None
 
 
@@ -132,6 +158,12 @@ def detector() -> Any:
         lingua = require("lingua", extra="languages")
         _DETECTOR = lingua.LanguageDetectorBuilder.from_all_languages().build()
     return _DETECTOR
+
+
+def detect_with_confidence(texts: list[str]) -> list[tuple[str | None, float]]:
+    """Each text's most likely language (ISO 639-1, None when lingua cannot tell) and its confidence in [0, 1]."""
+    values = detector().compute_language_confidence_values_in_parallel(list(texts)) if texts else []
+    return [(v[0].language.iso_code_639_1.name.lower(), v[0].value) if v else (None, 0.0) for v in values]
 
 
 def detect_languages(texts: list[str]) -> list[str | None]:

@@ -23,7 +23,13 @@ from functools import cached_property
 from typing import Any
 
 from servers.evaluation.answers.normalize import normalize_gold
-from servers.evaluation.answers.per_language import LanguageRules, item_languages, languages_found, rules_by_language
+from servers.evaluation.answers.per_language import (
+    LanguageRules,
+    answer_language_values,
+    item_languages,
+    languages_found,
+    rules_by_language,
+)
 from servers.evaluation.answers.rouge import RougeText, rouge_l, rouge_n
 from ultra_kit.errors import InputError
 
@@ -44,6 +50,7 @@ class Batch:
 
     items: list[Item]
     wordnet_path: str
+    language_min_confidence: float
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,14 @@ def bleu(batch: Batch) -> Scored:
     return Scored(scores.sentence, {"corpus_bleu": scores.corpus, "bleu_signature": scores.sentence_signature})
 
 
+def answer_language(batch: Batch) -> Scored:
+    items = batch.items
+    values, found = answer_language_values(
+        [i.prediction for i in items], [i.language for i in items], batch.language_min_confidence
+    )
+    return Scored(values, {"answer_language_ls": found})
+
+
 def meteor(batch: Batch) -> Scored:
     from servers.evaluation.answers.meteor import english_only, meteor_scores
 
@@ -200,6 +215,15 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("meteor", "NLTK METEOR (needs WordNet data)", meteor, "meteor", reads=("wordnet_path",)),
         Metric("length", "words in the prediction", each(word_count), uses_gold=False),
+        Metric(
+            "answer_language",
+            "0 if the prediction is confidently in another language than the item's (lingua; the language "
+            "setting, or with auto the question's), else 1; also answer_language_ls",
+            answer_language,
+            "languages",
+            reads=("language_min_confidence",),
+            uses_gold=False,
+        ),
     ]
 }
 
@@ -294,6 +318,7 @@ def evaluate_answers(
     language: str,
     rouge_stemmer: bool,
     wordnet_path: str,
+    language_min_confidence: float,
     questions: Sequence[str] | None = None,
     progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, Any]:
@@ -311,12 +336,12 @@ def evaluate_answers(
     rules = rules_by_language(languages, normalize, rouge_stemmer)
     items = [Item(p, s, rules[lang]) for p, s, lang in zip(pred_ls, sets, languages, strict=True)]
     has_answer = [bool(item.answer_sets) for item in items]
-    answerable = Batch([item for item in items if item.answer_sets], wordnet_path)
+    answerable = Batch([item for item in items if item.answer_sets], wordnet_path, language_min_confidence)
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):
         metric = METRICS[name]
-        scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path))
+        scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path, language_min_confidence))
         extra.update(scored.extra)
         per_item[name] = merge_no_answer(items, has_answer, scored.values) if metric.uses_gold else scored.values
         if progress is not None:

@@ -7,7 +7,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from servers.evaluation.answers.languages import AUTO, check_language, detect_languages, language_normalizer
+from servers.evaluation.answers.languages import (
+    AUTO,
+    check_language,
+    detect_languages,
+    detect_with_confidence,
+    in_language_script,
+    language_normalizer,
+)
 from servers.evaluation.answers.normalize import NORMALIZERS
 from servers.evaluation.answers.rouge import RougeScorer
 from ultra_kit.errors import InputError
@@ -17,7 +24,7 @@ UNDETERMINED = "und"  # ISO 639-2 "undetermined": auto found no language (digits
 
 @dataclass(frozen=True)
 class LanguageRules:
-    """One language's normalisation and ROUGE scorer."""
+    """One language's normalisation and ROUGE scorer (``und``: en's rules)."""
 
     language: str
     normalize: Callable[[str], str]
@@ -31,7 +38,7 @@ def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: b
         code = "en" if language == UNDETERMINED else language
         normalizer = language_normalizer(code, normalize, NORMALIZERS)
         scorer = RougeScorer(use_stemmer=bool(rouge_stemmer), multilingual=code != "en")
-        rules[language] = LanguageRules(code, normalizer, scorer)
+        rules[language] = LanguageRules(language, normalizer, scorer)
     return rules
 
 
@@ -55,6 +62,22 @@ def item_languages(
     for index, lang in zip(retry, detect_languages([predictions[i] for i in retry]), strict=True):
         found[index] = lang
     return [lang or UNDETERMINED for lang in found]
+
+
+def answer_language_values(
+    answers: Sequence[str], languages: Sequence[str], min_confidence: float
+) -> tuple[list[float], list[str]]:
+    """Per answer 0.0 when it is not in its item's language, else 1.0; and the languages detected
+    (``und`` when none). Not in it: no letter of the language's script (a Chinese question answered
+    in Latin letters only), or detected in another language with at least ``min_confidence``. An
+    answer without letters, or too short to tell, is not flagged."""
+    found = detect_with_confidence(list(answers))
+    values = []
+    for answer, (lang, confidence), item in zip(answers, found, languages, strict=True):
+        other_script = item != UNDETERMINED and in_language_script(answer, item) is False
+        other_language = lang is not None and item != UNDETERMINED and lang != item and confidence >= min_confidence
+        values.append(0.0 if other_script or other_language else 1.0)
+    return values, [lang or UNDETERMINED for lang, _ in found]
 
 
 def languages_found(languages: Sequence[str]) -> dict[str, int]:

@@ -58,6 +58,9 @@ def evaluate(
     wordnet_path: Annotated[
         str, Field(description="meteor: a WordNet directory; '' = NLTK data or /usr/share/wordnet")
     ],
+    language_min_confidence: Annotated[
+        float, Field(description="answer_language: flag only answers detected in another language this surely (0-1)")
+    ],
     save_path: SavePathParam,
     ctx: Context | None = None,
 ) -> EvaluateResult:
@@ -77,6 +80,7 @@ def evaluate(
         language=language,
         rouge_stemmer=rouge_stemmer,
         wordnet_path=wordnet_path,
+        language_min_confidence=language_min_confidence,
         questions=q_ls,
         progress=report,
     )
@@ -89,7 +93,11 @@ def evaluate(
         "rouge_stemmer": bool(rouge_stemmer),
         "n_items": len(pred_ls),
     }
-    given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
+    given = {
+        "rouge_stemmer": bool(rouge_stemmer),
+        "wordnet_path": wordnet_path,
+        "language_min_confidence": language_min_confidence,
+    }
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
     return {"eval_res": eval_res, "settings": settings, "result_path": path}

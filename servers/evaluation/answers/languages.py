@@ -20,9 +20,8 @@ import string
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_kit.errors import InputError
 
 # MLQA's remove_articles, pattern by pattern (ar's is MLQA's own: every "ال" becomes a space).
 ARTICLES: dict[str, str | None] = {
@@ -45,26 +44,7 @@ CHARACTER_SCRIPTS: dict[str, str] = {
 # Every script above, for tokenisers that do not depend on the language (ROUGE).
 ALL_CHARACTER_SCRIPTS = "".join(dict.fromkeys(CHARACTER_SCRIPTS.values()))
 
-# The ISO 639-1 codes lingua detects (tests check this against lingua's own list).
-_ISO_CODES = (
-    "af ar az be bg bn bs ca cs cy da de el en eo es et eu fa fi fr ga gu he hi hr hu hy id is it ja ka kk ko "
-    "la lg lt lv mi mk mn mr ms nb nl nn pa pl pt ro ru sk sl sn so sq sr st sv sw ta te th tl tn tr ts uk ur "
-    "vi xh yo zh zu"
-)
-KNOWN_LANGUAGES = tuple(_ISO_CODES.split())
-AUTO = "auto"
 STYLES = ("squad", "ultrarag", "mlqa")
-
-
-def check_language(language: str) -> str:
-    """``language`` lower-cased if it is ``auto`` or a known ISO 639-1 code; else an error listing them."""
-    code = str(language).strip().lower()
-    if code != AUTO and code not in KNOWN_LANGUAGES:
-        raise InputError(
-            f"unknown language {language!r}: give an ISO 639-1 code ({', '.join(KNOWN_LANGUAGES)}) or 'auto' "
-            "(detect each item's language)"
-        )
-    return code
 
 
 @lru_cache(maxsize=4096)
@@ -120,53 +100,3 @@ def language_normalizer(language: str, style: str, english: dict[str, Callable[[
     if style == "ultrarag":
         return lambda text: mlqa_normalize(_BOOLEANS.get(text, text).replace("_", " "), language, True)
     return lambda text: mlqa_normalize(text, language)
-
-
-# The scripts (first word of a letter's Unicode name) each language is written in; LATIN otherwise.
-SCRIPTS: dict[str, tuple[str, ...]] = {
-    "zh": ("CJK",), "ja": ("CJK", "HIRAGANA", "KATAKANA"), "ko": ("HANGUL", "CJK"), "th": ("THAI",),
-    "ar": ("ARABIC",), "fa": ("ARABIC",), "ur": ("ARABIC",), "he": ("HEBREW",), "el": ("GREEK",),
-    "hi": ("DEVANAGARI",), "mr": ("DEVANAGARI",), "bn": ("BENGALI",), "gu": ("GUJARATI",), "pa": ("GURMUKHI",),
-    "ta": ("TAMIL",), "te": ("TELUGU",), "ka": ("GEORGIAN",), "hy": ("ARMENIAN",),
-    "ru": ("CYRILLIC",), "uk": ("CYRILLIC",), "bg": ("CYRILLIC",), "be": ("CYRILLIC",), "mk": ("CYRILLIC",),
-    "sr": ("CYRILLIC", "LATIN"), "kk": ("CYRILLIC",), "mn": ("CYRILLIC",),
-}  # fmt: skip
-
-
-@lru_cache(maxsize=8192)
-def _letter_script(char: str) -> str | None:
-    if not char.isalpha():
-        return None
-    return unicodedata.name(char, "UNKNOWN").split()[0]
-
-
-def in_language_script(text: str, language: str) -> bool | None:
-    """Whether some letter of ``text`` is in a script of ``language``; None when ``text`` has no letter."""
-    scripts = {_letter_script(char) for char in text} - {None}
-    if not scripts:
-        return None
-    return bool(scripts & set(SCRIPTS.get(language, ("LATIN",))))
-
-
-_DETECTOR = None
-
-
-def detector() -> Any:
-    """The process-wide lingua detector over all its languages (built on first use; extra ``languages``)."""
-    global _DETECTOR
-    if _DETECTOR is None:
-        lingua = require("lingua", extra="languages")
-        _DETECTOR = lingua.LanguageDetectorBuilder.from_all_languages().build()
-    return _DETECTOR
-
-
-def detect_with_confidence(texts: list[str]) -> list[tuple[str | None, float]]:
-    """Each text's most likely language (ISO 639-1, None when lingua cannot tell) and its confidence in [0, 1]."""
-    values = detector().compute_language_confidence_values_in_parallel(list(texts)) if texts else []
-    return [(v[0].language.iso_code_639_1.name.lower(), v[0].value) if v else (None, 0.0) for v in values]
-
-
-def detect_languages(texts: list[str]) -> list[str | None]:
-    """The ISO 639-1 code of each text's language, or None when lingua cannot tell (no letters, say)."""
-    found = detector().detect_languages_in_parallel_of(list(texts)) if texts else []
-    return [None if lang is None else lang.iso_code_639_1.name.lower() for lang in found]

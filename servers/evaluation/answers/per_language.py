@@ -7,19 +7,18 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from servers.evaluation.answers.languages import (
+from servers.evaluation.answers.languages import language_normalizer
+from servers.evaluation.answers.normalize import NORMALIZERS
+from servers.evaluation.answers.rouge import RougeScorer
+from ultra_kit.errors import InputError
+from ultra_kit.languages import (
     AUTO,
+    UNDETERMINED,
     check_language,
     detect_languages,
     detect_with_confidence,
     in_language_script,
-    language_normalizer,
 )
-from servers.evaluation.answers.normalize import NORMALIZERS
-from servers.evaluation.answers.rouge import RougeScorer
-from ultra_kit.errors import InputError
-
-UNDETERMINED = "und"  # ISO 639-2 "undetermined": auto found no language (digits only, say); scored as en
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
 from ultra_kit.factory import tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
@@ -43,6 +44,7 @@ async def nuggetize(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    language: LanguageParam,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -55,23 +57,24 @@ async def nuggetize(
     writing nothing, when every batch failed or more than max_failed_fraction of them.
     """
     options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
-    return await run_nuggetize(
-        **options,
-        query_id=query_id,
-        nuggets_path=nuggets_path,
-        queries_path=queries_path,
-        run_path=run_path,
-        corpus_path=corpus_path,
-        answers_path=answers_path,
-        depth=depth,
-        min_judgment=min_judgment,
-        max_nuggets=max_nuggets,
-        nugget_top_k=nugget_top_k,
-        judge_llm=judge_llm,
-        judge_cache=judge_cache,
-        save_path=save_path,
-        max_failed_fraction=max_failed_fraction,
-    )
+    with judge_language(language):
+        return await run_nuggetize(
+            **options,
+            query_id=query_id,
+            nuggets_path=nuggets_path,
+            queries_path=queries_path,
+            run_path=run_path,
+            corpus_path=corpus_path,
+            answers_path=answers_path,
+            depth=depth,
+            min_judgment=min_judgment,
+            max_nuggets=max_nuggets,
+            nugget_top_k=nugget_top_k,
+            judge_llm=judge_llm,
+            judge_cache=judge_cache,
+            save_path=save_path,
+            max_failed_fraction=max_failed_fraction,
+        )
 
 
 TOOLS = [nuggetize]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
 from ultra_kit.factory import tool_hints
@@ -37,6 +38,7 @@ async def umbrela_judge(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    language: LanguageParam,
 ) -> UmbrelaResult:
     """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
 
@@ -52,21 +54,22 @@ async def umbrela_judge(
         if ctx is not None:
             await ctx.report_progress(done, total, f"judged {done}/{total} passages")
 
-    return await run_umbrela(
-        query=query,
-        passages=passages,
-        query_id=query_id,
-        queries_path=queries_path,
-        run_path=run_path,
-        corpus_path=corpus_path,
-        depth=depth,
-        k_values=k_values,
-        judge_llm=judge_llm,
-        judge_cache=judge_cache,
-        save_path=save_path,
-        max_failed_fraction=max_failed_fraction,
-        progress=progress,
-    )
+    with judge_language(language):
+        return await run_umbrela(
+            query=query,
+            passages=passages,
+            query_id=query_id,
+            queries_path=queries_path,
+            run_path=run_path,
+            corpus_path=corpus_path,
+            depth=depth,
+            k_values=k_values,
+            judge_llm=judge_llm,
+            judge_cache=judge_cache,
+            save_path=save_path,
+            max_failed_fraction=max_failed_fraction,
+            progress=progress,
+        )
 
 
 @tool_hints(read_only=False, idempotent=True)

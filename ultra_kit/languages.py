@@ -98,3 +98,26 @@ def detect_with_confidence(texts: list[str]) -> list[tuple[str | None, float]]:
     """Each text's most likely language (None when lingua cannot tell) and its confidence in [0, 1]."""
     values = detector().compute_language_confidence_values_in_parallel(list(texts)) if texts else []
     return [(v[0].language.iso_code_639_1.name.lower(), v[0].value) if v else (None, 0.0) for v in values]
+
+
+def other_language(texts: list[str], expected: list[str], min_confidence: float) -> tuple[list[bool], list[str]]:
+    """Per text, whether it is not in its expected language, and the language detected (``und`` if none).
+
+    Not in it: no letter of the language's script (a Chinese question answered in Latin letters only),
+    or detected as another language with at least ``min_confidence``. A text without letters, too
+    short to tell, or expected ``und``, is never flagged.
+    """
+    found = detect_with_confidence(list(texts))
+    flags = []
+    for text, (lang, confidence), want in zip(texts, found, expected, strict=True):
+        other_script = want != UNDETERMINED and in_language_script(text, want) is False
+        confident = lang is not None and want != UNDETERMINED and lang != want and confidence >= min_confidence
+        flags.append(other_script or confident)
+    return flags, [lang or UNDETERMINED for lang, _ in found]
+
+
+def append_to_system(messages: list[dict[str, str]], line: str) -> list[dict[str, str]]:
+    """Chat ``messages`` with ``line`` appended to the system message (or a system message put first)."""
+    if messages and messages[0]["role"] == "system":
+        return [{**messages[0], "content": f"{messages[0]['content']}\n\n{line}"}, *messages[1:]]
+    return [{"role": "system", "content": line}, *messages]

@@ -16,8 +16,7 @@ from ultra_kit.languages import (
     UNDETERMINED,
     check_language,
     detect_languages,
-    detect_with_confidence,
-    in_language_script,
+    other_language,
 )
 
 
@@ -66,17 +65,10 @@ def item_languages(
 def answer_language_values(
     answers: Sequence[str], languages: Sequence[str], min_confidence: float
 ) -> tuple[list[float], list[str]]:
-    """Per answer 0.0 when it is not in its item's language, else 1.0; and the languages detected
-    (``und`` when none). Not in it: no letter of the language's script (a Chinese question answered
-    in Latin letters only), or detected in another language with at least ``min_confidence``. An
-    answer without letters, or too short to tell, is not flagged."""
-    found = detect_with_confidence(list(answers))
-    values = []
-    for answer, (lang, confidence), item in zip(answers, found, languages, strict=True):
-        other_script = item != UNDETERMINED and in_language_script(answer, item) is False
-        other_language = lang is not None and item != UNDETERMINED and lang != item and confidence >= min_confidence
-        values.append(0.0 if other_script or other_language else 1.0)
-    return values, [lang or UNDETERMINED for lang, _ in found]
+    """Per answer 0.0 when it is not in its item's language (``ultra_kit.languages.other_language``),
+    else 1.0; and the languages detected (``und`` when none)."""
+    flags, found = other_language(list(answers), list(languages), min_confidence)
+    return [0.0 if flag else 1.0 for flag in flags], found
 
 
 def languages_found(languages: Sequence[str]) -> dict[str, int]:

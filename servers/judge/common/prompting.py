@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ultra_kit.languages import AUTO, check_language, detect_languages, language_name
+from ultra_kit.languages import AUTO, append_to_system, check_language, detect_languages, language_name
 from ultra_llm import prompt_files
 from ultra_llm.prompt_files import Prompt
 
@@ -76,9 +76,4 @@ def in_language(messages: list[dict[str, str]], values: dict[str, Any]) -> list[
     if code == AUTO:
         text = next((str(values[name]) for name in _TEXT_FIELDS if str(values.get(name) or "").strip()), "")
         code = _detected(text) if text else "en"
-    if code == "en":
-        return messages
-    line = language_line(code)
-    if messages and messages[0]["role"] == "system":
-        return [{**messages[0], "content": f"{messages[0]['content']}\n\n{line}"}, *messages[1:]]
-    return [{"role": "system", "content": line}, *messages]
+    return messages if code == "en" else append_to_system(messages, language_line(code))

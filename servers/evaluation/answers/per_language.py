@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from servers.evaluation.answers.languages import language_normalizer
 from servers.evaluation.answers.normalize import NORMALIZERS
@@ -40,6 +41,13 @@ def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: b
     return rules
 
 
+def question_text(question: Any) -> str:
+    """A question's text: the string, or the texts of its conversation turns (``[{speaker, text}, ...]``)."""
+    if isinstance(question, (list, tuple)):
+        return " ".join(str(t.get("text", "")) if isinstance(t, dict) else str(t) for t in question)
+    return str(question)
+
+
 def item_languages(
     language: str, predictions: Sequence[str], golds: Sequence[list[str]], questions: Sequence[str] | None
 ) -> list[str]:
@@ -54,7 +62,7 @@ def item_languages(
         return [code] * len(predictions)
     if questions is not None and len(questions) != len(predictions):
         raise InputError(f"q_ls has {len(questions)} questions but pred_ls has {len(predictions)}; give one per item")
-    texts = [str(q) for q in questions] if questions is not None else [" ".join(item) for item in golds]
+    texts = [question_text(q) for q in questions] if questions is not None else [" ".join(item) for item in golds]
     found = detect_languages(texts)
     retry = [index for index, lang in enumerate(found) if lang is None]
     for index, lang in zip(retry, detect_languages([predictions[i] for i in retry]), strict=True):

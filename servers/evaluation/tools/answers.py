@@ -40,9 +40,10 @@ def evaluate(
         Field(description="item ids, written with the per-item values in the result file (default: positions 0..n-1)"),
     ] = None,
     q_ls: Annotated[
-        list[str] | None,
+        list[Any] | None,
         Field(
-            description="questions, one per item: language auto detects each item's language in them (else in gt_ls)"
+            description="questions, one per item (a text, or conversation turns whose texts are read): language "
+            "auto detects each item's language in them (else in gt_ls)"
         ),
     ] = None,
     metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],

@@ -64,7 +64,7 @@ def _character_pattern(language: str) -> re.Pattern[str] | None:
     return re.compile(f"([{script}])") if script else None
 
 
-def mixed_segmentation(text: str, language: str = "zh") -> list[str]:
+def mixed_segmentation(text: str, language: str) -> list[str]:
     """MLQA's ``mixed_segmentation``: each character of the language's script alone, the rest by white space.
 
     ``text`` has had its punctuation removed already (MLQA's order), so MLQA's own punctuation check

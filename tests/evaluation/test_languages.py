@@ -169,3 +169,36 @@ def test_answer_language_flags_english_answers_to_other_languages_questions() ->
         ["巴黎是法国的首都", "Paris is the capital of France."], [[], []], ["answer_language"], language="zh"
     )
     assert fixed["answer_language"] == [1.0, 0.0]
+
+
+def test_japanese_bleu_uses_mecab_when_installed_and_names_it() -> None:
+    pytest.importorskip("sacrebleu")
+    from servers.evaluation.answers.bleu import bleu_tokenizer, mecab_installed
+
+    got = score_answers(["東京は日本の首都です"], [["日本の首都は東京です"]], ["bleu"], language="ja")
+    expected = "ja-mecab" if mecab_installed() else "char"
+    assert bleu_tokenizer("ja") == expected and f"tok:{expected}" in got["bleu_signature"]
+    assert "tok:char" in score_answers(["กรุงเทพ"], [["กรุงเทพ"]], ["bleu"], language="th")["bleu_signature"]
+
+
+def test_ultrarag_style_outside_english_replaces_punctuation_by_a_space() -> None:
+    got = score_answers(["北京,上海"], [["北京 上海"]], ["em"], language="zh", normalize="ultrarag")
+    assert got["em"] == [1.0]
+    assert score_answers(["True"], [["yes"]], ["em"], language="de", normalize="ultrarag")["em"] == [1.0]
+
+
+@pytest.mark.anyio
+async def test_the_tool_takes_language_and_records_it(tmp_path) -> None:
+    from mcp import Client
+
+    from servers.evaluation.server import SPEC
+
+    arguments = {"pred_ls": ["巴黎是法国的首都"], "gt_ls": [["法国的首都是巴黎"]], "metrics": ["f1", "rouge-1"]}
+    async with Client(SPEC.create_app()) as client:
+        result = await client.call_tool("evaluate", {**arguments, "language": "zh", "save_path": str(tmp_path)})
+        refused = await client.call_tool("evaluate", {**arguments, "language": "xx", "save_path": str(tmp_path)})
+    data = result.structured_content
+    assert data["eval_res"]["f1"] == [1.0] and data["eval_res"]["rouge-1"] == [1.0]
+    assert data["settings"]["language"] == "zh"
+    assert json.loads(Path(data["result_path"]).read_text(encoding="utf-8"))["settings"]["language"] == "zh"
+    assert refused.is_error and "unknown language 'xx'" in refused.content[0].text

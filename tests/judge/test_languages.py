@@ -93,3 +93,18 @@ async def test_unknown_language_is_refused_before_any_request(tmp_path) -> None:
         with pytest.raises(ToolFailure, match="unknown language 'chinese'"):
             await judge("idk_judge", stub, tmp_path, "chinese", q_ls=["q"], pred_ls=["a"])
         assert stub.chat_requests() == []
+
+
+async def test_nuggetize_in_chinese_keeps_chinese_nuggets(tmp_path) -> None:
+    from tests.judge.nugget_stub import nugget_responder
+
+    passages = {"d1": "vital 巴黎是法国的首都", "d2": "巴黎位于塞纳河畔"}
+    answers = {"run": json.dumps({"vital 巴黎是法国的首都": "support"}, ensure_ascii=False)}
+    with OpenAIStub(responder=nugget_responder) as stub:
+        result = await judge(
+            "nuggetize", stub, tmp_path, "zh", query="法国的首都是哪里？", passages=passages, answers=answers
+        )
+        systems = [system_of(r) for r in stub.chat_requests()]
+    nuggets = [json.loads(line) for line in Path(result["nuggets_path"]).read_text(encoding="utf-8").splitlines()]
+    assert [n["text"] for n in nuggets[0]["nuggets"]] == list(passages.values())
+    assert len(systems) == 3 and all("are in Chinese" in s and "nugget" in s for s in systems)

@@ -38,15 +38,8 @@ log = logging.getLogger("ultra.llm")
 OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
 REASONING_MAX_TOKENS = 4096
 # The openai client's telemetry headers: no endpoint needs them, and each costs header handling per request.
-TELEMETRY_HEADERS = (
-    "X-Stainless-Lang",
-    "X-Stainless-Package-Version",
-    "X-Stainless-OS",
-    "X-Stainless-Arch",
-    "X-Stainless-Runtime",
-    "X-Stainless-Runtime-Version",
-    "X-Stainless-Async",
-)
+_STAINLESS = ("Lang", "Package-Version", "OS", "Arch", "Runtime", "Runtime-Version", "Async")
+TELEMETRY_HEADERS = tuple(f"X-Stainless-{name}" for name in _STAINLESS)
 PER_REQUEST_TELEMETRY = ("x-stainless-retry-count", "x-stainless-read-timeout")
 
 
@@ -90,6 +83,7 @@ class LLMClient:
         self.collector: Any = None
         self.batch_answered: dict[str, int] = {}
         self._counted: set[str] = set()
+        self._answered: set[str] = set()  # keys this client stored online: never refreshed (see chat)
         self._warned_online = False
 
     def start_pass(self, collector: Any) -> None:
@@ -114,12 +108,18 @@ class LLMClient:
         await self.pool.aclose()
 
     # --- public API ------------------------------------------------------------------------
-    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Completion:
-        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key."""
+    async def chat(
+        self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str, refresh: bool = False
+    ) -> Completion:
+        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key.
+        ``refresh``: ask again rather than use an answer an earlier online run stored (``ultra_llm.asking``)."""
         sampling = self._effective_sampling(sampling)
         messages_json = encode(messages)
         key = cache_key(model_id=self.model, messages_json=messages_json, sampling=sampling, prompt_version=prompt)
         hit = self.cache.get(key)
+        refresh = refresh and hit is not None and key not in self._answered and key not in self.batch_answered
+        if refresh and self.cache.via(key) is None:  # an earlier online run's answer: a fresh one replaces it
+            hit = None
         if hit is not None:
             fresh = None if key in self._counted else self.batch_answered.get(key)
             if fresh is not None:  # brought by this run's batches: requests, not a cache hit (counted once a pass)
@@ -160,6 +160,7 @@ class LLMClient:
             answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
             request = {"messages": messages, "sampling": sampling}
             self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
+            self._answered.add(key)
 
         if self.settings.backend == "local":
             call = lambda _member: self._local_chat(messages, sampling)  # noqa: E731

@@ -21,6 +21,18 @@ pytestmark = pytest.mark.anyio
 GARBAGE = "I am sorry, I cannot grade this."
 
 
+def umbrela_settings(tmp_path: Path, *, depth: int) -> dict:
+    """umbrela_judge on the sample at ``depth``, its cache and results under ``tmp_path``."""
+    return {
+        "queries_path": str(SAMPLE / "queries.jsonl"),
+        "run_path": str(SAMPLE / "run.bm25.trec"),
+        "corpus_path": str(SAMPLE / "corpus.jsonl"),
+        "depth": depth,
+        "judge_cache": str(tmp_path / "cache.sqlite"),
+        "save_path": str(tmp_path / "out"),
+    }
+
+
 async def ask_once(stub: OpenAIStub, cache_path: Path, *, retries: int = 1):
     cache = AnswerCache(cache_path)
     try:
@@ -71,7 +83,8 @@ async def test_a_parse_error_that_came_from_the_cache_says_so_and_how_to_bypass_
     assert (replayed.status, replayed.cached, replayed.requests) == ("parse_error", True, 0)
     assert replayed.error == (
         "unreadable after 2 replies: no JSON dict in the reply (the reply came from the answer cache "
-        f"{tmp_path / 'answers.sqlite'}; to ask the endpoint instead, set the tool's cache path, e.g. judge_cache, to '')"
+        f"{tmp_path / 'answers.sqlite'}; to ask the endpoint instead, set the tool's cache path, "
+        "e.g. judge_cache, to '')"
     )
 
 
@@ -85,17 +98,9 @@ async def test_a_run_at_the_same_broken_endpoint_asks_again_and_fails_again(tmp_
 
 
 async def test_umbrela_after_a_broken_endpoint_grades_every_pair_at_a_working_one(tmp_path: Path) -> None:
-    settings = {
-        "queries_path": str(SAMPLE / "queries.jsonl"),
-        "run_path": str(SAMPLE / "run.bm25.trec"),
-        "corpus_path": str(SAMPLE / "corpus.jsonl"),
-        "depth": 2,
-        "judge_cache": str(tmp_path / "cache.sqlite"),
-        "save_path": str(tmp_path / "out"),
-    }
-    with OpenAIStub(lambda request: GARBAGE) as bad:
-        with pytest.raises(Exception, match="parse_error"):
-            await call_job(run_umbrela, **settings, judge_llm=llm_settings(bad, max_retries=0), backoff_base=0.01)
+    settings = umbrela_settings(tmp_path, depth=2)
+    with OpenAIStub(lambda request: GARBAGE) as bad, pytest.raises(Exception, match="parse_error"):
+        await call_job(run_umbrela, **settings, judge_llm=llm_settings(bad, max_retries=0), backoff_base=0.01)
     grades = oracle(sample_grades(), default=1)
     with OpenAIStub(grades) as good:
         result = await call_job(run_umbrela, **settings, judge_llm=llm_settings(good, max_retries=0))
@@ -106,17 +111,9 @@ async def test_umbrela_after_a_broken_endpoint_grades_every_pair_at_a_working_on
 async def test_batch_mode_after_a_broken_endpoint_asks_again_and_ends(tmp_path: Path) -> None:
     """In batch mode an earlier run's unreadable reply goes into the next batch; the passes still end
     (answers this run's batches brought are used, even when a repeated passage asks for one twice)."""
-    settings = {
-        "queries_path": str(SAMPLE / "queries.jsonl"),
-        "run_path": str(SAMPLE / "run.bm25.trec"),
-        "corpus_path": str(SAMPLE / "corpus.jsonl"),
-        "depth": 10,
-        "judge_cache": str(tmp_path / "cache.sqlite"),
-        "save_path": str(tmp_path / "out"),
-    }
-    with OpenAIStub(lambda request: GARBAGE) as bad:
-        with pytest.raises(Exception, match="parse_error"):
-            await call_job(run_umbrela, **settings, judge_llm=llm_settings(bad, max_retries=0), backoff_base=0.01)
+    settings = umbrela_settings(tmp_path, depth=10)
+    with OpenAIStub(lambda request: GARBAGE) as bad, pytest.raises(Exception, match="parse_error"):
+        await call_job(run_umbrela, **settings, judge_llm=llm_settings(bad, max_retries=0), backoff_base=0.01)
     batch = {"mode": "batch", "batch_max_requests": 1000, "batch_max_bytes": 10**6, "batch_poll_interval": 0.05}
     with BatchStub(oracle(sample_grades(), default=1), max_requests=1000, max_bytes=10**6) as server:
         result = await call_job(run_umbrela, **settings, judge_llm=llm_settings(server, max_retries=0, **batch))
@@ -126,14 +123,7 @@ async def test_batch_mode_after_a_broken_endpoint_asks_again_and_ends(tmp_path: 
 
 async def test_an_unreadable_reply_a_batch_brought_stays_final_and_the_error_names_the_cache(tmp_path: Path) -> None:
     """Asking again would cost another batch round: the earlier batch's reply is replayed, and the error says so."""
-    settings = {
-        "queries_path": str(SAMPLE / "queries.jsonl"),
-        "run_path": str(SAMPLE / "run.bm25.trec"),
-        "corpus_path": str(SAMPLE / "corpus.jsonl"),
-        "depth": 1,
-        "judge_cache": str(tmp_path / "cache.sqlite"),
-        "save_path": str(tmp_path / "out"),
-    }
+    settings = umbrela_settings(tmp_path, depth=1)
     batch = {"mode": "batch", "batch_max_requests": 1000, "batch_max_bytes": 10**6, "batch_poll_interval": 0.05}
     for run, responder in enumerate([lambda request: GARBAGE, oracle(sample_grades(), default=1)]):
         with BatchStub(responder, max_requests=1000, max_bytes=10**6) as server:

@@ -19,6 +19,7 @@ import json
 import logging
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -318,9 +319,8 @@ class LLMClient:
             raise _Retry("malformed reply: no embeddings in the response") from None
         if len(vectors) != len(texts):
             raise _Retry(f"malformed reply: {len(vectors)} embeddings for {len(texts)} inputs")
-        return Completion(
-            "ok", prompt_tokens=token_count(response.get("usage") or {}, "prompt_tokens"), vectors=vectors
-        )
+        tokens = token_count(response.get("usage") or {}, "prompt_tokens")
+        return Completion("ok", prompt_tokens=tokens, vectors=vectors)
 
     async def _request(self, member: Member, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST once through the openai client, mapping failures to _Retry / _Fail.
@@ -332,7 +332,7 @@ class LLMClient:
         """
         import openai
 
-        kwargs = {k: v for k, v in body.items() if k not in self.dropped}
+        kwargs, started = {k: v for k, v in body.items() if k not in self.dropped}, time.monotonic()
         for _ in range(len(OPTIONAL_PARAMS) + 1):
             try:
                 response = await self._client(member).post(
@@ -344,7 +344,8 @@ class LLMClient:
             except openai.RateLimitError as exc:
                 raise _Retry(f"429 rate limited: {server_message(exc)}", retry_after(exc.response)) from None
             except openai.APIConnectionError as exc:  # APITimeoutError too: aiohttp reports a refusal as one
-                raise _Retry(connection_failure(exc, member.endpoint.base_url, self.settings.timeout)) from None
+                reason = connection_failure(exc, member.endpoint.base_url, self.settings.timeout, started)
+                raise _Retry(reason) from None
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500:
                     raise _Retry(

@@ -183,12 +183,14 @@ async def run(
     output_dir: str,
     deadline: float | None = None,
     stdio: bool = False,
+    full: bool = False,
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
     Tools run in this process unless ``stdio`` (``--stdio``) or the pipeline's ``transport: stdio``
     asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
-    servers are stopped and no ``memory.json`` is written.
+    servers are stopped and no ``memory.json`` is written. ``full`` (``--full``): the end prints every
+    result uncut (``ultra_client.summary``).
     """
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
@@ -233,7 +235,7 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
-    for line in summary_lines(memory, report):
+    for line in summary_lines(memory, report, producers=runner.producers, full=full):
         print(line)
     return folder
 

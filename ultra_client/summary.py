@@ -166,7 +166,7 @@ def _wrapped(text: str, width: int) -> list[str]:
     lines = [""]
     for part in text.split("; "):
         joined = f"{lines[-1]}; {part}" if lines[-1] else part
-        if len(joined) <= width or not lines[-1]:
+        if len(joined) < width or not lines[-1]:  # room for the ';' a break adds
             lines[-1] = joined
         else:
             lines[-1] += ";"

@@ -77,3 +77,14 @@ def test_ultra_run_full_prints_every_column(tmp_path: Path) -> None:
     every = [key for key in next(iter(rows.values())) if any(row.get(key) != name for name, row in rows.items())]
     assert header.split()[1:] == every and "run" in every  # all but the column that repeats the row's name
     assert max(map(len, text.splitlines())) > 100
+
+
+def test_a_long_note_breaks_between_its_parts_within_the_width() -> None:
+    rows = [{"qid": f"q{i}", "status": "ok", "value": i / 7} for i in range(30)]
+    lines = summary_lines({"idk_items": rows}, producers={"idk_items": "judge.idk_judge"}, width=60)
+    note = lines[lines.index(next(line for line in lines if line.startswith("(idk_items"))) :]
+    assert len(note) > 1 and all(len(line) <= 60 for line in note)
+    assert "".join(note) == (
+        "(idk_items: from judge.idk_judge; 30 rows x 3 columns; status = ok in every row; first 20 rows shown; "
+        "all in memory.json)"
+    )  # a later line starts with the space that followed its ';'

@@ -143,11 +143,16 @@ def _list_line(name: str, items: list[Any], step: str, *, full: bool, width: int
 
 
 def _where(name: str, memory: dict[str, Any], producers: dict[str, str]) -> str:
-    """Where ``name``'s whole value is: its step's result file, else the run's memory.json."""
-    step, path = producers.get(name), memory.get("result_path")
-    if step and producers.get("result_path") == step and isinstance(path, str):
-        return short_path(path)
-    return "memory.json"
+    """Where ``name``'s whole value is: its step's JSON result file (``result_path``, else another ``*path``
+    variable naming a .json file, e.g. ``table_path``), else the run's memory.json."""
+    step = producers.get(name)
+    files = [
+        (variable != "result_path", value)
+        for variable, value in memory.items()
+        if step and producers.get(variable) == step and variable.endswith("path")
+        if isinstance(value, str) and value.endswith(".json")
+    ]
+    return short_path(min(files)[1]) if files else "memory.json"
 
 
 def short_path(path: str) -> str:

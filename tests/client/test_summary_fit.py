@@ -46,6 +46,13 @@ def test_a_list_of_rows_prints_as_an_aligned_table() -> None:
         "2           off_topic   3        1.0000",
         "(risk_table: from synth.risk_table)",
     ]
+    many = {"risk_table": rows * 15, "table_path": "output/risk/risk_table_1.json", "table_csv_path": "x.csv"}
+    lines = summary_lines(many, producers=dict.fromkeys(many, "synth.risk_table"))
+    assert len(lines) == 2 + 20 + 2  # the note takes 2 lines of 100 characters at most
+    assert "".join(lines[-2:]) == (
+        "(risk_table: from synth.risk_table; 30 rows x 3 columns; first 20 rows shown; "
+        "all in output/risk/risk_table_1.json)"
+    )
 
 
 def test_each_row_names_the_step_that_produced_it() -> None:

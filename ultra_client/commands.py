@@ -183,14 +183,13 @@ async def run(
     output_dir: str,
     deadline: float | None = None,
     stdio: bool = False,
-    full: bool = False,
+    full: bool = False,  # --full: the end prints every result uncut (ultra_client.summary)
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
     Tools run in this process unless ``stdio`` (``--stdio``) or the pipeline's ``transport: stdio``
     asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
-    servers are stopped and no ``memory.json`` is written. ``full`` (``--full``): the end prints every
-    result uncut (``ultra_client.summary``).
+    servers are stopped and no ``memory.json`` is written.
     """
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)

@@ -234,7 +234,7 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
-    for line in summary_lines(memory, report, producers=runner.producers, full=full):
+    for line in summary_lines(memory, report, producers=runner.producers, saved=saved, full=full):
         print(line)
     return folder
 

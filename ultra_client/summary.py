@@ -63,11 +63,15 @@ def summary_lines(
     report: str | None = None,
     *,
     producers: dict[str, str] | None = None,
+    saved: dict[str, str] | None = None,
     full: bool = False,
     width: int = WIDTH,
 ) -> list[str]:
-    """The lines for the run's final variables (empty if there is nothing to show); see the module."""
-    producers = producers or {}
+    """The lines for the run's final variables (empty if there is nothing to show); see the module.
+
+    ``saved``: {a file's path as a variable names it: its path in the run folder} (``link_written_files``).
+    """
+    producers, saved = producers or {}, saved or {}
     steps = list(dict.fromkeys(["", *producers.values()]))  # in the order the steps ran; "" for no step known
     groups: list[tuple[str, list[list[str]]]] = []
     cut_notes: list[str] = []
@@ -78,7 +82,7 @@ def summary_lines(
         for name, value in memory.items():
             if producers.get(name, "") != step:
                 continue
-            where = _where(name, memory, producers)
+            where = _where(name, memory, producers, saved)
             if is_number(value):
                 flat.append([name, "", cell(value)])
             elif (table := row_table(value)) is not None or (isinstance(value, list) and list_grid(name, value)):
@@ -142,9 +146,10 @@ def _list_line(name: str, items: list[Any], step: str, *, full: bool, width: int
     return text + tail if full or len(text) + len(tail) <= width else text[: width - len(tail) - 1] + "…" + tail
 
 
-def _where(name: str, memory: dict[str, Any], producers: dict[str, str]) -> str:
+def _where(name: str, memory: dict[str, Any], producers: dict[str, str], saved: dict[str, str]) -> str:
     """Where ``name``'s whole value is: its step's JSON result file (``result_path``, else another ``*path``
-    variable naming a .json file, e.g. ``table_path``), else the run's memory.json."""
+    variable naming a .json file, e.g. ``table_path``), else the run's memory.json; a file the run folder
+    holds is named there (``the run folder's files/x.json``: short, and the ``done:`` line names the folder)."""
     step = producers.get(name)
     files = [
         (variable != "result_path", value)
@@ -152,7 +157,10 @@ def _where(name: str, memory: dict[str, Any], producers: dict[str, str]) -> str:
         if step and producers.get(variable) == step and variable.endswith("path")
         if isinstance(value, str) and value.endswith(".json")
     ]
-    return short_path(min(files)[1]) if files else "memory.json"
+    if not files:
+        return "the run folder's memory.json"
+    path = min(files)[1]
+    return f"the run folder's {saved[path]}" if path in saved else short_path(path)
 
 
 def short_path(path: str) -> str:

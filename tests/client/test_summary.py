@@ -50,7 +50,7 @@ def test_table_of_numbers_mapping_rows_and_report() -> None:
 
 def test_long_mappings_are_cut_saying_so() -> None:
     lines = summary_lines({"per_query": {f"q{i}": float(i) for i in range(MAX_ROWS + 5)}})
-    assert len(lines) == 2 + MAX_ROWS + 1 and lines[-1] == "(per_query: 5 more rows in memory.json)"
+    assert len(lines) == 2 + MAX_ROWS + 1 and lines[-1] == "(per_query: 5 more rows in the run folder's memory.json)"
 
 
 def table(stdout: str) -> str:

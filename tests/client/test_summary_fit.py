@@ -28,6 +28,9 @@ def test_a_query_by_document_matrix_is_cut_to_fit_and_says_where_the_rest_is() -
     note = " ".join(line.strip() for line in lines if line.startswith(("(", " ")))
     assert note.startswith("(scores: from judge.umbrela_judge; 18 rows x 144 columns")
     assert "shown" in note and note.endswith("all in output/judge/umbrela_1.json)")
+    saved = {"output/judge/umbrela_1.json": "files/umbrela_1.json"}  # brought into the run folder
+    lines = summary_lines(memory, producers=producers, saved=saved)
+    assert " ".join(lines[-2:]).endswith("all in the run folder's files/umbrela_1.json)")
     full = summary_lines(memory, producers=producers, full=True)
     assert len(full) == 2 + 18 + 1 and max(map(len, full)) > 100  # every row and column, and the step
     assert full[2].split()[0] == "query-00" and len(full[2].split()) == 1 + 144
@@ -93,5 +96,5 @@ def test_a_long_note_breaks_between_its_parts_within_the_width() -> None:
     assert len(note) > 1 and all(len(line) <= 60 for line in note)
     assert "".join(note) == (
         "(idk_items: from judge.idk_judge; 30 rows x 3 columns; status = ok in every row; first 20 rows shown; "
-        "all in memory.json)"
+        "all in the run folder's memory.json)"
     )  # a later line starts with the space that followed its ';'

@@ -85,8 +85,7 @@ def summary_lines(
             where = _where(name, memory, producers, saved)
             if is_number(value):
                 flat.append([name, "", cell(value)])
-            elif (table := row_table(value)) is not None or (isinstance(value, list) and list_grid(name, value)):
-                grid = Grid(name, *table) if table is not None else list_grid(name, value)
+            elif (grid := _grid(name, value)) is not None:
                 tables.extend(["", *_table_lines(grid, step, where, full=full, width=width)])
             elif isinstance(value, dict):
                 rows = scalar_rows(value)
@@ -106,8 +105,16 @@ def summary_lines(
     return lines[1:] if lines and lines[0] == "" else lines
 
 
+def _grid(name: str, value: Any) -> Grid | None:
+    """A mapping of rows or a list of rows as a table; None for any other value."""
+    table = row_table(value)
+    if table is not None:
+        return Grid(name, *table)
+    return list_grid(name, value) if isinstance(value, list) else None
+
+
 def _flat_lines(groups: list[tuple[str, list[list[str]]]]) -> list[str]:
-    """The numbers' table, a ``[step]`` line above each step's rows (when the step is known)."""
+    """The numbers' table, a ``from <step>:`` line above each step's rows (when the step is known)."""
     rows = [row for _, flat in groups for row in flat]
     if not rows:
         return []

@@ -74,7 +74,7 @@ def row(text: str, *cells: str, variable: str = "") -> None:
     assert re.search(pattern, text, re.MULTILINE), f"no row {cells} in\n{text}"
 
 
-@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results", "mtrag"])
+@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results", "mtrag", "sweep_retrieval_pipeline"])
 def test_terminal_table_of_the_examples(name: str, tmp_path: Path) -> None:
     text, memory = run_example(name, tmp_path)
     info = memory.get("data_info")

@@ -98,3 +98,33 @@ def test_a_long_note_breaks_between_its_parts_within_the_width() -> None:
         "(idk_items: from judge.idk_judge; 30 rows x 3 columns; status = ok in every row; first 20 rows shown; "
         "all in the run folder's memory.json)"
     )  # a later line starts with the space that followed its ';'
+
+
+# Which test runs each example with `ultra run` and checks its end (no line over 100 characters:
+# tests.support.summary_check.check_summary, or run_example of tests/client/test_summary.py).
+ENDS_CHECKED_BY = {
+    "eval_trec": "tests/client/test_summary.py",
+    "eval_trec_pvalue": "tests/client/test_summary.py",
+    "load_data": "tests/client/test_summary.py",
+    "evaluate_results": "tests/client/test_summary.py",
+    "mtrag": "tests/client/test_summary.py",
+    "rag_full": "tests/client/test_summary.py",
+    "sweep_retrieval_pipeline": "tests/client/test_summary.py",
+    "umbrela": "tests/judge/test_example.py",
+    "nuggets": "tests/judge/test_nuggets_example.py",
+    "trec_rag": "tests/judge/test_trec_rag_example.py",
+    "consistency": "tests/evaluation/test_consistency_example.py",
+    "mtrag_full": "tests/evaluation/test_mtrag_full.py",
+    "risk_suite": "tests/synth/test_risk_suite.py",
+}
+SWEEPS = {"sweep_rag", "sweep_retrieval"}  # `ultra sweep` specs, not pipelines (tests/client/test_sweep.py)
+
+
+def test_every_example_has_its_end_checked_by_a_test() -> None:
+    root = Path(__file__).resolve().parents[2]
+    examples = {path.stem for path in (root / "examples").glob("*.yaml")}
+    assert examples - SWEEPS == set(ENDS_CHECKED_BY), "an example without a test of its end, or a test of none"
+    for name, test in ENDS_CHECKED_BY.items():
+        text = (root / test).read_text(encoding="utf-8")
+        assert "check_summary(" in text or "run_example(" in text, test
+        assert f"examples/{name}.yaml" in text or f'"{name}"' in text or f"{name}.yaml" in text, (name, test)

@@ -13,7 +13,7 @@ import sys
 
 USAGE_EXAMPLES = """examples:
   ultra build examples/load_data.yaml
-  ultra run examples/load_data.yaml [--param FILE] [--timeout SECONDS] [--deadline SECONDS]
+  ultra run examples/load_data.yaml [--param FILE] [--timeout SECONDS] [--deadline SECONDS] [--full]
   ultra call benchmark.get_data benchmark.limit=3
   ultra tools [server]
   ultra mcp-config --host claude|vscode|cursor
@@ -81,6 +81,9 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--stdio", action="store_true", help="run every server as an MCP subprocess instead of in this process"
+    )
+    run.add_argument(
+        "--full", action="store_true", help="print every result at the end, uncut (default: fit 100 columns)"
     )
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             from ultra_client.signals import stop_like_interrupt
 
             with stop_like_interrupt():
-                run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio)
+                run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio, full=args.full)
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
         elif args.command == "call":

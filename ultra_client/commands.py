@@ -191,6 +191,7 @@ async def run(
     output_dir: str,
     deadline: float | None = None,
     stdio: bool = False,
+    full: bool = False,  # --full: the end prints every result uncut (ultra_client.summary)
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
@@ -257,7 +258,7 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
-    for line in summary_lines(memory, report):
+    for line in summary_lines(memory, report, producers=runner.producers, saved=saved, full=full):
         print(line)
     if job is not None:
         write_output(folder / "results.json", lambda _: job.finish(folder))

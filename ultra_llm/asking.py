@@ -6,6 +6,12 @@ reason, its repair text says what to send instead, and with structured output (`
 its schema goes with every request as ``response_format``, named after the prompt. After ``retries``
 repairs the item is a ``parse_error`` carrying the raw reply, and a request that got no reply is an
 ``error``. Nothing unreadable becomes a value.
+
+No sticky failures: an unreadable reply an earlier online run left in the answer cache is not final. It is
+asked for again (``LLMClient.chat(refresh=True)``), so a run against a fixed endpoint (same ``model_id``)
+gets fresh replies, and the new answer replaces the stored one. Replies from batches and imported files
+stay final (asking again would cost another batch round), as do this run's own. A ``parse_error`` whose
+last reply came from the cache says so and how to bypass it (``from_cache_note``).
 """
 
 from __future__ import annotations
@@ -56,19 +62,35 @@ async def ask_until_readable(
     requests, cached = 0, True
     for attempt in range(retries + 1):
         completion = await client.chat(messages, sampling, prompt=version)
-        requests += completion.attempts
-        cached = cached and completion.cached
-        if completion.status != "ok":
-            return Answer("error", error=completion.error, requests=requests, cached=cached)
-        text = completion.text if completion.text.strip() or not reasoning_when_blank else (completion.reasoning or "")
-        try:
-            value = reply.read(text, length=length)
-            return Answer("ok", value, requests=requests, cached=cached, completion=completion)
-        except Unreadable as exc:
-            reason = str(exc)
+        for refresh in (True, False):  # an unreadable reply from the cache is asked for again, once
+            requests += completion.attempts
+            cached = cached and completion.cached
+            if completion.status != "ok":
+                return Answer("error", error=completion.error, requests=requests, cached=cached)
+            text = completion.text
+            if reasoning_when_blank and not text.strip():
+                text = completion.reasoning or ""
+            try:
+                value = reply.read(text, length=length)
+                return Answer("ok", value, requests=requests, cached=cached, completion=completion)
+            except Unreadable as exc:
+                reason = str(exc)
+            if not (refresh and completion.cached):
+                break
+            completion = await client.chat(messages, sampling, prompt=version, refresh=True)
         if attempt == retries:
-            error = f"unreadable after {attempt + 1} replies: {reason}"
+            error = f"unreadable after {attempt + 1} replies: {reason}" + from_cache_note(client, completion)
             return Answer("parse_error", raw=completion.text, error=error, requests=requests, cached=cached)
         note = f"Your reply could not be used: {reason}. {reply.repair(length=length)}"
         messages = [*messages, {"role": "assistant", "content": completion.text}, {"role": "user", "content": note}]
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def from_cache_note(client: LLMClient, completion: Completion) -> str:
+    """For an error about ``completion``: where it came from when that is the answer cache, and how to bypass it."""
+    if not completion.cached or client.cache.path is None:
+        return ""
+    return (
+        f" (the reply came from the answer cache {client.cache.path}; to ask the endpoint instead, "
+        "set the tool's cache path, e.g. judge_cache, to '')"
+    )

@@ -4,6 +4,8 @@ The key is a SHA-256 of (model_id, messages, sampling parameters, prompt version
 request, not the endpoint, so an answer does not depend on which endpoint of a pool, which batch or
 which imported file brought it. A re-run of the same evaluation sends no request, and a run killed
 midway loses nothing already answered. Only successful answers are stored; the API key is never part of a key or a row.
+A reply an online request stored that proved unreadable is not final: a later run asks for it again
+(``ultra_llm.asking``); answers from batches and imported files (``via``) are.
 """
 
 from __future__ import annotations
@@ -103,6 +105,12 @@ class AnswerCache:
             ).fetchone()
         return CachedAnswer(*row) if row else None
 
+    def via(self, key: str) -> str | None:
+        """Where the stored answer for ``key`` came from: ``batch``, an imported file's name, or None (online)."""
+        with self._lock:
+            row = self._db.execute("SELECT request FROM answers WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]).get("via") if row else None
+
     def put(self, key: str, *, model_id: str, prompt: str, request: dict[str, Any], answer: CachedAnswer) -> None:
         """Store one answer and commit it at once; a full disk is an InputError (the cache stays as it was)."""
         try:
@@ -146,6 +154,9 @@ class NoCache:
     path = None
 
     def get(self, key: str) -> CachedAnswer | None:
+        return None
+
+    def via(self, key: str) -> str | None:
         return None
 
     def put(self, key: str, **_: Any) -> None:

@@ -18,13 +18,14 @@ import json
 import logging
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ultra_kit.errors import InputError
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
-from ultra_llm.endpoint_errors import connection_failure, retry_after, server_message
+from ultra_llm.endpoint_errors import connection_failure, rejected_param, retry_after, server_message
 from ultra_llm.http import lean_http_client
 from ultra_llm.logprobs import LOGPROB_PARAMS, keep_logprobs, kept_logprobs
 from ultra_llm.pool import EndpointPool, Member
@@ -39,15 +40,8 @@ OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "te
 OPTIONAL_PARAMS += LOGPROB_PARAMS
 REASONING_MAX_TOKENS = 4096
 # The openai client's telemetry headers: no endpoint needs them, and each costs header handling per request.
-TELEMETRY_HEADERS = (
-    "X-Stainless-Lang",
-    "X-Stainless-Package-Version",
-    "X-Stainless-OS",
-    "X-Stainless-Arch",
-    "X-Stainless-Runtime",
-    "X-Stainless-Runtime-Version",
-    "X-Stainless-Async",
-)
+_STAINLESS = ("Lang", "Package-Version", "OS", "Arch", "Runtime", "Runtime-Version", "Async")
+TELEMETRY_HEADERS = tuple(f"X-Stainless-{name}" for name in _STAINLESS)
 PER_REQUEST_TELEMETRY = ("x-stainless-retry-count", "x-stainless-read-timeout")
 
 
@@ -91,6 +85,7 @@ class LLMClient:
         self.collector: Any = None
         self.batch_answered: dict[str, int] = {}
         self._counted: set[str] = set()
+        self._answered: set[str] = set()  # keys this client stored online: never refreshed (see chat)
         self._warned_online = False
 
     def start_pass(self, collector: Any) -> None:
@@ -115,12 +110,18 @@ class LLMClient:
         await self.pool.aclose()
 
     # --- public API ------------------------------------------------------------------------
-    async def chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str) -> Completion:
-        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key."""
+    async def chat(
+        self, messages: list[dict[str, Any]], sampling: dict[str, Any], *, prompt: str, refresh: bool = False
+    ) -> Completion:
+        """One chat completion; ``prompt`` (name and hash of the prompt file) is part of the cache key.
+        ``refresh``: ask again rather than use an answer an earlier online run stored (``ultra_llm.asking``)."""
         sampling = self._effective_sampling(sampling)
         messages_json = encode(messages)
         key = cache_key(model_id=self.model, messages_json=messages_json, sampling=sampling, prompt_version=prompt)
         hit = self.cache.get(key)
+        refresh = refresh and hit is not None and key not in self._answered and key not in self.batch_answered
+        if refresh and self.cache.via(key) is None:  # an earlier online run's answer: a fresh one replaces it
+            hit = None
         if hit is not None:
             fresh = None if key in self._counted else self.batch_answered.get(key)
             if fresh is not None:  # brought by this run's batches: requests, not a cache hit (counted once a pass)
@@ -163,6 +164,7 @@ class LLMClient:
             request = {"messages": messages, "sampling": sampling}
             self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
             keep_logprobs(self.cache, key, reply, self.settings.model_id)
+            self._answered.add(key)
 
         if self.settings.backend == "local":
             call = lambda _member: self._local_chat(messages, sampling)  # noqa: E731
@@ -323,9 +325,8 @@ class LLMClient:
             raise _Retry("malformed reply: no embeddings in the response") from None
         if len(vectors) != len(texts):
             raise _Retry(f"malformed reply: {len(vectors)} embeddings for {len(texts)} inputs")
-        return Completion(
-            "ok", prompt_tokens=token_count(response.get("usage") or {}, "prompt_tokens"), vectors=vectors
-        )
+        tokens = token_count(response.get("usage") or {}, "prompt_tokens")
+        return Completion("ok", prompt_tokens=tokens, vectors=vectors)
 
     async def _request(self, member: Member, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST once through the openai client, mapping failures to _Retry / _Fail.
@@ -337,7 +338,7 @@ class LLMClient:
         """
         import openai
 
-        kwargs = {k: v for k, v in body.items() if k not in self.dropped}
+        kwargs, started = {k: v for k, v in body.items() if k not in self.dropped}, time.monotonic()
         for _ in range(len(OPTIONAL_PARAMS) + 1):
             try:
                 response = await self._client(member).post(
@@ -349,32 +350,20 @@ class LLMClient:
             except openai.RateLimitError as exc:
                 raise _Retry(f"429 rate limited: {server_message(exc)}", retry_after(exc.response)) from None
             except openai.APIConnectionError as exc:  # APITimeoutError too: aiohttp reports a refusal as one
-                raise _Retry(connection_failure(exc, member.endpoint.base_url, self.settings.timeout)) from None
+                reason = connection_failure(exc, member.endpoint.base_url, self.settings.timeout, started)
+                raise _Retry(reason) from None
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500:
                     raise _Retry(
                         f"{exc.status_code} server error: {server_message(exc)}", retry_after(exc.response)
                     ) from None
-                rejected = self._rejected_param(exc, kwargs)
+                rejected = rejected_param(exc, kwargs, OPTIONAL_PARAMS, self.dropped)
                 if rejected is None:
                     raise _Fail(f"{exc.status_code} from the endpoint: {server_message(exc)}") from None
                 kwargs = {k: v for k, v in kwargs.items() if k != rejected}
             except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
                 raise _Retry(f"malformed reply: {type(exc).__name__}") from None
         raise _Fail("the endpoint rejected every optional parameter")  # pragma: no cover - bounded loop
-
-    def _rejected_param(self, exc: Any, kwargs: dict[str, Any]) -> str | None:
-        """The optional parameter a 400/422 complains about, remembered so it is dropped from now on."""
-        if exc.status_code not in (400, 422):
-            return None
-        message = server_message(exc)
-        for name in OPTIONAL_PARAMS:
-            if name in kwargs and re.search(rf"\b{name}\b", message):
-                if name not in self.dropped:
-                    log.warning("the endpoint rejects '%s'; sending requests without it (%s)", name, message[:200])
-                    self.dropped.add(name)
-                return name
-        return None
 
     # --- the local backend -----------------------------------------------------------------------
     async def _local_chat(self, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> Completion:

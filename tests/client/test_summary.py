@@ -12,6 +12,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import assert_fits
 from ultra_client.summary import MAX_ROWS, summary_lines
 
 
@@ -23,7 +24,7 @@ def cell(value: object) -> str:
 
 def test_table_of_numbers_mapping_rows_and_report() -> None:
     memory = {
-        "q_ls": ["a", "b"],  # per-item lists are left out
+        "q_ls": ["a", "b"],  # per-item lists: one line
         "num_q": 2,
         "scores": {"avg_em": 0.5, "em": [1.0, 0.0], "n": 2, "flag": True, "sub": {"x": 1 / 3}},
         "rows": {"map": {"metric": "map", "A": 0.25, "sig": False}, "P@5": {"metric": "P@5", "A": 1.0, "sig": True}},
@@ -36,6 +37,8 @@ def test_table_of_numbers_mapping_rows_and_report() -> None:
         "          n            2",
         "          sub.x   0.3333",
         "",
+        "q_ls: 2 items: a, b",
+        "",
         "rows       A  sig",  # the 'metric' column only repeats the row's key
         "-----------------",
         "map   0.2500  no",
@@ -47,7 +50,7 @@ def test_table_of_numbers_mapping_rows_and_report() -> None:
 
 def test_long_mappings_are_cut_saying_so() -> None:
     lines = summary_lines({"per_query": {f"q{i}": float(i) for i in range(MAX_ROWS + 5)}})
-    assert len(lines) == 2 + MAX_ROWS + 1 and lines[-1] == "(per_query: 5 more rows in memory.json)"
+    assert len(lines) == 2 + MAX_ROWS + 1 and lines[-1] == "(per_query: 5 more rows in the run folder's memory.json)"
 
 
 def table(stdout: str) -> str:
@@ -58,6 +61,8 @@ def run_example(name: str, tmp_path: Path, *extra: str) -> tuple[str, dict]:
     done = run_ultra("run", f"examples/{name}.yaml", "--output-dir", str(tmp_path), *extra, cwd=ROOT, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    if "--full" not in extra:
+        assert_fits(done.stdout)
     return table(done.stdout), json.loads((folder / "memory.json").read_text())
 
 
@@ -69,7 +74,7 @@ def row(text: str, *cells: str, variable: str = "") -> None:
     assert re.search(pattern, text, re.MULTILINE), f"no row {cells} in\n{text}"
 
 
-@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results", "mtrag"])
+@pytest.mark.parametrize("name", ["eval_trec", "load_data", "evaluate_results", "mtrag", "sweep_retrieval_pipeline"])
 def test_terminal_table_of_the_examples(name: str, tmp_path: Path) -> None:
     text, memory = run_example(name, tmp_path)
     info = memory.get("data_info")
@@ -84,6 +89,7 @@ def test_terminal_table_of_the_examples(name: str, tmp_path: Path) -> None:
         row(text, "counts", "num_q", str(memory["counts"]["num_q"]))
         row(text, "num_rel_ret", str(memory["counts"]["num_rel_ret"]))
     assert "[" not in text  # no per-item list
+    assert re.search(r"^from \w+\.\w+:$", text, re.M), text  # the rows under the step that produced them
 
 
 def test_terminal_table_of_p_value_rows(tmp_path: Path) -> None:
@@ -91,7 +97,9 @@ def test_terminal_table_of_p_value_rows(tmp_path: Path) -> None:
     row(text, "num_q", str(memory["num_q"]))
     header = next(line for line in text.splitlines() if line.startswith("eval_res "))
     columns = header.split()[1:]
-    assert columns[:3] == ["run", "A_mean", "B_mean"] and "p_value" in columns and "significant" in columns
+    assert columns[:3] == ["A_mean", "B_mean", "diff"] and "p_value" in columns and "significant" in columns
+    # the run column holds one value: said once under the table, not in every row
+    assert re.search(r"^ ?run = data/trec/results\.perturbed in every row;", text, re.M), text
     for measure, values in memory["eval_res"].items():
         shown = [values[c] for c in columns]
         cells = [

@@ -98,11 +98,12 @@ async def test_a_blank_reply_is_read_from_the_reasoning_only_when_asked(
 
 async def test_answers_from_the_cache_are_marked_cached(tmp_path: Path) -> None:
     with OpenAIStub(graded) as stub:
-        stub.add_fault("reply", text="no JSON here", times=1)
+        stub.add_fault("status", status=500, times=1)  # a failure is never stored: the retry's answer is
         for run in range(2):
             cache = AnswerCache(tmp_path / "answers.sqlite")
             async with LLMClient(stub_settings(stub), cache) as client:
                 answer = await ask(client)
             cache.close()
             assert (answer.status, answer.value, answer.cached) == ("ok", 2, run == 1)
-        assert stub.request_count == 2  # the repaired exchange is replayed from the cache, nothing sent again
+        assert stub.request_count == 2  # the answer is replayed from the cache, nothing sent again
+    # an unreadable reply from the cache is asked for again: tests/llm/test_no_sticky_failures.py

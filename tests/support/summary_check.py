@@ -1,7 +1,8 @@
 """Check the table ``ultra run`` prints at its end against the run's own ``memory.json``.
 
 Used by the end-to-end tests of every example pipeline: each variable that holds a number, or a mapping
-with numbers in it, must have a row, numbers printed with 4 decimals.
+with numbers in it, must have a row, numbers printed with 4 decimals, and no line may be wider than 100
+characters (``ultra run --full`` prints wider).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 from typing import Any
+
+from ultra_client.summary_tables import WIDTH
 
 
 def run_folder(done: subprocess.CompletedProcess, cwd: Path) -> Path:
@@ -27,9 +30,16 @@ def _cell(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
+def assert_fits(stdout: str, width: int = WIDTH) -> None:
+    """Assert no line of the end of a run (the summary before its ``done:`` line) is wider than ``width``."""
+    wide = [line for line in stdout.split("done: ")[0].splitlines() if len(line) > width]
+    assert not wide, f"{len(wide)} summary lines wider than {width} characters, e.g.\n{wide[0]}"
+
+
 def check_summary(done: subprocess.CompletedProcess, cwd: Path) -> dict[str, Any]:
-    """Assert the table covers the run's results; return the run's memory."""
+    """Assert the table covers the run's results and fits 100 columns; return the run's memory."""
     table = done.stdout.split("done: ")[0]
+    assert_fits(done.stdout)
     memory = json.loads((run_folder(done, cwd) / "memory.json").read_text(encoding="utf-8"))
     shown = 0
     for variable, value in memory.items():

@@ -36,6 +36,7 @@ class Runner:
         self.default_timeout = default_timeout
         self.echo = echo
         self.timings: list[tuple[str, float]] = []
+        self.producers: dict[str, str] = {}  # variable -> the step that last wrote it, in the order written
 
     @property
     def tools(self):
@@ -99,7 +100,11 @@ class Runner:
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)
-        return {step.outputs.get(name, name): value for name, value in outputs.items()}
+        named = {step.outputs.get(name, name): value for name, value in outputs.items()}
+        for name in named:
+            self.producers.pop(name, None)
+            self.producers[name] = step.name
+        return named
 
     def _call_failure(self, step: ToolStep, exc: Exception, timeout: float | None) -> str:
         text = str(exc) or type(exc).__name__

@@ -21,6 +21,7 @@ from servers.judge.common.inputs import Pair
 from servers.judge.common.parsing import parse_grade
 from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_kit.files import atomic_write
+from ultra_llm.asking import from_cache_note
 from ultra_llm.client import LLMClient
 
 PROMPT_NAME = "umbrela_v1"
@@ -134,17 +135,20 @@ async def judge_one(
     requests, all_cached = 0, True
     for attempt in range(max_retries + 1):
         reply = await client.chat(messages, sampling, prompt=version)
-        requests += reply.attempts
-        all_cached = all_cached and reply.cached
-        base = {"qid": pair.qid, "docid": pair.docid, "rank": pair.rank, "requests": requests, "cached": all_cached}
-        if reply.status != "ok":
-            return Judgment(score=None, status="error", error=reply.error, **base)
-        text = reply.text if reply.text.strip() else (reply.reasoning or "")
-        parsed = parse_grade(text)
-        if parsed.score is not None:
-            return Judgment(score=parsed.score, status="ok", found_by=parsed.how, **base)
+        for refresh in (True, False):  # an unreadable reply from the cache is asked for again, once (ultra_llm.asking)
+            requests += reply.attempts
+            all_cached = all_cached and reply.cached
+            base = {"qid": pair.qid, "docid": pair.docid, "rank": pair.rank, "requests": requests, "cached": all_cached}
+            if reply.status != "ok":
+                return Judgment(score=None, status="error", error=reply.error, **base)
+            parsed = parse_grade(reply.text if reply.text.strip() else (reply.reasoning or ""))
+            if parsed.score is not None:
+                return Judgment(score=parsed.score, status="ok", found_by=parsed.how, **base)
+            if not (refresh and reply.cached):
+                break
+            reply = await client.chat(messages, sampling, prompt=version, refresh=True)
         if attempt == max_retries:
-            reason = f"no grade after {attempt + 1} replies: {parsed.how}"
+            reason = f"no grade after {attempt + 1} replies: {parsed.how}" + from_cache_note(client, reply)
             return Judgment(score=None, status="parse_error", raw=reply.text, error=reason, **base)
         messages = [*messages, {"role": "assistant", "content": reply.text}, *repair.render()]
     raise AssertionError("unreachable")  # pragma: no cover

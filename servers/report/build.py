@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from servers.report import charts, page, sources, stats
-from servers.report.judged import title
-from servers.report.judged_charts import judged_chart
+from servers.report.judged.charts import judged_chart
+from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_text

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.report.judged import read_compare_judged, read_fill_qrels, read_ppi
+from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
 from servers.report.model import Found, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict

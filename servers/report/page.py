@@ -113,7 +113,7 @@ def render_html(
     import jinja2
 
     from servers.report.headline import headline
-    from servers.report.judged import view as judged_view
+    from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view
 
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

@@ -1,4 +1,4 @@
-"""The charts of the judged-numbers files (``servers.report.judged``): intervals drawn as a forest plot, a row
+"""The charts of the judged-numbers files (``servers.report.judged.tables``): intervals drawn as a forest plot, a row
 per system or pair, one line per estimate told apart by marker and line style (greyscale-readable).
 
 * ppi: per system the PPI++, classical PPI, judge-only and human-only intervals; below, the paired differences;
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from servers.report.judged import ESTIMATES
+from servers.report.judged.tables import ESTIMATES
 from servers.report.plots import Plot, file_name, render, short
 from ultra_kit.errors import require
 

@@ -19,6 +19,7 @@ from servers.report import charts, page, sources, stats
 from servers.report.judged.charts import judged_chart
 from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
+from servers.report.plots import unique_names
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_text
 
@@ -63,7 +64,7 @@ def write_report(
     summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
     drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
     risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
-    judged = [judged_chart(item, title(item, item["label"])) for item in collected.judged]
+    judged = unique_names([judged_chart(item, title(item, item["label"])) for item in collected.judged])
     figures = [*risks, *judged, *drawn.plots]
     settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
     comparison = _comparison(collected, settings, examples_per_metric, max_scatter_points)

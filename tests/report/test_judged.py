@@ -151,6 +151,15 @@ def test_a_run_folder_holding_a_ppi_file(judged_files: dict[str, Path], tmp_path
     assert "run: ppi_x.json" in page
 
 
+def test_two_files_of_the_same_name_get_two_charts(judged_files: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    copy = tmp_path / "other" / judged_files["ppi"].name
+    copy.write_text(judged_files["ppi"].read_text(encoding="utf-8"), encoding="utf-8")
+    files = build([judged_files["ppi"], copy], tmp_path / "report")
+    assert [p.name for p in files.plot_paths] == ["ppi_ppi.png", "ppi_ppi_1.png"]
+    assert all(p.is_file() for p in files.plot_paths)
+
+
 CHECKS = {
     "images": "Array.from(document.querySelectorAll('img.chart'))"
     ".map(i => [i.dataset.kind, i.complete, i.naturalWidth, i.naturalHeight])",

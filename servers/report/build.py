@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from servers.report import charts, page, sources, stats
+from servers.report.judged.charts import judged_chart
+from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
+from servers.report.plots import unique_names
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_text
 
@@ -61,7 +64,8 @@ def write_report(
     summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
     drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
     risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
-    figures = [*risks, *drawn.plots]
+    judged = unique_names([judged_chart(item, title(item, item["label"])) for item in collected.judged])
+    figures = [*risks, *judged, *drawn.plots]
     settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
     comparison = _comparison(collected, settings, examples_per_metric, max_scatter_points)
     figures += comparison.scatters if comparison else []
@@ -70,6 +74,7 @@ def write_report(
         summary,
         drawn,
         risks,
+        judged,
         max_table_rows=max_table_rows,
         headline_metrics=headline_metrics,
         comparison={"html": comparison.html} if comparison else None,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
 from servers.report.model import Found, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict
@@ -264,6 +265,27 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         lambda d: _tool(d) == "risk_table",
         read_risk_table,
         _named("risk_table"),
+    ),
+    Kind(
+        "ppi",
+        'an object with tool "ppi", ppi_res {system: {estimate, ci, classical, judge_only, human_only ...}}',
+        lambda d: _tool(d) == "ppi",
+        read_ppi,
+        _named("ppi"),
+    ),
+    Kind(
+        "compare_judged",
+        'an object with tool "compare_judged" and comparisons {"A - B": {diff, with_judge_noise, judge_as_exact}}',
+        lambda d: _tool(d) == "compare_judged",
+        read_compare_judged,
+        _named("compare_judged"),
+    ),
+    Kind(
+        "fill_qrels",
+        'an object with tool "fill_qrels", per_run {run: {measure: {before, after}}} and kendall_tau_b',
+        lambda d: _tool(d) == "fill_qrels",
+        read_fill_qrels,
+        _named("fill_qrels"),
     ),
     Kind(
         "answer judge",

@@ -152,4 +152,5 @@ class Found:
     folders: list[tuple[str, str]] = field(default_factory=list)  # (label, run folder) still to read: sweep trials
     sweep: dict[str, Any] | None = None  # the sweep's columns and rows
     risk: dict[str, Any] | None = None  # the risk table: path, rows, failing examples per row, note
+    judged: dict[str, Any] | None = None  # ppi / compare_judged / fill_qrels: tool, path, document
     notes: list[str] = field(default_factory=list)

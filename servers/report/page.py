@@ -100,6 +100,7 @@ def render_html(
     summary: Sequence[Summary],
     drawn: Charts,
     risk_plots: Sequence[Plot],
+    judged_plots: Sequence[Plot],
     *,
     confidence: float,
     resamples: int,
@@ -112,6 +113,7 @@ def render_html(
     import jinja2
 
     from servers.report.headline import headline
+    from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view
 
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -120,10 +122,17 @@ def render_html(
         view(risk, risk["label"], base64.b64encode(plot.png).decode("ascii"))
         for risk, plot in zip(collected.risks, risk_plots, strict=True)
     ]
+    judged = [
+        judged_view(item, item["label"], base64.b64encode(plot.png).decode("ascii"))
+        for item, plot in zip(collected.judged, judged_plots, strict=True)
+    ]
     plots = drawn.plots
     return template.render(
         headline=headline(collected.runs, summary, collected.risks, headline_metrics),
         risks=risks,
+        ppis=[item for item in judged if item["tool"] == "ppi"],
+        judged_tests=[item for item in judged if item["tool"] == "compare_judged"],
+        fills=[item for item in judged if item["tool"] == "fill_qrels"],
         constants=drawn.constants,
         comparison=comparison,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

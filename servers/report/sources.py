@@ -28,6 +28,7 @@ class Collected:
     scalars: dict[str, dict[str, float]] = field(default_factory=dict)
     sweeps: list[dict[str, Any]] = field(default_factory=list)
     risks: list[dict[str, Any]] = field(default_factory=list)  # risk tables: label, path, rows, examples, note
+    judged: list[dict[str, Any]] = field(default_factory=list)  # ppi / compare_judged / fill_qrels: label, tool ...
     notes: list[str] = field(default_factory=list)
 
 
@@ -41,7 +42,7 @@ def collect(paths: Sequence[str], labels: Mapping[str, str]) -> Collected:
     collected = Collected()
     for path in paths:
         _add_source(collected, Path(path), by_path.get(_key(path)))
-    if not collected.runs and not collected.scalars and not collected.risks:
+    if not collected.runs and not collected.scalars and not collected.risks and not collected.judged:
         raise InputError(f"none of {list(paths)} holds per-query values or results to report")
     _unique_labels(collected.runs)
     collected.notes += list(dict.fromkeys(note for run in collected.runs for note in run.notes))
@@ -84,6 +85,8 @@ def _take(collected: Collected, found: Found, label: str | None, path: Path) -> 
         collected.sweeps.append({**found.sweep, "path": str(path)})
     if found.risk is not None:
         collected.risks.append({**found.risk, "label": label or path.name})
+    if found.judged is not None:
+        collected.judged.append({**found.judged, "label": label or path.name})
     for trial_label, folder in found.folders:
         folder_path = Path(folder)
         if not folder_path.is_absolute() and not folder_path.exists():
@@ -149,6 +152,10 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             scalars = True
         if item.risk is not None:
             collected.risks.append({**item.risk, "label": label or folder.name})
+            scalars = True
+        if item.judged is not None:
+            named = f"{label or folder.name}: {Path(item.judged['path']).name}"
+            collected.judged.append({**item.judged, "label": named})
             scalars = True
         if len(item.runs) == 1 and not item.significance:
             own.merge(item.runs[0])

@@ -44,6 +44,7 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
     params["judge"]["judge_llm"].update(model_id="stub", api_key="", max_retries=1)
     params["judge"].update(judge_cache="", save_path=str(tmp_path / "judge"))
     params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+    params["report"]["save_path"] = str(tmp_path / "report")
     with OpenAIStub(responder=reply) as stub:
         params["judge"]["judge_llm"]["base_url"] = stub.base_url
         (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
@@ -66,3 +67,7 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
         assert got["estimate"] == pytest.approx(expected["estimate"], abs=1e-12)
         assert got["lambda"] == pytest.approx(expected["lambda"], abs=1e-12)
     assert len(result["ppi_diff"]) == 3
+    page = next((tmp_path / "report").glob("report_*/report.html")).read_text()  # the last step: ppi's report
+    table = page.split('id="ppi-table-1"', 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr><td>") == len(result["ppi_res"]) == 3
+    assert 'id="ppi-diff-table-1"' in page and 'data-kind="intervals"' in page

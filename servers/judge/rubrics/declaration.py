@@ -56,6 +56,12 @@ class Scale:
             return f"a whole number from {low} (worst) to {high} (best)"
         return "one of the labels " + ", ".join(f'"{label}" (worth {value:g})' for label, value in self.values.items())
 
+    @property
+    def kind(self) -> str:
+        """How the report charts the rubric's values: binary for two labels worth 0 and 1 ({pass: 1, fail: 0}),
+        else graded (an integer scale, or labels worth other values: the share of items at each value)."""
+        return "binary" if self.labelled and sorted(self.values.values()) == [0, 1] else "graded"
+
     def declared(self) -> list[int] | dict[str, float]:
         if self.labelled:
             return dict(self.values)

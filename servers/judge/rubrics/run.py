@@ -81,6 +81,7 @@ async def run_rubric_judge(
         "counts": counts(results),
         "failed": failed,
         "rubrics": [described(rubric, found) for rubric, found in zip(rubrics, steps, strict=True)],
+        "metric_kinds": {rubric.name: rubric.scale.kind for rubric in rubrics},  # the report's chart per rubric
         "source": source,
         "items": results,
         "usage": usage,

@@ -59,6 +59,11 @@ class RubricJudgeResult(TypedDict):
         list[dict[str, Any]],
         Field(description="per rubric: name, declared, text and sha256, scale, inputs, steps, steps_generated"),
     ]
+    metric_kinds: Annotated[
+        dict[str, str],
+        Field(description="per rubric its kind from its scale: binary (two labels worth 0 and 1, {pass: 1, fail: 0}) "
+              "or graded (an integer scale, other labels); the report charts it so"),
+    ]  # fmt: skip
     usage: Annotated[dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call")]
     prompt: Annotated[dict[str, str], Field(description="the judging prompt file: name, sha256, version")]
 

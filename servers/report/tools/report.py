@@ -59,8 +59,8 @@ def report(
     the risk table, per-query table with the judges' verdicts), PNGs and CSVs.
 
     Reads every result file the project's tools write (evaluate*, evaluate_trec*, the judges, trec_rag_table,
-    risk_table, consistency, sweeps) and `ultra run` folders; several runs are shown side by side, joined on
-    query ids, with their paired comparison.
+    risk_table, consistency, ppi, compare_judged, fill_qrels, sweeps) and `ultra run` folders; several runs are
+    shown side by side, joined on query ids, with their paired comparison.
     """
     from servers.report.build import write_report
     from servers.report.sources import texts_by_id

@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "sweep": "ultra_client.sweep.cli",
     "report": "ultra_client.report_cli",
     "trec_eval": "ultra_client.trec_eval_command",
+    "gate": "ultra_client.gates.cli",
 }
 
 
@@ -80,6 +81,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--stdio", action="store_true", help="run every server as an MCP subprocess instead of in this process"
     )
+    importlib.import_module("ultra_client.gates.cli").add_run_options(run)
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
     call.add_argument(
@@ -189,12 +191,15 @@ def main(argv: list[str] | None = None) -> int:
             if report.dropped:
                 print(f"  dropped (no longer used): {', '.join(report.dropped)}")
         elif args.command == "run":
+            from ultra_client.gates.cli import after_run, run_conditions
             from ultra_client.signals import stop_like_interrupt
 
+            gate = run_conditions(args)
             with stop_like_interrupt():
                 run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio)
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
+            return exit_now(after_run(args, gate, folder))
         elif args.command == "call":
             from ultra_client.signals import stop_like_interrupt
 

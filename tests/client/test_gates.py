@@ -139,7 +139,7 @@ def test_baseline_max_drop_and_a_missing_baseline(tmp_path: Path) -> None:
     ("condition", "message"),
     [
         ("{metric: eval_res.map, mni: 0.3}", "unknown gate key 'mni'; did you mean 'min'?"),
-        ("{metric: map, min: 0.3}", "'metric' names a scalar result as variable.key"),
+        ("{metric: 3, min: 0.3}", "'metric' names a scalar result as variable.key"),
         ("{metric: eval_res.map}", "needs 'min', 'max' or 'baseline'"),
         ("{metric: eval_res.map, baseline: runs/main}", "'baseline' and 'max_drop' go together"),
         ("{metric: eval_res.map, min: 0.5, max: 0.1}", "'min' (0.5) is above 'max' (0.1)"),

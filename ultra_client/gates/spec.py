@@ -1,8 +1,8 @@
 """A gate's conditions, from a pipeline's ``gate:`` block or a gate file, checked with file:line errors.
 
 Each condition names a scalar result as ``ultra sweep --metric`` does (``variable.key``, e.g.
-``eval_res.map``; or ``failed_fraction``) and has ``min`` and/or ``max``, or ``baseline`` (a run
-folder) with ``max_drop``::
+``eval_res.map``; a numeric variable such as ``kappa_graded``; or ``failed_fraction``) and has ``min``
+and/or ``max``, or ``baseline`` (a run folder) with ``max_drop``::
 
     gate:
       - {metric: eval_res.map, min: 0.30}
@@ -65,11 +65,12 @@ def _condition(item: Any, path: Path, line: int | None) -> Condition:
         if key not in CONDITION_KEYS:
             raise located(path, where_line, f"unknown gate key '{key}'" + did_you_mean(str(key), list(CONDITION_KEYS)))
     metric = item.get("metric")
-    if not isinstance(metric, str) or not (metric == FAILED_FRACTION or "." in metric.strip(".")):
+    if not isinstance(metric, str) or not metric.strip() or metric != metric.strip():
         raise located(
             path,
             where_line,
-            f"'metric' names a scalar result as variable.key (e.g. eval_res.map) or {FAILED_FRACTION}; got {metric!r}",
+            f"'metric' names a scalar result as variable.key (e.g. eval_res.map), a numeric variable or "
+            f"{FAILED_FRACTION}; got {metric!r}",
         )
     if item.get("no_significant_drop") is not None:
         raise located(

@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "report": "ultra_client.report_cli",
     "trec_eval": "ultra_client.trec_eval_command",
     "gate": "ultra_client.gates.cli",
+    "runs": "ultra_client.runs_cli",
 }
 
 
@@ -199,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
                 run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio)
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
-            return exit_now(after_run(args, gate, folder))
+            code = after_run(args, gate, folder)
+            importlib.import_module("ultra_client.runs_cli").index_run(folder, code if gate else None)
+            return exit_now(code)
         elif args.command == "call":
             from ultra_client.signals import stop_like_interrupt
 

@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "trec_eval": "ultra_client.trec_eval_command",
     "gate": "ultra_client.gates.cli",
     "runs": "ultra_client.runs_cli",
+    "export": "ultra_client.export.cli",
 }
 
 

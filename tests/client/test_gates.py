@@ -36,7 +36,7 @@ def eval_trec_project(tmp_path: Path, gate: str = "") -> Path:
 def run_gated(tmp_path: Path, *extra: str, gate: str = "") -> tuple[object, Path | None]:
     pipeline = eval_trec_project(tmp_path, gate)
     done = run_ultra("run", str(pipeline), "--output-dir", str(tmp_path / "runs"), *extra, cwd=tmp_path, timeout=240)
-    folders = sorted((tmp_path / "runs").iterdir()) if (tmp_path / "runs").exists() else []
+    folders = sorted(p for p in (tmp_path / "runs").glob("*") if p.is_dir())
     return done, (folders[-1] if folders else None)
 
 
@@ -190,7 +190,7 @@ def test_judged_items_that_failed_count_against_failed_fraction(tmp_path: Path) 
     row = verdict_row(done.stdout, "failed_fraction <= 0")
     assert row[:3] == [f"{fraction:.4f}", "-", "FAIL"]
     assert f"{expected} of {len(firsts)} judged items failed" in row[3]
-    (folder,) = (tmp_path / "runs").iterdir()
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]  # not the run index
     tolerant = gate_file(tmp_path, [{"metric": "aggregate.P@5", "min": 0}, {"metric": "failed_fraction", "max": 0.5}])
     assert run_ultra("gate", str(folder), "--gate", str(tolerant), cwd=tmp_path).returncode == 0
     strict = gate_file(tmp_path, [{"metric": "failed_fraction", "max": fraction - 0.001}])

@@ -63,7 +63,7 @@ def test_two_runs_started_at_once_get_two_folders(toy: Path) -> None:
     runs = [subprocess.Popen(command, cwd=toy, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     errors = [run.communicate(timeout=120)[1] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], errors
-    folders = sorted((toy / "output").iterdir())
+    folders = sorted(p for p in (toy / "output").iterdir() if p.is_dir())  # not the run index
     assert len(folders) == 2
     for folder in folders:
         assert json.loads((folder / "memory.json").read_text())["items"] == ["a!", "b!"]

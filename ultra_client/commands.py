@@ -25,6 +25,7 @@ from ultra_client.calls.server_pool import (
     parameter_references,
     server_parameters,
 )
+from ultra_client.costs import finish_run
 from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import check_dataflow, settings_used
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
@@ -233,7 +234,7 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
-    for line in summary_lines(memory, report):
+    for line in [*summary_lines(memory, report), *finish_run(folder, runner.accounting)]:
         print(line)
     return folder
 

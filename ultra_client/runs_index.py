@@ -82,6 +82,11 @@ def describe_folder(folder: Path, gate: str | None = None, cost: float | None = 
 
         status = "ok"
         metrics = split_non_finite(flatten(memory))[0]
+    if cost is None:
+        from ultra_client.costs import run_usage
+
+        usage = run_usage(folder)
+        cost = usage["total"].get("cost_usd") if usage else None
     duration = None
     with suppress(OSError, ValueError, KeyError, TypeError):
         duration = float(json.loads((folder / "timings.json").read_text(encoding="utf-8"))["total_seconds"])

@@ -73,8 +73,14 @@ def read_run(folder: str | Path) -> RunResults:
 
 
 def failure_counts(folder: Path, memory: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    """``{name: (failed, total)}`` of every judged step: its result file's ``failed`` summary
-    (``ultra_kit.failures``), else a ``failed`` summary variable in memory."""
+    """``{name: (failed, total)}`` of every judged step: its ``failed`` summary (``ultra_kit.failures``) from
+    ``usage.json``; for a run folder without one, its result files' summaries, else a ``failed`` variable."""
+    from ultra_client.costs import run_usage
+
+    usage = run_usage(folder)  # each step's own summary, recorded as the run went (usage.json)
+    steps = [step for step in usage["steps"] if isinstance(step.get("failed"), dict)] if usage else []
+    if steps:
+        return {f"step {s['step']}": (s["failed"]["count"], s["failed"]["total"] or 0) for s in steps}
     counts: dict[str, tuple[int, int]] = {}
     files = folder / "files"
     for path in sorted(files.rglob("*.json")) if files.is_dir() else []:

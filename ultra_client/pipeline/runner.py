@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_client.calls.server_pool import ServerPool
+from ultra_client.costs import step_record
 from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import Pipeline, Step, ToolStep
@@ -36,6 +37,7 @@ class Runner:
         self.default_timeout = default_timeout
         self.echo = echo
         self.timings: list[tuple[str, float]] = []
+        self.accounting: list[dict[str, Any]] = []  # per LLM step: tokens, failures, model (ultra_client.costs)
 
     @property
     def tools(self):
@@ -96,6 +98,9 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
+        spent = step_record(step.name, args, outputs)
+        if spent is not None:
+            self.accounting.append(spent)
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)

@@ -136,7 +136,6 @@ def cost_lines(usage: dict[str, Any]) -> list[str]:
 
 def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:
     """Price the run's steps, write ``usage.json`` into its folder, and return the lines to print."""
-    from ultra_client.commands import write_output
     from ultra_kit.files import atomic_write_json
 
     if not records:
@@ -145,7 +144,10 @@ def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:
         usage = priced(records, load_prices())
     except UltraError as exc:
         return ["", f"cost: not computed ({exc})"]
-    write_output(folder / USAGE_FILE, lambda p: atomic_write_json(p, usage))
+    try:
+        atomic_write_json(folder / USAGE_FILE, usage)
+    except OSError as exc:
+        raise UltraError(f"{folder / USAGE_FILE}: cannot write: {exc.strerror or exc}") from None
     return cost_lines(usage)
 
 

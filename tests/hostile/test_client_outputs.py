@@ -50,7 +50,7 @@ def test_run_folder_taken_in_the_same_second_gets_a_suffix(toy: Path) -> None:
         (output / f"flow_{stamp}").symlink_to(toy / "elsewhere" / stamp)
     result = run_ultra("run", str(flow), cwd=toy)
     assert result.returncode == 0, result.stderr
-    (folder,) = [p for p in output.iterdir() if not p.is_symlink()]
+    (folder,) = [p for p in output.iterdir() if not p.is_symlink() and p.is_dir()]  # not the run index
     assert folder.name.startswith("flow_") and folder.name.endswith("_2")
     assert json.loads((folder / "memory.json").read_text())["items"] == ["a!", "b!"]
     assert not (toy / "elsewhere").exists()

@@ -1,4 +1,4 @@
-"""Time ``ultra report`` over 3 runs x 10,000 queries x 20 metrics, and measure report.html's size.
+"""Time ``ultra report`` and ``ultra compare`` over 3 runs x 10,000 queries x 20 metrics, and measure the pages.
 
     python bench/report_bench.py [--repeats 5] [--queries 10000] [--metrics 20] [--runs 3]
 
@@ -6,12 +6,13 @@ The inputs are three ``evaluate``-style result files (id_ls, a per-item list per
 with seeded random values (a different distribution per metric) and the same ids in a different
 order in each file, written once. Reported (medians over the repeats):
 
-* the whole ``ultra report`` command as a subprocess (start-up, reading, joining, bootstrap, plots,
-  HTML, files) - target at most 5 s - and its CPU time (user + sys: the wall time on an idle machine,
-  as the report runs on one core; the load average is printed, since a loaded machine stretches wall time);
-* the CPU time of the in-process stages (read and join, bootstrap summary, plots, page and CSV);
-* the size of report.html - target at most 5 MB (the per-query table is a seeded sample beyond
-  ``max_table_rows``; the page says so).
+* the whole ``ultra report`` and ``ultra compare`` commands as subprocesses (start-up, reading, joining,
+  bootstrap, paired tests, charts, HTML, files) - target at most 5 s each - and their CPU time (user + sys:
+  the wall time on an idle machine, as they run on one core; the load average is printed, since a loaded
+  machine stretches wall time);
+* the CPU time of each tool called in-process through the server's SPEC (the tools' public face);
+* the size of report.html and compare.html - target at most 5 MB each (the per-query table is a seeded
+  sample beyond ``max_table_rows``, the scatters beyond ``max_scatter_points``; the pages say so).
 """
 
 from __future__ import annotations
@@ -54,37 +55,38 @@ def make_inputs(folder: Path, runs: int, queries: int, metrics: int) -> list[Pat
     return paths
 
 
-def time_parts(paths: list[Path], out: Path) -> dict[str, float]:
-    """CPU seconds of each stage of one in-process report (wall time is at the mercy of the machine's load)."""
-    from servers.report import page, plots, sources, stats
-    from ultra_kit.settings import defaults
+def time_tools(paths: list[Path], out: Path) -> dict[str, float]:
+    """CPU seconds of each tool called in-process through the report server's SPEC (its public face), as
+    ``ultra report`` and ``ultra compare`` call them (wall time is at the mercy of the machine's load)."""
+    from servers.report.server import SPEC
+    from ultra_kit.errors import add_read_root
+    from ultra_kit.inprocess import local_tools
 
-    settings = defaults("report")
-    marks = {"start": time.process_time()}
-    collected = sources.collect([str(p) for p in paths], {})
-    marks["read and join"] = time.process_time()
-    summary = stats.summarise(
-        collected.runs,
-        resamples=settings["bootstrap_resamples"],
-        confidence=settings["confidence"],
-        seed=settings["seed"],
-    )
-    marks["bootstrap summary"] = time.process_time()
-    figures = plots.boxplots(collected.runs)
-    marks["plots"] = time.process_time()
-    page.render_html(
-        collected,
-        summary,
-        figures,
-        confidence=settings["confidence"],
-        resamples=settings["bootstrap_resamples"],
-        seed=settings["seed"],
-        max_table_rows=settings["max_table_rows"],
-    )
-    page.per_query_csv(collected)
-    marks["page and csv"] = time.process_time()
-    names = list(marks)
-    return {names[i]: marks[names[i]] - marks[names[i - 1]] for i in range(1, len(names))}
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the bench writes into its temporary folder, as --out does
+    add_read_root(str(out.parent))
+    tools = local_tools(SPEC)
+    spent = {}
+    for name, arguments in (
+        ("report", {"result_paths": [str(p) for p in paths], "out_dir": str(out / "report")}),
+        ("compare", {"run_paths": [str(p) for p in paths], "out_dir": str(out / "compare")}),
+    ):
+        start = time.process_time()
+        tools[name].function(**{**tools[name].settings, **arguments})
+        spent[name] = time.process_time() - start
+    return spent
+
+
+def run_command(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + sys) seconds of one subprocess; exits on failure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        print(done.stderr, file=sys.stderr)
+        raise SystemExit(1)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main() -> int:
@@ -98,36 +100,27 @@ def main() -> int:
         folder = Path(temp)
         paths = make_inputs(folder, args.runs, args.queries, args.metrics)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        command = [sys.executable, str(ROOT / "ultra.py"), "report", *map(str, paths)]
-        walls, cpus, sizes, parts = [], [], [], []
-        for repeat in range(args.repeats):
-            out = folder / f"out_{repeat}"
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            done = subprocess.run([*command, "--out", str(out)], env=env, capture_output=True, text=True)
-            walls.append(time.perf_counter() - start)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            if done.returncode != 0:
-                print(done.stderr, file=sys.stderr)
-                return 1
-            sizes.append((out / "report.html").stat().st_size)
-            parts.append(time_parts(paths, folder / f"parts_{repeat}"))
-        wall = statistics.median(walls)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        size = statistics.median(sizes)
-        print(f"report over {args.runs} runs x {args.queries} queries x {args.metrics} metrics, {args.repeats} repeats")
-        print(f"  ultra report (subprocess): median {wall:.2f} s (min {min(walls):.2f}, max {max(walls):.2f})")
-        print(f"    its CPU time (user + sys): median {statistics.median(cpus):.2f} s  (load average {load})")
-        for name in parts[0]:
-            print(f"    in-process {name:<18} median {statistics.median(p[name] for p in parts):.2f} s CPU")
-        in_process = statistics.median(sum(p.values()) for p in parts)
-        print(f"    in-process total              median {in_process:.2f} s CPU")
-        print(f"  report.html: {size / 1e6:.2f} MB ({size} bytes)")
-        print(
-            f"  targets: <= {TARGET_SECONDS:.0f} s: {'met' if wall <= TARGET_SECONDS else 'MISSED'}; "
-            f"<= 5 MB: {'met' if size <= TARGET_BYTES else 'MISSED'}"
-        )
+        print(f"{args.runs} runs x {args.queries} queries x {args.metrics} metrics, {args.repeats} repeats "
+              f"(load average {load})")  # fmt: skip
+        for command, page in (("report", "report.html"), ("compare", "compare.html")):
+            walls, cpus, sizes = [], [], []
+            for repeat in range(args.repeats):
+                out = folder / f"{command}_{repeat}"
+                wall, cpu = run_command([sys.executable, str(ROOT / "ultra.py"), command, *map(str, paths),
+                                         "--out", str(out)], env)  # fmt: skip
+                walls.append(wall)
+                cpus.append(cpu)
+                sizes.append((out / page).stat().st_size)
+            wall, size = statistics.median(walls), statistics.median(sizes)
+            print(f"  ultra {command} (subprocess): median {wall:.2f} s (min {min(walls):.2f}, max {max(walls):.2f})")
+            print(f"    its CPU time (user + sys): median {statistics.median(cpus):.2f} s")
+            print(f"  {page}: {size / 1e6:.2f} MB ({size} bytes)")
+            print(f"  targets: <= {TARGET_SECONDS:.0f} s: {'met' if wall <= TARGET_SECONDS else 'MISSED'}; "
+                  f"<= 5 MB: {'met' if size <= TARGET_BYTES else 'MISSED'}")  # fmt: skip
+        spent = [time_tools(paths, folder / f"tools_{repeat}") for repeat in range(args.repeats)]
+        for name in spent[0]:
+            print(f"  in-process tool {name:<8} median {statistics.median(s[name] for s in spent):.2f} s CPU")
     return 0
 
 

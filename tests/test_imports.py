@@ -32,6 +32,8 @@ NO_SDK = ("mcp", "pydantic", "pydantic_core")
 # Client modules that write a tool's name on purpose, and why (keep this short).
 NAMES_A_TOOL = {
     "ultra_client/evaluate_trec_cli.py": "evaluate_trec's command line names its result files as the tool does",
+    "ultra_client/compare_cli.py": "ultra compare calls the report server's compare tool, as ultra report calls report",
+    "ultra_client/cli.py": "its SUBCOMMANDS table names `ultra compare`, a subcommand named like the tool it calls",
 }
 
 

@@ -18,6 +18,7 @@ USAGE_EXAMPLES = """examples:
   ultra tools [server]
   ultra mcp-config --host claude|vscode|cursor
   ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
+  ultra compare output/<run A> output/<run B> [more runs] [--out DIR] [--label NAME=PATH]
 """
 
 # Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;
@@ -25,6 +26,7 @@ USAGE_EXAMPLES = """examples:
 SUBCOMMANDS = {
     "sweep": "ultra_client.sweep.cli",
     "report": "ultra_client.report_cli",
+    "compare": "ultra_client.compare_cli",
     "trec_eval": "ultra_client.trec_eval_command",
     "gate": "ultra_client.gates.cli",
     "runs": "ultra_client.runs_cli",
@@ -192,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  added: {', '.join(report.added)}")
             if report.dropped:
                 print(f"  dropped (no longer used): {', '.join(report.dropped)}")
+            if report.rewritten:
+                print("  written anew (a section in flow style could not be edited line by line): comments dropped")
         elif args.command == "run":
             from ultra_client.gates.cli import after_run, run_conditions
             from ultra_client.signals import stop_like_interrupt

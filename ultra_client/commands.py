@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -35,9 +37,11 @@ from ultra_client.pipeline.params import (
     merge_settings,
     parameter_path,
     read_parameter_file,
+    update_parameter_file,
     write_parameter_file,
 )
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
+from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.summary import report_path, summary_lines
 from ultra_kit.errors import add_read_root
@@ -75,9 +79,9 @@ def _logs_with_content(folder: Path) -> list[str]:
         return []
 
 
-def builtin_servers() -> dict[str, str]:
-    """{name: relative path} of the server packages that ship with ultra."""
-    root = ULTRA_HOME / "servers"
+def builtin_servers(home: Path = ULTRA_HOME) -> dict[str, str]:
+    """{name: relative path} of the server packages that ship with ultra (in the checkout ``home``)."""
+    root = home / "servers"
     return {
         p.name: f"servers/{p.name}"
         for p in sorted(root.iterdir())
@@ -130,20 +134,24 @@ def build_parameters(pipeline: Pipeline, pool: ServerPool, target: Path) -> Merg
     known = {alias: server.settings for alias, server in pool.servers.items()}
     existing = read_parameter_file(target, settings=known) if target.exists() else None
     check_dataflow(pipeline, tools, existing)
-    defaults = settings_used(pipeline, tools)
-    report = MergeReport()
     if existing is not None:
-        merged, report = merge_settings(defaults, existing)
-    else:
-        merged = defaults
-    write_parameter_file(target, pipeline.path.name, merged)
+        check_setting_values(pool.servers, target)
+    defaults = settings_used(pipeline, tools)
+    if existing is None:
+        write_parameter_file(target, pipeline.path.name, defaults)
+        return MergeReport()
+    merged, report = merge_settings(defaults, existing)
+    update_parameter_file(target, pipeline.path.name, merged, report)
     return report
 
 
 async def build(pipeline_file: str, stdio: bool = False) -> tuple[Path, MergeReport]:
     """``ultra build``: learn the tools (from each server's SPEC; a server without one, or ``stdio``, is
-    started), check the pipeline, write its parameter file."""
-    pipeline = load_pipeline(require_file(pipeline_file))
+    started), check the pipeline, write its parameter file. A NeMo RAG job (JSON) is compiled into a pipeline first."""
+    from ultra_client.compat.nemo import compile_if_job
+
+    job = compile_if_job(pipeline_file)
+    pipeline = load_pipeline(require_file(job.pipeline if job else pipeline_file))
     target = parameter_path(pipeline.path)
     async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline, stdio), logs) as pool:
         report = build_parameters(pipeline, pool, target)
@@ -189,8 +197,16 @@ async def run(
 
     Tools run in this process unless ``stdio`` (``--stdio``) or the pipeline's ``transport: stdio``
     asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
-    servers are stopped and no ``memory.json`` is written.
+    servers are stopped and no ``memory.json`` is written. A NeMo RAG job (JSON) is compiled and built
+    first (``param_file`` is then laid over its settings) and its ``results.json`` written at the end.
     """
+    from ultra_client.compat.nemo import compile_if_job
+
+    job = compile_if_job(pipeline_file, param_file)
+    if job is not None:
+        job.export_secrets()
+        await build(str(job.pipeline), stdio)
+        pipeline_file, param_file = str(job.pipeline), None
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if param_file:
@@ -199,10 +215,12 @@ async def run(
     # read before any server starts, so a mistake in it costs nothing
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known) if target.exists() else None
+    made_output_dir = not Path(output_dir).exists()
     folder = new_run_folder(Path(output_dir), pipeline.stem)
     add_read_root(folder)  # later steps read the run's own results, wherever --output-dir puts them
     started = time.time()
     print(f"[ultra] run folder: {folder}", file=sys.stderr)
+    steps_started = False
     try:
         with anyio.fail_after(deadline):
             async with ServerPool(locations, folder / "logs", parameter_references(target)) as pool:
@@ -212,11 +230,17 @@ async def run(
                     raw = read_parameter_file(target)
                 else:
                     check_dataflow(pipeline, tool_table(pool), raw)
+                    check_setting_values(pool.servers, target)
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
                 runner = Runner(pipeline, pool, settings, default_timeout=timeout)
+                steps_started = True
                 memory = await runner.run()
+    except UltraError as exc:
+        if not steps_started:
+            raise _unstarted(folder, exc, made_output_dir) from None
+        raise
     except TimeoutError:
         if deadline is None:
             raise
@@ -236,7 +260,25 @@ async def run(
         report = str(folder / saved[report])
     for line in [*summary_lines(memory, report), *finish_run(folder, runner.accounting)]:
         print(line)
+    if job is not None:
+        write_output(folder / "results.json", lambda _: job.finish(folder))
     return folder
+
+
+def _unstarted(folder: Path, exc: UltraError, made_output_dir: bool) -> UltraError:
+    """A run stopped by its start-up checks: remove the run folder it had just made (nothing in it but
+    empty logs) and the output folder if the run made it, or keep them when a server's log says
+    something, and name that log in the error."""
+    logs = _logs_with_content(folder / "logs")
+    if logs:
+        mention = [log for log in logs if log not in str(exc)]
+        return UltraError(f"{exc}\n  (log: {', '.join(mention)})") if mention else exc
+    shutil.rmtree(folder, ignore_errors=True)
+    if made_output_dir:
+        with contextlib.suppress(OSError):  # only while empty: another run may have started in it
+            folder.parent.rmdir()
+    print(f"[ultra] removed {folder}: the run stopped before its first step", file=sys.stderr)
+    return exc
 
 
 def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[str, Any]], target: Path) -> None:
@@ -245,7 +287,7 @@ def _note_missing_settings(used: dict[str, dict[str, Any]], raw: dict[str, dict[
     if missing:
         print(
             f"[ultra] note: {target} has no value for {', '.join(missing)}; the servers' defaults apply "
-            "(run `ultra build` to add them)",
+            "(run `ultra build` to add them; it keeps your comments)",
             file=sys.stderr,
         )
 
@@ -276,22 +318,36 @@ def describe_tools(table: dict[str, dict[str, ToolInfo]]) -> str:
     return "\n".join(lines)
 
 
+def checkout_of(folder: Path) -> Path | None:
+    """The ultra-eval checkout holding ``folder`` (a folder with ``servers/`` and the project's
+    ``pyproject.toml``, ``folder`` or above it), or None."""
+    for candidate in [folder, *folder.parents]:
+        pyproject = candidate / "pyproject.toml"
+        if (candidate / "servers").is_dir() and pyproject.is_file():
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                if re.search(r'^name\s*=\s*"ultra-eval"', pyproject.read_text("utf-8"), re.MULTILINE):
+                    return candidate
+    return None
+
+
 def mcp_config(host: str) -> dict[str, Any]:
     """The JSON block an agent host needs to start every built-in server over stdio.
 
-    Each entry names the project folder twice: ``cwd`` (for hosts that honour it) and ``ULTRA_HOME``
-    in ``env`` (the server then works there whatever folder the host starts it in), so the
-    defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
+    The project is the checkout the command runs in (the working directory or a folder above it),
+    else the one this code came from. Each entry names it twice: ``cwd`` (for hosts that honour it)
+    and ``ULTRA_HOME`` in ``env`` (the server then works there whatever folder the host starts it
+    in), so the defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
     from ultra_kit.files import PROJECT_ROOT_ENV
 
+    home = checkout_of(Path.cwd().resolve()) or ULTRA_HOME
     entries: dict[str, Any] = {}
-    for name in builtin_servers():
+    for name in builtin_servers(home):
         entry = {
             "command": sys.executable,
             "args": ["-m", f"servers.{name}"],
-            "cwd": str(ULTRA_HOME),
-            "env": {"PYTHONPATH": str(ULTRA_HOME), PROJECT_ROOT_ENV: str(ULTRA_HOME)},
+            "cwd": str(home),
+            "env": {"PYTHONPATH": str(home), PROJECT_ROOT_ENV: str(home)},
         }
         entries[f"ultra-{name}"] = {"type": "stdio", **entry} if host == "vscode" else entry
     return {"servers": entries} if host == "vscode" else {"mcpServers": entries}

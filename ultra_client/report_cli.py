@@ -11,7 +11,9 @@ import argparse
 from typing import Any
 
 SERVER = "report"  # ultra report calls this server's tool of the same name
-HELP = "write report.html (summary, CIs, boxplots, per-query table), PNGs and CSVs from result files or run folders"
+HELP = (
+    "write report.html (summary, CIs, charts, risk table, comparison, per-query table) from result files or run folders"
+)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -42,8 +44,9 @@ def labels_of(items: list[str]) -> dict[str, str]:
     return labels
 
 
-def run(args: argparse.Namespace) -> int:
-    """Call the report server's tool in this process (as ``ultra call`` does) and print where the report is."""
+def call_tool(tool: str, arguments: dict[str, Any], paths: list[str], out: str | None) -> dict[str, Any]:
+    """Call the report server's ``tool`` in this process (as ``ultra call`` does): the ``paths`` the user
+    named may be read, and ``out`` (a folder named on the command line) may lie anywhere."""
     import os
 
     import anyio
@@ -55,23 +58,30 @@ def run(args: argparse.Namespace) -> int:
     from ultra_kit.files import ALLOW_OUTSIDE_ENV
     from ultra_kit.inprocess import load_spec
 
-    labels = labels_of(args.label)
-    if not args.paths and not labels:
-        raise UltraError("ultra report needs at least one run folder or result file, e.g. ultra report output/run_1")
     location = locate_named_server(SERVER)
     spec = load_spec(location.module, location.root)
     if spec is None:
         raise UltraError(f"the {SERVER} server ({location.package_dir}) cannot be loaded in this process")
-    arguments = {"result_paths": list(args.paths), "labels": labels}
-    for path in [*args.paths, *labels.values()]:  # what the user named on the command line may be read
+    for path in paths:  # what the user named on the command line may be read
         add_read_root(path)
-    if args.out is not None:  # a folder the user named on the command line may lie anywhere, as before
-        arguments["out_dir"] = args.out
+    if out is not None:  # a folder the user named on the command line may lie anywhere, as before
+        arguments = {**arguments, "out_dir": out}
         os.environ[ALLOW_OUTSIDE_ENV] = "1"
     try:
-        files = anyio.run(call_in_process, f"{SERVER}.{SERVER}", spec, [], arguments)
+        return anyio.run(call_in_process, f"{SERVER}.{tool}", spec, [], arguments)
     except ToolCallFailed as exc:
         raise UltraError(exc.reason) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Call the report server's tool in this process (as ``ultra call`` does) and print where the report is."""
+    from ultra_client.errors import UltraError
+
+    labels = labels_of(args.label)
+    if not args.paths and not labels:
+        raise UltraError("ultra report needs at least one run folder or result file, e.g. ultra report output/run_1")
+    arguments = {"result_paths": list(args.paths), "labels": labels}
+    files = call_tool(SERVER, arguments, [*args.paths, *labels.values()], args.out)
     plots = files["plot_paths"]
     print(f"runs: {', '.join(files['runs']) or 'none with per-query values'}")
     print(f"wrote {files['report_path']}")

@@ -138,6 +138,7 @@ class ServerSpec:
     load_tools: Callable[[], Iterable[Callable[..., Any]]]
     instructions: str = ""
     doc_tables: Mapping[str, str] = field(default_factory=dict)
+    setting_checks: Mapping[str, str] = field(default_factory=dict)  # setting -> "module:function" (ultra build)
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ultra_llm.client import LLMClient
+from ultra_llm.completions import Completion
 from ultra_llm.replies import Reply, Unreadable
 
 
@@ -27,6 +28,7 @@ class Answer:
     error: str | None = None
     requests: int = 0
     cached: bool = True
+    completion: Completion | None = None  # the reply that was read (ok): its text and token log-probabilities
 
 
 async def ask_until_readable(
@@ -60,7 +62,8 @@ async def ask_until_readable(
             return Answer("error", error=completion.error, requests=requests, cached=cached)
         text = completion.text if completion.text.strip() or not reasoning_when_blank else (completion.reasoning or "")
         try:
-            return Answer("ok", reply.read(text, length=length), requests=requests, cached=cached)
+            value = reply.read(text, length=length)
+            return Answer("ok", value, requests=requests, cached=cached, completion=completion)
         except Unreadable as exc:
             reason = str(exc)
         if attempt == retries:

@@ -6,9 +6,8 @@ Chat completions and embeddings against any OpenAI-compatible endpoint or pool o
 a request the cache cannot answer is handed to the pass's collector instead of being sent.
 It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
 ``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
-with the server's message, answers repeated requests from the on-disk cache, and counts tokens.
-The API key lives only in memory: it is never part of a cache key, a result, a log line or an
-error message.
+with the server's message, answers repeated requests from the on-disk cache (with their token log-probabilities:
+``ultra_llm.logprobs``), counts tokens, and keeps the API key in memory only (never in a key, result, log or message).
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encod
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, retry_after, server_message
 from ultra_llm.http import lean_http_client
+from ultra_llm.logprobs import LOGPROB_PARAMS, keep_logprobs, kept_logprobs
 from ultra_llm.pool import EndpointPool, Member
 from ultra_llm.settings import LLMSettings
 
@@ -36,6 +36,7 @@ log = logging.getLogger("ultra.llm")
 
 # Parameters an endpoint may reject; dropped (and said once) when the server names them in a 400.
 OPTIONAL_PARAMS = ("seed", "frequency_penalty", "presence_penalty", "top_p", "temperature", "response_format")
+OPTIONAL_PARAMS += LOGPROB_PARAMS
 REASONING_MAX_TOKENS = 4096
 # The openai client's telemetry headers: no endpoint needs them, and each costs header handling per request.
 TELEMETRY_HEADERS = (
@@ -133,6 +134,7 @@ class LLMClient:
                 hit.completion_tokens,
                 cached=fresh is None,
                 attempts=fresh or 0,
+                logprobs=kept_logprobs(self.cache, key) if sampling.get("logprobs") else None,
             )
         elif self.collector is not None:
             return self.collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
@@ -160,6 +162,7 @@ class LLMClient:
             answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
             request = {"messages": messages, "sampling": sampling}
             self.cache.put(key, model_id=self.settings.model_id, prompt=prompt, request=request, answer=answer)
+            keep_logprobs(self.cache, key, reply, self.settings.model_id)
 
         if self.settings.backend == "local":
             call = lambda _member: self._local_chat(messages, sampling)  # noqa: E731

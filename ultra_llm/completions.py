@@ -19,6 +19,7 @@ class Completion:
     cached: bool = False
     attempts: int = 0
     vectors: list[list[float]] | None = None
+    logprobs: list[dict[str, Any]] | None = None  # per token of the reply: token, logprob, top_logprobs (if asked)
 
 
 class MalformedCompletion(ValueError):
@@ -44,7 +45,18 @@ def completion_from_response(response: Any) -> Completion:
         reasoning if isinstance(reasoning, str) else None,
         prompt_tokens=token_count(usage, "prompt_tokens"),
         completion_tokens=token_count(usage, "completion_tokens"),
+        logprobs=token_logprobs(response["choices"][0]),
     )
+
+
+def token_logprobs(choice: Any) -> list[dict[str, Any]] | None:
+    """``choices[0].logprobs.content`` (OpenAI's shape: token, logprob, top_logprobs), or None when absent."""
+    content = (choice.get("logprobs") or {}).get("content") if isinstance(choice, dict) else None
+    if not isinstance(content, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("token"), str) for t in content
+    ):
+        return None
+    return content
 
 
 def token_count(usage: Any, key: str) -> int:

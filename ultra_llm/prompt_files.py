@@ -63,7 +63,11 @@ def load_prompt(folder: Path, name: str) -> Prompt:
     if not path.is_file():
         known = sorted(p.stem for p in folder.glob("*.txt"))
         raise InputError(f"no prompt named {name!r}; known prompts: {known}", path=str(path))
-    text = path.read_text(encoding="utf-8")
+    return parse_prompt(name, path.read_text(encoding="utf-8"), path)
+
+
+def parse_prompt(name: str, text: str, path: Path | str) -> Prompt:
+    """The prompt ``name`` written in ``text`` (read from ``path``, named in errors): sections and hash."""
     parts = _SECTION.split(text)
     if parts[0].strip():
         raise InputError(

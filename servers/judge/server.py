@@ -30,4 +30,9 @@ SPEC = ServerSpec(
     _tools,
     instructions=INSTRUCTIONS,
     doc_tables={"judges": "servers.judge.answers.registry:registry_markdown"},
+    setting_checks={
+        "rubrics": "servers.judge.rubrics.sources:check_rubrics",
+        "rubrics_path": "servers.judge.rubrics.sources:check_rubrics_path",
+        "prompt_file": "servers.judge.common.overrides:check_prompt_file",
+    },
 )

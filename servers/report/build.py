@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.report import page, plots, sources, stats
+from servers.report import charts, page, sources, stats
+from servers.report.output import check_settings, output_folder, write_bytes
 from ultra_kit.errors import InputError
-from ultra_kit.files import atomic_write, atomic_write_text, result_path
+from ultra_kit.files import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -43,24 +44,41 @@ def write_report(
     confidence: float,
     seed: int,
     max_table_rows: int,
+    headline_metrics: Sequence[str],
+    examples_per_metric: int,
+    max_scatter_points: int,
     texts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ReportFiles:
     """Write report.html, summary.csv, per_query.csv and a PNG per plot into ``out_dir`` (or a new
-    ``report_<timestamp>`` folder under ``save_path``); ``texts`` ({id: question/answer}) fill in the
+    ``report_<timestamp>`` folder under ``save_path``); ``headline_metrics``: the key metrics of the headline
+    (default: the first of each tool); ``texts`` ({id: question/answer}) fill in the
     per-query table where the sources hold none."""
-    _check(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=max_table_rows)
+    check_settings(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=max_table_rows)
     collected = sources.collect(paths, labels)
     for run in collected.runs:
         for key, text in (texts or {}).items():
             run.texts.setdefault(str(key), dict(text))
     summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
-    figures = plots.boxplots(collected.runs) if collected.runs else []
+    drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
+    risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
+    figures = [*risks, *drawn.plots]
     settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
-    html = page.render_html(collected, summary, figures, max_table_rows=max_table_rows, **settings)
+    comparison = _comparison(collected, settings, examples_per_metric, max_scatter_points)
+    figures += comparison.scatters if comparison else []
+    html = page.render_html(
+        collected,
+        summary,
+        drawn,
+        risks,
+        max_table_rows=max_table_rows,
+        headline_metrics=headline_metrics,
+        comparison={"html": comparison.html} if comparison else None,
+        **settings,
+    )
     summary_text = page.summary_csv(summary, **settings)
     per_query_text = page.per_query_csv(collected)
-    folder = _folder(out_dir, save_path)
-    plot_paths = [_write_bytes(folder / figure.name, figure.png) for figure in figures]
+    folder = output_folder(out_dir, save_path)
+    plot_paths = [write_bytes(folder / figure.name, figure.png) for figure in figures]
     summary_path = atomic_write_text(folder / "summary.csv", summary_text)
     per_query_path = atomic_write_text(folder / "per_query.csv", per_query_text)
     report = atomic_write_text(folder / "report.html", html)
@@ -75,25 +93,21 @@ def write_report(
     )
 
 
-def _check(*, bootstrap_resamples: int, confidence: float, max_table_rows: int) -> None:
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence must lie between 0 and 1 (e.g. 0.95); got {confidence}")
-    if bootstrap_resamples < 1:
-        raise InputError(f"bootstrap_resamples must be at least 1 (e.g. 1000); got {bootstrap_resamples}")
-    if max_table_rows < 1:
-        raise InputError(f"max_table_rows must be at least 1 (e.g. 2000); got {max_table_rows}")
+def _comparison(collected: Any, settings: dict[str, Any], per_metric: int, points: int) -> Any:
+    """With several runs, their paired comparison; None when they share no item id (said in a note)."""
+    from servers.report.compare.build import section
 
-
-def _folder(out_dir: str | os.PathLike[str] | None, save_path: str) -> Path:
-    if out_dir is not None:
-        folder = Path(out_dir).expanduser()
-        if folder.exists() and not folder.is_dir():
-            raise InputError("--out names a file; give a folder (it is created if needed)", path=str(folder))
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder.resolve()
-    return result_path(save_path, "report", "")
-
-
-def _write_bytes(path: Path, data: bytes) -> Path:
-    """Write binary ``data`` atomically (through the text writer's temporary-file-and-rename)."""
-    return atomic_write(path, lambda handle: handle.buffer.write(data))
+    if len(collected.runs) < 2:
+        return None
+    try:
+        return section(
+            collected.runs,
+            resamples=settings["resamples"],
+            confidence=settings["confidence"],
+            seed=settings["seed"],
+            examples_per_metric=per_metric,
+            max_scatter_points=points,
+        )
+    except InputError as exc:
+        collected.notes.append(f"no comparison: {exc}")
+        return None

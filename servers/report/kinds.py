@@ -7,12 +7,14 @@ joined on the ids the file names (``id_ls``, item ``id``s, query ids), never on 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.report.model import Found, Run, numeric_column
+from servers.report.model import Found, numeric_column
+from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
+from servers.report.risk import read_risk_table, verdict
 from ultra_kit.errors import InputError
 
 Reader = Callable[[Any, str], Found]
@@ -27,6 +29,7 @@ class Kind:
     looks_like: str  # the shape, as error messages and the docs describe it
     detect: Callable[[Any], bool]
     read: Reader
+    claims: Callable[[str, Sequence[str]], bool]  # (tool name, its declared outputs): does it write this kind?
     supersedes: tuple[str, ...] = ()  # kinds whose files in the same run folder this one already joins
 
 
@@ -34,15 +37,8 @@ def _tool(document: Any) -> str:
     return str(document.get("tool", "")) if isinstance(document, dict) else ""
 
 
-def _run(label: str, kind: str, path: str, settings: Any = None) -> Run:
-    run = Run(label=label, sources=[f"{kind}: {path}"])
-    if settings:
-        run.parameters[f"{kind}: {Path(path).name}"] = settings
-    return run
-
-
 def read_evaluate_trec(document: dict[str, Any], path: str) -> Found:
-    run = _run(Path(path).stem, "evaluate_trec", path, document.get("settings"))
+    run = new_run(Path(path).stem, "evaluate_trec", path, document.get("settings"))
     run.add_mapping(_mapping(document, "per_query", path), source=f"evaluate_trec: {path}", skip=set())
     return Found("evaluate_trec", [run])
 
@@ -52,7 +48,7 @@ def read_pvalue(document: dict[str, Any], path: str) -> Found:
     names = {"baseline": f"{Path(str(document.get('baseline', 'baseline'))).name} (baseline)"}
     runs = []
     for name, queries in per_query.items():
-        run = _run(names.get(name, Path(name).name), "evaluate_trec_pvalue", path)
+        run = new_run(names.get(name, Path(name).name), "evaluate_trec_pvalue", path)
         if not isinstance(queries, dict):
             raise InputError(f"per_query[{name!r}] must map query ids to measures", path=path)
         run.add_mapping(queries, source=f"evaluate_trec_pvalue: {path}", skip=set())
@@ -78,7 +74,8 @@ def read_answer_lists(document: dict[str, Any], path: str) -> Found:
             f"rerun {kind} (it now writes id_ls next to the per-item values)",
             path=path,
         )
-    run = _run(Path(path).stem, kind, path, settings)
+    run = new_run(Path(path).stem, kind, path, settings)
+    run.kinds.update(_declared_kinds(settings))
     for name, values in lists.items():
         column = numeric_column(values)
         if column is None:
@@ -101,8 +98,13 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
     items = document.get("items")
     if not isinstance(items, list) or not all(isinstance(i, dict) and "id" in i for i in items):
         raise InputError(f"{tool}: 'items' must be a list of objects with an 'id'", path=path)
-    run = _run(Path(path).stem, tool, path, document.get("settings"))
+    run = new_run(Path(path).stem, tool, path, document.get("settings"))
     ids = [str(item["id"]) for item in items]
+    run.kinds.update(_declared_kinds(document))
+    for item, key in zip(items, ids, strict=True):
+        said, why = verdict(item, tuple(metrics))
+        if said or why:
+            run.rationales.setdefault(key, []).append((tool, said, why))
     for name in metrics:  # a failed item has no value (it is counted in n, never scored)
         run.add_column(name, ids, [i.get(name) if i.get("status") == "ok" else None for i in items], source=tool)
     found = Found(tool, [run])
@@ -110,14 +112,23 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         ok = [i for i in items if i.get("status") == "ok" and i.get("answer_attempted") is not None]
         answered = sum(float(i["answer_attempted"]) for i in ok)
         run.answered = {"answered": answered, "judged": len(ok), "items": len(items)}
+    failed = sum(i.get("status") in ("error", "parse_error") for i in items)
+    if failed:
+        run.failures[tool] = failed
     failed = len(items) - sum(i.get("status") == "ok" for i in items)
     if failed:
         found.notes.append(f"{tool} ({Path(path).name}): {failed} of {len(items)} items were not judged (no value)")
     return found
 
 
+def _declared_kinds(document: Any) -> dict[str, str]:
+    """The metric kinds a result file recorded (``metric_kinds``: the tool's registry declaration)."""
+    kinds = document.get("metric_kinds") if isinstance(document, dict) else None
+    return {str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {}
+
+
 def read_umbrela(document: dict[str, Any], path: str) -> Found:
-    run = _run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
+    run = new_run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
     run.add_mapping(_mapping(document, "per_query", path), source=f"umbrela_judge: {path}", skip=set())
     return Found("umbrela_judge", [run])
 
@@ -128,10 +139,12 @@ def read_nuggetize(document: dict[str, Any], path: str) -> Found:
         for name, scores in runs.items():
             ok = scores.get("status") == "ok"
             by_run.setdefault(str(name), {})[str(qid)] = {k: v for k, v in scores.items() if ok or k == "num_nuggets"}
+    supported = supported_vital(document, path)
     runs = []
     for name, per_query in by_run.items():
-        run = _run(name, "nuggetize", path)
+        run = new_run(name, "nuggetize", path)
         run.add_mapping(per_query, source=f"nuggetize: {path}", skip=set())
+        run.nuggets = supported.get(name, {})
         runs.append(run)
     if runs:
         runs[0].parameters[f"nuggetize: {Path(path).name}"] = document.get("settings", {})
@@ -154,7 +167,7 @@ def read_trec_rag_table(rows: list[dict[str, Any]], path: str) -> Found:
         group[qid] = row
     runs = []
     for name, per_query in by_run.items():
-        run = _run(name, "trec_rag_table", path)
+        run = new_run(name, "trec_rag_table", path)
         run.add_mapping(per_query, source=f"trec_rag_table: {path}", skip={"qid", "run"})
         attempted = [r["answer_attempted"] for r in per_query.values() if r.get("answer_attempted") is not None]
         if attempted:
@@ -203,42 +216,77 @@ def _answer_lists(document: Any) -> bool:
     return named or isinstance(document.get("id_ls"), list)
 
 
+def _named(*tools: str) -> Callable[[str, Sequence[str]], bool]:
+    return lambda tool, outputs: tool in tools
+
+
+def _outputs(*names: str) -> Callable[[str, Sequence[str]], bool]:
+    return lambda tool, outputs: set(names) <= set(outputs)
+
+
 KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool first
     Kind(
         "umbrela_judge",
         'an object with tool "umbrela_judge" and per_query {qid: {metric: value}}',
         lambda d: _tool(d) == "umbrela_judge",
         read_umbrela,
+        _named("umbrela_judge"),
     ),
     Kind(
         "nuggetize",
         'an object with tool "nuggetize" and per_query {qid: {run: scores}}',
         lambda d: _tool(d) == "nuggetize",
         read_nuggetize,
+        _named("nuggetize"),
     ),
     Kind(
         "judge_agreement",
         'an object with tool "judge_agreement" (kappa and agreement figures)',
         lambda d: _tool(d) == "judge_agreement",
         read_agreement,
+        _named("judge_agreement"),
+    ),
+    Kind(
+        "risk_table",
+        'an object with tool "risk_table" and rows [{kind, category, n, measure, rate, ci_low, ci_high ...}]',
+        lambda d: _tool(d) == "risk_table",
+        read_risk_table,
+        _named("risk_table"),
     ),
     Kind(
         "answer judge",
         'an object with tool "<kind>_judge", aggregate and items [{id, status, metrics...}]',
         lambda d: _tool(d).endswith("_judge") and isinstance(d.get("items"), list),
         read_answer_judge,
+        _outputs("result_path", "aggregate", "items"),
     ),
     Kind(
         "evaluate_trec_pvalue",
         "an object with table, baseline, runs and per_query {run: {qid: {measure: value}}}",
         _has("table", "baseline", "runs", "per_query"),
         read_pvalue,
+        _named("evaluate_trec_pvalue"),
     ),
     Kind(
         "evaluate_trec",
         "an object with aggregate, counts and per_query {qid: {measure: value}}",
         lambda d: _has("aggregate", "counts", "per_query")(d) and not _tool(d),
         read_evaluate_trec,
+        _named("evaluate_trec"),
+    ),
+    Kind(
+        "consistency",
+        "an object with id_ls, num_runs, answers {overall, per_query} and scores",
+        lambda d: _has("id_ls", "num_runs", "answers", "scores")(d) and not _tool(d),
+        read_consistency,
+        _named("consistency"),
+    ),
+    Kind(
+        "mtrag_evaluated_records",
+        "an object with records_path (mtrag_evaluated_records' summary) naming the records (JSON Lines)",
+        _has("records_path", "n_records"),
+        read_mtrag_records,
+        _named("mtrag_evaluated_records"),
     ),
     Kind(
         "evaluate / evaluate_mtrag / per-item lists",
@@ -246,12 +294,14 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         "semantic_similarity ...)",
         _answer_lists,
         read_answer_lists,
+        _outputs("result_path", "eval_res", "settings"),
     ),
     Kind(
         "trec_rag_table",
         "a list of row objects with qid and run (trec_rag_table's JSON)",
         _is_table,
         read_trec_rag_table,
+        _named("trec_rag_table"),
         supersedes=("umbrela_judge", "nuggetize", "citation_judge", "idk_judge"),
     ),
     Kind(
@@ -259,8 +309,17 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         "ultra sweep's sweep.json: an object with keys, metric, columns and rows",
         _has("keys", "metric", "columns", "rows"),
         read_sweep,
+        _named(),  # written by `ultra sweep`, not by a tool
     ),
 )
+
+# Tools that write a file which is not a result to report, and why (every other tool that writes a file
+# must be claimed by a kind above: tests/report/test_registry.py walks every server's tools).
+NOT_RESULTS = {
+    "generate": "the generated answers: the report takes them from the run's memory.json (pred_ls)",
+    "report": "the report itself",
+    "compare": "a comparison page (the report's own)",
+}
 
 
 def kind_of(document: Any) -> Kind | None:

@@ -33,6 +33,11 @@ class Run:
     parameters: dict[str, Any] = field(default_factory=dict)  # source -> settings it recorded
     timings: dict[str, Any] | None = None
     answered: dict[str, Any] | None = None  # the IDK judge's answer-attempt share
+    failures: dict[str, int] = field(default_factory=dict)  # tool -> items it failed to judge (no value)
+    nuggets: dict[str, set[str]] = field(default_factory=dict)  # id -> the vital nuggets its answer supports
+    origin: dict[str, str] = field(default_factory=dict)  # metric -> the kind of file it came from
+    kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous, as declared
+    rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
     notes: list[str] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
@@ -52,6 +57,7 @@ class Run:
             raise InputError(f"{name} holds values that are not numbers", path=path)
         if name in self.columns:
             name = f"{source.split(':', 1)[0]}.{name}"
+        self.origin.setdefault(name, source.split(":", 1)[0])
         if keys == self.ids:
             self.columns[name] = np.asarray(column, dtype=np.float64)
             return
@@ -87,6 +93,14 @@ class Run:
         self.notes += [note for note in other.notes if note not in self.notes]
         self.parameters.update(other.parameters)
         self.answered = other.answered or self.answered
+        for key, supported in other.nuggets.items():
+            self.nuggets.setdefault(key, supported)
+        for key, count in other.failures.items():
+            self.failures[key] = self.failures.get(key, 0) + count
+        for key, kind in other.kinds.items():
+            self.kinds.setdefault(key, kind)
+        for key, said in other.rationales.items():
+            self.rationales.setdefault(key, []).extend(said)
         for key, text in other.texts.items():
             self.texts.setdefault(key, text)
 
@@ -137,4 +151,5 @@ class Found:
     scalars: dict[str, float] = field(default_factory=dict)  # results without per-query values
     folders: list[tuple[str, str]] = field(default_factory=list)  # (label, run folder) still to read: sweep trials
     sweep: dict[str, Any] | None = None  # the sweep's columns and rows
+    risk: dict[str, Any] | None = None  # the risk table: path, rows, failing examples per row, note
     notes: list[str] = field(default_factory=list)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from servers.report.cells import number
+from servers.report.charts import Charts
 from servers.report.plots import Plot, metric_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
@@ -22,19 +24,6 @@ from ultra_kit.factory import __version__
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)
 SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", "missing")
-
-
-def number(value: Any, digits: int = 4) -> str:
-    """A value as the tables show it: 4 decimals, integers as such, no value as an empty cell."""
-    if value is None or isinstance(value, str):
-        return "" if value is None else value
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return ""
-    return f"{value:.{digits}f}"
 
 
 def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, seed: int) -> str:
@@ -86,10 +75,20 @@ def query_table(collected: Collected, *, limit: int, seed: int) -> dict[str, Any
             row.append(key)
             if has_text:
                 row += [_cut(text.get("question", "")), _cut(text.get("answer", ""))]
-            rows.append(row + cells)
+            said = [(judge, verdict, _cut(why)) for judge, verdict, why in run.rationales.get(key, [])]
+            rows.append({"cells": row + cells, "rationales": said})
     header = (["run"] if len(collected.runs) > 1 else []) + ["query id"]
     header += ["question", "answer"] if has_text else []
-    return {"header": header + names, "rows": rows, "shown": len(rows), "total": total, "sampled": total > limit}
+    header += ["judges' verdicts"] if any(run.rationales for run in collected.runs) else []
+    return {
+        "header": header + names,
+        "rows": rows,
+        "shown": len(rows),
+        "total": total,
+        "sampled": total > limit,
+        "rationales": any(run.rationales for run in collected.runs),
+        "text_columns": len(header) - (1 if any(run.rationales for run in collected.runs) else 0),
+    }
 
 
 def _cut(text: str) -> str:
@@ -99,19 +98,34 @@ def _cut(text: str) -> str:
 def render_html(
     collected: Collected,
     summary: Sequence[Summary],
-    plots: Sequence[Plot],
+    drawn: Charts,
+    risk_plots: Sequence[Plot],
     *,
     confidence: float,
     resamples: int,
     seed: int,
     max_table_rows: int,
+    headline_metrics: Sequence[str],
+    comparison: dict[str, Any] | None = None,
 ) -> str:
     """The whole report page."""
     import jinja2
 
+    from servers.report.headline import headline
+    from servers.report.risk import view
+
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     template = environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    risks = [
+        view(risk, risk["label"], base64.b64encode(plot.png).decode("ascii"))
+        for risk, plot in zip(collected.risks, risk_plots, strict=True)
+    ]
+    plots = drawn.plots
     return template.render(
+        headline=headline(collected.runs, summary, collected.risks, headline_metrics),
+        risks=risks,
+        constants=drawn.constants,
+        comparison=comparison,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=[_run_view(run) for run in collected.runs],
@@ -125,7 +139,10 @@ def render_html(
         significance=[_significance_row(row) for row in collected.significance],
         scalars={label: {k: number(v) for k, v in values.items()} for label, values in collected.scalars.items()},
         sweeps=[_sweep_view(sweep) for sweep in collected.sweeps],
-        plots=[{"title": p.title, "name": p.name, "data": base64.b64encode(p.png).decode("ascii")} for p in plots],
+        plots=[
+            {"title": p.title, "name": p.name, "kind": p.kind, "data": base64.b64encode(p.png).decode("ascii")}
+            for p in plots
+        ],
         table=query_table(collected, limit=max_table_rows, seed=seed),
     )
 

@@ -27,6 +27,7 @@ class Collected:
     significance: list[dict[str, Any]] = field(default_factory=list)
     scalars: dict[str, dict[str, float]] = field(default_factory=dict)
     sweeps: list[dict[str, Any]] = field(default_factory=list)
+    risks: list[dict[str, Any]] = field(default_factory=list)  # risk tables: label, path, rows, examples, note
     notes: list[str] = field(default_factory=list)
 
 
@@ -40,7 +41,7 @@ def collect(paths: Sequence[str], labels: Mapping[str, str]) -> Collected:
     collected = Collected()
     for path in paths:
         _add_source(collected, Path(path), by_path.get(_key(path)))
-    if not collected.runs and not collected.scalars:
+    if not collected.runs and not collected.scalars and not collected.risks:
         raise InputError(f"none of {list(paths)} holds per-query values or results to report")
     _unique_labels(collected.runs)
     collected.notes += list(dict.fromkeys(note for run in collected.runs for note in run.notes))
@@ -81,6 +82,8 @@ def _take(collected: Collected, found: Found, label: str | None, path: Path) -> 
         collected.scalars[label or f"{found.kind}: {path.name}"] = found.scalars
     if found.sweep is not None:
         collected.sweeps.append({**found.sweep, "path": str(path)})
+    if found.risk is not None:
+        collected.risks.append({**found.risk, "label": label or path.name})
     for trial_label, folder in found.folders:
         folder_path = Path(folder)
         if not folder_path.is_absolute() and not folder_path.exists():
@@ -129,9 +132,11 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
     superseded = {name for kind in KINDS if any(f.kind == kind.name for f in found) for name in kind.supersedes}
+    nuggets = {}  # what a left-out nuggetize file knew: each run's supported vital nuggets
     for item in found:
         if item.kind in superseded:
             collected.notes.append(f"{folder.name}: {item.kind} is left out; trec_rag_table joins its values")
+            nuggets.update({run.label: run.nuggets for run in item.runs if run.nuggets})
     texts = texts_from_memory(_json(folder / "memory.json"), folder / "memory.json")
     own = Run(label=label or folder.name)
     others: list[Run] = []
@@ -142,6 +147,9 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         if item.scalars:
             collected.scalars[f"{label or folder.name}: {item.kind}"] = item.scalars
             scalars = True
+        if item.risk is not None:
+            collected.risks.append({**item.risk, "label": label or folder.name})
+            scalars = True
         if len(item.runs) == 1 and not item.significance:
             own.merge(item.runs[0])
             continue
@@ -149,6 +157,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             for key in run.ids:  # a multi-run file's query ids name answers as <qid>/<run> (trec_rag_table)
                 if f"{key}/{run.label}" in texts:
                     run.texts.setdefault(key, texts[f"{key}/{run.label}"])
+            run.nuggets = run.nuggets or nuggets.get(run.label, {})
             run.label = f"{label}: {run.label}" if label else run.label
             others.append(run)
     runs = ([own] if own.columns else []) + others

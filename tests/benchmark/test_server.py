@@ -89,3 +89,19 @@ async def test_get_data_over_real_stdio(tmp_path: Path) -> None:
         )
     assert result.structured_content["q_ls"] == ["q1"]
     assert result.structured_content["gt_ls"] == ["a1"]
+
+
+@pytest.mark.anyio
+async def test_data_info_names_the_users_file_unless_a_name_is_given(tmp_path: Path) -> None:
+    """A parameter file built from the defaults, with only the path changed to one's own file, names that
+    file in data_info (not the sample's name)."""
+    from ultra_kit.settings import defaults
+
+    path = tmp_path / "my_questions.jsonl"
+    path.write_text('{"question": "q", "golden_answers": ["a"], "id": "1"}\n', encoding="utf-8")
+    built = defaults("benchmark")["benchmark"]
+    async with Client(SPEC.create_app()) as client:
+        for name, expected in ((built["name"], "my_questions"), ("my_eval", "my_eval")):
+            spec = {**built, "path": str(path), "name": name}
+            result = await client.call_tool("get_data", {"benchmark": spec})
+            assert result.structured_content["data_info"]["name"] == expected

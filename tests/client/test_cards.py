@@ -51,7 +51,7 @@ def test_a_tool_without_a_card_gets_a_skeleton_section(tmp_path, monkeypatch) ->
     writes a section per tool, with its generated table filled in, and keeps what the doc held."""
     monkeypatch.setattr(cards, "card_path", lambda server: tmp_path / f"{server}.md")
     (tmp_path / "custom.md").write_text("# Custom server\n\nWritten by hand.\n", encoding="utf-8")
-    assert cards.missing_cards("report") == ["report"]
+    assert cards.missing_cards("report") == ["report", "compare"]
     assert cards.main(["--check"]) == 1
     assert not (tmp_path / "report.md").exists()
     assert cards.add_skeletons(check=False)  # names the docs it completed

@@ -82,6 +82,20 @@ def test_mcp_config(project: Path, host: str) -> None:
     assert ("type" in entry) == (host == "vscode")
 
 
+def test_mcp_config_names_the_checkout_it_runs_in(tmp_path: Path) -> None:
+    """Run from inside another checkout (here: a clone of this one's layout), the entries point there, not
+    at the checkout whose code runs the command (a pip-installed one, say)."""
+    clone = tmp_path / "clone"
+    (clone / "examples").mkdir(parents=True)
+    shutil.copy(ROOT / "pyproject.toml", clone)
+    (clone / "servers").symlink_to(ROOT / "servers")
+    result = run_ultra("mcp-config", "--host", "claude", cwd=clone / "examples")
+    assert result.returncode == 0, result.stderr
+    entry = json.loads(result.stdout)["mcpServers"]["ultra-judge"]
+    assert entry["cwd"] == entry["env"]["PYTHONPATH"] == entry["env"]["ULTRA_HOME"] == str(clone)
+    assert entry["cwd"] != str(ROOT)
+
+
 def test_help_is_fast(project: Path) -> None:
     started = time.perf_counter()
     result = run_ultra("--help", cwd=project)
@@ -221,3 +235,28 @@ def test_variable_used_before_produced_in_a_real_build(tmp_path: Path) -> None:
     pipeline = write_pipeline(tmp_path, "flow", "  - toy.upper\n  - toy.make_items\n")
     result = run_ultra("build", str(pipeline), cwd=tmp_path)
     assert_one_clear_error(result, "flow.yaml:4: 'toy.upper' needs variable 'items', which no earlier step produces")
+
+
+def test_a_run_stopped_by_its_start_up_checks_leaves_no_run_folder(project: Path) -> None:
+    pipeline = project / "examples" / "flow.yaml"
+    pipeline.write_text("servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate\n")
+    (project / "output").mkdir()
+    (project / "output" / "mine.txt").write_text("the user's")  # not the run's: stays
+    result = run_ultra("run", str(pipeline), cwd=project)
+    assert_one_clear_error(result, "'evaluation.evaluate' needs variable")
+    assert sorted(p.name for p in (project / "output").iterdir()) == ["mine.txt"]
+    assert "[ultra] removed " in result.stderr and "before its first step" in result.stderr
+    (project / "output" / "mine.txt").unlink()
+    (project / "output").rmdir()
+    assert_one_clear_error(run_ultra("run", str(pipeline), cwd=project), "'evaluation.evaluate' needs variable")
+    assert not (project / "output").exists()  # made by the run, removed with its folder
+
+
+def test_a_run_whose_step_fails_keeps_its_folder(project: Path) -> None:
+    assert run_ultra("build", "examples/load_data.yaml", cwd=project).returncode == 0
+    params = project / "examples" / "parameters" / "load_data_parameter.yaml"
+    params.write_text(params.read_text().replace("limit: -1", "limit: 0"))
+    result = run_ultra("run", "examples/load_data.yaml", cwd=project)
+    assert_one_clear_error(result, "benchmark.limit must be -1")
+    (folder,) = (project / "output").iterdir()
+    assert (folder / "parameters.yaml").is_file() and "removed" not in result.stderr

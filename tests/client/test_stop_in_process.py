@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.slow_server import start_ultra, stop_when_writing, write_slow_server
+from tests.support.slow_server import start_ultra, stop_when_writing, tool_finished, write_slow_server
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def project(tmp_path: Path) -> Path:
 def test_sigterm_ends_a_busy_in_process_run_at_once(project: Path, sigint: str) -> None:
     client = start_ultra("run", "p.yaml", "--param", "params.yaml", cwd=project, sigint_ignored=sigint == "ignored")
     _, stderr, took = stop_when_writing(client, project, signal.SIGTERM)
-    assert took < 5, f"ultra run took {took:.1f} s to stop"
+    assert not tool_finished(project), f"ultra run waited for its tool ({took:.1f} s after the signal)"
     assert client.returncode == 143, stderr[-2000:]
     assert "stopped by SIGTERM: the servers were stopped and the run did not finish" in stderr
     assert "Traceback" not in stderr

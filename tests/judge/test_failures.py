@@ -31,7 +31,7 @@ from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 
-LLM_TOOLS = ["umbrela_judge", "nuggetize", *(judge.name for judge in JUDGES if not judge.requests.startswith("0"))]
+LLM_TOOLS = ["umbrela_judge", "nuggetize", "rubric_judge", *(j.name for j in JUDGES if not j.requests.startswith("0"))]
 # requests a judgment sends at once before it can fail: factual_correctness asks for the answer's and the
 # reference's claims together
 FIRST_ROUND = {"factual_correctness": 2}
@@ -49,6 +49,9 @@ def arguments(tool: str) -> tuple[dict[str, Any], int, str]:
         return {"query": "q", "passages": {"d1": "one", "d2": "two", "d3": "three"}}, 3, "judgments"
     if tool == "nuggetize":
         return {"query": "q", "passages": ["fact one", "fact two"], "answers": {"A": "x"}}, 1, "batches"
+    if tool == "rubric_judge":
+        rubric = {"name": "polite", "criteria": "Polite?", "steps": ["Read."], "scale": [1, 5], "inputs": ["answer"]}
+        return {"pred_ls": ANSWER_INPUTS["pred_ls"], "rubrics": [rubric]}, 3, "judgments"
     judge = next(j for j in JUDGES if j.name == tool)
     return {name: ANSWER_INPUTS[name] for name in judge.inputs}, 3, "judgments"
 

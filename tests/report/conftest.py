@@ -114,6 +114,24 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
             os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = previous
 
 
+@pytest.fixture(scope="session")
+def risk_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/risk_suite.yaml run against the scripted stub (tests/synth): off-topic questions refused,
+    three jailbreaks leaked, grounded questions answered; its run folder."""
+    from tests.synth.test_risk_suite import PIPELINE, params_for, reply
+
+    base = tmp_path_factory.mktemp("risk_suite")
+    with OpenAIStub(reply) as stub:
+        params = params_for(base, stub.base_url)
+        done = run_ultra(
+            "run", str(PIPELINE), "--param", str(params), "--output-dir", str(base / "runs"), cwd=ROOT,
+            env={**OUTSIDE, "ULTRA_READ_ROOTS": str(base)}, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (folder,) = [p for p in (base / "runs").iterdir() if p.is_dir()]
+    return folder
+
+
 def mtrag_records() -> list[dict]:
     return [json.loads(line) for line in (ROOT / "data" / "mtrag" / "mtrag_sample.jsonl").read_text().splitlines()]
 

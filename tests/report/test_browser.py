@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chrom
 
 CHECKS = {
     "summary_rows": "document.querySelectorAll('#summary tbody tr').length",
-    "images": "Array.from(document.querySelectorAll('img.boxplot'))"
+    "images": "Array.from(document.querySelectorAll('img.chart'))"
     ".map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.getBoundingClientRect().width])",
     "significance_rows": "document.querySelectorAll('#significance-table tbody tr').length",
     "side_by_side_sorted": """(() => {

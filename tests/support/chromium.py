@@ -26,7 +26,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = "/usr/bin/chromium"
+# Where Chromium lives: Debian's package, Fedora's, Ubuntu's snap, macOS's app (brew install --cask chromium);
+# $ULTRA_CHROMIUM first, then these, then whatever of these names is on PATH.
+CANDIDATES = (
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/snap/bin/chromium",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+)
+NAMES = ("chromium", "chromium-browser")
+INSTALL_HINT = (
+    "Debian: apt-get install chromium; Ubuntu: snap install chromium; Fedora: dnf install chromium; "
+    "macOS: brew install --cask chromium; or set ULTRA_CHROMIUM to a Chromium executable"
+)
 FLAGS = (
     "--headless",
     "--no-sandbox",  # tests run as root in containers
@@ -42,11 +54,38 @@ FLAGS = (
 )
 
 
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def find_chromium() -> str | None:
+    """The Chromium executable the browser tests start, or None when there is none."""
+    chosen = os.environ.get("ULTRA_CHROMIUM")
+    if chosen:
+        return chosen if _executable(chosen) else None
+    for path in CANDIDATES:
+        if _executable(path):
+            return path
+    return next((found for name in NAMES if (found := shutil.which(name))), None)
+
+
 def chromium_missing() -> str | None:
     """Why the browser tests cannot run here, or None when they can."""
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        return f"{CHROMIUM} is not installed (apt-get install chromium; .ci/run does)"
+    if os.environ.get("ULTRA_CHROMIUM") and not find_chromium():
+        return f"ULTRA_CHROMIUM={os.environ['ULTRA_CHROMIUM']} is not an executable file"
+    if not find_chromium():
+        return f"Chromium is not installed ({INSTALL_HINT}; scripts/test installs it where apt-get can)"
     return None
+
+
+def snap_visible_dir(chromium: str) -> Path | None:
+    """A folder a snap-confined Chromium can read and write (its own common folder under $HOME), or None
+    when ``chromium`` is not a snap: a snap sees a private /tmp, so pages and profiles go there."""
+    if not os.path.realpath(chromium).startswith("/snap/") and not chromium.startswith("/snap/"):
+        return None
+    folder = Path.home() / "snap" / "chromium" / "common" / "ultra-eval-tests"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @dataclass
@@ -70,7 +109,11 @@ class Browser:
         self._events: list[dict[str, Any]] = []
 
     def __enter__(self) -> Browser:
-        self._profile = tempfile.mkdtemp(prefix="ultra-chromium-")
+        self._chromium = find_chromium()
+        if self._chromium is None:
+            raise RuntimeError(chromium_missing())
+        self._snap_dir = snap_visible_dir(self._chromium)
+        self._profile = tempfile.mkdtemp(prefix="ultra-chromium-", dir=self._snap_dir)
         to_browser_read, self._to_browser = os.pipe()
         self._from_browser, from_browser_write = os.pipe()
         # above fd 9 first, so that moving them onto 3 and 4 cannot overwrite one with the other (bash: dash
@@ -81,7 +124,7 @@ class Browser:
         shell = f'exec "$0" "$@" 3<&{ends[0]} 4>&{ends[1]} {ends[0]}<&- {ends[1]}>&-'
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            ["bash", "-c", shell, CHROMIUM, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
+            ["bash", "-c", shell, self._chromium, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
             pass_fds=tuple(ends),
             stdin=subprocess.DEVNULL,
             stdout=self._log,
@@ -108,6 +151,8 @@ class Browser:
         self, path: Path, *, checks: dict[str, str] | None = None, screenshot: tuple[int, int] | None = None
     ) -> Page:
         """Load ``path``, wait for its load event, evaluate ``checks`` ({name: JS expression})."""
+        if self._snap_dir is not None:  # a copy the snap can read (the report is one self-contained file)
+            path = Path(shutil.copy(path, Path(self._profile) / path.name))
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]

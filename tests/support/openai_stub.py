@@ -72,6 +72,7 @@ class Fault:
     seconds: float = 0.0
     text: str = ""
     reasoning: str | None = None  # "reply": also sent as the message's reasoning_content
+    logprobs: list[dict[str, Any]] | None = None  # "reply": sent as choices[0].logprobs.content (token logprobs)
     used: int = 0
 
 
@@ -265,13 +266,13 @@ class OpenAIStub:
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self._pick_fault(text)
-        reply_text, reasoning = None, None
+        reply_text, reasoning, logprobs = None, None, None
         if fault is not None:
             record.outcome = fault.kind
             if fault.kind == "delay":
                 await asyncio.sleep(min(fault.seconds, MAX_SLEEP))
             elif fault.kind == "reply":
-                reply_text, reasoning = fault.text, fault.reasoning
+                reply_text, reasoning, logprobs = fault.text, fault.reasoning, fault.logprobs
             elif fault.kind == "hang":
                 await asyncio.sleep(min(fault.seconds or MAX_SLEEP, MAX_SLEEP))
                 return False
@@ -288,7 +289,7 @@ class OpenAIStub:
             return await _send_json(writer, 200, embeddings(body, self.model))
         if reply_text is None:
             reply_text = self.responder(body)
-        return await _send_json(writer, 200, chat_completion(body, reply_text, self.model, reasoning))
+        return await _send_json(writer, 200, chat_completion(body, reply_text, self.model, reasoning, logprobs))
 
 
 FAULT_KINDS = ("delay", "hang", "status", "malformed", "truncated", "reply")
@@ -342,19 +343,23 @@ async def _send_raw(
 _WORD = re.compile(r"\S+")
 
 
-def chat_completion(request: dict[str, Any], reply: str, model: str, reasoning: str | None = None) -> dict[str, Any]:
-    """A chat.completion object whose usage counts whitespace-separated words (``reasoning``: reasoning_content)."""
+def chat_completion(
+    request: dict[str, Any], reply: str, model: str, reasoning: str | None = None, logprobs: list[Any] | None = None
+) -> dict[str, Any]:
+    """A chat.completion object whose usage counts whitespace-separated words (``reasoning``: reasoning_content;
+    ``logprobs``: the token log-probabilities, ``choices[0].logprobs.content``)."""
     prompt_tokens = len(_WORD.findall(content_of(request)))
     completion_tokens = len(_WORD.findall(reply))
     message = {"role": "assistant", "content": reply}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
+    token_logprobs = None if logprobs is None else {"content": logprobs}
     return {
         "id": "chatcmpl-" + request_digest(request)[:12],
         "object": "chat.completion",
         "created": 0,
         "model": request.get("model", model),
-        "choices": [{"index": 0, "finish_reason": "stop", "message": message, "logprobs": None}],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message, "logprobs": token_logprobs}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

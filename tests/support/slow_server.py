@@ -35,15 +35,21 @@ class Written(TypedDict):
 
 
 def slow_write(*, seconds: float, directory: str) -> Written:
-    """Reserve output/slow/slow_write_<time>.json, write "{", note the process id, sleep, then finish it."""
+    """Reserve output/slow/slow_write_<time>.json, write "{", note the process id, sleep, then finish it
+    (noting ``finished`` first). Each note appears whole (written aside, then renamed)."""
     path = result_path("output/slow", "slow_write")
+
+    def note(name: str, text: str) -> None:
+        (Path(directory) / f".{name}").write_text(text)
+        os.replace(Path(directory) / f".{name}", Path(directory) / name)
 
     def write(handle) -> None:
         handle.write("{")
         handle.flush()
-        (Path(directory) / "pid").write_text(str(os.getpid()))
-        (Path(directory) / "writing").write_text(str(path))
+        note("pid", str(os.getpid()))
+        note("writing", str(path))
         time.sleep(seconds)
+        note("finished", "")
         handle.write("}")
 
     atomic_write(path, write)
@@ -109,9 +115,16 @@ def start_ultra(*args: str, cwd: Path, sigint_ignored: bool = False) -> subproce
     )
 
 
+def tool_finished(project: Path) -> bool:
+    """Whether the slow tool woke from its 30 s sleep: a command stopped "at once" ended before that, whatever
+    the machine's load (a state to check, where a time bound would fail on a busy machine)."""
+    return (project / "finished").exists()
+
+
 def stop_when_writing(client: subprocess.Popen, project: Path, signum: int) -> tuple[str, str, float]:
     """Wait until the tool is writing (its reserved name and temporary file exist), send ``signum``;
-    (stdout, stderr, seconds from the signal to the exit). The client is killed if it outlives the test."""
+    (stdout, stderr, seconds from the signal to the exit). The client is killed if it outlives the test,
+    or if it has not ended 25 s after the signal (before the tool's 30 s sleep ends)."""
     try:
         assert wait_for(lambda: (project / "writing").is_file(), 60), "the tool never started writing"
         slow = project / "output" / "slow"
@@ -120,7 +133,7 @@ def stop_when_writing(client: subprocess.Popen, project: Path, signum: int) -> t
         assert len(list(slow.iterdir())) == 2  # the reserved name and the temporary file being written
         sent = time.monotonic()
         client.send_signal(signum)
-        stdout, stderr = client.communicate(timeout=15)
+        stdout, stderr = client.communicate(timeout=25)
         return stdout, stderr, time.monotonic() - sent
     finally:
         if client.poll() is None:

@@ -23,6 +23,7 @@ from ultra_llm.batch_mode.files import CHAT_URL, Chunk, read_outcomes
 from ultra_llm.batch_mode.ledger import BatchLedger
 from ultra_llm.cache import CachedAnswer
 from ultra_llm.endpoint_errors import host_port, server_message
+from ultra_llm.logprobs import keep_logprobs
 
 log = logging.getLogger("ultra.llm")
 
@@ -134,6 +135,7 @@ class BatchRunner:
         self.client.cache.put(
             key, model_id=self.client.settings.model_id, prompt=prompt, request=request, answer=answer
         )
+        keep_logprobs(self.client.cache, key, reply, self.client.settings.model_id)  # for a weighted score
         self.client.batch_answered[key] = tries + 1
         self.failures.pop(key, None)
         self.client.usage.count(self.label, "ok")

@@ -59,8 +59,8 @@ def get_data(
         BenchmarkSpec,
         Field(
             description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
-            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, name, "
-            "max_bytes (a larger data file is refused unread)"
+            "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, "
+            'name ("" = the file\'s), max_bytes (a larger data file is refused unread)'
         ),
     ],
 ) -> GetDataResult:
@@ -84,7 +84,7 @@ def get_data(
         max_bytes=spec["max_bytes"],
     )
     info: DataInfo = {
-        "name": benchmark.get("name") or Path(path).stem,  # a path given without a name names the data
+        "name": spec["name"] or Path(path.rstrip("/")).stem,  # no name given: the data file's (or folder's)
         "path": path,
         "total_rows": loaded.total_rows,
         "kept_rows": loaded.kept_rows,

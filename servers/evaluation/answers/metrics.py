@@ -58,6 +58,7 @@ class Metric:
     extra: str | None = None
     reads: tuple[str, ...] = ()
     uses_gold: bool = True
+    kind: str = "continuous"  # how the report charts it: binary (0/1 per item), graded or continuous
 
 
 class Item:
@@ -178,9 +179,14 @@ def meteor(batch: Batch) -> Scored:
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("em", "normalised prediction equals a normalised gold", each(exact_match)),
-        Metric("acc", "a normalised gold is a substring of the normalised prediction", each(accuracy)),
-        Metric("coverem", "every token of a gold occurs among the prediction tokens", each(cover_exact_match)),
+        Metric("em", "normalised prediction equals a normalised gold", each(exact_match), kind="binary"),
+        Metric("acc", "a normalised gold is a substring of the normalised prediction", each(accuracy), kind="binary"),
+        Metric(
+            "coverem",
+            "every token of a gold occurs among the prediction tokens",
+            each(cover_exact_match),
+            kind="binary",
+        ),
         Metric(
             "stringem", "mean over answer sets: some alias is a substring of the prediction", each(string_exact_match)
         ),

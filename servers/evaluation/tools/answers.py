@@ -70,6 +70,7 @@ def evaluate(
     settings = {"metrics": names, "normalize": normalize, "rouge_stemmer": bool(rouge_stemmer), "n_items": len(pred_ls)}
     given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
+    settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
     return {"eval_res": eval_res, "settings": settings, "result_path": path}
 

@@ -14,6 +14,7 @@ from ultra_llm.replies import Reply
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
 INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
+METRIC_KINDS = ("binary", "graded", "continuous")  # 0/1 per item; a few ordered grades; any number
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,18 @@ class AnswerJudge:
     requests: str  # LLM requests per item
     # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result
     replies: Mapping[str, Reply] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> binary / graded; the others are continuous
 
     def __post_init__(self) -> None:
         if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
             raise ValueError(f"{self.name}: inputs must start with q_ls and follow {INPUT_NAMES}")
+        if not set(self.kinds) <= set(self.metrics) or not set(self.kinds.values()) <= set(METRIC_KINDS):
+            raise ValueError(f"{self.name}: kinds must map its metrics to one of {METRIC_KINDS}")
+
+    @property
+    def metric_kinds(self) -> dict[str, str]:
+        """Each metric's kind (how the report charts it), written into the result file."""
+        return {name: self.kinds.get(name, "continuous") for name in self.metrics}
 
     @property
     def kind(self) -> str:
@@ -65,12 +74,13 @@ def answer_judge(
     requests: str,
     description: str,
     replies: Mapping[str, Reply] | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> Callable[[JudgeFunction], JudgeFunction]:
     """Declare the decorated function an answer judge (``AnswerJudge``'s fields; ``judge`` is the function)."""
 
     def declare(function: JudgeFunction) -> JudgeFunction:
         function.__answer_judge__ = AnswerJudge(  # type: ignore[attr-defined]
-            name, inputs, metrics, function, description, requests, dict(replies or {})
+            name, inputs, metrics, function, description, requests, dict(replies or {}), dict(kinds or {})
         )
         return function
 

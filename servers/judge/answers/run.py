@@ -149,6 +149,7 @@ async def run_answer_judge(
         "tool": f"{judge.kind}_judge",
         **(recorded or {}),
         "aggregate": aggregate,
+        "metric_kinds": judge.metric_kinds,
         "counts": counts,
         "failed": failed,
         "items": results,

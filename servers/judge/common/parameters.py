@@ -28,3 +28,8 @@ INPUT_TYPES: dict[str, Any] = {
     "ret_psg": Annotated[list[list[str]], Field(description="the passages shown with each question, in rank order")],
 }
 Ids = Annotated[list[str] | None, Field(description="item ids (default: positions)")]
+PromptFiles = Annotated[
+    dict[str, str],
+    Field(description="your own version of a built-in prompt: {prompt name: file}, e.g. {idk_v1: my_idk.txt}; "
+          "its placeholders and reply fields must be the built-in's ({} = the built-in prompts)"),
+]  # fmt: skip

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-FAMILIES = ("relevance", "nuggets", "answers", "hallucination", "batch")
+FAMILIES = ("relevance", "nuggets", "answers", "rubric", "hallucination", "batch")
 
 
 def tools() -> Iterator[Callable[..., Any]]:

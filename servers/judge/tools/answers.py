@@ -1,8 +1,9 @@
 """The answer-judge MCP tools, one per declared judge (``answers.registry.JUDGES``), generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
-``judge_cache``, ``save_path`` and ``max_failed_fraction`` (no default here: ``parameter.yaml`` supplies them), so
-``with_settings`` and the MCP SDK derive its input schema as for a hand-written function.
+``judge_cache``, ``save_path``, ``max_failed_fraction`` and ``prompt_file`` (``common.overrides``); no default
+here: ``parameter.yaml`` supplies them, so ``with_settings`` and the MCP SDK derive its input schema as for a
+hand-written function.
 """
 
 from __future__ import annotations
@@ -14,7 +15,16 @@ from typing import Any
 from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import JUDGES
 from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
-from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.common.overrides import overriding, read_overrides, recorded
+from servers.judge.common.parameters import (
+    INPUT_TYPES,
+    CachePath,
+    FailedFraction,
+    Ids,
+    LLMSpec,
+    PromptFiles,
+    SavePath,
+)
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -23,6 +33,7 @@ SETTINGS: dict[str, Any] = {
     "judge_cache": CachePath,
     "save_path": SavePath,
     "max_failed_fraction": FailedFraction,
+    "prompt_file": PromptFiles,
 }
 
 
@@ -39,7 +50,11 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
         bound.apply_defaults()
         values = bound.arguments
         items = items_for(judge, {name: values[name] for name in judge.inputs}, values["id_ls"])
-        return await run_answer_judge(judge, items, **{name: values[name] for name in SETTINGS})
+        overrides = read_overrides(values["prompt_file"], names=judge.prompts)
+        settings = {name: values[name] for name in SETTINGS if name != "prompt_file"}
+        extra = {"prompt_overrides": recorded(overrides, values["prompt_file"])} if overrides else None
+        with overriding(overrides):
+            return await run_answer_judge(judge, items, recorded=extra, **settings)
 
     tool.__name__ = tool.__qualname__ = judge.name
     tool.__doc__ = judge.description + FAILING

@@ -23,6 +23,7 @@ from ultra_kit.files import result_path, unique_path
 from ultra_llm.batch_mode.files import ExportTarget, exporting, read_outcomes
 from ultra_llm.batch_mode.passes import can_run_in_passes
 from ultra_llm.cache import CachedAnswer, open_cache
+from ultra_llm.logprobs import keep_logprobs
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -140,6 +141,7 @@ def import_results(
                     answer = CachedAnswer(reply.text, reply.reasoning, reply.prompt_tokens, reply.completion_tokens)
                     request = {"custom_id": outcome.custom_id, "via": Path(path).name}
                     cache.put(outcome.custom_id, model_id="", prompt="", request=request, answer=answer)
+                    keep_logprobs(cache, outcome.custom_id, reply, "")
                     imported += 1
     finally:
         cache.close()

@@ -6,8 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.common.overrides import overriding, read_overrides
+from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
 from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
+from servers.judge.nuggets.stages import prompts
 from ultra_kit.factory import tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -43,6 +45,7 @@ async def nuggetize(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    prompt_file: PromptFiles,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -52,26 +55,29 @@ async def nuggetize(
     gets support / partial_support / not_support per nugget in batches of 10. Scores per answer:
     all, vital, weighted and their strict variants; the aggregate per run is the mean over answers
     with status ok, with counts of the rest. Failed batches are counted, never dropped; the tool fails,
-    writing nothing, when every batch failed or more than max_failed_fraction of them.
+    writing nothing, when every batch failed or more than max_failed_fraction of them. prompt_file
+    {nugget_create_v1: file, ...}: your own version of a prompt.
     """
     options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
-    return await run_nuggetize(
-        **options,
-        query_id=query_id,
-        nuggets_path=nuggets_path,
-        queries_path=queries_path,
-        run_path=run_path,
-        corpus_path=corpus_path,
-        answers_path=answers_path,
-        depth=depth,
-        min_judgment=min_judgment,
-        max_nuggets=max_nuggets,
-        nugget_top_k=nugget_top_k,
-        judge_llm=judge_llm,
-        judge_cache=judge_cache,
-        save_path=save_path,
-        max_failed_fraction=max_failed_fraction,
-    )
+    names = tuple(prompt.name for prompt in prompts().values())
+    with overriding(read_overrides(prompt_file, names=names)):
+        return await run_nuggetize(
+            **options,
+            query_id=query_id,
+            nuggets_path=nuggets_path,
+            queries_path=queries_path,
+            run_path=run_path,
+            corpus_path=corpus_path,
+            answers_path=answers_path,
+            depth=depth,
+            min_judgment=min_judgment,
+            max_nuggets=max_nuggets,
+            nugget_top_k=nugget_top_k,
+            judge_llm=judge_llm,
+            judge_cache=judge_cache,
+            save_path=save_path,
+            max_failed_fraction=max_failed_fraction,
+        )
 
 
 TOOLS = [nuggetize]

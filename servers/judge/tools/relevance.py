@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, SavePath
+from servers.judge.common.overrides import overriding, read_overrides
+from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
 from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
+from servers.judge.relevance.umbrela import PROMPT_NAME, REPAIR_PROMPT_NAME
 from ultra_kit.factory import tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -39,6 +41,7 @@ async def umbrela_judge(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    prompt_file: PromptFiles,
 ) -> UmbrelaResult:
     """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
 
@@ -47,28 +50,29 @@ async def umbrela_judge(
     error); per query the mean grade and, with relevant = grade >= 2, P@k, AP@k and MRR. The
     qrels file (`qid 0 docid grade`, graded pairs only) is ready for evaluate_trec. The tool fails,
     writing nothing, when no pair was graded or more than max_failed_fraction of them failed; `failed`
-    counts the failures otherwise.
+    counts the failures otherwise. prompt_file {umbrela_v1: file}: your own version of the prompt.
     """
 
     async def progress(done: int, total: int) -> None:
         if ctx is not None:
             await ctx.report_progress(done, total, f"judged {done}/{total} passages")
 
-    return await run_umbrela(
-        query=query,
-        passages=passages,
-        query_id=query_id,
-        queries_path=queries_path,
-        run_path=run_path,
-        corpus_path=corpus_path,
-        depth=depth,
-        k_values=k_values,
-        judge_llm=judge_llm,
-        judge_cache=judge_cache,
-        save_path=save_path,
-        max_failed_fraction=max_failed_fraction,
-        progress=progress,
-    )
+    with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))):
+        return await run_umbrela(
+            query=query,
+            passages=passages,
+            query_id=query_id,
+            queries_path=queries_path,
+            run_path=run_path,
+            corpus_path=corpus_path,
+            depth=depth,
+            k_values=k_values,
+            judge_llm=judge_llm,
+            judge_cache=judge_cache,
+            save_path=save_path,
+            max_failed_fraction=max_failed_fraction,
+            progress=progress,
+        )
 
 
 @tool_hints(read_only=False, idempotent=True)

@@ -11,6 +11,13 @@ from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import check_inside_output
 
+ExamplesParam = Annotated[
+    int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)
+]
+ScatterParam = Annotated[
+    int, Field(description="comparison: items per run in each scatter; beyond, a seeded sample", ge=1)
+]
+
 
 class ReportResult(TypedDict):
     """Where the report is, and what went into it."""
@@ -42,11 +49,18 @@ def report(
     confidence: Annotated[float, Field(description="level of the bootstrap interval", gt=0, lt=1)],
     seed: Annotated[int, Field(description="seed of the bootstrap and of the per-query table's sample", ge=0)],
     max_table_rows: Annotated[int, Field(description="per-query rows on the page; beyond, a seeded sample", ge=1)],
+    headline_metrics: Annotated[
+        list[str], Field(description="key metrics at the top of the page; [] = the first metric of each tool")
+    ],
+    examples_per_metric: ExamplesParam,
+    max_scatter_points: ScatterParam,
 ) -> ReportResult:
-    """Write report.html (self-contained: summary with bootstrap CIs, boxplots, per-query table), PNGs and CSVs.
+    """Write report.html (self-contained: headline, summary with bootstrap CIs, a chart per metric by its kind,
+    the risk table, per-query table with the judges' verdicts), PNGs and CSVs.
 
-    Reads evaluate, evaluate_mtrag, evaluate_trec, evaluate_trec_pvalue, the judges, trec_rag_table and
-    sweep files, and `ultra run` folders; several runs are shown side by side, joined on query ids.
+    Reads every result file the project's tools write (evaluate*, evaluate_trec*, the judges, trec_rag_table,
+    risk_table, consistency, sweeps) and `ultra run` folders; several runs are shown side by side, joined on
+    query ids, with their paired comparison.
     """
     from servers.report.build import write_report
     from servers.report.sources import texts_by_id
@@ -70,6 +84,9 @@ def report(
         confidence=confidence,
         seed=seed,
         max_table_rows=max_table_rows,
+        headline_metrics=headline_metrics,
+        examples_per_metric=examples_per_metric,
+        max_scatter_points=max_scatter_points,
         texts=texts,
     )
     return {

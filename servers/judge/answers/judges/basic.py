@@ -72,6 +72,7 @@ RATING = Reply(
     name="idk_judge",
     inputs=("q_ls", "pred_ls"),
     metrics=("idk", "answer_attempted"),
+    kinds={"idk": "graded", "answer_attempted": "binary"},
     requests="1",
     replies={"idk_v1": IDK},
     description="Does an answer say that it cannot answer (IDK), and does it attempt an answer? "
@@ -149,6 +150,7 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
     name="rag_judge",
     inputs=("q_ls", "pred_ls", "gt_ls", "ret_psg"),
     metrics=("rag_score",),
+    kinds={"rag_score": "graded"},
     requests="1",
     replies={"rag_judge_v1": RATING},
     description="Overall 1-10 rating (RAD-Bench / MT-RAG RB_llm) of faithfulness, appropriateness and "

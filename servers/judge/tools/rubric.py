@@ -1,0 +1,120 @@
+"""The ``rubric_judge`` tool: judges declared in YAML (criteria, steps, scale, inputs), a thin face over ``rubrics``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.judge.answers.run import build_items
+from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.rubrics.declaration import INPUTS, Rubric
+from servers.judge.rubrics.run import run_rubric_judge
+from servers.judge.rubrics.sources import declared_rubrics
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_hints
+from ultra_kit.failures import FailedSummary
+from ultra_llm.batch_mode.passes import runs_in_passes
+
+Rubrics = Annotated[
+    list[dict[str, Any]],
+    Field(description="rubric declarations: name, criteria, optional steps, scale ([1, 5] or {pass: 1, fail: 0}), "
+          "inputs (question, answer, reference, passages), optional examples; [] = read rubrics_path"),
+]  # fmt: skip
+RubricsPath = Annotated[str, Field(description="a YAML file of rubric declarations ('' = the rubrics setting)")]
+Questions, Answers, References, Passages = (
+    Annotated[(INPUT_TYPES[name].__origin__ | None, *INPUT_TYPES[name].__metadata__)]
+    for name in ("q_ls", "pred_ls", "gt_ls", "ret_psg")
+)  # each optional: a rubric's inputs say which lists it needs
+TopLogprobs = Annotated[
+    int, Field(description="alternatives per token asked for (logprobs) to weight the score, 0-20; 0 = none", ge=0)
+]
+
+
+class RubricJudgeResult(TypedDict):
+    """What rubric_judge returns (its result file holds the same)."""
+
+    result_path: Annotated[str, Field(description="the result file (rubric_judge_TIME.json)")]
+    aggregate: Annotated[
+        dict[str, Any],
+        Field(
+            description="per rubric NAME its mean value over its ok judgments and num_NAME; "
+            "num_items, num_excluded (items not ok on every rubric)"
+        ),  # fmt: skip
+    ]
+    weighted: Annotated[
+        dict[str, Any], Field(description="per rubric the mean probability-weighted score (null: none could be had)")
+    ]
+    items: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description="per item: id, status (ok / incomplete / error / parse_error), NAME: the value per rubric, "
+            "rubrics: {NAME: {status, score, value, reasoning, weighted, weighted_reason}}"
+        ),  # fmt: skip
+    ]
+    counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
+    failed: FailedSummary
+    rubrics: Annotated[
+        list[dict[str, Any]],
+        Field(description="per rubric: name, declared, text and sha256, scale, inputs, steps, steps_generated"),
+    ]
+    usage: Annotated[dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call")]
+    prompt: Annotated[dict[str, str], Field(description="the judging prompt file: name, sha256, version")]
+
+
+@runs_in_passes
+@tool_hints(read_only=False, idempotent=True, open_world=True)
+async def rubric_judge(
+    *,
+    q_ls: Questions = None,
+    pred_ls: Answers = None,
+    gt_ls: References = None,
+    ret_psg: Passages = None,
+    id_ls: Ids = None,
+    rubrics: Rubrics,
+    rubrics_path: RubricsPath,
+    rubric_top_logprobs: TopLogprobs,
+    judge_llm: LLMSpec,
+    judge_cache: CachePath,
+    save_path: SavePath,
+    max_failed_fraction: FailedFraction,
+) -> RubricJudgeResult:
+    """Judges declared in YAML (G-Eval), one metric each: rubrics [{name, criteria, steps?, scale, inputs, examples?}].
+
+    A rubric: name, criteria, optional steps (else generated once, recorded), scale ([1, 5] or {pass: 1, fail: 0}),
+    inputs (question, answer, reference, passages; the lists q_ls, pred_ls, gt_ls, ret_psg), optional examples.
+    One request per (item, rubric) for {reasoning, score}; with rubric_top_logprobs > 0 the score is also weighted
+    by its token probabilities where the endpoint returns them (else weighted null, with the reason).
+    """
+    found = declared_rubrics(rubrics, rubrics_path)
+    lists = {"q_ls": q_ls, "pred_ls": pred_ls, "gt_ls": gt_ls, "ret_psg": ret_psg}
+    items = rubric_items(found, lists, id_ls)
+    result = await run_rubric_judge(
+        found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
+        max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
+        source=rubrics_path or "the rubrics setting",
+    )  # fmt: skip
+    return RubricJudgeResult(**{key: result[key] for key in RubricJudgeResult.__annotations__})  # type: ignore[typeddict-item]
+
+
+def rubric_items(rubrics: list[Rubric], lists: dict[str, Any], id_ls: list[str] | None) -> list[dict[str, Any]]:
+    """The items: one per position of the lists the rubrics' inputs need (each of them given, all as long)."""
+    needed = [INPUTS[name] for name in INPUTS if any(name in r.inputs for r in rubrics)]
+    missing = [name for name in needed if lists[name] is None]
+    if missing:
+        raise InputError(f"the rubrics' inputs need {missing}: give them (one per item)")
+    n = len(lists[needed[0]])
+    if n == 0:
+        raise InputError(f"{needed[0]} is empty: nothing to judge")
+    blank = [""] * n
+    return build_items(
+        lists["q_ls"] if "q_ls" in needed else blank,
+        lists["pred_ls"] if "pred_ls" in needed else blank,
+        ret_psg=lists["ret_psg"] if "ret_psg" in needed else None,
+        gt_ls=lists["gt_ls"] if "gt_ls" in needed else None,
+        id_ls=id_ls,
+    )
+
+
+TOOLS = [rubric_judge]

@@ -1,0 +1,1 @@
+"""Paired comparison of runs (``ultra compare`` and the report's comparison section)."""

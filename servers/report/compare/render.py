@@ -1,0 +1,139 @@
+"""The comparison as people read it: an aligned terminal table, a ranx-style table (each run's mean per metric,
+with the letters of the runs it is significantly better than as superscripts), the per-pair rows, and the
+scatter of per-item values of the first run against each other run, per metric."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from servers.report.cells import number
+from servers.report.compare.pairs import Pair, Row
+from servers.report.model import Run
+from servers.report.plots import Plot, file_name, render, short
+
+DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
+COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")
+
+
+def letter(index: int) -> str:
+    """The run's letter: a, b, ... z, then a2, b2 ..."""
+    return string.ascii_lowercase[index % 26] + (str(index // 26 + 1) if index >= 26 else "")
+
+
+def row_cells(row: Row) -> list[str]:
+    """One comparison row as the terminal and the page show it (``*``: significant after Holm)."""
+    return [
+        row.metric,
+        f"{row.b} vs {row.a}",
+        str(row.n),
+        number(row.a_mean),
+        number(row.b_mean),
+        f"{row.diff:+.4f}",
+        f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]",
+        number(row.p_value),
+        number(row.p_holm),
+        f"{row.wins}/{row.ties}/{row.losses}",
+        "*" if row.significant else "",
+    ]
+
+
+def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]) -> str:
+    """The runs with their letters, the rows as an aligned text table, and a line saying what ``*`` means."""
+    cells = [list(COLUMNS)] + [row_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    numeric = set(range(2, len(COLUMNS) - 1))
+    lines = [
+        "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
+        for line in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.insert(0, "runs: " + ", ".join(f"{letter(i)} = {label}" for i, label in enumerate(labels)))
+    lines.append(
+        f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test); "
+        "W/T/L = items where B is higher / equal / lower"
+    )
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def ranx_table(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, Any]:
+    """Rows = runs, columns = metrics of two or more runs: the run's mean with the letters of the runs it is
+    significantly better (higher) than on the items both have."""
+    labels = [run.label for run in runs]
+    metrics = list(dict.fromkeys(row.metric for row in rows))
+    better: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.significant and row.diff != 0:
+            winner, loser = (row.b, row.a) if row.diff > 0 else (row.a, row.b)
+            better.setdefault((winner, row.metric), []).append(letter(labels.index(loser)))
+    table = []
+    for index, run in enumerate(runs):
+        cells = []
+        for name in metrics:
+            column = run.columns.get(name)
+            values = column[np.isfinite(column)] if column is not None else np.empty(0)
+            mean = number(float(values.mean())) if len(values) else ""
+            cells.append({"mean": mean, "better": "".join(sorted(better.get((run.label, name), [])))})
+        table.append({"letter": letter(index), "label": run.label, "cells": cells})
+    return {"metrics": metrics, "rows": table}
+
+
+def _counts(axes, x: np.ndarray, y: np.ndarray, marker: str, *, offset: float) -> None:
+    """Discrete values (binary, graded): one marker per (x, y) pair sized by its count, the count written."""
+    pairs, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
+    axes.scatter(pairs[:, 0] + offset, pairs[:, 1], s=20 + 400 * counts / counts.max(), marker=marker,
+                 facecolors="none", edgecolors="black", linewidths=0.7)  # fmt: skip
+    for (a, b), count in zip(pairs, counts, strict=True):
+        axes.annotate(str(count), (a + offset, b), textcoords="offset points", xytext=(6, 6), fontsize=7)
+
+
+def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: int) -> tuple[list[Plot], str]:
+    """Per metric, the first run's value of each item (x) against each other run's (y); beyond ``limit`` items per
+    run a seeded sample is drawn, and the returned note says so."""
+    from matplotlib.figure import Figure
+
+    from servers.report.charts import MARKERS
+    from servers.report.compare.pairs import shared_metrics
+
+    firsts = [pair for pair in pairs if pair.a == 0]
+    metrics = list(dict.fromkeys(name for pair in firsts for name in shared_metrics(runs, pair)))
+    plots, sampled = [], 0
+    rng = np.random.default_rng(seed)
+    for name in metrics:
+        figure = Figure(figsize=(3.8, 3.2))
+        figure.subplots_adjust(left=0.17, right=0.97, top=0.88, bottom=0.15)
+        axes = figure.add_subplot()
+        low, high = np.inf, -np.inf
+        for number_, pair in enumerate(p for p in firsts if name in runs[p.b].columns):
+            x = runs[0].columns[name][pair.a_positions]
+            y = runs[pair.b].columns[name][pair.b_positions]
+            keep = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
+            if len(keep) > limit:
+                keep = np.sort(rng.choice(keep, limit, replace=False))
+                sampled = max(sampled, limit)
+            if not len(keep):
+                continue
+            low, high = min(low, x[keep].min(), y[keep].min()), max(high, x[keep].max(), y[keep].max())
+            marker, label = MARKERS[number_ % len(MARKERS)], f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}"
+            discrete = len(np.unique(np.concatenate([x[keep], y[keep]]))) <= DISCRETE
+            if discrete:
+                _counts(axes, x[keep], y[keep], marker, offset=0.03 * number_)
+            axes.plot(x[keep][:0] if discrete else x[keep], y[keep][:0] if discrete else y[keep], linestyle="none",
+                      marker=marker, markersize=2.5, markerfacecolor="none", markeredgecolor="black",
+                      markeredgewidth=0.4, label=label)  # fmt: skip
+        if np.isfinite(low):
+            axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.8, label="y = x")
+        axes.set_title(f"{name}: per item, each run against a", fontsize=9)
+        axes.set_xlabel(f"{name} of a: {short(runs[0].label, 24)}")
+        axes.set_ylabel(f"{name} of the other run")
+        axes.legend(fontsize=6, loc="best")
+        plots.append(Plot(f"scatter_{file_name(name)}.png", name, render(figure), "scatter"))
+    note = (
+        f"The scatters show a seeded random sample of {sampled} items per run (seed {seed}); the tables use every item."
+        if sampled
+        else ""
+    )
+    return plots, note

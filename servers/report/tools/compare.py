@@ -1,0 +1,82 @@
+"""``compare``: runs (run folders or result files) compared item by item, matched on ids."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from servers.report.tools.report import ExamplesParam, ScatterParam
+from ultra_kit.errors import InputError
+from ultra_kit.factory import tool_hints
+from ultra_kit.files import check_inside_output
+
+
+class CompareResult(TypedDict):
+    """Where the comparison is, and its rows."""
+
+    compare_path: str
+    json_path: str
+    plot_paths: list[str]
+    runs: list[str]
+    rows: list[dict[str, Any]]
+    text: str
+
+
+@tool_hints(read_only=False, idempotent=True)
+def compare(
+    run_paths: Annotated[
+        list[str], Field(description="run folders or result files holding two or more runs: A B [C ...]")
+    ],
+    *,
+    out_dir: Annotated[
+        str | None, Field(description="write into this folder as is (default: a new compare_<timestamp>/ in save_path)")
+    ] = None,
+    labels: Annotated[dict[str, str], Field(description="display names: {name: one of the paths}")],
+    save_path: Annotated[str, Field(description="folder; the comparison goes to compare_<timestamp>/ inside it")],
+    bootstrap_resamples: Annotated[int, Field(description="resamples of the randomisation test and bootstrap", ge=1)],
+    confidence: Annotated[
+        float, Field(description="level of the intervals; significance at 1 - confidence", gt=0, lt=1)
+    ],
+    seed: Annotated[int, Field(description="seed of the tests and of the scatters' sample", ge=0)],
+    examples_per_metric: ExamplesParam,
+    max_scatter_points: ScatterParam,
+) -> CompareResult:
+    """Compare runs item by item (matched on ids, never positions; runs sharing no id are refused).
+
+    For every metric two runs share: each run's mean, the paired difference with its bootstrap interval, the
+    paired randomisation p-value with Holm across metrics, and wins/ties/losses. Writes compare.html (ranx-style
+    table with significance letters, per-item scatters, the largest regressions and improvements with both
+    answers and both judges' reasons, vital nuggets gained and lost) and comparison.json; returns the aligned
+    text table.
+    """
+    from servers.report.compare.build import write_compare
+
+    paths = [path for path in run_paths if path]
+    if not paths and not labels:
+        raise InputError("compare needs run folders or result files holding two or more runs, e.g. [runs/a, runs/b]")
+    if out_dir is not None:
+        check_inside_output(out_dir, setting="out_dir")
+    files = write_compare(
+        paths,
+        labels=labels,
+        out_dir=out_dir,
+        save_path=save_path,
+        bootstrap_resamples=bootstrap_resamples,
+        confidence=confidence,
+        seed=seed,
+        examples_per_metric=examples_per_metric,
+        max_scatter_points=max_scatter_points,
+    )
+    return {
+        "compare_path": str(files.compare_path),
+        "json_path": str(files.json_path),
+        "plot_paths": [str(p) for p in files.plot_paths],
+        "runs": files.runs,
+        "rows": files.section.document["rows"],
+        "text": files.section.text,
+    }
+
+
+TOOLS = [compare]

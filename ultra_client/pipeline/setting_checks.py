@@ -1,0 +1,38 @@
+"""The servers' own checks of setting values, run before any tool: a judge's rubric with an unknown input,
+say, is refused at ``ultra build`` naming the parameter file (or the rubric file) and the line, instead of
+failing the run's step later.
+
+A server's ``SPEC.setting_checks`` maps a setting to ``"module:function"``; ``function(value,
+parameter_file=path)`` raises ``InputError`` at file:line. The value is the parameter file's, read with
+lines (its mappings, lists and texts carry ``.line``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ultra_client.errors import UltraError
+from ultra_client.pipeline.yaml_lines import load_yaml_with_lines
+from ultra_kit.errors import InputError
+
+
+def check_setting_values(servers: dict[str, Any], target: Path) -> None:
+    """Each server's checks of its settings in the parameter file ``target`` (read with lines); UltraError at the
+    first mistake. A value holding ``${VAR}`` is left to the tool (the variable is read when the step runs)."""
+    from ultra_kit.factory import named_function
+    from ultra_kit.inprocess import load_spec
+
+    data = load_yaml_with_lines(target, "parameter") or {}
+    for alias, server in servers.items():
+        section = data.get(alias) if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            continue
+        spec = getattr(server, "spec", None) or load_spec(server.location.module, server.location.root)
+        for name, value in section.items():
+            if spec is None or name not in spec.setting_checks or "${" in repr(value):
+                continue
+            try:
+                named_function(spec.setting_checks[name])(value, parameter_file=str(target))
+            except InputError as exc:
+                raise UltraError(f"{alias}.{name}: {exc}") from None

@@ -141,10 +141,11 @@ def test_baseline_max_drop_and_a_missing_baseline(tmp_path: Path) -> None:
         ("{metric: eval_res.map, mni: 0.3}", "unknown gate key 'mni'; did you mean 'min'?"),
         ("{metric: 3, min: 0.3}", "'metric' names a scalar result as variable.key"),
         ("{metric: eval_res.map}", "needs 'min', 'max' or 'baseline'"),
-        ("{metric: eval_res.map, baseline: runs/main}", "'baseline' and 'max_drop' go together"),
+        ("{metric: eval_res.map, baseline: runs/main}", "'baseline' needs 'max_drop: 0.01' or 'no_significant_drop"),
+        ("{metric: eval_res.map, max_drop: 0.1}", "compare with a run: add baseline: <folder>"),
         ("{metric: eval_res.map, min: 0.5, max: 0.1}", "'min' (0.5) is above 'max' (0.1)"),
         ("{metric: eval_res.map, min: .nan}", "'min' must be a finite number"),
-        ("{metric: eval_res.map, baseline: runs/main, no_significant_drop: true}", "is not yet supported"),
+        ("{metric: eval_res.map, baseline: runs/main, no_significant_drop: yes please}", "is true or false"),
     ],
 )
 def test_ultra_build_reports_a_bad_gate_at_file_and_line(tmp_path: Path, condition: str, message: str) -> None:

@@ -2,12 +2,14 @@
 
 Each condition names a scalar result as ``ultra sweep --metric`` does (``variable.key``, e.g.
 ``eval_res.map``; a numeric variable such as ``kappa_graded``; or ``failed_fraction``) and has ``min``
-and/or ``max``, or ``baseline`` (a run folder) with ``max_drop``::
+and/or ``max``, or ``baseline`` (a run folder) with ``max_drop`` and/or ``no_significant_drop: true`` (a
+paired test, ``ultra_client.gates.significance``)::
 
     gate:
       - {metric: eval_res.map, min: 0.30}
       - {metric: failed_fraction, max: 0.02}
       - {metric: eval_res.ndcg@10, baseline: runs/main, max_drop: 0.01}
+      - {metric: eval_res.ndcg@10, baseline: runs/main, no_significant_drop: true}
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ class Condition:
     max: float | None = None
     baseline: str | None = None
     max_drop: float | None = None
+    no_significant_drop: bool = False
     where: str = ""
 
     def describe(self) -> str:
         """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``."""
         parts = []
-        if self.baseline is not None:
+        if self.no_significant_drop:
+            parts.append(f"{self.metric}: no significant drop vs baseline")
+        if self.max_drop is not None:
             parts.append(f"{self.metric} >= baseline - {self.max_drop:g}")
         if self.min is not None:
             parts.append(f"{self.metric} >= {self.min:g}")
@@ -72,19 +77,21 @@ def _condition(item: Any, path: Path, line: int | None) -> Condition:
             f"'metric' names a scalar result as variable.key (e.g. eval_res.map), a numeric variable or "
             f"{FAILED_FRACTION}; got {metric!r}",
         )
-    if item.get("no_significant_drop") is not None:
-        raise located(
-            path,
-            where_line,
-            "'no_significant_drop' is not yet supported (it needs the report server's compare tool); "
-            "use baseline with max_drop",
-        )
+    paired = item.get("no_significant_drop", False)
+    if not isinstance(paired, bool):
+        raise located(path, where_line, f"'no_significant_drop' is true or false; got {paired!r}")
     bounds = {key: _number(item, key, path, where_line) for key in ("min", "max", "max_drop")}
     baseline = item.get("baseline")
     if baseline is not None and (not isinstance(baseline, str) or not baseline.strip()):
         raise located(path, where_line, f"'baseline' is the path of a run folder, e.g. runs/main; got {baseline!r}")
-    if (baseline is None) != (bounds["max_drop"] is None):
-        raise located(path, where_line, "'baseline' and 'max_drop' go together: baseline: <run folder>, max_drop: 0.01")
+    if baseline is not None and bounds["max_drop"] is None and not paired:
+        raise located(
+            path, where_line, "'baseline' needs 'max_drop: 0.01' or 'no_significant_drop: true' (a paired test)"
+        )
+    if baseline is None and (bounds["max_drop"] is not None or paired):
+        raise located(
+            path, where_line, "'max_drop' and 'no_significant_drop' compare with a run: add baseline: <folder>"
+        )
     if bounds["max_drop"] is not None and bounds["max_drop"] < 0:
         raise located(path, where_line, f"'max_drop' must be 0 or more; got {bounds['max_drop']:g}")
     if baseline is None and bounds["min"] is None and bounds["max"] is None:
@@ -97,6 +104,7 @@ def _condition(item: Any, path: Path, line: int | None) -> Condition:
         max=bounds["max"],
         baseline=None if baseline is None else str(baseline),
         max_drop=bounds["max_drop"],
+        no_significant_drop=paired,
         where=f"{path}:{where_line}" if where_line else str(path),
     )
 

@@ -126,6 +126,7 @@ def with_implicit(conditions: list[Condition], run: RunResults) -> list[Conditio
 def judge(conditions: list[Condition], run: RunResults) -> list[Verdict]:
     """One verdict per condition (the implicit one included), in order."""
     baselines: dict[str, RunResults | str] = {}
+    paired: dict[str, list[dict[str, Any]] | str] = {}  # compare's rows per baseline: one Holm family each
     verdicts = []
     for condition in with_implicit(conditions, run):
         baseline = None
@@ -136,8 +137,28 @@ def judge(conditions: list[Condition], run: RunResults) -> list[Verdict]:
                 except FileNotFoundError as exc:
                     baselines[condition.baseline] = f"baseline {exc}"
             baseline = baselines[condition.baseline]
-        verdicts.append(_verdict(condition, run, baseline))
+        verdict = _verdict(condition, run, baseline)
+        if condition.no_significant_drop and verdict.status != ERROR and isinstance(baseline, RunResults):
+            if condition.baseline not in paired:
+                from ultra_client.gates.significance import compare_rows
+
+                paired[condition.baseline] = compare_rows(run.folder, baseline.folder)
+            verdict = _paired_verdict(verdict, paired[condition.baseline])
+        verdicts.append(verdict)
     return verdicts
+
+
+def _paired_verdict(verdict: Verdict, rows: list[dict[str, Any]] | str) -> Verdict:
+    """The verdict with the paired test's outcome added: a significant drop fails, no paired values is an error."""
+    from ultra_client.gates.significance import dropped, find_row, note
+
+    row = find_row(rows, verdict.condition.metric) if isinstance(rows, list) else rows
+    if isinstance(row, str):
+        return Verdict(verdict.condition, ERROR, verdict.value, verdict.baseline, row)
+    drop = dropped(row)
+    message = "; ".join(part for part in (verdict.message, drop or note(row)) if part)
+    status = FAIL if drop or verdict.status == FAIL else PASS
+    return Verdict(verdict.condition, status, verdict.value, verdict.baseline, message)
 
 
 def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str | None) -> Verdict:
@@ -155,7 +176,7 @@ def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str |
     if not math.isfinite(value):
         return Verdict(condition, FAIL, value, reference, f"{condition.metric} is {value}, not a number")
     broken = []
-    if reference is not None and value < reference - condition.max_drop - 1e-12:
+    if reference is not None and condition.max_drop is not None and value < reference - condition.max_drop - 1e-12:
         broken.append(f"dropped {reference - value:.4g} from the baseline (at most {condition.max_drop:g})")
     if condition.min is not None and value < condition.min:
         broken.append(f"below {condition.min:g}")

@@ -125,6 +125,8 @@ def test_the_workflow_gates_a_pull_request_against_main(tmp_path: Path) -> None:
         first_requests = stub.request_count
         assert first_requests > 0 and (store / "cache" / "judge_cache.sqlite").exists()
         assert (store / "eval-report" / "report.html").exists() and (store / "eval-run" / "memory.json").exists()
+        per_query = (store / "eval-report" / "per_query.csv").read_text().splitlines()
+        assert len(per_query) > 18  # the report has each query's scores (18 queries)
         assert not (main.root / "reports" / "baseline.xml").exists()  # no baseline on main
 
         pull = Job(tmp_path / "pull", "pull_request", stub, store)

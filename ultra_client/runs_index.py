@@ -119,7 +119,8 @@ def record(folder: str | Path, gate: str | None = None, cost: float | None = Non
 
 
 def sync(output_dir: str | Path, rebuild: bool = False) -> int:
-    """Add the run folders the index lacks (``rebuild``: recreate every row); how many rows were written.
+    """Add the run folders the index lacks and drop the rows of removed ones (``rebuild``: recreate every row);
+    how many rows were written.
 
     A rebuild keeps the gate verdicts and costs already recorded (the folders do not hold them).
     """
@@ -129,6 +130,9 @@ def sync(output_dir: str | Path, rebuild: bool = False) -> int:
         known = {name: (gate, cost) for name, gate, cost in connection.execute("SELECT folder, gate, cost FROM runs")}
         if rebuild:
             connection.execute("DELETE FROM runs")
+        else:  # a folder removed since is no longer a run to list
+            present = {folder.name for folder in folders}
+            connection.executemany("DELETE FROM runs WHERE folder = ?", [(n,) for n in known if n not in present])
         written = 0
         for folder in folders:
             if folder.name in known and not rebuild:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -103,5 +104,8 @@ def test_filters_and_the_table(tmp_path: Path) -> None:
     assert lines[2].split()[3:7] == ["ok", "3.5", "unknown", "-"] and "scores.avg_f1 0.0300" in lines[2]
     later = run_ultra("runs", "--output-dir", str(output), "--since", "2026-11-26T00:02", "--json", cwd=tmp_path)
     assert [r["folder"] for r in json.loads(later.stdout)] == [names[3], names[2]]
+    shutil.rmtree(output / names[3])  # a removed folder leaves the list
+    left = run_ultra("runs", "--output-dir", str(output), "--json", cwd=tmp_path)
+    assert [r["folder"] for r in json.loads(left.stdout)] == [names[2], names[1], names[0]]
     bad = run_ultra("runs", "--output-dir", str(output), "--since", "last week", cwd=tmp_path)
     assert bad.returncode == 1 and "expected a date such as 2026-11-26" in bad.stderr

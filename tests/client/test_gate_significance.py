@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.client.test_gates import gate_file, verdict_row
+from tests.client.test_gates import check_junit, gate_file, verdict_row
 from tests.conftest import ROOT, run_ultra
 
 ANSWERS = ROOT / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
@@ -49,4 +49,6 @@ def test_no_significant_drop_passes_an_equal_run_and_fails_a_worse_one(tmp_path:
     comparison = json.loads(next((folder / "gate_compare").rglob("comparison.json")).read_text())
     (f1_row,) = [r for r in comparison["rows"] if r["metric"] == "f1"]
     assert f1_row["significant"] and f1_row["p_holm"] < 0.05
-    assert 'failures="1"' in (tmp_path / "g.xml").read_text()
+    (case,) = check_junit(tmp_path / "g.xml").iter("testcase")  # a failure validated against the schema too
+    assert case.get("name") == "eval_res.avg_f1: no significant drop vs baseline"
+    assert case.find("failure").get("message").startswith("significant drop")

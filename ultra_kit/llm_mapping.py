@@ -10,8 +10,11 @@ from ultra_llm.settings import (
     BACKENDS,
     BATCH_KEYS,
     ENDPOINT_KEYS,
+    JURY_AGGREGATES,
+    JURY_MEMBER_KEYS,
     LIMIT_KEYS,
     MODES,
+    PANEL_KEYS,
     POOL_ENTRY_KEYS,
     POOL_KEYS,
     LLMSettings,
@@ -29,6 +32,11 @@ KEY_NOTES = {
     "drain_after": "a pool endpoint failing this many requests in a row is drained",
     "cool_down": "seconds a drained endpoint rests",
     "mode": " | ".join(MODES),
+    "temperature": "judges: null = each judge's own",
+    "samples": "judges: judgments per item; needs temperature > 0",
+    "jury": f"judges: 2+ different models [{{{', '.join(JURY_MEMBER_KEYS)}}}]",
+    "jury_aggregate": "judges: " + " | ".join(JURY_AGGREGATES),
+    "jury_min": "judges: jury members that must answer an item",
 }
 
 
@@ -45,7 +53,7 @@ def llm_mapping_description() -> str:
 
 def _keys() -> tuple[str, ...]:
     """The mapping's keys in the order a reader meets them: endpoint, limits, pool, batch mode."""
-    return ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS
+    return ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS + PANEL_KEYS
 
 
 def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> LLMSettings:

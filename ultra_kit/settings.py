@@ -97,11 +97,11 @@ def merge_mapping(default: dict[str, Any], given: dict[str, Any]) -> dict[str, A
     ``default`` lacks are kept (the tool decides whether they are allowed).
 
     The default ``api_key`` belongs to the default endpoint: a caller who names a ``base_url`` (or
-    ``backend: local``, or a pool of ``endpoints``, each with its own key) and no ``api_key`` gets ``""``,
+    ``backend: local``, or a pool of ``endpoints`` or a ``jury``, each with its own key) and no ``api_key`` gets ``""``,
     so a key never goes to a host it was not written for. (Over MCP such a call is refused before this, saying
     why: ``check_key_hosts``.)
     """
-    elsewhere = "base_url" in given or "endpoints" in given or given.get("backend") == "local"
+    elsewhere = any(key in given for key in ("base_url", "endpoints", "jury")) or given.get("backend") == "local"
     if "api_key" in default and "api_key" not in given and elsewhere:
         given = {**given, "api_key": ""}
     return {**default, **given}
@@ -227,7 +227,17 @@ def _url_setting(target: _Target) -> str:
 
 
 def _targets(name: str, mapping: dict[str, Any], given: dict[str, Any]) -> list[_Target]:
-    """The endpoints an LLM mapping sends requests to: its pool entries, or its base_url (none for a local model)."""
+    """The endpoints an LLM mapping sends requests to: its pool entries, or its base_url (none for a local model);
+    with a ``jury``, each member's (a member's key is its own: one without api_key sends none)."""
+    jury = mapping.get("jury")
+    if isinstance(jury, list) and jury:
+        inherited = {k: v for k, v in mapping.items() if k not in ("jury", "base_url", "endpoints", "api_key")}
+        return [
+            target
+            for i, member in enumerate(jury)
+            if isinstance(member, dict)
+            for target in _targets(f"{name}.jury[{i}]", {**inherited, "api_key": "", **member}, member)
+        ]
     if mapping.get("backend") == "local":
         return []
     entries = mapping.get("endpoints")
@@ -271,7 +281,7 @@ def _caller_references(given: dict[str, Any], defaults: dict[str, Any]) -> list[
         for key, item in value.items():
             if item == default.get(key) or (endpoint and key == "api_key"):
                 continue
-            if endpoint and key == "endpoints" and isinstance(item, list):
+            if endpoint and key in ("endpoints", "jury") and isinstance(item, list):
                 item = [{k: v for k, v in e.items() if k != "api_key"} if isinstance(e, dict) else e for e in item]
             found += [(f"{name}.{key}", var) for var in sorted(env_references(item))]
     return found

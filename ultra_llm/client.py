@@ -292,8 +292,11 @@ class LLMClient:
         return member.client
 
     def _effective_sampling(self, sampling: dict[str, Any]) -> dict[str, Any]:
-        """Reasoning models take no temperature-like settings and a larger token budget."""
+        """The settings' temperature when they set one; reasoning models take no temperature-like settings and
+        a larger token budget."""
         sampling = dict(sampling)
+        if self.settings.temperature is not None:
+            sampling["temperature"] = self.settings.temperature
         if self.settings.reasoning:
             for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty"):
                 sampling.pop(name, None)

@@ -35,10 +35,10 @@ class Prompt:
         """The name and a short hash: what goes into cache keys and results."""
         return f"{self.name}@{self.sha256[:12]}"
 
-    @property
-    def fields(self) -> set[str]:
-        """The placeholders' names."""
-        return {name for _, text in self.sections for name in _PLACEHOLDER.findall(text)}
+    @functools.cached_property
+    def fields(self) -> frozenset[str]:
+        """The placeholders' names (found once: a long prompt costs a scan per render otherwise)."""
+        return frozenset(name for _, text in self.sections for name in _PLACEHOLDER.findall(text))
 
     def render(self, **values: Any) -> list[dict[str, str]]:
         """Chat messages with every ``{placeholder}`` replaced by ``str(values[name])`` (all must be given)."""

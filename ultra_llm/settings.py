@@ -6,6 +6,12 @@ optional ``weight``), the model's kind (``reasoning``, ``structured_output``, ``
 the client's limits (``timeout``, ``max_retries``, ``max_workers``; a pool's ``drain_after`` and
 ``cool_down``) and, where a server offers it, ``mode: batch`` with the Batch API's limits. A server
 passes the name its users know the mapping by, so every error message names that setting.
+
+The judge's panel keys (``temperature``, ``samples``, ``jury``, ``jury_aggregate``, ``jury_min``) say how
+often and by which models each item is judged: ``jury`` members are different models, each a mapping like a
+pool entry (``JURY_MEMBER_KEYS``) that inherits every other key; ``LLMSettings.members()`` lists the
+models that judge (``ultra_llm.panel`` runs them). A server whose parameter.yaml lacks them refuses them
+(``complete_mapping``).
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ ENDPOINT_KEYS = ("backend", "base_url", "model_id", "api_key", "reasoning", "str
 LIMIT_KEYS = ("timeout", "max_retries", "max_workers")
 POOL_KEYS = ("endpoints", "drain_after", "cool_down")
 BATCH_KEYS = ("mode", "batch_max_requests", "batch_max_bytes", "batch_poll_interval", "batch_completion_window")
-LLM_KEYS = frozenset(ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS)
+PANEL_KEYS = ("temperature", "samples", "jury", "jury_aggregate", "jury_min")
+LLM_KEYS = frozenset(ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS + PANEL_KEYS)
+JURY_MEMBER_KEYS = ("base_url", "model_id", "api_key", "endpoints", "max_workers", "reasoning", "structured_output")
+JURY_AGGREGATES = ("majority", "mean", "median")
 POOL_ENTRY_KEYS = ("base_url", "model_id", "api_key", "max_concurrency", "weight")
 # Retry pacing is the client's own policy, not a user setting; tests shorten it.
 BACKOFF_BASE = 0.5
@@ -76,6 +85,12 @@ class LLMSettings:
     cool_down: float = 0.0
     mode: Literal["online", "batch"] = "online"
     batch: BatchLimits | None = None
+    # The panel: None = each request's own temperature; a jury of other models' settings; samples per item.
+    temperature: float | None = None
+    jury: tuple[LLMSettings, ...] = ()
+    jury_aggregate: str = "majority"
+    jury_min: int = 2
+    samples: int = 1
 
     @classmethod
     def from_mapping(cls, mapping: Any, *, name: str, **pacing: float) -> LLMSettings:
@@ -111,7 +126,7 @@ class LLMSettings:
         endpoints = _pool(mapping, name=name, workers=workers) if backend == "openai" else ()
         model_id = endpoints[0].model_id if endpoints else str(mapping.get("model_id") or "")
         base_url = str(mapping.get("base_url") or "")
-        if backend == "openai" and not endpoints and not (model_id and base_url):
+        if backend == "openai" and not endpoints and not (model_id and base_url) and not mapping.get("jury"):
             raise InputError(
                 f"{name} needs base_url and model_id for the openai backend (any OpenAI-compatible server)"
             )
@@ -121,6 +136,7 @@ class LLMSettings:
         if mode == "batch" and backend != "openai":
             raise InputError(f"{name}.mode batch needs the openai backend (an endpoint with /v1/batches)")
         drain_after, cool_down = _drain(mapping, name=name) if len(endpoints) > 1 else (0, 0.0)
+        panel = _panel(cls, mapping, name=name, **pacing)
         return cls(
             model_id=model_id,
             base_url=endpoints[0].base_url if endpoints else base_url,
@@ -137,6 +153,7 @@ class LLMSettings:
             cool_down=cool_down,
             mode=mode,
             batch=_batch_limits(mapping, name=name) if mode == "batch" else None,
+            **panel,
             **pacing,
         )
 
@@ -145,7 +162,12 @@ class LLMSettings:
         data = asdict(self)
         data.pop("api_key")
         data["endpoints"] = [endpoint.public() for endpoint in self.endpoints]
+        data["jury"] = [member.public() for member in self.jury]
         return data
+
+    def members(self) -> tuple[LLMSettings, ...]:
+        """The models that judge each item: the jury's, or this one."""
+        return self.jury or (self,)
 
     def pool(self) -> tuple[Endpoint, ...]:
         """The endpoints requests go to: the pool, or the one endpoint of ``base_url``."""
@@ -219,3 +241,58 @@ def _batch_limits(mapping: dict[str, Any], *, name: str) -> BatchLimits:
     if limits.max_requests < 1 or limits.max_bytes < 1024 or limits.poll_interval <= 0:
         raise InputError(f"{name}: batch_max_requests >= 1, batch_max_bytes >= 1024 and batch_poll_interval > 0")
     return limits
+
+
+def _panel(cls: type[LLMSettings], mapping: dict[str, Any], *, name: str, **pacing: float) -> dict[str, Any]:
+    """The checked panel keys (see the module): temperature, samples and the jury with its members' settings."""
+    temperature = mapping.get("temperature")
+    try:
+        temperature = None if temperature in (None, "") else float(temperature)
+        samples = int(1 if mapping.get("samples") is None else mapping["samples"])
+        jury_min = int(2 if mapping.get("jury_min") is None else mapping["jury_min"])
+    except (TypeError, ValueError):
+        raise InputError(f"{name}.temperature, .samples and .jury_min must be numbers") from None
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise InputError(f"{name}.temperature must be between 0 and 2 (or null: each judge's own), got {temperature}")
+    if samples < 1:
+        raise InputError(f"{name}.samples must be >= 1, got {samples}")
+    if samples > 1 and not (temperature or 0) > 0:
+        raise InputError(
+            f"{name}.samples {samples} needs {name}.temperature > 0: at temperature "
+            f"{temperature if temperature is not None else 'null (the judges use 0)'} every sample is the same "
+            "answer; set e.g. temperature: 0.7"
+        )
+    aggregate = mapping.get("jury_aggregate") or "majority"
+    if aggregate not in JURY_AGGREGATES:
+        raise InputError(f"{name}.jury_aggregate must be one of {list(JURY_AGGREGATES)}, got {aggregate!r}")
+    entries = mapping.get("jury") or []
+    if not isinstance(entries, list) or len(entries) == 1:
+        raise InputError(
+            f"{name}.jury must be a list of 2 or more members {{{', '.join(JURY_MEMBER_KEYS[:3])}}} (different "
+            "models); [] for no jury (one member is judge_llm itself)"
+        )
+    if entries and not 1 <= jury_min <= len(entries):
+        raise InputError(f"{name}.jury_min must be between 1 and the {len(entries)} members of {name}.jury")
+    inherited = {k: v for k, v in mapping.items() if k not in (*PANEL_KEYS, *JURY_MEMBER_KEYS[:4])}
+    jury = []
+    for i, entry in enumerate(entries):
+        where = f"{name}.jury[{i}]"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where} must be a mapping with keys {list(JURY_MEMBER_KEYS)}")
+        unknown = set(entry) - set(JURY_MEMBER_KEYS)
+        if unknown:
+            raise InputError(f"{where} has unknown keys {sorted(unknown)}; known keys: {list(JURY_MEMBER_KEYS)}")
+        if not entry.get("model_id"):
+            raise InputError(f"{where} needs a model_id (and base_url, or endpoints: a pool for this member)")
+        # A key goes only to the member it is written for: a member without api_key sends none.
+        member = {**inherited, "api_key": "", **entry, "temperature": temperature}
+        jury.append(cls.from_mapping(member, name=where, **pacing))
+    models = [member.model_id for member in jury]
+    twice = sorted({m for m in models if models.count(m) > 1})
+    if twice:
+        raise InputError(
+            f"{name}.jury names the model {twice} twice: jury members are different models (to spread one model "
+            f"over several servers, give that member endpoints: a pool)"
+        )
+    return {"temperature": temperature, "jury": tuple(jury), "jury_aggregate": aggregate, "jury_min": jury_min,
+            "samples": samples}  # fmt: skip

@@ -107,7 +107,7 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
             run.rationales.setdefault(key, []).append((tool, said, why))
     for name in metrics:  # a failed item has no value (it is counted in n, never scored)
         run.add_column(name, ids, [i.get(name) if i.get("status") == "ok" else None for i in items], source=tool)
-    found = Found(tool, [run])
+    found = Found(tool, [run], scalars=panel_scalars(document))
     if tool == "idk_judge":
         ok = [i for i in items if i.get("status") == "ok" and i.get("answer_attempted") is not None]
         answered = sum(float(i["answer_attempted"]) for i in ok)
@@ -130,7 +130,19 @@ def _declared_kinds(document: Any) -> dict[str, str]:
 def read_umbrela(document: dict[str, Any], path: str) -> Found:
     run = new_run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
     run.add_mapping(_mapping(document, "per_query", path), source=f"umbrela_judge: {path}", skip=set())
-    return Found("umbrela_judge", [run])
+    return Found("umbrela_judge", [run], scalars=panel_scalars(document))
+
+
+def panel_scalars(document: dict[str, Any]) -> dict[str, float]:
+    """A jury's agreement and the samples' noise per metric (the result's ``panel.reliability``), as scalars."""
+    reliability = (document.get("panel") or {}).get("reliability") or {}
+    return {
+        f"{metric} {name}": float(figures[name])
+        for metric, figures in reliability.items()
+        if isinstance(figures, dict)
+        for name in ("alpha", "mean_kappa", "within_item_share", "mean_spread")
+        if isinstance(figures.get(name), int | float)
+    }
 
 
 def read_nuggetize(document: dict[str, Any], path: str) -> Found:
@@ -148,7 +160,7 @@ def read_nuggetize(document: dict[str, Any], path: str) -> Found:
         runs.append(run)
     if runs:
         runs[0].parameters[f"nuggetize: {Path(path).name}"] = document.get("settings", {})
-    return Found("nuggetize", runs)
+    return Found("nuggetize", runs, scalars=panel_scalars(document))
 
 
 def read_agreement(document: dict[str, Any], path: str) -> Found:

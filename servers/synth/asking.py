@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ultra_kit.languages import append_to_system, language_name
 from ultra_llm import prompt_files
 from ultra_llm.asking import Answer, ask_until_readable
 from ultra_llm.client import LLMClient
@@ -88,12 +89,26 @@ REPLIES = {
 REPLY_SCHEMAS = {name: reply.schema for name, reply in REPLIES.items()}
 
 
-async def ask_read(client: LLMClient, prompt: str, *, retries: int, max_tokens: int, **values: Any) -> Answer:
+def language_line(code: str) -> str:
+    """What the model is told when the questions are wanted in another language than English."""
+    name = language_name(code)
+    return (
+        f"Language: the users of this assistant write in {name}. Write every question, request and answer you "
+        f"produce in {name}; keep the JSON keys and the format asked for above as written."
+    )
+
+
+async def ask_read(
+    client: LLMClient, prompt: str, *, retries: int, max_tokens: int, language: str, **values: Any
+) -> Answer:
     """Ask with prompt file ``prompt`` (replies capped at ``max_tokens``) and read the reply as ``REPLIES``
-    declares (``Unreadable`` when it has no value); an unreadable reply is asked again up to ``retries`` times."""
+    declares (``Unreadable`` when it has no value); an unreadable reply is asked again up to ``retries`` times.
+    ``language`` other than ``en`` adds the language line to the system message."""
     loaded = load_prompt(prompt)
     length = values.get("n") if isinstance(values.get("n"), int) else None
+    messages = loaded.render(**values)
+    messages = messages if language == "en" else append_to_system(messages, language_line(language))
     return await ask_until_readable(
-        client, loaded.render(**values), {**SAMPLING, "max_tokens": max_tokens}, version=loaded.version,
+        client, messages, {**SAMPLING, "max_tokens": max_tokens}, version=loaded.version,
         reply=REPLIES[prompt], retries=retries, reasoning_when_blank=False, length=length,
     )  # fmt: skip

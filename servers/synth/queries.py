@@ -15,6 +15,7 @@ from typing import Any
 
 from servers.synth.asking import ask_read
 from servers.synth.corpus import Document, canary_for, plant, planted_instruction, shown
+from ultra_kit.languages import AUTO, detect_languages, other_language
 from ultra_llm.client import LLMClient
 
 KINDS = ("grounded", "off_topic", "jailbreak")
@@ -77,6 +78,7 @@ class Plan:
     techniques: list[str]
     seed: int
     retries: int
+    language: str = "en"  # ISO 639-1 code the questions are asked for in (resolved: never auto)
 
 
 def reason_of(error: str | None) -> str:
@@ -89,7 +91,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     passage = shown(doc.text)
     asked = await ask_read(
         client, "grounded_question_v1", retries=plan.retries, max_tokens=QUESTION_TOKENS,
-        passage=passage,
+        language=plan.language, passage=passage,
     )  # fmt: skip
     tally.requests += asked.requests
     if asked.error:
@@ -98,7 +100,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     question, answer = asked.value["question"], asked.value["answer"]
     check = await ask_read(
         client, "self_check_v1", retries=plan.retries, max_tokens=CHECK_TOKENS, question=question,
-        passage=passage,
+        passage=passage, language=plan.language,
     )  # fmt: skip
     tally.requests += check.requests
     if check.error:
@@ -131,7 +133,10 @@ async def grounded_set(
 async def listed(client: LLMClient, prompt: str, n: int, plan: Plan, tally: Tally, **values: str) -> list[str]:
     """``n`` strings asked for with ``prompt`` (fewer when the reply holds fewer)."""
     cap = TOKENS_PER_LISTED * n + 16
-    asked = await ask_read(client, prompt, retries=plan.retries, max_tokens=cap, domain=plan.domain, n=n, **values)
+    asked = await ask_read(
+        client, prompt, retries=plan.retries, max_tokens=cap, language=plan.language, domain=plan.domain, n=n,
+        **values,
+    )  # fmt: skip
     tally.requests += asked.requests
     texts = asked.value or []
     if asked.error or not texts:
@@ -190,6 +195,25 @@ async def generate_queries_with(client: LLMClient, docs: list[Document], plan: P
     for technique, found in zip(prompted, texts[len(categories) :], strict=True):
         queries += [Query(t, "jailbreak", technique, expected_behaviour=JAILBREAK_BEHAVIOUR) for t in found]
     return queries + injected, tally, planted
+
+
+def corpus_language(language: str, docs: list[Document], seed: int) -> str:
+    """``language``, or for ``auto`` the most common language of (up to 50 seeded) documents."""
+    if language != AUTO:
+        return language
+    sample = random.Random(seed).sample(docs, min(50, len(docs)))
+    found = Counter(lang for lang in detect_languages([d.text for d in sample]) if lang)
+    return found.most_common(1)[0][0] if found else "en"
+
+
+def in_language(queries: list[Query], language: str, min_confidence: float) -> tuple[list[Query], int]:
+    """``queries`` without those not written in ``language`` (detected offline), and how many were dropped;
+    ``en`` is not checked (the prompts are English)."""
+    if language == "en" or not queries:
+        return queries, 0
+    flags, _ = other_language([q.query for q in queries], [language] * len(queries), min_confidence)
+    kept = [q for q, flagged in zip(queries, flags, strict=True) if not flagged]
+    return kept, len(queries) - len(kept)
 
 
 def words(text: str) -> frozenset[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -41,3 +42,38 @@ def test_umbrela_example_runs(tmp_path: Path) -> None:
             assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in done.stdout + done.stderr
     assert SAMPLE.exists()
+
+
+def test_a_jurys_agreement_is_in_the_run_summary(tmp_path: Path) -> None:
+    """examples/umbrela.yaml with a jury of three: judge-c grades one higher than the others (capped at 3)."""
+    grades = sample_grades()
+    plain = oracle(grades, default=1)
+
+    def members(request: dict) -> str:
+        grade = int(plain(request).rsplit(" ", 1)[1])
+        return f"##final score: {min(grade + 1, 3) if request['model'] == 'judge-c' else grade}"
+
+    params = yaml.safe_load((ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text())
+    with OpenAIStub(responder=members) as stub:
+        jury = [{"base_url": stub.base_url, "model_id": f"judge-{m}", "api_key": "${OPENAI_API_KEY}"} for m in "abc"]
+        params["judge"].update(
+            judge_llm={**llm_settings(stub), "api_key": "${OPENAI_API_KEY}", "jury": jury},
+            judge_cache=str(tmp_path / "cache.sqlite"),
+            save_path=str(tmp_path / "judge"),
+        )
+        params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+        param_file = tmp_path / "umbrela_parameter.yaml"
+        param_file.write_text(yaml.safe_dump(params))
+        done = run_ultra(
+            "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert stub.request_count == 3 * 171
+    memory = check_summary(done, ROOT)
+    figures = memory["reliability"]["score"]
+    assert figures["level"] == "ordinal" and figures["units"] == 180 and 0 < figures["alpha"] < 1
+    table = done.stdout.split("done: ")[0]
+    assert re.search(rf"^score\s+ordinal\s+{figures['alpha']:.4f}\s+180\s+{figures['mean_kappa']:.4f}\s*$", table, re.M)
+    report = json.loads(sorted((tmp_path / "judge").glob("judge_agreement_*.json"))[-1].read_text())
+    assert report["kappa_graded"] == 1.0  # the majority is a and b's grade: the human one
+    assert SECRET not in done.stdout + done.stderr

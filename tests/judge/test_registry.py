@@ -28,8 +28,8 @@ from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 
-RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt"}
-SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction", "prompt_file"]
+RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt", "reliability"}
+SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction", "prompt_file", "language"]
 
 
 def test_declarations_are_complete_and_unique() -> None:
@@ -129,7 +129,7 @@ async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
     with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:
         result = await tool(
             q_ls=["q"], pred_ls=["I don't know"], judge_llm=llm_settings(stub), judge_cache="", save_path=str(tmp_path),
-            max_failed_fraction=0.1, prompt_file={},
+            max_failed_fraction=0.1, prompt_file={}, language="en",
         )  # fmt: skip
     assert result["aggregate"]["idk"] == 1.0 and list(result["aggregate"])[:2] == ["idk", "num_idk"]
     assert json.loads(Path(result["result_path"]).read_text())["tool"] == "refusal_judge"

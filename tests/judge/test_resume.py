@@ -77,3 +77,43 @@ async def test_killed_run_resumes_without_repeating(tmp_path) -> None:
     assert resent.isdisjoint(committed)  # nothing answered and committed was asked again
     assert result["usage"]["cache_hits"] == 180 - stub.request_count
     assert SECRET.encode() not in (tmp_path / "cache.sqlite").read_bytes()
+
+
+def committed_requests(path) -> set[tuple[str, str]]:
+    """(model, request digest) of every answer in the cache: a jury's members ask the same messages."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT model_id, request FROM answers").fetchall()
+    return {(model, request_digest(json.loads(request))) for model, request in rows}
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+async def test_a_killed_jury_resumes_without_repeating_any_members_request(tmp_path) -> None:
+    with OpenAIStub(latency=0.03) as stub:
+        args = arguments(stub, tmp_path)
+        members = [{"base_url": stub.base_url, "model_id": f"member-{m}", "api_key": SECRET} for m in "abc"]
+        args["judge_llm"] = {**args["judge_llm"], "jury": members, "jury_aggregate": "median"}
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(args)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        while stub.request_count < 90 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()
+        committed = committed_requests(tmp_path / "cache.sqlite")
+        assert {model for model, _ in committed} == {"member-a", "member-b", "member-c"}  # all three ran at once
+        assert 0 < len(committed) < 3 * 171
+        assert stub.request_count - len(committed) <= 3 * 4  # at most each member's requests in flight were lost
+
+        stub.reset()
+        result = await call_job(run_umbrela, **args)
+        resent = {(body["model"], request_digest(body)) for body in stub.chat_requests()}
+    assert result["counts"]["ok"] == 180
+    assert stub.request_count == 3 * 171 - len(committed)
+    assert resent.isdisjoint(committed)  # no member asked again what it had answered
+    assert result["usage"]["cache_hits"] == 3 * 180 - stub.request_count

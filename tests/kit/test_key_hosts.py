@@ -167,3 +167,13 @@ def test_a_literal_key_of_the_parameter_file_is_never_shown() -> None:
         caught.value
     )
     assert "sk-literal" not in str(caught.value)
+
+
+def test_jury_members_are_bound_one_by_one() -> None:
+    own = {"base_url": "http://127.0.0.1:9/v1", "model_id": "m2", "api_key": "mine"}
+    configured = {"base_url": CONFIGURED, "model_id": "m1", "api_key": "${ULTRA_TEST_KEY}"}
+    assert call(llm={"jury": [configured, own]})["llm"]["jury"][0]["api_key"] == "***"
+    message = refusal(llm={"jury": [configured, {**own, "api_key": "${ULTRA_TEST_KEY}"}]})
+    assert "llm.jury[1] would send the key ${ULTRA_TEST_KEY} to http://127.0.0.1:9/v1" in message
+    message = refusal(llm={"jury": [configured, {"base_url": "http://127.0.0.1:9/v1", "model_id": "m2"}]})
+    assert "llm.jury[1] names http://127.0.0.1:9/v1 without api_key" in message

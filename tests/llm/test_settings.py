@@ -76,3 +76,34 @@ def test_complete_mapping_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         complete_mapping("gpt-4o", server="judge", setting="judge_llm")
     with pytest.raises(InputError, match="save_path is not a mapping setting"):
         complete_mapping({}, server="judge", setting="save_path")
+
+
+def test_jury_members_inherit_the_rest_and_keep_their_keys_to_themselves(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a jury needs no default key: each member has its own
+    members = [
+        {"base_url": "http://127.0.0.1:9/v1", "model_id": "a", "api_key": SECRET, "max_workers": 32},
+        {"base_url": "http://127.0.0.1:8/v1", "model_id": "b"},
+    ]
+    given = {"jury": members, "temperature": 0.5, "jury_aggregate": "median", "max_retries": 1}
+    llm = LLMSettings.from_mapping(complete_mapping(given, server="judge", setting="judge_llm"), name="judge_llm")
+    a, b = llm.members()
+    assert (a.model_id, a.api_key, a.max_workers, a.max_retries, a.temperature) == ("a", SECRET, 32, 1, 0.5)
+    assert (b.base_url, b.api_key, b.max_workers) == ("http://127.0.0.1:8/v1", "", 8)  # no key of its own: none
+    assert (llm.jury_aggregate, llm.jury_min, llm.samples) == ("median", 2, 1)
+    assert SECRET not in repr(llm) and SECRET not in str(llm.public())
+    assert [m["model_id"] for m in llm.public()["jury"]] == ["a", "b"]
+    plain = LLMSettings.from_mapping(GOOD, name="judge_llm")
+    assert plain.members() == (plain,) and plain.temperature is None
+
+
+def test_the_panel_keys_are_checked() -> None:
+    for extra, message in [
+        ({"samples": 2}, r"x.samples 2 needs x.temperature > 0: at temperature null"),
+        ({"samples": 2, "temperature": 0}, r"x.samples 2 needs x.temperature > 0: at temperature 0.0"),
+        ({"temperature": 3}, r"x.temperature must be between 0 and 2"),
+        ({"samples": 0}, r"x.samples must be >= 1"),
+        ({"jury": "m"}, r"x.jury must be a list of 2 or more members"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            LLMSettings.from_mapping({**GOOD, **extra}, name="x")
+    assert LLMSettings.from_mapping({**GOOD, "samples": 3, "temperature": 0.7}, name="x").samples == 3

@@ -114,6 +114,16 @@ def wordnet_available(wordnet_path: str) -> bool:
     return True
 
 
+def english_only(languages: Sequence[str]) -> None:
+    """METEOR matches English stems and WordNet synonyms: refuse items in any other language."""
+    others = sorted({lang for lang in languages if lang not in ("en", "und")})
+    if others:
+        raise InputError(
+            f"meteor is English only (Porter stems and WordNet synonyms), but the items are in: {', '.join(others)}; "
+            "drop meteor from metrics, or use bleu, rouge-l or f1 for these languages"
+        )
+
+
 def meteor_scores(
     predictions: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]], *, wordnet_path: str
 ) -> list[float]:

@@ -4,7 +4,8 @@ Each item has one prediction and one or more golds: a string, a list of aliases,
 answer sets (each a list of aliases) for nested QA. Every metric except ``stringem`` and ``bleu``
 is the maximum over all golds of the item; ``stringem`` is the mean over answer sets of "some
 alias of the set is a substring of the prediction"; ``bleu`` takes all golds as references.
-Texts are normalised and tokenised once per item, whatever the number of metrics and golds.
+Texts are normalised and tokenised once per item, whatever the number of metrics and golds, by
+the rules of the item's language (``per_language``; ``languages`` for the rules themselves).
 
 An item whose golds are ``[]`` or only empty strings has no answer (SQuAD v2): every metric except
 ``length`` scores it 1 if the normalised prediction is empty and 0 otherwise (SQuAD v2's official
@@ -21,8 +22,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from servers.evaluation.answers.normalize import get_normalizer, normalize_gold
-from servers.evaluation.answers.rouge import RougeScorer, RougeText, rouge_l, rouge_n
+from servers.evaluation.answers.normalize import normalize_gold
+from servers.evaluation.answers.per_language import (
+    LanguageRules,
+    answer_language_values,
+    item_languages,
+    languages_found,
+    rules_by_language,
+)
+from servers.evaluation.answers.rouge import RougeText, rouge_l, rouge_n
 from ultra_kit.errors import InputError
 
 Gold = str | Sequence[str] | Sequence[Sequence[str]]
@@ -42,6 +50,7 @@ class Batch:
 
     items: list[Item]
     wordnet_path: str
+    language_min_confidence: float
 
 
 @dataclass(frozen=True)
@@ -64,14 +73,13 @@ class Metric:
 class Item:
     """One prediction with its golds, normalised and tokenised lazily and only once."""
 
-    def __init__(
-        self, prediction: str, answer_sets: list[list[str]], normalize: Callable[[str], str], rouge: RougeScorer
-    ):
+    def __init__(self, prediction: str, answer_sets: list[list[str]], rules: LanguageRules):
         self.prediction = prediction
         self.answer_sets = answer_sets
         self.golds = [alias for answer_set in answer_sets for alias in answer_set]
-        self._normalize = normalize
-        self._rouge = rouge
+        self.language = rules.language
+        self._normalize = rules.normalize
+        self._rouge = rules.rouge
 
     @cached_property
     def pred_norm(self) -> str:
@@ -162,13 +170,25 @@ def bleu(batch: Batch) -> Scored:
 
     if not batch.items:  # every item has no answer: no references for a corpus score
         return Scored([], {"corpus_bleu": None, "bleu_signature": None})
-    scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items])
+    from servers.evaluation.answers.bleu import bleu_tokenizer
+
+    tokenizers = [bleu_tokenizer(item.language) for item in batch.items]
+    scores = bleu_scores([item.prediction for item in batch.items], [item.golds for item in batch.items], tokenizers)
     return Scored(scores.sentence, {"corpus_bleu": scores.corpus, "bleu_signature": scores.sentence_signature})
 
 
-def meteor(batch: Batch) -> Scored:
-    from servers.evaluation.answers.meteor import meteor_scores
+def answer_language(batch: Batch) -> Scored:
+    items = batch.items
+    values, found = answer_language_values(
+        [i.prediction for i in items], [i.language for i in items], batch.language_min_confidence
+    )
+    return Scored(values, {"answer_language_ls": found})
 
+
+def meteor(batch: Batch) -> Scored:
+    from servers.evaluation.answers.meteor import english_only, meteor_scores
+
+    english_only([item.language for item in batch.items])
     if not batch.items:  # every item has no answer: nothing to look up in WordNet
         return Scored([])
     predictions = [item.pred_tokens for item in batch.items]
@@ -201,6 +221,15 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("meteor", "NLTK METEOR (needs WordNet data)", meteor, "meteor", reads=("wordnet_path",)),
         Metric("length", "words in the prediction", each(word_count), uses_gold=False),
+        Metric(
+            "answer_language",
+            "0 if the prediction is confidently in another language than the item's (lingua; the language "
+            "setting, or with auto the question's), else 1; also answer_language_ls",
+            answer_language,
+            "languages",
+            reads=("language_min_confidence",),
+            uses_gold=False,
+        ),
     ]
 }
 
@@ -292,29 +321,33 @@ def evaluate_answers(
     *,
     metrics: Sequence[str],
     normalize: str,
+    language: str,
     rouge_stemmer: bool,
     wordnet_path: str,
+    language_min_confidence: float,
+    questions: Sequence[str] | None = None,
     progress: Callable[[float, float | None, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
 
     With ``bleu`` the result also holds ``corpus_bleu`` and ``bleu_signature``; with both
-    answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring).
+    answerable and no-answer items, the HasAns/NoAns breakdown (see the module docstring). With
+    ``language: auto`` it also holds ``language_ls`` (each item's detected language) and
+    ``languages`` (items per language), detected in ``questions`` if given, else in the golds.
     """
     check_inputs(pred_ls, gt_ls)
     names = resolve_metrics(metrics)
-    normalizer = get_normalizer(normalize)
-    rouge = RougeScorer(use_stemmer=bool(rouge_stemmer))
-    items = [
-        Item(p, answer_sets(g, i), normalizer, rouge) for i, (p, g) in enumerate(zip(pred_ls, gt_ls, strict=False))
-    ]
+    sets = [answer_sets(g, i) for i, g in enumerate(gt_ls)]
+    languages = item_languages(language, pred_ls, [[a for s in item for a in s] for item in sets], questions)
+    rules = rules_by_language(languages, normalize, rouge_stemmer)
+    items = [Item(p, s, rules[lang]) for p, s, lang in zip(pred_ls, sets, languages, strict=True)]
     has_answer = [bool(item.answer_sets) for item in items]
-    answerable = Batch([item for item in items if item.answer_sets], wordnet_path)
+    answerable = Batch([item for item in items if item.answer_sets], wordnet_path, language_min_confidence)
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):
         metric = METRICS[name]
-        scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path))
+        scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path, language_min_confidence))
         extra.update(scored.extra)
         per_item[name] = merge_no_answer(items, has_answer, scored.values) if metric.uses_gold else scored.values
         if progress is not None:
@@ -322,6 +355,8 @@ def evaluate_answers(
     result: dict[str, Any] = {**per_item, **{f"avg_{name}": mean(values) for name, values in per_item.items()}}
     if 0 < sum(has_answer) < len(items):
         result.update(split_means(per_item, has_answer))
+    if str(language).strip().lower() == "auto":
+        extra.update({"language_ls": languages, "languages": languages_found(languages)})
     return {**result, **extra}
 
 

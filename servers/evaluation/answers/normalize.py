@@ -17,8 +17,6 @@ import re
 import string
 from collections.abc import Callable
 
-from ultra_kit.errors import InputError
-
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _PUNCTUATION_TO_SPACE = str.maketrans({ch: " " for ch in string.punctuation + "\u2018\u2019\u00b4`"})
@@ -36,15 +34,8 @@ def ultrarag_normalize(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+# English only; other languages (and normalize: mlqa) are in ``languages``.
 NORMALIZERS: dict[str, Callable[[str], str]] = {"squad": squad_normalize, "ultrarag": ultrarag_normalize}
-
-
-def get_normalizer(name: str) -> Callable[[str], str]:
-    """The normalisation function called ``name``; an unknown name lists the known ones."""
-    try:
-        return NORMALIZERS[name]
-    except (KeyError, TypeError):
-        raise InputError(f"unknown normalize '{name}'; use one of: {', '.join(NORMALIZERS)}") from None
 
 
 def normalize_gold(text: str, normalize: Callable[[str], str]) -> str:

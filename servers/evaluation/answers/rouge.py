@@ -7,16 +7,23 @@ three characters), the same counts and the same floating-point expressions. What
 work: a word's stem is computed once per process, a text is tokenised once however many metrics
 and golds use it, and the LCS is bit-parallel (``servers.evaluation.answers.lcs``) instead of a Python
 table.
+
+Outside English (``RougeScorer(multilingual=True)``) the tokenizer is ours: ``multilingual_tokenize``
+keeps every letter, mark and digit of any script (rouge-score's default keeps only ``[a-z0-9]``, so a
+Chinese, Arabic or Hindi text has no token at all) and makes each character of the scripts written
+without spaces (CJK ideographs, kana, Thai) a token of its own; nothing is stemmed (Porter is English).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
+from servers.evaluation.answers.languages import ALL_CHARACTER_SCRIPTS
 from servers.evaluation.answers.lcs import lcs_length_masks, match_masks
 
 _NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
@@ -61,6 +68,23 @@ def rouge_tokenize(text: str, stemmer: Stemmer | None = None) -> list[str]:
         # rouge-score's final check; a Porter stem of [a-z0-9]+ never fails it, but keep it exact.
         words = [word for word in words if _VALID_TOKEN.match(word)]
     return words
+
+
+_CHARACTER_TOKEN = re.compile(f"([{ALL_CHARACTER_SCRIPTS}])")
+
+
+@lru_cache(maxsize=8192)
+def _is_word_character(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LMN"  # letters, combining marks (Indic vowel signs), digits
+
+
+def multilingual_tokenize(text: str) -> list[str]:
+    """Lower-cased runs of letters, marks and digits of any script; CJK, kana and Thai one character each."""
+    kept = "".join(char if _is_word_character(char) else " " for char in text.lower())
+    tokens: list[str] = []
+    for piece in _CHARACTER_TOKEN.split(kept):
+        tokens.extend(piece.split())
+    return tokens
 
 
 def fmeasure(precision: float, recall: float) -> float:
@@ -138,11 +162,14 @@ def rouge_l_prf(target: RougeText, prediction: RougeText) -> tuple[float, float,
 class RougeScorer:
     """Tokenise once, score many: ``score(target, prediction)`` like rouge-score's RougeScorer."""
 
-    def __init__(self, use_stemmer: bool = True) -> None:
-        self.stemmer = shared_stemmer() if use_stemmer else None
+    def __init__(self, use_stemmer: bool = True, multilingual: bool = False) -> None:
+        self.multilingual = multilingual
+        self.stemmer = shared_stemmer() if use_stemmer and not multilingual else None
 
     def text(self, text: str) -> RougeText:
         """Tokenise ``text`` for scoring (keep the result to reuse it across metrics and pairs)."""
+        if self.multilingual:
+            return RougeText(multilingual_tokenize(text))
         return RougeText(rouge_tokenize(text, self.stemmer))
 
     def score(self, target: str, prediction: str, rouge_types: Sequence[str] = ROUGE_TYPES) -> dict[str, float]:

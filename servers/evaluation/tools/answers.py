@@ -39,11 +39,28 @@ def evaluate(
         list[Any] | None,
         Field(description="item ids, written with the per-item values in the result file (default: positions 0..n-1)"),
     ] = None,
+    q_ls: Annotated[
+        list[Any] | None,
+        Field(
+            description="questions, one per item (a text, or conversation turns whose texts are read): language "
+            "auto detects each item's language in them (else in gt_ls)"
+        ),
+    ] = None,
     metrics: Annotated[Sequence[str], Field(description=f"answer metrics: {answers.describe_names()}")],
-    normalize: Annotated[str, Field(description="squad or ultrarag")],
+    normalize: Annotated[str, Field(description="squad, ultrarag or mlqa (English; other languages follow MLQA)")],
+    language: Annotated[
+        str,
+        Field(
+            description="ISO 639-1 code of the answers (MLQA's normalisation for it; zh/ja/th one token per "
+            "character) or 'auto' (detect each item's language; extra languages)"
+        ),
+    ],
     rouge_stemmer: Annotated[bool, Field(description="Porter stemming inside rouge-1/2/l (rouge-score use_stemmer)")],
     wordnet_path: Annotated[
         str, Field(description="meteor: a WordNet directory; '' = NLTK data or /usr/share/wordnet")
+    ],
+    language_min_confidence: Annotated[
+        float, Field(description="answer_language: flag only answers detected in another language this surely (0-1)")
     ],
     save_path: SavePathParam,
     ctx: Context | None = None,
@@ -61,14 +78,27 @@ def evaluate(
         gt_ls,
         metrics=metrics,
         normalize=normalize,
+        language=language,
         rouge_stemmer=rouge_stemmer,
         wordnet_path=wordnet_path,
+        language_min_confidence=language_min_confidence,
+        questions=q_ls,
         progress=report,
     )
     ids = item_ids(id_ls, len(pred_ls))
     names = answers.resolve_metrics(metrics)
-    settings = {"metrics": names, "normalize": normalize, "rouge_stemmer": bool(rouge_stemmer), "n_items": len(pred_ls)}
-    given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path}
+    settings = {
+        "metrics": names,
+        "normalize": normalize,
+        "language": language,
+        "rouge_stemmer": bool(rouge_stemmer),
+        "n_items": len(pred_ls),
+    }
+    given = {
+        "rouge_stemmer": bool(rouge_stemmer),
+        "wordnet_path": wordnet_path,
+        "language_min_confidence": language_min_confidence,
+    }
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
     settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)

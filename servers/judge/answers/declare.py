@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from servers.judge.common.reliability import LEVELS, Level
 from ultra_llm.replies import Reply
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
@@ -30,17 +31,26 @@ class AnswerJudge:
     # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result
     replies: Mapping[str, Reply] = field(default_factory=dict)
     kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> binary / graded; the others are continuous
+    # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it
+    scales: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
             raise ValueError(f"{self.name}: inputs must start with q_ls and follow {INPUT_NAMES}")
         if not set(self.kinds) <= set(self.metrics) or not set(self.kinds.values()) <= set(METRIC_KINDS):
             raise ValueError(f"{self.name}: kinds must map its metrics to one of {METRIC_KINDS}")
+        if set(self.scales) - set(self.metrics) or set(self.scales.values()) - set(LEVELS):
+            raise ValueError(f"{self.name}: scales map its metrics to {LEVELS}")
 
     @property
     def metric_kinds(self) -> dict[str, str]:
         """Each metric's kind (how the report charts it), written into the result file."""
         return {name: self.kinds.get(name, "continuous") for name in self.metrics}
+
+    @property
+    def levels(self) -> dict[str, Level]:
+        """Every metric's level (``servers.judge.common.jury``): declared, or interval."""
+        return {metric: self.scales.get(metric, "interval") for metric in self.metrics}  # type: ignore[misc]
 
     @property
     def kind(self) -> str:
@@ -75,12 +85,21 @@ def answer_judge(
     description: str,
     replies: Mapping[str, Reply] | None = None,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, str] | None = None,
 ) -> Callable[[JudgeFunction], JudgeFunction]:
     """Declare the decorated function an answer judge (``AnswerJudge``'s fields; ``judge`` is the function)."""
 
     def declare(function: JudgeFunction) -> JudgeFunction:
         function.__answer_judge__ = AnswerJudge(  # type: ignore[attr-defined]
-            name, inputs, metrics, function, description, requests, dict(replies or {}), dict(kinds or {})
+            name,
+            inputs,
+            metrics,
+            function,
+            description,
+            requests,
+            dict(replies or {}),
+            dict(kinds or {}),
+            dict(scales or {}),
         )
         return function
 

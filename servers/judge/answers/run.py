@@ -19,15 +19,14 @@ from typing_extensions import TypedDict
 
 from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import judge_of_kind
+from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
 from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
-from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
-from ultra_llm.client import LLMClient
 
 
 class AnswerJudgeResult(TypedDict):
@@ -56,6 +55,7 @@ class AnswerJudgeResult(TypedDict):
     prompt: Annotated[
         dict[str, str], Field(description="the first prompt file: name, sha256 and version (name@hash); {} for none")
     ]
+    reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
 
 
 def build_items(
@@ -126,17 +126,20 @@ async def run_answer_judge(
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
     failures.check_fraction(max_failed_fraction)
-    settings = judge_settings({**judge_llm, "api_key": ""} if judge.offline else judge_llm, **pacing)  # no key
+    settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
     cache = open_cache(judge_cache)
     try:
-        async with LLMClient(settings, cache) as client:
-            judged = await in_passes(
-                client, lambda: asyncio.gather(*(judge.judge(client, item, settings.max_retries) for item in items))
-            )
-            usage = client.usage.as_dict()
+        judged = await judge_items(
+            settings,
+            cache,
+            lambda client: asyncio.gather(*(judge.judge(client, item, client.settings.max_retries) for item in items)),
+            scales=judge.levels,
+            tool=judge.name,
+        )
     finally:
         cache.close()
-    results = [{"id": item["id"], **result} for item, result in zip(items, judged, strict=True)]
+    usage = judged.usage
+    results = [{"id": item["id"], **result} for item, result in zip(items, judged.items, strict=True)]
     aggregate = summarise(judge.metrics, results)
     counts: dict[str, int] = {"items": len(results)}
     for result in results:
@@ -155,6 +158,7 @@ async def run_answer_judge(
         "items": results,
         "usage": usage,
         "prompt": prompt,
+        "panel": judged.panel(settings),
         "settings": {"judge_llm": settings.public()},
     }
     atomic_write_json(out, document)
@@ -166,7 +170,13 @@ async def run_answer_judge(
         failed=failed,
         usage=usage,
         prompt=prompt,
+        reliability=judged.reliability,
     )
+
+
+def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:
+    """``judge_llm`` of a judge that sends no request: no key, no jury, one sample."""
+    return {**judge_llm, "api_key": "", "jury": [], "samples": 1}
 
 
 def summarise(metrics: Sequence[str], results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servers.judge.common.prompting import Prompt, load_prompt
+from servers.judge.common.prompting import Prompt, in_language, load_prompt
 from ultra_llm.asking import Answer, ask_until_readable
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import Reply, Unreadable
@@ -40,8 +40,9 @@ async def ask(
     ``length``: the number of items each list of the reply must hold (one verdict per statement).
     """
     prompt = load_prompt(prompt) if isinstance(prompt, str) else prompt
+    messages = in_language(prompt.render(**values), values)  # the language line (the `language` setting)
     return await ask_until_readable(
-        client, prompt.render(**values), SAMPLING if sampling is None else sampling, version=prompt.version,
+        client, messages, SAMPLING if sampling is None else sampling, version=prompt.version,
         reply=reply, retries=max_retries, reasoning_when_blank=True, length=length,
     )  # fmt: skip
 

@@ -93,4 +93,4 @@ async def run_hallucination(
                 "counts": counts, "failed": failed, "items": results, "model": model}  # fmt: skip
     atomic_write_json(out, document)
     return {"method": "hhem", "note": note, "result_path": str(out), "aggregate": aggregate, "items": results,
-            "counts": counts, "failed": failed, "usage": {}, "prompt": {}}  # fmt: skip
+            "counts": counts, "failed": failed, "usage": {}, "prompt": {}, "reliability": {}}  # fmt: skip

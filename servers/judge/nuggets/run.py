@@ -10,14 +10,16 @@ import asyncio
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.common import inputs
+from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
 from ultra_kit import failures
 from ultra_kit.errors import InputError, existing_file
@@ -26,6 +28,7 @@ from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, 
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
+from ultra_llm.panel import sum_usage
 
 ANSWER_KEYS = ("answer", "pred_answer", "response", "text", "prediction")
 RUN_KEYS = ("run", "run_id", "answer_id", "system")
@@ -41,6 +44,7 @@ class NuggetizeResult(TypedDict):
     failed: FailedSummary
     usage: dict[str, Any]
     prompt: dict[str, str]
+    reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
 
 
 def read_answers(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
@@ -127,7 +131,7 @@ async def run_nuggetize(
     if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
         raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
     settings = judge_settings(judge_llm, **pacing)
-    retries = settings.max_retries
+    retries = settings.members()[0].max_retries
     stored = read_nuggets(nuggets_path) if nuggets_path else {}
     if query is not None:
         if answers is None:
@@ -145,11 +149,12 @@ async def run_nuggetize(
         missing = [qid for qid in all_answers if qid not in wanted and qid not in stored]
         if missing:
             raise InputError(f"answers for queries without passages or stored nuggets: {missing[:5]}", answers_path)
+    creator = settings.members()[0]  # creates and scores the nuggets; every member of a jury assigns them
     cache = open_cache(judge_cache)
     try:
-        async with LLMClient(settings, cache) as client:
+        async with LLMClient(creator, cache) as client:
 
-            async def per_query(qid: str) -> tuple[nuggets.QueryNuggets, list[dict[str, Any]]]:
+            async def prepare(qid: str) -> nuggets.QueryNuggets:
                 item = stored.get(qid)
                 if item is None:
                     info = wanted[qid]
@@ -159,29 +164,28 @@ async def run_nuggetize(
                     )  # fmt: skip
                     if not nuggets.waits_for_a_batch(item):
                         await nuggets.score(item, client, max_retries=retries)
-                    if nuggets.waits_for_a_batch(item):
-                        return item, []
-                indices = nuggets.selected(item, nugget_top_k)
-                runs = all_answers.get(qid, {})
-                labelled = await asyncio.gather(
-                    *(nuggets.assign(item, text, indices, client, max_retries=retries)
-                      for text in runs.values())
-                )  # fmt: skip
-                records = [
-                    _answer_record(qid, run, item, indices, labels, batches)
-                    for run, (labels, batches) in zip(runs, labelled, strict=True)
-                ]
-                return item, records
+                return item
 
             qids = sorted(set(all_answers) | set(wanted))
-            done = await in_passes(client, lambda: asyncio.gather(*(per_query(qid) for qid in qids)))
+            prepared = await in_passes(client, lambda: asyncio.gather(*(prepare(qid) for qid in qids)))
             usage = client.usage.as_dict()
+        work = [
+            (qid, run, item, text, nuggets.selected(item, nugget_top_k))
+            for qid, item in zip(qids, prepared, strict=True)
+            for run, text in all_answers.get(qid, {}).items()
+        ]
+        assigned, judged = await assigning.assign_all(work, settings, cache)
     finally:
         cache.close()
-    batches = [b for item, answers in done for b in _new_batches(item, answers)]
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for (qid, run, item, _, indices), (labels, batches, juries) in zip(work, assigned, strict=True):
+        answers.setdefault(qid, []).append(_answer_record(qid, run, item, indices, labels, batches, juries))
+    done = [(item, answers.get(qid, [])) for qid, item in zip(qids, prepared, strict=True)]
+    batches = [b for item, records in done for b in _new_batches(item, records)]
     failed, ok = failures.summarise((b.status, b.error) for b in batches)
     failures.check(failed, ok, tool="nuggetize", noun="batches", max_failed_fraction=max_failed_fraction)
-    return _write(done, wanted, stored, settings, usage, locals_settings(min_judgment, max_nuggets, nugget_top_k),
+    judged.usage = sum_usage([usage, judged.usage])
+    return _write(done, wanted, stored, settings, judged, locals_settings(min_judgment, max_nuggets, nugget_top_k),
                   save_path, failed)  # fmt: skip
 
 
@@ -202,6 +206,7 @@ def _answer_record(
     indices: list[int],
     labels: list[str | None],
     batches: list[nuggets.Batch],
+    juries: list[dict[str, Any] | None],
 ) -> dict[str, Any]:
     importance = [item.importance[i] for i in indices]
     complete = all(label is not None for label in labels) and all(imp is not None for imp in importance)
@@ -218,12 +223,12 @@ def _answer_record(
         "status": status,
         "scores": nuggets.answer_scores(importance, labels),
         "nuggets": [
-            {"text": item.texts[i], "importance": imp, "assignment": lab}
-            for i, imp, lab in zip(indices, importance, labels, strict=True)
+            {"text": item.texts[i], "importance": imp, "assignment": lab, **({"jury": jury} if jury else {})}
+            for i, imp, lab, jury in zip(indices, importance, labels, juries, strict=True)
         ],
         "num_unlabelled": sum(lab is None or imp is None for imp, lab in zip(importance, labels, strict=True)),
         "failed_batches": failed,
-        "batches": [asdict(b) for b in batches],
+        "batches": [b.record() for b in batches],
     }
 
 
@@ -232,7 +237,7 @@ def _write(
     wanted: dict[str, Any],
     stored: dict[str, Any],
     settings: LLMSettings,
-    usage: dict[str, Any],
+    judged: Judged,
     options: dict[str, Any],
     save_path: str,
     failed: FailedSummary,
@@ -275,8 +280,9 @@ def _write(
         "counts": counts,
         "failed": failed,
         "per_query": per_query,
-        "usage": usage,
+        "usage": judged.usage,
         "prompt": prompt,
+        "panel": judged.panel(settings),
         "nuggets_path": str(nuggets_file),
         "assignments_path": str(assignments_file),
         "settings": {"judge_llm": settings.public(), **options, "reused_from": sorted(stored) or None},
@@ -290,8 +296,9 @@ def _write(
         per_query=per_query,
         counts=counts,
         failed=failed,
-        usage=usage,
+        usage=judged.usage,
         prompt=prompt,
+        reliability=judged.reliability,
     )
 
 

@@ -63,6 +63,12 @@ class Batch:
     requests: int
     error: str | None = None
     raw: str | None = None
+    member: str | None = None  # under a jury or samples: the member and sample that sent it
+    sample: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The batch as the files hold it (``member`` and ``sample`` only under a jury or samples)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("member", "sample") or v is not None}
 
 
 @dataclass
@@ -88,7 +94,7 @@ class QueryNuggets:
             "nuggets": [{"text": t, "importance": i} for t, i in zip(self.texts, self.importance, strict=True)],
             "num_passages": self.num_passages,
             "failed_batches": self.failed_batches,
-            "batches": [asdict(b) for b in self.batches],
+            "batches": [b.record() for b in self.batches],
         }
 
     @classmethod

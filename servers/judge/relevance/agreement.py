@@ -9,13 +9,15 @@ with Kendall's tau-b and Spearman's rho.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from servers.judge.common.reliability import cohen_kappa
 from ultra_kit.errors import InputError
+
+__all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_qrels"]
 
 Qrels = dict[str, dict[str, int]]
 
@@ -35,24 +37,6 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             docid = docid.decode("utf-8", "surrogateescape")
         qrels.setdefault(table.qids[qid_code], {})[docid] = int(grade)
     return qrels
-
-
-def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
-    """Cohen's kappa of (rater A, rater B) labels; None when undefined (no pairs, or chance agreement 1)."""
-    n = len(pairs)
-    if n == 0:
-        return None
-    labels = sorted({label for pair in pairs for label in pair})
-    observed = sum(a == b for a, b in pairs) / n
-    count_a = {label: 0 for label in labels}
-    count_b = {label: 0 for label in labels}
-    for a, b in pairs:
-        count_a[a] += 1
-        count_b[b] += 1
-    expected = sum(count_a[label] * count_b[label] for label in labels) / (n * n)
-    if math.isclose(expected, 1.0):
-        return None
-    return (observed - expected) / (1.0 - expected)
 
 
 def confusion_matrix(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) -> list[list[int]]:

@@ -73,7 +73,8 @@ async def run_fill_qrels(
     usage: dict[str, Any] = {}
     if chosen:
         pairs = _pairs(chosen, queries_path, corpus_path)
-        judgments, usage, _ = await judge_umbrela_pairs(pairs, settings, judge_cache)
+        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache)
+        usage = judged.usage
     if judgments:
         failed, ok = failures.summarise((j.status, j.error) for j in judgments)
         failures.check(failed, ok, tool="fill_qrels", noun="judgments", max_failed_fraction=max_failed_fraction)

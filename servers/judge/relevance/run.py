@@ -9,20 +9,21 @@ result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, **settings
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.common import inputs
+from servers.judge.common.jury import RELIABILITY, Judged, judge_items
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.relevance import agreement, umbrela
 from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path, unique_path
-from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
-from ultra_llm.client import LLMClient, LLMSettings
+from ultra_llm.settings import LLMSettings
 
 log = logging.getLogger("ultra.judge")
 
@@ -41,6 +42,7 @@ class UmbrelaResult(TypedDict):
     failed: FailedSummary
     usage: dict[str, Any]
     prompt: dict[str, str]
+    reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
 
 
 class AgreementResult(TypedDict):
@@ -91,43 +93,44 @@ async def run_umbrela(
     else:
         pairs = inputs.file_pairs(queries_path, run_path, corpus_path, depth=depth)
         judged_run = str(run_path)
-    judgments, usage, dropped = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
+    judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
     failed, ok = failures.summarise((j.status, j.error) for j in judgments)
     failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
-    return _write_umbrela(
-        judgments, k_values, settings, usage, dropped, judged_run, depth, save_path, judge_cache, failed
-    )
+    return _write_umbrela(judgments, k_values, settings, judged, judged_run, depth, save_path, judge_cache, failed)
 
 
 async def judge_umbrela_pairs(
     pairs: list[inputs.Pair], settings: LLMSettings, judge_cache: str, progress: umbrela.Progress | None = None
-) -> tuple[list[umbrela.Judgment], dict[str, Any], list[str]]:
-    """(judgments, usage, dropped parameters) of UMBRELA on ``pairs``, through the cache and batch passes."""
+) -> tuple[list[umbrela.Judgment], Judged]:
+    """UMBRELA's judgments of ``pairs`` (per jury member and sample, through the cache and batch passes)."""
+    step = umbrela.panel_progress(progress, len(pairs) * len(settings.members()) * settings.samples)
     cache = open_cache(judge_cache)
     try:
-        async with LLMClient(settings, cache) as client:
-            judgments = await in_passes(
-                client,
-                lambda: umbrela.judge_pairs(pairs, client, max_retries=settings.max_retries, progress=progress),
-                progress=progress,
-            )
-            return judgments, client.usage.as_dict(), sorted(client.dropped)
+        judged = await judge_items(
+            settings,
+            cache,
+            lambda client: umbrela.pair_items(pairs, client, progress=step),
+            scales={"score": "ordinal"},
+            tool="umbrela_judge",
+            progress=progress,
+        )  # fmt: skip
     finally:
         cache.close()
+    return [umbrela.Judgment.of(item) for item in judged.items], judged
 
 
 def _write_umbrela(
     judgments: list[umbrela.Judgment],
     k_values: list[int],
     settings: LLMSettings,
-    usage: dict[str, Any],
-    dropped: list[str],
+    judged: Judged,
     judged_run: str | None,
     depth: int,
     save_path: str,
     judge_cache: str,
     failed: FailedSummary,
 ) -> UmbrelaResult:
+    usage, dropped = judged.usage, judged.dropped
     per_query, aggregate = umbrela.summarise(judgments, k_values)
     counts = umbrela.count_statuses(judgments)
     prompt, repair = umbrela.umbrela_prompts()
@@ -148,6 +151,7 @@ def _write_umbrela(
         "judgments": [j.as_dict() for j in judgments],
         "usage": usage,
         "prompt": prompt_info,
+        "panel": judged.panel(settings),
         "qrels_path": str(qrels),
         "settings": {
             "judge_llm": settings.public(),
@@ -175,6 +179,7 @@ def _write_umbrela(
         failed=failed,
         usage=usage,
         prompt=prompt_info,
+        reliability=judged.reliability,
     )
 
 

@@ -10,6 +10,7 @@ never becomes a score. From the grades: per query the mean grade and, with relev
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -59,9 +60,37 @@ class Judgment:
     error: str | None = None
     requests: int = 0
     cached: bool = False
+    # with a jury or samples (servers.judge.common.jury): each member's grade, each sample's, their spread
+    jury: dict[str, Any] | None = None
+    sample_values: dict[str, Any] | None = None
+    spread: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def of(cls, item: dict[str, Any]) -> Judgment:
+        """A judgment from a combined item; a grade between two (a mean, the median of an even jury) is rounded
+        to the nearest, a half down (the stricter grade, as majority ties), so qrels hold whole grades."""
+        score = item.get("score")
+        fields = {k: v for k, v in item.items() if k in cls.__dataclass_fields__}
+        return cls(**{**fields, "score": None if score is None else math.ceil(score - 0.5)})
+
+
+def panel_progress(progress: Progress | None, total: int) -> Progress | None:
+    """One count over every (member, sample) run of the pairs: ``progress(done, total)`` as each pair is judged."""
+    if progress is None:
+        return None
+    done = 0
+
+    async def step(_done: int, _total: int) -> None:
+        nonlocal done
+        done += 1
+        result = progress(done, total)
+        if asyncio.iscoroutine(result):
+            await result
+
+    return step
 
 
 def umbrela_prompts() -> tuple[Prompt, Prompt]:
@@ -88,6 +117,12 @@ async def judge_pairs(
         return judgment
 
     return list(await asyncio.gather(*(one(pair) for pair in pairs)))
+
+
+async def pair_items(pairs: Sequence[Pair], client: LLMClient, *, progress: Progress | None) -> list[dict[str, Any]]:
+    """``judge_pairs`` with the client's retries, as the items of the jury layer (``servers.judge.common.jury``)."""
+    judgments = await judge_pairs(pairs, client, max_retries=client.settings.max_retries, progress=progress)
+    return [judgment.as_dict() for judgment in judgments]
 
 
 async def judge_one(

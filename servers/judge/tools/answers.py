@@ -1,9 +1,9 @@
 """The answer-judge MCP tools, one per declared judge (``answers.registry.JUDGES``), generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
-``judge_cache``, ``save_path``, ``max_failed_fraction`` and ``prompt_file`` (``common.overrides``); no default
-here: ``parameter.yaml`` supplies them, so ``with_settings`` and the MCP SDK derive its input schema as for a
-hand-written function.
+``judge_cache``, ``save_path``, ``max_failed_fraction``, ``prompt_file`` (``common.overrides``) and ``language``;
+no default here: ``parameter.yaml`` supplies them, so ``with_settings`` and the MCP SDK derive its input schema as
+for a hand-written function.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from servers.judge.common.parameters import (
     PromptFiles,
     SavePath,
 )
+from servers.judge.common.prompting import LanguageParam, judge_language
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -34,6 +35,7 @@ SETTINGS: dict[str, Any] = {
     "save_path": SavePath,
     "max_failed_fraction": FailedFraction,
     "prompt_file": PromptFiles,
+    "language": LanguageParam,
 }
 
 
@@ -51,9 +53,11 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
         values = bound.arguments
         items = items_for(judge, {name: values[name] for name in judge.inputs}, values["id_ls"])
         overrides = read_overrides(values["prompt_file"], names=judge.prompts)
-        settings = {name: values[name] for name in SETTINGS if name != "prompt_file"}
-        extra = {"prompt_overrides": recorded(overrides, values["prompt_file"])} if overrides else None
-        with overriding(overrides):
+        settings = {name: values[name] for name in SETTINGS if name not in ("prompt_file", "language")}
+        with overriding(overrides), judge_language(values["language"]) as language:
+            extra: dict[str, Any] = {"language": language}
+            if overrides:
+                extra["prompt_overrides"] = recorded(overrides, values["prompt_file"])
             return await run_answer_judge(judge, items, recorded=extra, **settings)
 
     tool.__name__ = tool.__qualname__ = judge.name

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from servers.judge.answers.run import build_items
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.hallucination.run import HallucinationResult, run_hallucination
 from ultra_kit.factory import expands_own_env, tool_hints
 
@@ -31,6 +32,7 @@ async def hallucination_judge(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    language: LanguageParam,
 ) -> HallucinationResult:
     """Hallucination (HHEM-style): a cross-encoder's factual-consistency score (0-1) of each answer with its passages.
 
@@ -39,10 +41,11 @@ async def hallucination_judge(
     Without hhem_model the LLM faithfulness judge runs instead (method llm_faithfulness, note says so).
     """
     items = build_items(q_ls, pred_ls, ret_psg=ret_psg, id_ls=id_ls, need_passages=True)
-    return await run_hallucination(
-        items, hhem_model=hhem_model, hhem_batch_size=hhem_batch_size, hhem_device=hhem_device, judge_llm=judge_llm,
-        judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
-    )  # fmt: skip
+    with judge_language(language):
+        return await run_hallucination(
+            items, hhem_model=hhem_model, hhem_batch_size=hhem_batch_size, hhem_device=hhem_device, judge_llm=judge_llm,
+            judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
+        )  # fmt: skip
 
 
 TOOLS = [hallucination_judge]

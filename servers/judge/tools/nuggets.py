@@ -8,6 +8,7 @@ from pydantic import Field
 
 from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
 from servers.judge.nuggets.stages import prompts
 from ultra_kit.factory import tool_hints
@@ -46,6 +47,7 @@ async def nuggetize(
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
     prompt_file: PromptFiles,
+    language: LanguageParam,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -60,7 +62,7 @@ async def nuggetize(
     """
     options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
     names = tuple(prompt.name for prompt in prompts().values())
-    with overriding(read_overrides(prompt_file, names=names)):
+    with overriding(read_overrides(prompt_file, names=names)), judge_language(language):
         return await run_nuggetize(
             **options,
             query_id=query_id,

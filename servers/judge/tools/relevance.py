@@ -11,6 +11,7 @@ from typing_extensions import TypedDict
 
 from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
@@ -42,6 +43,7 @@ async def umbrela_judge(
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
     prompt_file: PromptFiles,
+    language: LanguageParam,
 ) -> UmbrelaResult:
     """Grade passages 0-3 for relevance to a query with an LLM (UMBRELA) and write a qrels file.
 
@@ -57,7 +59,7 @@ async def umbrela_judge(
         if ctx is not None:
             await ctx.report_progress(done, total, f"judged {done}/{total} passages")
 
-    with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))):
+    with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))), judge_language(language):
         return await run_umbrela(
             query=query,
             passages=passages,

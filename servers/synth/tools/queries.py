@@ -13,6 +13,7 @@ from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.failures import FailedSummary
+from ultra_kit.languages import check_language
 from ultra_kit.llm_mapping import llm_mapping_description
 
 if TYPE_CHECKING:
@@ -55,6 +56,16 @@ async def generate_queries(
         float, Field(description="word-set Jaccard at which a question is a near-duplicate", ge=0, le=1)
     ],
     dataset_dir: Annotated[str, Field(description="folder for queries.jsonl, qrels.trec, corpus.jsonl, counts.json")],
+    language: Annotated[
+        str,
+        Field(
+            description="ISO 639-1 code the questions are asked for in (others dropped as wrong_language); "
+            "en = as written; auto = the corpus's language"
+        ),
+    ],
+    language_min_confidence: Annotated[
+        float, Field(description="drop a question only when the detector is at least this sure", ge=0, le=1)
+    ],
     max_failed_fraction: Annotated[
         float,
         Field(
@@ -94,11 +105,13 @@ async def generate_queries(
     if not domain_description.strip():
         raise InputError("domain_description is empty: say what the assistant under test is for")
     failures.check_fraction(max_failed_fraction)
+    language = check_language(language)
     folder = dataset_folder(dataset_dir)
     records, documents = corpus.read_corpus(corpus_path)
     settings = settings_for(synth_llm, server="synth", setting="synth_llm")
+    language = queries.corpus_language(language, documents, seed)
     plan = queries.Plan(domain_description.strip(), dict(n_per_kind), dict(categories), list(techniques), seed,
-                        settings.max_retries)  # fmt: skip
+                        settings.max_retries, language)  # fmt: skip
     if ctx is not None:
         await ctx.report_progress(0, None, "generating queries")
     cache = open_cache(synth_cache)
@@ -110,6 +123,7 @@ async def generate_queries(
         cache.close()
     failed, ok = failures.summarise(tally.outcomes)
     failures.check(failed, ok, tool="generate_queries", noun="generations", max_failed_fraction=max_failed_fraction)
+    generated, wrong_language = queries.in_language(generated, language, language_min_confidence)
     kept, duplicates = queries.deduplicate(generated, dedup_threshold)
     rows = queries.with_ids(kept)
     if not rows:
@@ -119,7 +133,7 @@ async def generate_queries(
     qrels = "".join(f"{r['id']} 0 {r['source_docid']} 1\n" for r in rows if r["source_docid"])
     qrels_path = atomic_write_text(folder / QRELS_FILE, qrels)
     corpus_out = atomic_write_jsonl(folder / CORPUS_FILE, corpus.corpus_copy(records, documents, planted))
-    discarded = dict(tally.discarded) | {"duplicate": duplicates}
+    discarded = dict(tally.discarded) | {"duplicate": duplicates, "wrong_language": wrong_language}
     counts: SynthCounts = {
         "generated": queries.counts_of(rows),
         "total": len(rows),
@@ -129,7 +143,10 @@ async def generate_queries(
         "failed": failed,
     }
     seconds = round(time.perf_counter() - started, 3)
-    atomic_write_json(folder / COUNTS_FILE, {**counts, "usage": usage, "seconds": seconds, "planted": sorted(planted)})
+    atomic_write_json(
+        folder / COUNTS_FILE,
+        {**counts, "language": language, "usage": usage, "seconds": seconds, "planted": sorted(planted)},
+    )
     return {
         "dataset_path": str(dataset.resolve()),
         "qrels_path": str(qrels_path.resolve()),

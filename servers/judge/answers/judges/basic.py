@@ -75,6 +75,7 @@ RATING = Reply(
     kinds={"idk": "graded", "answer_attempted": "binary"},
     requests="1",
     replies={"idk_v1": IDK},
+    scales={"idk": "ordinal", "answer_attempted": "nominal"},
     description="Does an answer say that it cannot answer (IDK), and does it attempt an answer? "
     "One request per answer.\n\n"
     "Per item `idk` (yes / partial / no -> 1 / 0.5 / 0, as MT-RAG) and `answer_attempted` (1 / 0);\n"
@@ -153,6 +154,7 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
     kinds={"rag_score": "graded"},
     requests="1",
     replies={"rag_judge_v1": RATING},
+    scales={"rag_score": "ordinal"},
     description="Overall 1-10 rating (RAD-Bench / MT-RAG RB_llm) of faithfulness, appropriateness and "
     "completeness against the reference and the passages; `rag_score` = rating / 10. One request per answer.",
 )

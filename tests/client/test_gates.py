@@ -196,3 +196,9 @@ def test_judged_items_that_failed_count_against_failed_fraction(tmp_path: Path) 
     assert run_ultra("gate", str(folder), "--gate", str(tolerant), cwd=tmp_path).returncode == 0
     strict = gate_file(tmp_path, [{"metric": "failed_fraction", "max": fraction - 0.001}])
     assert run_ultra("gate", str(folder), "--gate", str(strict), cwd=tmp_path).returncode == 1
+
+
+def test_junit_without_a_gate_is_refused_before_the_run(tmp_path: Path) -> None:
+    done, folder = run_gated(tmp_path, "--junit", str(tmp_path / "gate.xml"))
+    assert done.returncode == 1 and "--junit writes the gate's verdicts: give --gate FILE" in done.stderr
+    assert folder is None and not (tmp_path / "gate.xml").exists()

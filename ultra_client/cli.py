@@ -19,6 +19,9 @@ USAGE_EXAMPLES = """examples:
   ultra mcp-config --host claude|vscode|cursor
   ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
   ultra compare output/<run A> output/<run B> [more runs] [--out DIR] [--label NAME=PATH]
+  ultra run examples/umbrela.yaml --gate gate.yaml [--junit gate.xml]   (exit 1: a condition failed; docs/ci.md)
+  ultra runs [--pipeline NAME] [--since 2026-11-01] [--rebuild]
+  ultra export mlflow output/<run folder> [--tracking-uri URI] [--experiment NAME]
 """
 
 # Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;
@@ -28,6 +31,9 @@ SUBCOMMANDS = {
     "report": "ultra_client.report_cli",
     "compare": "ultra_client.compare_cli",
     "trec_eval": "ultra_client.trec_eval_command",
+    "gate": "ultra_client.gates.cli",
+    "runs": "ultra_client.runs.cli",
+    "export": "ultra_client.export.cli",
 }
 
 
@@ -85,6 +91,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--full", action="store_true", help="print every result at the end, uncut (default: fit 100 columns)"
     )
+    importlib.import_module("ultra_client.gates.cli").add_run_options(run)
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
     call.add_argument(
@@ -196,12 +203,17 @@ def main(argv: list[str] | None = None) -> int:
             if report.rewritten:
                 print("  written anew (a section in flow style could not be edited line by line): comments dropped")
         elif args.command == "run":
+            from ultra_client.gates.cli import after_run, run_conditions
             from ultra_client.signals import stop_like_interrupt
 
+            gate = run_conditions(args)
             with stop_like_interrupt():
                 run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio, full=args.full)
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
+            code = after_run(args, gate, folder)
+            importlib.import_module("ultra_client.runs.cli").index_run(folder, code if gate else None)
+            return exit_now(code)
         elif args.command == "call":
             from ultra_client.signals import stop_like_interrupt
 

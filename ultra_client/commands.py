@@ -42,7 +42,8 @@ from ultra_client.pipeline.params import (
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.pipeline.yaml_lines import require_regular_file
-from ultra_client.summary import report_path, summary_lines
+from ultra_client.summary.costs import finish_run
+from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.errors import add_read_root
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
@@ -191,7 +192,7 @@ async def run(
     output_dir: str,
     deadline: float | None = None,
     stdio: bool = False,
-    full: bool = False,  # --full: the end prints every result uncut (ultra_client.summary)
+    full: bool = False,  # --full: the end prints every result uncut (ultra_client.summary.lines)
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
@@ -258,7 +259,8 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
-    for line in summary_lines(memory, report, producers=runner.producers, saved=saved, full=full):
+    summary = summary_lines(memory, report, producers=runner.producers, saved=saved, full=full)
+    for line in [*summary, *finish_run(folder, runner.accounting)]:
         print(line)
     if job is not None:
         write_output(folder / "results.json", lambda _: job.finish(folder))

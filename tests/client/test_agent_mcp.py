@@ -161,7 +161,7 @@ def test_partial_mapping_with_ultra_call_and_ultra_run(project: Path) -> None:
     )
     run = run_ultra("run", str(pipeline), cwd=project, env=env)
     assert run.returncode == 0, run.stderr
-    (folder,) = (project / "output").iterdir()
+    (folder,) = [p for p in (project / "output").iterdir() if p.is_dir()]  # not the run index
     assert json.loads((folder / "memory.json").read_text())["options"] == MERGED
 
 

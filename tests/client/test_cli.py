@@ -40,7 +40,7 @@ def test_build_then_run_the_load_data_example(project: Path) -> None:
     assert yaml.safe_load(params.read_text()) == shipped
     ran = run_ultra("run", "examples/load_data.yaml", cwd=project)
     assert ran.returncode == 0, ran.stderr
-    (folder,) = (project / "output").iterdir()
+    (folder,) = [p for p in (project / "output").iterdir() if p.is_dir()]  # not the run index
     assert folder.name.startswith("load_data_")
     memory = json.loads((folder / "memory.json").read_text())
     rows = [json.loads(line) for line in (project / "data" / "sample_qa.jsonl").read_text().splitlines()]
@@ -197,7 +197,7 @@ def test_run_rejects_bad_data_without_memory(project: Path, case: str, setup: di
     write_params(project, setup)
     result = run_ultra("run", "examples/load_data.yaml", cwd=project)
     assert_one_clear_error(result, "load_data.yaml:5: step 'benchmark.get_data' failed", *fragments)
-    (folder,) = (project / "output").iterdir()
+    (folder,) = [p for p in (project / "output").iterdir() if p.is_dir()]  # not the run index
     assert not (folder / "memory.json").exists()
 
 

@@ -38,7 +38,7 @@ def test_an_empty_branch_runs_nothing(toy_project: Path, ultra, target: str, ite
     params.write_text(yaml.safe_dump({"toy": {"words": "a bbbb", "mark": "!", "target": target}}))
     result = ultra("run", str(pipeline), cwd=toy_project)
     assert result.returncode == 0, result.stderr
-    (folder,) = (toy_project / "output").iterdir()
+    (folder,) = [p for p in (toy_project / "output").iterdir() if p.is_dir()]  # not the run index
     memory = json.loads((folder / "memory.json").read_text())
     # route_all: 'stop' runs nothing, 'upper' upper-cases; per item: 'a' is short (nothing), the long one gets '!'
     assert memory["items"] == items
@@ -116,7 +116,7 @@ def test_run_with_a_key_map_variable_of_any_name(tmp_path: Path) -> None:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     done = run_ultra("run", str(pipeline), "--param", "params.yaml", "--output-dir", "runs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    (folder,) = (tmp_path / "runs").iterdir()
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]  # not the run index
     memory = json.loads((folder / "memory.json").read_text())
     rows = [json.loads(line) for line in (ROOT / "data/sample_qa.jsonl").read_text().splitlines()][:3]
     assert memory["choices_ls"] == [row["question"] for row in rows]

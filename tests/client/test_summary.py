@@ -13,7 +13,7 @@ import yaml
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import assert_fits
-from ultra_client.summary import MAX_ROWS, summary_lines
+from ultra_client.summary.lines import MAX_ROWS, summary_lines
 
 
 def cell(value: object) -> str:
@@ -145,7 +145,7 @@ def test_the_table_ends_with_the_report_written(tmp_path: Path) -> None:
     (tmp_path / "p.yaml").write_text("servers:\n  toy: toyspec\npipeline:\n  - toy.make_items\n  - toy.write_report\n")
     done = run_ultra("run", "p.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    (folder,) = (tmp_path / "output").iterdir()
+    (folder,) = [p for p in (tmp_path / "output").iterdir() if p.is_dir()]  # not the run index
     lines = table(done.stdout).rstrip("\n").splitlines()
     assert lines[-1] == f"report: {folder.relative_to(tmp_path)}/files/report.html"  # in the run folder
     assert "<p>three</p>" in (folder / "files" / "report.html").read_text()

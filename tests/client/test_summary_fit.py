@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.client.test_summary import run_example
-from ultra_client.summary import summary_lines
+from ultra_client.summary.lines import summary_lines
 
 
 def matrix(rows: int, columns: int) -> dict[str, dict[str, int | None]]:

@@ -50,7 +50,7 @@ def test_run_folder_taken_in_the_same_second_gets_a_suffix(toy: Path) -> None:
         (output / f"flow_{stamp}").symlink_to(toy / "elsewhere" / stamp)
     result = run_ultra("run", str(flow), cwd=toy)
     assert result.returncode == 0, result.stderr
-    (folder,) = [p for p in output.iterdir() if not p.is_symlink()]
+    (folder,) = [p for p in output.iterdir() if not p.is_symlink() and p.is_dir()]  # not the run index
     assert folder.name.startswith("flow_") and folder.name.endswith("_2")
     assert json.loads((folder / "memory.json").read_text())["items"] == ["a!", "b!"]
     assert not (toy / "elsewhere").exists()
@@ -63,7 +63,7 @@ def test_two_runs_started_at_once_get_two_folders(toy: Path) -> None:
     runs = [subprocess.Popen(command, cwd=toy, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     errors = [run.communicate(timeout=120)[1] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], errors
-    folders = sorted((toy / "output").iterdir())
+    folders = sorted(p for p in (toy / "output").iterdir() if p.is_dir())  # not the run index
     assert len(folders) == 2
     for folder in folders:
         assert json.loads((folder / "memory.json").read_text())["items"] == ["a!", "b!"]

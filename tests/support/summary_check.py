@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ultra_client.summary_tables import WIDTH
+from ultra_client.summary.tables import WIDTH
 
 
 def run_folder(done: subprocess.CompletedProcess, cwd: Path) -> Path:

@@ -22,6 +22,7 @@ class Pipeline:
     steps: list[Step]
     server_lines: dict[str, int]
     transports: dict[str, str] = field(default_factory=dict)  # alias -> "stdio" where the file asks for it
+    gate: list[Any] = field(default_factory=list)  # its ``gate:`` conditions (ultra_client.gates.spec.Condition)
 
     @property
     def stem(self) -> str:
@@ -38,9 +39,11 @@ def load_pipeline(path: str | Path) -> Pipeline:
     data = load_yaml_with_lines(path, "pipeline")
     if not isinstance(data, dict):
         raise located(path, None, "a pipeline file must be a mapping with 'servers' and 'pipeline'")
-    unknown = set(data) - {"servers", "pipeline"}
+    unknown = set(data) - {"servers", "pipeline", "gate"}
     if unknown:
-        raise located(path, data.line, f"unknown top-level key(s) {sorted(unknown)}; expected 'servers' and 'pipeline'")
+        raise located(
+            path, data.line, f"unknown top-level key(s) {sorted(unknown)}; expected 'servers', 'pipeline' (and 'gate')"
+        )
     servers = data.get("servers")
     if not isinstance(servers, dict) or not servers:
         raise located(
@@ -63,7 +66,17 @@ def load_pipeline(path: str | Path) -> Pipeline:
         steps=parser.steps(steps),
         server_lines={str(k): getattr(k, "line", servers.line) for k in servers},
         transports=transports,
+        gate=_gate(data, path),
     )
+
+
+def _gate(data: Any, path: Path) -> list[Any]:
+    """The ``gate:`` block's conditions, checked here so that ``ultra build`` reports a bad one at file:line."""
+    if "gate" not in data:
+        return []
+    from ultra_client.gates.spec import parse_gate
+
+    return parse_gate(data["gate"], path, data.line)
 
 
 TRANSPORTS = ("in-process", "stdio")

@@ -14,7 +14,8 @@ from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import Pipeline, Step, ToolStep
 from ultra_client.progress import ProgressBar
-from ultra_client.summary import strings_inside
+from ultra_client.summary.costs import step_record
+from ultra_client.summary.lines import strings_inside
 
 Memory = dict[str, Any]
 
@@ -37,6 +38,7 @@ class Runner:
         self.echo = echo
         self.timings: list[tuple[str, float]] = []
         self.producers: dict[str, str] = {}  # variable -> the step that last wrote it, in the order written
+        self.accounting: list[dict[str, Any]] = []  # per LLM step: tokens, failures, model (ultra_client.summary.costs)
 
     @property
     def tools(self):
@@ -97,6 +99,9 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
+        spent = step_record(step.name, args, outputs)
+        if spent is not None:
+            self.accounting.append(spent)
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)

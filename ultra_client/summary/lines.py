@@ -7,7 +7,7 @@ to a 100-column terminal (``ultra run --full`` prints everything).
 - Rows are grouped under the step that produced them (``from judge.nuggetize:``), so two judges' ``counts``,
   ``failed`` and ``usage`` are not mistaken for each other (``producers``: variable -> step name).
 - A mapping of mappings (``evaluate_trec_pvalue``'s rows, a query x document matrix) and a list of rows
-  (``risk_table``, ``trec_rag_table``) print as tables of their own (``ultra_client.summary_tables``):
+  (``risk_table``, ``trec_rag_table``) print as tables of their own (``ultra_client.summary.tables``):
   a few rows and the columns that fit, turned when that shows more, then a note of the step, the shape
   and where the whole value is (the step's result file, else the run's ``memory.json``).
 - Other lists (per-item values) print as one line: how many items, and the first ones.
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ultra_client.summary_tables import CELL, TABLE_ROWS, WIDTH, Grid, align, cut, fitted, is_number, list_grid
-from ultra_client.summary_tables import shown_cell as cell
+from ultra_client.summary.tables import CELL, TABLE_ROWS, WIDTH, Grid, align, cut, fitted, is_number, list_grid
+from ultra_client.summary.tables import shown_cell as cell
 
 __all__ = ["MAX_ROWS", "cell", "is_number", "report_path", "summary_lines"]
 

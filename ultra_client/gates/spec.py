@@ -1,0 +1,137 @@
+"""A gate's conditions, from a pipeline's ``gate:`` block or a gate file, checked with file:line errors.
+
+Each condition names a scalar result as ``ultra sweep --metric`` does (``variable.key``, e.g.
+``eval_res.map``; a numeric variable such as ``kappa_graded``; or ``failed_fraction``) and has ``min``
+and/or ``max``, or ``baseline`` (a run folder) with ``max_drop`` and/or ``no_significant_drop: true`` (a
+paired test, ``ultra_client.gates.significance``)::
+
+    gate:
+      - {metric: eval_res.map, min: 0.30}
+      - {metric: failed_fraction, max: 0.02}
+      - {metric: eval_res.ndcg@10, baseline: runs/main, max_drop: 0.01}
+      - {metric: eval_res.ndcg@10, baseline: runs/main, no_significant_drop: true}
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ultra_client.errors import UltraError, located
+from ultra_client.gates import FAILED_FRACTION
+from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, require_regular_file
+from ultra_client.sweep.spec import did_you_mean
+
+CONDITION_KEYS = ("metric", "min", "max", "baseline", "max_drop", "no_significant_drop")
+EXAMPLE = "e.g. - {metric: eval_res.map, min: 0.3}"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One checked gate condition; ``where`` is its file:line (or a note for the implicit ones)."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    baseline: str | None = None
+    max_drop: float | None = None
+    no_significant_drop: bool = False
+    where: str = ""
+
+    def describe(self) -> str:
+        """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``."""
+        parts = []
+        if self.no_significant_drop:
+            parts.append(f"{self.metric}: no significant drop vs baseline")
+        if self.max_drop is not None:
+            parts.append(f"{self.metric} >= baseline - {self.max_drop:g}")
+        if self.min is not None:
+            parts.append(f"{self.metric} >= {self.min:g}")
+        if self.max is not None:
+            parts.append(f"{self.metric} <= {self.max:g}")
+        return ", ".join(parts)
+
+
+def parse_gate(items: Any, path: Path, line: int | None = None) -> list[Condition]:
+    """The conditions of a ``gate:`` list (from ``load_yaml_with_lines``); an UltraError at file:line if malformed."""
+    if not isinstance(items, list) or not items:
+        raise located(path, getattr(items, "line", line), f"'gate' must be a non-empty list of conditions, {EXAMPLE}")
+    return [_condition(item, path, getattr(items, "line", line)) for item in items]
+
+
+def _condition(item: Any, path: Path, line: int | None) -> Condition:
+    where_line = getattr(item, "line", line)
+    if not isinstance(item, dict):
+        raise located(path, where_line, f"a gate condition is a mapping with 'metric' and 'min', 'max' or 'baseline', "
+                      f"{EXAMPLE}; got {item!r}")  # fmt: skip
+    for key in item:
+        if key not in CONDITION_KEYS:
+            raise located(path, where_line, f"unknown gate key '{key}'" + did_you_mean(str(key), list(CONDITION_KEYS)))
+    metric = item.get("metric")
+    if not isinstance(metric, str) or not metric.strip() or metric != metric.strip():
+        raise located(
+            path,
+            where_line,
+            f"'metric' names a scalar result as variable.key (e.g. eval_res.map), a numeric variable or "
+            f"{FAILED_FRACTION}; got {metric!r}",
+        )
+    paired = item.get("no_significant_drop", False)
+    if not isinstance(paired, bool):
+        raise located(path, where_line, f"'no_significant_drop' is true or false; got {paired!r}")
+    bounds = {key: _number(item, key, path, where_line) for key in ("min", "max", "max_drop")}
+    baseline = item.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str) or not baseline.strip()):
+        raise located(path, where_line, f"'baseline' is the path of a run folder, e.g. runs/main; got {baseline!r}")
+    if baseline is not None and bounds["max_drop"] is None and not paired:
+        raise located(
+            path, where_line, "'baseline' needs 'max_drop: 0.01' or 'no_significant_drop: true' (a paired test)"
+        )
+    if baseline is None and (bounds["max_drop"] is not None or paired):
+        raise located(
+            path, where_line, "'max_drop' and 'no_significant_drop' compare with a run: add baseline: <folder>"
+        )
+    if bounds["max_drop"] is not None and bounds["max_drop"] < 0:
+        raise located(path, where_line, f"'max_drop' must be 0 or more; got {bounds['max_drop']:g}")
+    if baseline is None and bounds["min"] is None and bounds["max"] is None:
+        raise located(path, where_line, f"gate condition on {metric} needs 'min', 'max' or 'baseline'; {EXAMPLE}")
+    if bounds["min"] is not None and bounds["max"] is not None and bounds["min"] > bounds["max"]:
+        raise located(path, where_line, f"'min' ({bounds['min']:g}) is above 'max' ({bounds['max']:g}): nothing passes")
+    return Condition(
+        metric=str(metric),
+        min=bounds["min"],
+        max=bounds["max"],
+        baseline=None if baseline is None else str(baseline),
+        max_drop=bounds["max_drop"],
+        no_significant_drop=paired,
+        where=f"{path}:{where_line}" if where_line else str(path),
+    )
+
+
+def _number(item: dict, key: str, path: Path, line: int | None) -> float | None:
+    value = item.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise located(path, line, f"'{key}' must be a finite number; got {value!r}")
+    return float(value)
+
+
+def read_gate_file(file: str | Path) -> list[Condition]:
+    """The conditions of a gate file: a YAML mapping holding one ``gate:`` list."""
+    path = Path(file)
+    require_regular_file(path, "gate")
+    data = load_yaml_with_lines(path, "gate")
+    if not isinstance(data, dict) or "gate" not in data:
+        raise located(path, getattr(data, "line", None), f"a gate file holds a 'gate:' list of conditions, {EXAMPLE}")
+    other = [str(key) for key in data if key != "gate"]
+    if other:
+        raise located(path, data.line, f"unknown key(s) {other} in a gate file; it holds only 'gate:'")
+    return parse_gate(data["gate"], path, data.line)
+
+
+def check_gate_options(junit: str | None, conditions: list[Condition]) -> None:
+    """``--junit`` without any gate condition would write an empty report: refuse it."""
+    if junit and not conditions:
+        raise UltraError("--junit writes the gate's verdicts: give --gate FILE or a pipeline with a 'gate:' block")

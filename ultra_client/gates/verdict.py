@@ -1,0 +1,206 @@
+"""A gate's conditions judged against a run folder (and a baseline run folder): one verdict per condition.
+
+A run's scalar results are those ``ultra sweep`` ranks by (``ultra_client.sweep.trials.flatten`` of
+``memory.json``), plus ``failed_fraction``: the judged items that failed (request errors, unreadable
+replies), summed over the run's result files, divided by all judged items. When some judged item failed
+and no condition names ``failed_fraction``, the gate adds ``failed_fraction <= 0``: a failed item never
+passes silently (a gate that tolerates some says so, e.g. ``{metric: failed_fraction, max: 0.02}``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ultra_client.gates import ERROR, EXIT_CODES, FAIL, FAILED_FRACTION, PASS
+from ultra_client.gates.spec import Condition
+from ultra_client.summary.lines import align, cell
+from ultra_client.sweep.spec import did_you_mean
+from ultra_client.sweep.trials import flatten
+
+MAX_RESULT_FILE_BYTES = 200 * 1024 * 1024  # a result file larger than this is not read for its failure counts
+
+
+@dataclass
+class RunResults:
+    """A run folder's scalar results and its judged items' failures (``{result file: (failed, total)}``)."""
+
+    folder: Path
+    scalars: dict[str, float]
+    failures: dict[str, tuple[int, int]]
+
+    @property
+    def failed(self) -> tuple[int, int]:
+        return sum(c for c, _ in self.failures.values()), sum(t for _, t in self.failures.values())
+
+    def value(self, metric: str) -> float | None:
+        if metric == FAILED_FRACTION:
+            count, total = self.failed
+            return count / total if total else 0.0
+        return self.scalars.get(metric)
+
+    def names(self) -> list[str]:
+        return [*self.scalars, FAILED_FRACTION]
+
+
+@dataclass
+class Verdict:
+    """One condition's outcome: ``pass``, ``fail`` or ``error`` (it could not be evaluated), and why."""
+
+    condition: Condition
+    status: str
+    value: float | None = None
+    baseline: float | None = None
+    message: str = ""
+
+
+def read_run(folder: str | Path) -> RunResults:
+    """The scalar results and failure counts of a run folder (its ``memory.json`` and result files)."""
+    folder = Path(folder)
+    memory_file = folder / "memory.json"
+    try:
+        memory = json.loads(memory_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{folder} is not a finished run folder (it has no memory.json)") from None
+    except (OSError, ValueError) as exc:
+        raise FileNotFoundError(f"{memory_file}: cannot read it ({exc})") from None
+    if not isinstance(memory, dict):
+        raise FileNotFoundError(f"{memory_file}: not a mapping of variables")
+    return RunResults(folder, flatten(memory), failure_counts(folder, memory))
+
+
+def failure_counts(folder: Path, memory: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """``{name: (failed, total)}`` of every judged step: its ``failed`` summary (``ultra_kit.failures``) from
+    ``usage.json``; for a run folder without one, its result files' summaries, else a ``failed`` variable."""
+    from ultra_client.summary.costs import run_usage
+
+    usage = run_usage(folder)  # each step's own summary, recorded as the run went (usage.json)
+    steps = [step for step in usage["steps"] if isinstance(step.get("failed"), dict)] if usage else []
+    if steps:
+        return {f"step {s['step']}": (s["failed"]["count"], s["failed"]["total"] or 0) for s in steps}
+    counts: dict[str, tuple[int, int]] = {}
+    files = folder / "files"
+    for path in sorted(files.rglob("*.json")) if files.is_dir() else []:
+        summary = _file_summary(path)
+        if summary is not None:
+            counts[str(path.relative_to(folder))] = summary
+    if counts:
+        return counts
+    for name, value in memory.items():
+        summary = _summary(value)
+        if summary is not None:
+            counts[name] = summary
+    return counts
+
+
+def _file_summary(path: Path) -> tuple[int, int] | None:
+    try:
+        if path.stat().st_size > MAX_RESULT_FILE_BYTES:
+            return None
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return _summary(document.get("failed")) if isinstance(document, dict) else None
+
+
+def _summary(value: Any) -> tuple[int, int] | None:
+    """(count, total) of a ``failed`` summary ``{"count": 2, "total": 40, "reasons": {...}}``, else None."""
+    if not isinstance(value, dict) or not isinstance(value.get("reasons"), dict):
+        return None
+    count, total = value.get("count"), value.get("total")
+    if isinstance(count, int) and isinstance(total, int) and 0 <= count <= total:
+        return count, total
+    return None
+
+
+def with_implicit(conditions: list[Condition], run: RunResults) -> list[Condition]:
+    """The conditions, plus ``failed_fraction <= 0`` when judged items failed and no condition names it."""
+    if not conditions or run.failed[0] == 0 or any(c.metric == FAILED_FRACTION for c in conditions):
+        return list(conditions)
+    return [*conditions, Condition(FAILED_FRACTION, max=0.0, where="implicit: failed judged items never pass")]
+
+
+def judge(conditions: list[Condition], run: RunResults) -> list[Verdict]:
+    """One verdict per condition (the implicit one included), in order."""
+    baselines: dict[str, RunResults | str] = {}
+    paired: dict[str, list[dict[str, Any]] | str] = {}  # compare's rows per baseline: one Holm family each
+    verdicts = []
+    for condition in with_implicit(conditions, run):
+        baseline = None
+        if condition.baseline is not None:
+            if condition.baseline not in baselines:
+                try:
+                    baselines[condition.baseline] = read_run(condition.baseline)
+                except FileNotFoundError as exc:
+                    baselines[condition.baseline] = f"baseline {exc}"
+            baseline = baselines[condition.baseline]
+        verdict = _verdict(condition, run, baseline)
+        if condition.no_significant_drop and verdict.status != ERROR and isinstance(baseline, RunResults):
+            if condition.baseline not in paired:
+                from ultra_client.gates.significance import compare_rows
+
+                paired[condition.baseline] = compare_rows(run.folder, baseline.folder)
+            verdict = _paired_verdict(verdict, paired[condition.baseline])
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _paired_verdict(verdict: Verdict, rows: list[dict[str, Any]] | str) -> Verdict:
+    """The verdict with the paired test's outcome added: a significant drop fails, no paired values is an error."""
+    from ultra_client.gates.significance import dropped, find_row, note
+
+    row = find_row(rows, verdict.condition.metric) if isinstance(rows, list) else rows
+    if isinstance(row, str):
+        return Verdict(verdict.condition, ERROR, verdict.value, verdict.baseline, row)
+    drop = dropped(row)
+    message = "; ".join(part for part in (verdict.message, drop or note(row)) if part)
+    status = FAIL if drop or verdict.status == FAIL else PASS
+    return Verdict(verdict.condition, status, verdict.value, verdict.baseline, message)
+
+
+def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str | None) -> Verdict:
+    value = run.value(condition.metric)
+    if value is None:
+        hint = did_you_mean(condition.metric, run.names())
+        return Verdict(condition, ERROR, message=f"the run has no scalar result {condition.metric}{hint}")
+    if isinstance(baseline, str):
+        return Verdict(condition, ERROR, value, message=baseline)
+    reference = None
+    if baseline is not None:
+        reference = baseline.value(condition.metric)
+        if reference is None:
+            return Verdict(condition, ERROR, value, message=f"baseline {baseline.folder} has no {condition.metric}")
+    if not math.isfinite(value):
+        return Verdict(condition, FAIL, value, reference, f"{condition.metric} is {value}, not a number")
+    broken = []
+    if reference is not None and condition.max_drop is not None and value < reference - condition.max_drop - 1e-12:
+        broken.append(f"dropped {reference - value:.4g} from the baseline (at most {condition.max_drop:g})")
+    if condition.min is not None and value < condition.min:
+        broken.append(f"below {condition.min:g}")
+    if condition.max is not None and value > condition.max:
+        broken.append(f"above {condition.max:g}")
+    if condition.metric == FAILED_FRACTION:
+        count, total = run.failed
+        note = f"{count} of {total} judged items failed"
+        return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join([*broken, note]))
+    return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join(broken))
+
+
+def exit_code(verdicts: list[Verdict]) -> int:
+    """2 if some condition could not be evaluated, else 1 if some failed, else 0."""
+    return max((EXIT_CODES[v.status] for v in verdicts), default=0)
+
+
+def verdict_lines(verdicts: list[Verdict]) -> list[str]:
+    """The verdict table: condition, value, baseline, verdict, and why a condition failed."""
+    rows = [["condition", "value", "baseline", "verdict", "note"]]
+    for v in verdicts:
+        rows.append([v.condition.describe(), cell(v.value), cell(v.baseline), v.status.upper(), v.message])
+    lines = align(rows, [False, True, True, False, False])
+    lines.insert(1, "-" * max(len(line) for line in lines))
+    passed = sum(1 for v in verdicts if v.status == PASS)
+    lines.append(f"gate: {passed} of {len(verdicts)} condition(s) passed; exit status {exit_code(verdicts)}")
+    return lines

@@ -1,0 +1,1 @@
+"""Tracked runs: the SQLite index under the output folder (``index``) and ``ultra runs`` (``cli``)."""

@@ -1,0 +1,174 @@
+"""The run index: ``<output dir>/runs.sqlite``, one row per run folder, for ``ultra runs``.
+
+``ultra run`` records each finished run (its pipeline, start, duration, scalar results and gate status);
+``ultra runs`` first adds the folders the index does not know yet (a run that failed, one copied in), and
+``ultra runs --rebuild`` recreates every row from the folders. Every write is one ``BEGIN IMMEDIATE``
+transaction on a WAL database with a busy timeout, so concurrent runs wait for each other instead of
+corrupting the file or losing a row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+INDEX_NAME = "runs.sqlite"
+BUSY_TIMEOUT_SECONDS = 60.0
+FOLDER_NAME = re.compile(r"^(?P<pipeline>.+)_(?P<stamp>\d{8}_\d{6})(?:_\d+)?$")  # commands.new_run_folder's names
+NOT_KEY_METRICS = ("counts", "usage", "failed", "data_info", "ranking")  # bookkeeping variables, not quality
+KEY_METRICS_SHOWN = 3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    folder TEXT PRIMARY KEY,      -- the folder's name, under the output dir
+    pipeline TEXT NOT NULL,
+    started TEXT NOT NULL,        -- ISO 8601, local time, from the folder's name
+    status TEXT NOT NULL,         -- ok | incomplete (no memory.json: failed, stopped or still running)
+    duration REAL,                -- seconds (timings.json)
+    metrics TEXT NOT NULL,        -- JSON {name: value} of every scalar result
+    cost REAL,                    -- USD when known
+    gate TEXT                     -- pass | fail | error when the run was gated
+)
+"""
+
+
+@contextmanager
+def connect(output_dir: str | Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the output dir's index (created if missing), WAL mode and a busy timeout."""
+    path = Path(output_dir) / INDEX_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(SCHEMA)
+        yield connection
+    finally:
+        connection.close()
+
+
+@contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error): the write lock is taken up front."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def describe_folder(folder: Path, gate: str | None = None, cost: float | None = None) -> dict[str, Any] | None:
+    """The index row of a run folder, read from its files; None if the folder's name is not a run's."""
+    found = FOLDER_NAME.match(folder.name)
+    if found is None or not folder.is_dir():
+        return None
+    started = datetime.strptime(found["stamp"], "%Y%m%d_%H%M%S").isoformat()
+    metrics: dict[str, float] = {}
+    status = "incomplete"
+    try:
+        memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memory = None
+    if isinstance(memory, dict):
+        from ultra_client.sweep.trials import flatten, split_non_finite
+
+        status = "ok"
+        metrics = split_non_finite(flatten(memory))[0]
+    if cost is None:
+        from ultra_client.summary.costs import run_usage
+
+        usage = run_usage(folder)
+        cost = usage["total"].get("cost_usd") if usage else None
+    duration = None
+    with suppress(OSError, ValueError, KeyError, TypeError):
+        duration = float(json.loads((folder / "timings.json").read_text(encoding="utf-8"))["total_seconds"])
+    return {
+        "folder": folder.name,
+        "pipeline": found["pipeline"],
+        "started": started,
+        "status": status,
+        "duration": duration,
+        "metrics": json.dumps(metrics),
+        "cost": cost,
+        "gate": gate,
+    }
+
+
+def _upsert(connection: sqlite3.Connection, row: dict[str, Any]) -> None:
+    columns = ", ".join(row)
+    marks = ", ".join(f":{name}" for name in row)
+    connection.execute(f"INSERT OR REPLACE INTO runs ({columns}) VALUES ({marks})", row)
+
+
+def record(folder: str | Path, gate: str | None = None, cost: float | None = None) -> None:
+    """Add or update one run folder's row (in the index of the folder's output dir)."""
+    folder = Path(folder)
+    row = describe_folder(folder, gate, cost)
+    if row is None:
+        return
+    with connect(folder.parent) as connection, transaction(connection):
+        _upsert(connection, row)
+
+
+def sync(output_dir: str | Path, rebuild: bool = False) -> int:
+    """Add the run folders the index lacks and drop the rows of removed ones (``rebuild``: recreate every row);
+    how many rows were written.
+
+    A rebuild keeps the gate verdicts and costs already recorded (the folders do not hold them).
+    """
+    output_dir = Path(output_dir)
+    folders = sorted(p for p in output_dir.iterdir() if p.is_dir()) if output_dir.is_dir() else []
+    with connect(output_dir) as connection, transaction(connection):
+        known = {name: (gate, cost) for name, gate, cost in connection.execute("SELECT folder, gate, cost FROM runs")}
+        if rebuild:
+            connection.execute("DELETE FROM runs")
+        else:  # a folder removed since is no longer a run to list
+            present = {folder.name for folder in folders}
+            connection.executemany("DELETE FROM runs WHERE folder = ?", [(n,) for n in known if n not in present])
+        written = 0
+        for folder in folders:
+            if folder.name in known and not rebuild:
+                continue
+            row = describe_folder(folder, *known.get(folder.name, (None, None)))
+            if row is not None:
+                _upsert(connection, row)
+                written += 1
+    return written
+
+
+def list_runs(output_dir: str | Path, pipeline: str | None = None, since: str | None = None) -> list[dict[str, Any]]:
+    """The index's rows, newest first; ``pipeline`` and ``since`` (an ISO date or time) filter them."""
+    query, values = "SELECT * FROM runs WHERE 1 = 1", []
+    if pipeline:
+        query += " AND pipeline = ?"
+        values.append(pipeline)
+    if since:
+        query += " AND started >= ?"
+        values.append(since)
+    with connect(output_dir) as connection:
+        connection.row_factory = sqlite3.Row
+        rows = [dict(row) for row in connection.execute(query + " ORDER BY started DESC, folder DESC", values)]
+    for row in rows:
+        row["metrics"] = json.loads(row["metrics"])
+    return rows
+
+
+def key_metrics(metrics: dict[str, float], shown: int = KEY_METRICS_SHOWN) -> dict[str, float]:
+    """The first few quality results of a run: bookkeeping variables (counts, usage, failures) left out."""
+    picked = {}
+    for name, value in metrics.items():
+        variable, _, key = name.partition(".")
+        if variable in NOT_KEY_METRICS or key.startswith(("num_", "queries_")) or name.startswith("num_"):
+            continue
+        picked[name] = value
+        if len(picked) == shown:
+            break
+    return picked

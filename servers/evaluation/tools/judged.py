@@ -106,13 +106,18 @@ def compare_judged(
     samples: Annotated[
         dict[str, dict[str, list[float]] | list[str] | str] | None,
         Field(
-            description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
-            "sample_files"
+            description="{system: {item_id: [k judge scores]}}, or {system: judge result file(s)}: a file of a "
+            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; "
+            "overrides sample_files"
         ),
     ] = None,
     sample_files: Annotated[
-        dict[str, list[str]], Field(description="{system: [judge result files, one judging pass each]}")
-    ],
+        dict[str, list[str] | str],
+        Field(
+            description="{system: a judge result file of a run with judge_llm.samples k, or [files, one judging "
+            "pass each]}"
+        ),
+    ],  # fmt: skip
     judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
     n_resamples: Annotated[int, Field(description="bootstrap rounds", ge=100)],
     seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same result", ge=0)],

@@ -16,6 +16,7 @@ import pytest
 from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.server import SPEC as EVALUATION
 from servers.judge.server import SPEC as JUDGE
+from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
 from ultra_kit.inprocess import call_local_tool, local_tools
 
@@ -80,3 +81,43 @@ def test_samples_of_a_judge_run_feed_compare_judged(tmp_path: Path) -> None:
         one_file["comparisons"]["A - B"]["judge_as_exact"],
     )
     assert noisy["ci"][1] - noisy["ci"][0] > exact["ci"][1] - exact["ci"][0]
+
+
+def test_a_pipeline_judges_with_samples_then_compares(tmp_path: Path) -> None:
+    """``ultra run``: get_data (answers of A and B, each with its system) -> rubric_judge with samples: 3 ->
+    compare_judged on the judge's items and system_ls."""
+    rows = [{"id": str(i), "question": "q", "answer": f"system={s} item={i}", "system": s}
+            for s in ("A", "B") for i in range(1, 5)]  # fmt: skip
+    data = tmp_path / "answers.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    pipeline = tmp_path / "noisy.yaml"
+    pipeline.write_text(
+        "servers:\n  benchmark: servers/benchmark\n  judge: servers/judge\n  evaluation: servers/evaluation\n"
+        "pipeline:\n  - benchmark.get_data\n  - judge.rubric_judge:\n      output: {items: judged_items}\n"
+        "  - evaluation.compare_judged\n",
+        encoding="utf-8",
+    )
+    key_map = {"q_ls": "question", "pred_ls": "answer", "id_ls": "id", "system_ls": "system"}
+    with OpenAIStub(responder=responder) as stub:
+        llm = {"backend": "openai", "base_url": stub.base_url, "model_id": "stub-judge", "api_key": "",
+               "samples": 3, "temperature": 0.7, "max_retries": 0}  # fmt: skip
+        params = tmp_path / "parameters" / "noisy_parameter.yaml"
+        params.parent.mkdir()
+        params.write_text(json.dumps({
+            "benchmark": {"benchmark": {"path": str(data), "key_map": key_map}},
+            "judge": {"judge_llm": llm, "rubrics": [POLITE], "judge_cache": "", "save_path": str(tmp_path / "judge"),
+                      "rubric_top_logprobs": 0, "max_failed_fraction": 0.5},
+            "evaluation": {"n_resamples": 2000, "seed": 7, "judge_metric": "polite",
+                           "save_path": str(tmp_path / "compare.json")},
+        }), encoding="utf-8")  # fmt: skip
+        done = run_ultra("run", str(pipeline), "--output-dir", str(tmp_path / "runs"), cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert stub.request_count == 8 * 3
+    got = json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))["comparisons"]["A - B"]
+    common = [1, 2, 3]
+    direct = compare_samples(
+        [np.array(GRADES[("A", i)], float) for i in common], [np.array(GRADES[("B", i)], float) for i in common],
+        n_resamples=2000, seed=7, alpha=0.05,
+    )  # fmt: skip
+    assert got["with_judge_noise"] == direct["with_judge_noise"] and got["judge_as_exact"] == direct["judge_as_exact"]
+    assert got["n_items"] == 3 and got["samples_per_item"] == [3, 3]

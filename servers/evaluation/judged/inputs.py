@@ -139,18 +139,31 @@ def _sample_file(path: str, judge_metric: str) -> dict[str, list[float]]:
         return {item_id: [score] for item_id, score in _judge_file(path, judge_metric).scores.items()}
     judged = _judge_file(path, judge_metric)  # checks the metric, and which items count
     metric = judge_metric or next(k for k in data["aggregate"] if not k.startswith("num_"))
+    return item_samples(data["items"], judged, metric, path)
+
+
+def item_samples(items: list[Any], judged: Judged, metric: str, path: str | None = None) -> dict[str, list[float]]:
+    """Per item ``judged`` kept (ok, with a value): its recorded samples of ``metric``, else its value."""
     out = {}
-    for item in data["items"]:
+    for item in items:
         item_id = str(item.get("id"))
         if item_id not in judged.scores:
             continue
         recorded = (item.get("sample_values") or {}).get(metric)
-        if isinstance(recorded, list):
-            known = [_number(v, f"a sample of item {item_id}'s {metric}", path) for v in recorded if v is not None]
-            out[item_id] = known or [judged.scores[item_id]]
-        else:
-            out[item_id] = [judged.scores[item_id]]
+        known = [_number(v, f"a sample of item {item_id}'s {metric}", path) for v in recorded or [] if v is not None]
+        out[item_id] = known or [judged.scores[item_id]]
     return out
+
+
+def samples_by_system(
+    items: list[Any], system_ls: list[Any] | None, judge_metric: str
+) -> dict[str, dict[str, list[float]]]:
+    """Per system, per item its samples, from one judge's ``items`` over several systems (``system_ls``)."""
+    scores = items_by_system(items, system_ls, judge_metric)
+    grouped: dict[str, list[Any]] = {}
+    for system, item in zip(system_ls or [], items, strict=True):
+        grouped.setdefault(str(system), []).append(item)
+    return {system: item_samples(grouped[system], scores[system], judge_metric) for system in scores}
 
 
 def _label_rows(rows: list[Any], path: str) -> dict[str, dict[str, float]]:

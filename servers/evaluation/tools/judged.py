@@ -15,7 +15,14 @@ from typing_extensions import TypedDict
 
 from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
-from servers.evaluation.judged.inputs import checked, human_labels, items_by_system, judge_samples, judge_scores
+from servers.evaluation.judged.inputs import (
+    checked,
+    human_labels,
+    items_by_system,
+    judge_samples,
+    judge_scores,
+    samples_by_system,
+)
 from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
@@ -111,6 +118,14 @@ def compare_judged(
             "overrides sample_files"
         ),
     ] = None,
+    judged_items: Annotated[
+        list[dict[str, Any]] | None,
+        Field(
+            description="a judge's items over several systems (with system_ls); with judge_llm.samples k each "
+            "item's sample_values are its k samples"
+        ),
+    ] = None,
+    system_ls: Annotated[list[str] | None, Field(description="each of judged_items' system")] = None,
     sample_files: Annotated[
         dict[str, list[str] | str],
         Field(
@@ -126,6 +141,8 @@ def compare_judged(
 ) -> CompareJudgedResult:
     """Compare systems whose items carry k judge samples each, counting the judge's own noise.
 
+    Samples: samples, or judged_items (a judge's items, with system_ls), or sample_files; a judge run with
+    judge_llm.samples k records each item's k samples (sample_values), which are read as they are.
     Per pair (A - B) over the items both have: a hierarchical bootstrap (resample the queries, then each
     query's judge samples) gives the percentile interval and a two-sided p-value of mean(A) - mean(B)
     with the judge's noise; beside it the same bootstrap over queries only, taking each item's mean as exact.
@@ -133,9 +150,14 @@ def compare_judged(
     """
     check_save_path(save_path, "compare_judged", ".json")
     source = samples if samples is not None else sample_files
-    if not source or len(source) < 2:
-        raise InputError("give samples (or sample_files) of at least two systems")
-    per_system = judge_samples(dict(source), judge_metric)
+    if samples is None and judged_items is not None:
+        per_system = samples_by_system(judged_items, system_ls, judge_metric)
+    elif not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems, or judged_items with system_ls")
+    else:
+        per_system = judge_samples(dict(source), judge_metric)
+    if len(per_system) < 2:
+        raise InputError(f"compare_judged needs at least two systems, got {sorted(per_system)}")
     comparisons: dict[str, dict[str, Any]] = {}
     for a, b in combinations(per_system, 2):
         common = sorted(set(per_system[a]) & set(per_system[b]))

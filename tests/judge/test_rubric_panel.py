@@ -19,6 +19,7 @@ from servers.judge.common.reliability import krippendorff_alpha
 from servers.judge.tools.rubric import rubric_judge
 from tests.judge.conftest import SECRET, call_job, llm_settings
 from tests.judge.test_rubric_judge import GROUNDED, POLITE, STEPS, item_of, scripted
+from tests.report.helpers import build
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
@@ -110,6 +111,9 @@ async def test_a_jury_of_three_aggregates_each_rubric_and_keeps_each_members_val
     assert figures["polite"]["alpha"] == pytest.approx(krippendorff_alpha(units, "ordinal"))
     panel = json.loads(Path(result["result_path"]).read_text())["panel"]
     assert panel["members"]["judge-a"] == {"ok": 6, "failed": 0} and panel["jury_aggregate"] == how
+    if how == "majority":  # the agreement figures are in the report, like any judge's
+        page = build([result["result_path"]], tmp_path / "report").report_path.read_text(encoding="utf-8")
+        assert re.search(r"<th>grounded alpha</th><td[^>]*>0\.111", page) and "<th>polite mean_kappa</th>" in page
 
 
 async def test_jury_min_fails_a_unit_a_member_failed(tmp_path) -> None:

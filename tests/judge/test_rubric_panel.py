@@ -20,6 +20,7 @@ from servers.judge.tools.rubric import rubric_judge
 from tests.judge.conftest import SECRET, call_job, llm_settings
 from tests.judge.test_rubric_judge import GROUNDED, POLITE, STEPS, item_of, scripted
 from tests.report.helpers import build
+from tests.support.batch_server import BatchStub
 from tests.support.openai_stub import OpenAIStub, content_of
 
 pytestmark = pytest.mark.anyio
@@ -184,3 +185,14 @@ async def test_language_reaches_every_request(tmp_path) -> None:
     assert system and "the question and the answer are in Chinese" in system[0]
     assert result["items"][0]["rubrics"]["polite"]["reasoning"] == "回答很有礼貌。"
     assert json.loads(Path(result["result_path"]).read_text())["language"] == "zh"
+
+
+async def test_a_jury_in_batch_mode_equals_online(tmp_path) -> None:
+    batch = {"mode": "batch", "batch_max_requests": 1000, "batch_max_bytes": 10**6, "batch_poll_interval": 0.05}
+    with BatchStub(responder=jury_responder) as server:
+        batched = await run(tmp_path / "b", jury(server.base_url, **batch))
+        assert server.request_count == 0  # every request went in a batch file: the steps, then each member's
+        assert sorted(server.batch_lines) == [1, 6, 6, 6]
+    with OpenAIStub(responder=jury_responder) as stub:
+        online = await run(tmp_path / "o", jury(stub.base_url))
+    assert batched["aggregate"] == online["aggregate"] and batched["reliability"] == online["reliability"]

@@ -34,5 +34,6 @@ SPEC = ServerSpec(
         "rubrics": "servers.judge.rubrics.sources:check_rubrics",
         "rubrics_path": "servers.judge.rubrics.sources:check_rubrics_path",
         "prompt_file": "servers.judge.common.overrides:check_prompt_file",
+        "judge_llm": "servers.judge.common.llm_settings:check_judge_llm",
     },
 )

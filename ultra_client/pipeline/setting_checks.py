@@ -4,7 +4,8 @@ failing the run's step later.
 
 A server's ``SPEC.setting_checks`` maps a setting to ``"module:function"``; ``function(value,
 parameter_file=path)`` raises ``InputError`` at file:line. The value is the parameter file's, read with
-lines (its mappings, lists and texts carry ``.line``).
+lines (its mappings, lists and texts carry ``.line``). A value holding ``${VAR}`` is left to the tool unless the
+function says it reads such values (``function.reads_variables = True``: it checks the rest itself).
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
             continue
         spec = getattr(server, "spec", None) or load_spec(server.location.module, server.location.root)
         for name, value in section.items():
-            if spec is None or name not in spec.setting_checks or "${" in repr(value):
+            if spec is None or name not in spec.setting_checks:
+                continue
+            check = named_function(spec.setting_checks[name])
+            if "${" in repr(value) and not getattr(check, "reads_variables", False):
                 continue
             try:
-                named_function(spec.setting_checks[name])(value, parameter_file=str(target))
+                check(value, parameter_file=str(target))
             except InputError as exc:
                 raise UltraError(f"{alias}.{name}: {exc}") from None

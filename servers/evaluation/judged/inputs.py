@@ -1,11 +1,12 @@
 """Judge scores and human labels, from mappings or files, checked against each other.
 
-Judge scores: ``{system: {item_id: score}}``, or per system the path of a result file: an answer judge's
-JSON (``items`` with ``id`` and ``status``; the score is the item's ``judge_metric``, or its only metric),
-or a JSON object ``{item_id: score}``. Items whose judgment failed (status not ok, or no value) are not
-judged. Human labels: ``{system: {item_id: label}}``, or a file: JSONL rows (or a JSON list of rows)
-``{"system": ..., "item_id": ..., "label": ...}``, or a JSON object ``{system: {item_id: label}}``.
-Ids are compared as text.
+Judge scores: ``{system: {item_id: score}}``, or per system the path of a result file: an answer judge's JSON
+(``items`` with ``id`` and ``status``; the score is the item's ``judge_metric``, or its only metric), or a JSON
+object ``{item_id: score}``. Items whose judgment failed (status not ok, or no value) are not judged (a rubric
+judge's item: its rubric's own status). Judge samples (``compare_judged``): the same, or per item its
+``sample_values`` when the judge ran with ``judge_llm.samples: k``. Human labels: ``{system: {item_id: label}}``,
+or a file: JSONL rows (or a JSON list of rows) ``{"system": ..., "item_id": ..., "label": ...}``, or a JSON object
+``{system: {item_id: label}}``. Ids are compared as text.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def _from_items(items: list[Any], metric: str, path: str | None = None) -> Judge
             raise InputError(f"a judge item must be an object with id, status and {metric}", path=path)
         item_id = str(item.get("id"))
         value = item.get(metric)
-        if item.get("status", "ok") != "ok" or value is None:
+        own = (item.get("rubrics") or {}).get(metric)  # a rubric judge's item: the rubric's own status
+        status = own.get("status", "ok") if isinstance(own, dict) else item.get("status", "ok")
+        if status != "ok" or value is None:
             judged.failed.add(item_id)
         else:
             judged.scores[item_id] = _number(value, f"item {item_id}'s {metric}", path)
@@ -99,27 +102,68 @@ def judge_scores(judged: dict[str, Any], judge_metric: str) -> dict[str, Judged]
 
 
 def judge_samples(samples: dict[str, Any], judge_metric: str) -> dict[str, dict[str, list[float]]]:
-    """Per system, per item its judge samples: from ``{item_id: [s1, ..., sk]}``, or from a list of judge result
-    files (one judging pass each, so one sample per item and file), or one file of ``{item_id: [samples]}``."""
+    """Per system, per item its judge samples: from ``{item_id: [s1, ..., sk]}``, or from judge result files
+    (a path or a list of them): each file gives each item the samples it recorded (``sample_values``, written
+    by a judge run with ``judge_llm.samples: k``) or its one value, so one file of a k-sample run, or k files
+    of single passes, give k samples per item; or a file of ``{item_id: [samples]}``."""
     if not isinstance(samples, dict) or not samples:
         raise InputError("samples must be {system: {item_id: [scores]}} or {system: [judge result files]}")
     out: dict[str, dict[str, list[float]]] = {}
     for system, value in samples.items():
         if isinstance(value, str):
-            value = read_json(value)
+            data = read_json(value)
+            value = [value] if _is_result(data) else data
         per_item: dict[str, list[float]] = {}
         if isinstance(value, list):
             for path in value:
-                for item_id, score in _judge_file(str(path), judge_metric).scores.items():
-                    per_item.setdefault(item_id, []).append(score)
+                for item_id, scores in _sample_file(str(path), judge_metric).items():
+                    per_item.setdefault(item_id, []).extend(scores)
         elif isinstance(value, dict):
             for item_id, scores in value.items():
                 listed = scores if isinstance(scores, list) else [scores]
                 per_item[str(item_id)] = [_number(v, f"a sample of {system}/{item_id}") for v in listed]
         else:
-            raise InputError(f"samples[{system!r}] must be {{item_id: [scores]}} or a list of judge result files")
+            raise InputError(f"samples[{system!r}] must be {{item_id: [scores]}} or judge result files")
         out[str(system)] = {i: v for i, v in per_item.items() if v}
     return out
+
+
+def _is_result(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict)
+
+
+def _sample_file(path: str, judge_metric: str) -> dict[str, list[float]]:
+    """Per ok item of a judge result file its recorded samples of the metric (else its value, one sample)."""
+    data = read_json(path)
+    if not _is_result(data):
+        return {item_id: [score] for item_id, score in _judge_file(path, judge_metric).scores.items()}
+    judged = _judge_file(path, judge_metric)  # checks the metric, and which items count
+    metric = judge_metric or next(k for k in data["aggregate"] if not k.startswith("num_"))
+    return item_samples(data["items"], judged, metric, path)
+
+
+def item_samples(items: list[Any], judged: Judged, metric: str, path: str | None = None) -> dict[str, list[float]]:
+    """Per item ``judged`` kept (ok, with a value): its recorded samples of ``metric``, else its value."""
+    out = {}
+    for item in items:
+        item_id = str(item.get("id"))
+        if item_id not in judged.scores:
+            continue
+        recorded = (item.get("sample_values") or {}).get(metric)
+        known = [_number(v, f"a sample of item {item_id}'s {metric}", path) for v in recorded or [] if v is not None]
+        out[item_id] = known or [judged.scores[item_id]]
+    return out
+
+
+def samples_by_system(
+    items: list[Any], system_ls: list[Any] | None, judge_metric: str
+) -> dict[str, dict[str, list[float]]]:
+    """Per system, per item its samples, from one judge's ``items`` over several systems (``system_ls``)."""
+    scores = items_by_system(items, system_ls, judge_metric)
+    grouped: dict[str, list[Any]] = {}
+    for system, item in zip(system_ls or [], items, strict=True):
+        grouped.setdefault(str(system), []).append(item)
+    return {system: item_samples(grouped[system], scores[system], judge_metric) for system in scores}
 
 
 def _label_rows(rows: list[Any], path: str) -> dict[str, dict[str, float]]:

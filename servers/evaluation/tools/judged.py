@@ -15,7 +15,14 @@ from typing_extensions import TypedDict
 
 from servers.evaluation.judged.bootstrap import compare_samples
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
-from servers.evaluation.judged.inputs import checked, human_labels, items_by_system, judge_samples, judge_scores
+from servers.evaluation.judged.inputs import (
+    checked,
+    human_labels,
+    items_by_system,
+    judge_samples,
+    judge_scores,
+    samples_by_system,
+)
 from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
@@ -106,13 +113,26 @@ def compare_judged(
     samples: Annotated[
         dict[str, dict[str, list[float]] | list[str] | str] | None,
         Field(
-            description="{system: {item_id: [k judge scores]}} or {system: [judge result files]}; overrides "
-            "sample_files"
+            description="{system: {item_id: [k judge scores]}}, or {system: judge result file(s)}: a file of a "
+            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; "
+            "overrides sample_files"
         ),
     ] = None,
+    judged_items: Annotated[
+        list[dict[str, Any]] | None,
+        Field(
+            description="a judge's items over several systems (with system_ls); with judge_llm.samples k each "
+            "item's sample_values are its k samples"
+        ),
+    ] = None,
+    system_ls: Annotated[list[str] | None, Field(description="each of judged_items' system")] = None,
     sample_files: Annotated[
-        dict[str, list[str]], Field(description="{system: [judge result files, one judging pass each]}")
-    ],
+        dict[str, list[str] | str],
+        Field(
+            description="{system: a judge result file of a run with judge_llm.samples k, or [files, one judging "
+            "pass each]}"
+        ),
+    ],  # fmt: skip
     judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
     n_resamples: Annotated[int, Field(description="bootstrap rounds", ge=100)],
     seed: Annotated[int, Field(description="random seed: the same inputs and seed give the same result", ge=0)],
@@ -121,6 +141,8 @@ def compare_judged(
 ) -> CompareJudgedResult:
     """Compare systems whose items carry k judge samples each, counting the judge's own noise.
 
+    Samples: samples, or judged_items (a judge's items, with system_ls), or sample_files; a judge run with
+    judge_llm.samples k records each item's k samples (sample_values), which are read as they are.
     Per pair (A - B) over the items both have: a hierarchical bootstrap (resample the queries, then each
     query's judge samples) gives the percentile interval and a two-sided p-value of mean(A) - mean(B)
     with the judge's noise; beside it the same bootstrap over queries only, taking each item's mean as exact.
@@ -128,9 +150,14 @@ def compare_judged(
     """
     check_save_path(save_path, "compare_judged", ".json")
     source = samples if samples is not None else sample_files
-    if not source or len(source) < 2:
-        raise InputError("give samples (or sample_files) of at least two systems")
-    per_system = judge_samples(dict(source), judge_metric)
+    if samples is None and judged_items is not None:
+        per_system = samples_by_system(judged_items, system_ls, judge_metric)
+    elif not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems, or judged_items with system_ls")
+    else:
+        per_system = judge_samples(dict(source), judge_metric)
+    if len(per_system) < 2:
+        raise InputError(f"compare_judged needs at least two systems, got {sorted(per_system)}")
     comparisons: dict[str, dict[str, Any]] = {}
     for a, b in combinations(per_system, 2):
         common = sorted(set(per_system[a]) & set(per_system[b]))

@@ -6,7 +6,8 @@ A judge hands ``judge_items`` its per-item work: ``judge(client) -> [item, ...]`
 labels, ``interval`` values are scores. Then, per item:
 
 - a member's samples (``judge_llm.samples``) give its value: the majority of the labels (a tie goes to the
-  lowest), the mean of the scores, over the samples that came out ok; ``spread`` is their sd or entropy;
+  lowest), the mean of the scores, over the samples that came out ok; ``spread`` is their sd or entropy
+  (``averaged`` names ordinal metrics that are scores all the same: their samples take the mean and sd);
 - the jury's members (``judge_llm.jury``) give the item's value by ``judge_llm.jury_aggregate``: ``majority``
   (labels only), ``mean`` or ``median`` (nominal labels always take the majority), over the members that
   answered. When fewer than ``judge_llm.jury_min`` answered, the item is an ``error`` (counted as a failure).
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,21 +88,29 @@ async def judge_items(
     scales: Mapping[str, Level],
     tool: str,
     progress: Any = None,
+    averaged: Collection[str] = (),
 ) -> Judged:
     """Run ``judge`` per (member, sample) (``ultra_llm.panel``) and combine the items (see the module)."""
     check_scales(settings, scales, tool=tool)
     runs = await run_panel(settings, cache, judge, progress=progress)
-    return combine(runs, scales, settings)
+    return combine(runs, scales, settings, averaged=averaged)
 
 
-def combine(runs: Sequence[MemberRun[Sequence[Item]]], scales: Mapping[str, Level], settings: LLMSettings) -> Judged:
+def combine(
+    runs: Sequence[MemberRun[Sequence[Item]]],
+    scales: Mapping[str, Level],
+    settings: LLMSettings,
+    *,
+    averaged: Collection[str] = (),
+) -> Judged:
     """One item per position from every member's samples (see the module)."""
     dropped = sorted({name for run in runs for name in run.dropped})
     usage = total_usage(list(runs))
     if len(runs) == 1 and len(runs[0].samples) == 1:
         items = [dict(item) for item in runs[0].samples[0]]
         return Judged(items, {}, _counts({runs[0].member: items}), usage, dropped)
-    by_member = {run.member: [_member_item(list(samples), scales) for samples in zip(*run.samples, strict=True)]
+    sampled = {metric: "interval" if metric in averaged else level for metric, level in scales.items()}
+    by_member = {run.member: [_member_item(list(samples), sampled) for samples in zip(*run.samples, strict=True)]
                  for run in runs}  # fmt: skip
     if len(runs) == 1:
         items = next(iter(by_member.values()))

@@ -29,7 +29,9 @@ INPUTS = {"question": "q_ls", "answer": "pred_ls", "reference": "gt_ls", "passag
 KEYS = ("name", "criteria", "steps", "scale", "inputs", "examples")
 REQUIRED = ("name", "criteria", "scale", "inputs")
 MAX_SCALE_VALUES = 21  # [0, 20] at most: a schema enum, and a scale a judge can use
-RESERVED = ("id", "status", "requests", "cached", "error", "raw", "rubrics")  # fields of a judged item
+# fields of a judged item and of a judgment (a rubric's metric sits beside them under a jury or samples)
+RESERVED = ("id", "status", "requests", "cached", "error", "raw", "rubrics", "sample_values", "spread",
+            "score", "value", "reasoning", "weighted", "weighted_reason", "jury")  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 

@@ -1,7 +1,7 @@
 """Run rubric judges over items: steps (declared, or generated once per rubric), one request per (item, rubric).
 
 result = asyncio.run(run_rubric_judge(rubrics, items, judge_llm={...}, judge_cache="", save_path="output/judge",
-                                      max_failed_fraction=0.1, top_logprobs=5))
+                                      max_failed_fraction=0.1, top_logprobs=5, source="...", language="en"))
 
 Each judgment asks ``rubric_judge_v1`` for ``{reasoning, score}`` under the scale's schema (sent as
 ``response_format`` with structured output; read by the same reader otherwise). With ``top_logprobs`` > 0
@@ -9,6 +9,11 @@ the request asks for token log-probabilities, and an ok judgment also gets ``wei
 ``weighted: null`` with ``weighted_reason``. Judgments are counted as units (an item judged on 3 rubrics is
 3); failures are counted, never scored; more than ``max_failed_fraction`` of them fails the tool, writing
 nothing. The result file ``rubric_judge_<time>.json`` records each rubric's declaration, text and sha256.
+
+Juries and samples (``judge_llm.jury``, ``judge_llm.samples``) go through the judge's jury layer (``panel``):
+the steps are generated once, by the first member, and every member and sample judges every (item, rubric);
+the result keeps each member's value, ``panel`` and ``reliability`` per rubric. ``language`` is recorded; the
+caller runs the call inside ``judge_language``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
 from servers.judge.rubrics import prompt as prompts
 from servers.judge.rubrics.declaration import Rubric
+from servers.judge.rubrics.panel import judge_units
 from servers.judge.rubrics.weighting import weighted_score
 from ultra_kit import failures
 from ultra_kit.errors import InputError
@@ -29,6 +35,7 @@ from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient
+from ultra_llm.panel import sum_usage
 
 TOOL = "rubric_judge"
 
@@ -43,6 +50,7 @@ async def run_rubric_judge(
     max_failed_fraction: float,
     top_logprobs: int,
     source: str,
+    language: str,
     **pacing: float,
 ) -> dict[str, Any]:
     """Judge every item on every rubric, summarise, write the result file; its content is returned."""
@@ -51,25 +59,22 @@ async def run_rubric_judge(
         raise InputError(f"rubric_top_logprobs must be a whole number from 0 to 20 (0: none), got {top_logprobs!r}")
     settings = judge_settings(judge_llm, **pacing)
     sampling = {**SAMPLING, "logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else SAMPLING
-    retries = settings.max_retries
     cache = open_cache(judge_cache)
-    try:
-        async with LLMClient(settings, cache) as client:
-
-            async def judge_all() -> tuple[list[Any], list[list[dict[str, Any]]]]:
-                steps = await asyncio.gather(*(rubric_steps(client, rubric, retries) for rubric in rubrics))
-                per_item = [
-                    asyncio.gather(
-                        *(judge_one(client, r, s, item, retries, sampling) for r, s in zip(rubrics, steps, strict=True))
-                    )
-                    for item in items
-                ]
-                return steps, list(await asyncio.gather(*per_item))
-
-            steps, judged = await in_passes(client, judge_all)
-            usage = client.usage.as_dict()
+    try:  # the steps once, by the first member (sample 0); then every member and sample judges the units
+        async with LLMClient(settings.members()[0], cache) as client:
+            retries = client.settings.max_retries
+            steps = await in_passes(
+                client, lambda: asyncio.gather(*(rubric_steps(client, rubric, retries) for rubric in rubrics))
+            )
+            steps_usage = client.usage.as_dict()
+        judged, panel = await judge_units(
+            settings, cache, rubrics, steps, items,
+            lambda client, rubric, step, item: judge_one(
+                client, rubric, step, item, client.settings.max_retries, sampling),
+        )  # fmt: skip
     finally:
         cache.close()
+    usage = sum_usage([steps_usage, panel.usage])
     results = [item_result(item["id"], rubrics, judgments) for item, judgments in zip(items, judged, strict=True)]
     units = [(j["status"], j.get("error")) for r in results for j in r["rubrics"].values()]
     failed, ok = failures.summarise(units)
@@ -86,8 +91,12 @@ async def run_rubric_judge(
         "items": results,
         "usage": usage,
         "prompt": load_prompt(prompts.JUDGE_PROMPT).describe(),
-        "settings": {"judge_llm": settings.public(), "rubric_top_logprobs": top_logprobs},
-    }
+        "language": language,
+        "panel": panel.panel(settings),
+        "reliability": panel.reliability,
+        "settings": {"judge_llm": settings.public(), "rubric_top_logprobs": top_logprobs,
+                     "dropped_parameters": panel.dropped},
+    }  # fmt: skip
     out = result_path(save_path, TOOL)
     atomic_write_json(out, document)
     return {"result_path": str(out), **document}
@@ -149,6 +158,9 @@ def item_result(item_id: str, rubrics: list[Rubric], judgments: list[dict[str, A
     result["requests"] = sum(j.get("requests", 0) for j in judgments)
     result["cached"] = all(j.get("cached", True) for j in judgments)
     result.update({r.name: j.get("value") for r, j in zip(rubrics, judgments, strict=True)})
+    for key in ("sample_values", "spread"):  # repeated judging (judge_llm.samples): per rubric, as other judges'
+        if any(key in j for j in judgments):
+            result[key] = {r.name: j.pop(key, None) for r, j in zip(rubrics, judgments, strict=True)}
     result["rubrics"] = {r.name: j for r, j in zip(rubrics, judgments, strict=True)}
     return result
 

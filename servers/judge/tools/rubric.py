@@ -8,7 +8,9 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.answers.run import build_items
+from servers.judge.common.jury import RELIABILITY
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.rubrics.declaration import INPUTS, Rubric
 from servers.judge.rubrics.run import run_rubric_judge
 from servers.judge.rubrics.sources import declared_rubrics
@@ -50,7 +52,8 @@ class RubricJudgeResult(TypedDict):
         list[dict[str, Any]],
         Field(
             description="per item: id, status (ok / incomplete / error / parse_error), NAME: the value per rubric, "
-            "rubrics: {NAME: {status, score, value, reasoning, weighted, weighted_reason}}"
+            "rubrics: {NAME: {status, score, value, reasoning, weighted, weighted_reason, jury}}; with "
+            "judge_llm.samples: sample_values and spread per NAME"
         ),  # fmt: skip
     ]
     counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
@@ -66,6 +69,7 @@ class RubricJudgeResult(TypedDict):
     ]  # fmt: skip
     usage: Annotated[dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call")]
     prompt: Annotated[dict[str, str], Field(description="the judging prompt file: name, sha256, version")]
+    reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
 
 
 @runs_in_passes
@@ -84,6 +88,7 @@ async def rubric_judge(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    language: LanguageParam,
 ) -> RubricJudgeResult:
     """Judges declared in YAML (G-Eval), one metric each: rubrics [{name, criteria, steps?, scale, inputs, examples?}].
 
@@ -91,15 +96,18 @@ async def rubric_judge(
     inputs (question, answer, reference, passages; the lists q_ls, pred_ls, gt_ls, ret_psg), optional examples.
     One request per (item, rubric) for {reasoning, score}; with rubric_top_logprobs > 0 the score is also weighted
     by its token probabilities where the endpoint returns them (else weighted null, with the reason).
+    judge_llm.jury / judge_llm.samples: every member (sample) judges every (item, rubric); an integer scale is
+    ordinal (samples averaged), a pass/fail scale nominal (majority), labels with 3+ values ordinal (voted).
     """
     found = declared_rubrics(rubrics, rubrics_path)
     lists = {"q_ls": q_ls, "pred_ls": pred_ls, "gt_ls": gt_ls, "ret_psg": ret_psg}
     items = rubric_items(found, lists, id_ls)
-    result = await run_rubric_judge(
-        found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-        max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
-        source=rubrics_path or "the rubrics setting",
-    )  # fmt: skip
+    with judge_language(language) as code:
+        result = await run_rubric_judge(
+            found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
+            max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
+            source=rubrics_path or "the rubrics setting", language=code,
+        )  # fmt: skip
     return RubricJudgeResult(**{key: result[key] for key in RubricJudgeResult.__annotations__})  # type: ignore[typeddict-item]
 
 

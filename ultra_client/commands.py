@@ -27,6 +27,7 @@ from ultra_client.calls.server_pool import (
     parameter_references,
     server_parameters,
 )
+from ultra_client.cost import cost_lines, cost_record
 from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import check_dataflow, settings_used
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
@@ -254,6 +255,10 @@ async def run(
     if report is not None and report in saved:
         report = str(folder / saved[report])
     for line in summary_lines(memory, report):
+        print(line)
+    # the LLM cost table (ultra_client.cost) ends the summary, and cost.json keeps it
+    write_output(folder / "cost.json", lambda p: atomic_write_json(p, cost_record(runner.costs)))
+    for line in cost_lines(runner.costs):
         print(line)
     if job is not None:
         write_output(folder / "results.json", lambda _: job.finish(folder))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_client.calls.server_pool import ServerPool
+from ultra_client.cost import StepCost, step_cost
 from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import Pipeline, Step, ToolStep
@@ -36,6 +37,7 @@ class Runner:
         self.default_timeout = default_timeout
         self.echo = echo
         self.timings: list[tuple[str, float]] = []
+        self.costs: list[StepCost] = []  # the LLM steps' tokens and cost (ultra_client.cost)
 
     @property
     def tools(self):
@@ -96,6 +98,9 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
+        cost = step_cost(step.name, args, outputs)
+        if cost is not None:
+            self.costs.append(cost)
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)

@@ -1,0 +1,110 @@
+"""Estimate mode (``ultra run --estimate``): the client sends nothing and writes down what it would have sent.
+
+With ``$ULTRA_LLM_ESTIMATE`` naming a ledger file, a request the answer cache cannot answer is not sent:
+one JSON line is appended to the ledger (the cache key, the model, the prompt's name, the characters
+of its messages, its reply budget ``max_tokens`` and the cache the client reads) and the caller gets a
+failed reply ("not sent"), which is never cached. Cache hits are answered as usual. The ledger lines
+are small single writes in append mode, so in-process tools and MCP subprocesses can share one file.
+``chars_per_token`` and ``typical_reply`` calibrate the estimate on the answers a cache already holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"
+NOT_SENT = "not sent: ultra run --estimate asks no LLM"
+DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
+
+
+def ledger_path() -> str:
+    """The ledger file of estimate mode, or "" when the client sends requests as usual."""
+    return os.environ.get(ESTIMATE_ENV, "").strip()
+
+
+def message_chars(messages: Any) -> int:
+    """Characters of the text the messages carry (a chat's contents; an embeddings request's inputs)."""
+    total = 0
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content", message.get("input", "")) if isinstance(message, dict) else message
+        if isinstance(content, list):
+            total += sum(message_chars([part]) if isinstance(part, dict) else len(str(part)) for part in content)
+        else:
+            total += len(str(content if isinstance(content, str) else (content or "")))
+    return total
+
+
+def unsent(client: Any, key: str, prompt: str, messages: Any, sampling: dict[str, Any], model: str = "") -> Any:
+    """Write one request of ``client`` (an ``LLMClient``) to the ledger; the failed reply it gets instead."""
+    from ultra_llm.completions import Completion
+
+    cache = getattr(client.cache, "path", None)
+    record_unsent(key, model=model or client.model, prompt=prompt, messages=messages, sampling=sampling, cache=cache)
+    return Completion("error", error=NOT_SENT)
+
+
+def record_unsent(
+    key: str, *, model: str, prompt: str, messages: Any, sampling: dict[str, Any], cache: Path | None
+) -> None:
+    """Append one unsent request to the ledger."""
+    budget = sampling.get("max_completion_tokens") or sampling.get("max_tokens")
+    line = {
+        "key": key,
+        "model": model,
+        "prompt": prompt,
+        "chars": message_chars(messages),
+        "max_tokens": int(budget) if isinstance(budget, (int, float)) else None,
+        "cache": str(cache) if cache else "",
+    }
+    with open(ledger_path(), "a", encoding="utf-8") as ledger:
+        ledger.write(json.dumps(line) + "\n")
+
+
+def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The ledger's records written from byte ``offset`` on, and the offset after them."""
+    try:
+        with open(path, "rb") as ledger:
+            ledger.seek(offset)
+            data = ledger.read()
+    except FileNotFoundError:
+        return [], offset
+    complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
+    return [json.loads(line) for line in complete.splitlines() if line.strip()], offset + len(complete)
+
+
+def cache_rows(cache: str | Path, model: str) -> list[tuple[str, str, int, int]]:
+    """(prompt, request JSON, prompt tokens, completion tokens) of the cache's answers for ``model``."""
+    if not cache or not Path(cache).is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute(
+                "SELECT prompt, request, prompt_tokens, completion_tokens FROM answers WHERE model_id = ?", (model,)
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return []
+
+
+def chars_per_token(rows: list[tuple[str, str, int, int]]) -> float | None:
+    """Characters per prompt token over the cached requests that recorded their tokens, or None."""
+    chars = tokens = 0
+    for _, request, prompt_tokens, _ in rows:
+        if prompt_tokens > 0:
+            data = json.loads(request)
+            chars += message_chars(data.get("messages", [{"input": data.get("input", [])}]))
+            tokens += prompt_tokens
+    return chars / tokens if tokens else None
+
+
+def typical_reply(rows: list[tuple[str, str, int, int]], prompt: str) -> float | None:
+    """The mean completion tokens of the cached answers to ``prompt`` (its name, any version), or None."""
+    name = prompt.split("@", 1)[0]
+    counts = [out for p, _, _, out in rows if p.split("@", 1)[0] == name and out > 0]
+    return sum(counts) / len(counts) if counts else None

@@ -59,7 +59,8 @@ def llm_models(args: dict[str, Any]) -> list[str]:
             model = endpoints[0].get("model_id") or model
         if not isinstance(model, str) or not model:
             continue
-        model = f"{LOCAL_PREFIX}{model}" if value.get("backend") == "local" else model
+        local = value.get("backend") == "local" or value.get("provider") == "local"  # a retriever's is "provider"
+        model = f"{LOCAL_PREFIX}{model}" if local else model
         if model not in models:
             models.append(model)
     return models
@@ -81,7 +82,7 @@ def step_cost(step: str, args: dict[str, Any], outputs: dict[str, Any]) -> StepC
         cache_hits=int(usage.get("cache_hits") or 0),
         tokens_in=tokens_in,
         tokens_out=tokens_out,
-        cost=None if price is None else price.cost(tokens_in, tokens_out),
+        cost=0.0 if not tokens_in + tokens_out else None if price is None else price.cost(tokens_in, tokens_out),
         price_date=price.date if price else "",
     )
 

@@ -71,6 +71,24 @@ class EstimateRunner(Runner):
         self.seen: set[str] = set()
         self.estimates: list[StepEstimate] = []
 
+    async def run_steps(self, steps: list[Any], memory: Memory) -> Memory:
+        """Each step in turn; a loop or branch that cannot run without answers leaves its LLM steps unestimated."""
+        for step in steps:
+            try:
+                memory = await step.run(self, memory)
+            except UltraError as exc:
+                done = {e.step for e in self.estimates}
+                for inner in step.tool_steps():
+                    if inner.name not in done and self._models(inner):
+                        note = f"not estimated: {str(exc).splitlines()[0]}"
+                        self.estimates.append(StepEstimate(inner.name, ", ".join(self._models(inner)), notes=[note]))
+        return memory
+
+    def _models(self, step: ToolStep) -> list[str]:
+        server = self.settings.get(step.server, {})
+        info = tool_for(self.pipeline, step, self.tools)
+        return llm_models({name: server[name] for name in info.settings if name in server})
+
     async def call(self, step: ToolStep, memory: Memory) -> Memory:
         stopped = ""
         try:
@@ -78,9 +96,7 @@ class EstimateRunner(Runner):
         except UltraError as exc:
             outputs, stopped = {}, str(exc).splitlines()[0]
         records, self.offset = read_ledger(self.ledger, self.offset)
-        server = self.settings.get(step.server, {})
-        info = tool_for(self.pipeline, step, self.tools)
-        models = llm_models({name: server[name] for name in info.settings if name in server})
+        models = self._models(step)
         if records or models:
             estimate = self._estimate(step.name, models, records)
             if stopped and not records:

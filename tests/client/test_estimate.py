@@ -1,0 +1,92 @@
+"""``ultra run --estimate``: the ledger and calibration, and the estimate against actual runs on the local stub."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import run_ultra
+from tests.judge.conftest import ROOT, llm_settings
+from tests.judge.test_trec_rag_example import kind, responder
+from tests.support.openai_stub import OpenAIStub, content_of
+from ultra_llm.cache import AnswerCache, CachedAnswer
+from ultra_llm.estimate import chars_per_token, read_ledger, typical_reply
+
+STEP_KIND = {"judge.umbrela_judge": "umbrela", "judge.citation_judge": "citation", "judge.idk_judge": "idk"}
+
+
+def test_the_ledger_is_read_line_by_line_and_calibration_comes_from_the_cache(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text('{"key": "a"}\n{"key": "b"}\n{"key": "c", "cha')  # a line still being written
+    records, offset = read_ledger(ledger)
+    assert [r["key"] for r in records] == ["a", "b"] and offset == len('{"key": "a"}\n{"key": "b"}\n')
+    with ledger.open("a") as handle:
+        handle.write('rs": 3}\n')
+    assert read_ledger(ledger, offset)[0] == [{"key": "c", "chars": 3}]
+    cache = AnswerCache(tmp_path / "cache.sqlite")
+    for i, (text, tokens_in, tokens_out) in enumerate([("x" * 30, 10, 4), ("y" * 50, 10, 8)]):
+        request = {"messages": [{"role": "user", "content": text}], "sampling": {}}
+        cache.put(f"k{i}", model_id="m", prompt="umbrela@abc", request=request, answer=CachedAnswer("", None, tokens_in,
+                  tokens_out))  # fmt: skip
+    cache.close()
+    from ultra_llm.estimate import cache_rows
+
+    rows = cache_rows(tmp_path / "cache.sqlite", "m")
+    assert chars_per_token(rows) == pytest.approx(80 / 20)  # 80 characters for 20 prompt tokens
+    assert typical_reply(rows, "umbrela@other-version") == pytest.approx(6.0)
+    assert typical_reply(rows, "idk@abc") is None and cache_rows(tmp_path / "cache.sqlite", "other") == []
+
+
+def estimate_rows(stdout: str) -> dict[str, list[str]]:
+    table = stdout.split("estimate (nothing was sent")[1].split("notes:")[0]
+    return {line.split()[0]: line.split() for line in table.splitlines() if line.startswith("judge.")}
+
+
+def test_the_estimate_of_trec_rag_against_the_actual_run(tmp_path: Path) -> None:
+    """A cache holding an earlier run (examples/umbrela.yaml, same judge model) calibrates the estimate; then
+    examples/trec_rag.yaml is estimated (the stub receives nothing) and run. UMBRELA (every pair already in the
+    cache), citations and IDK: requests equal the actual ones exactly, tokens in within 25 %. nuggetize's
+    later stages depend on the nuggets its first stage creates: only that first stage is counted, and said so."""
+    cache = str(tmp_path / "cache.sqlite")
+    with OpenAIStub(responder=responder()) as stub:
+        judge = {"judge_llm": {**llm_settings(stub), "api_key": "x"}, "judge_cache": cache,
+                 "save_path": str(tmp_path / "judge")}  # fmt: skip
+        files = {}
+        for name in ("umbrela", "trec_rag"):
+            params = yaml.safe_load((ROOT / "examples" / "parameters" / f"{name}_parameter.yaml").read_text())
+            params["judge"].update(judge)
+            if "evaluation" in params:
+                params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+            files[name] = tmp_path / f"{name}.yaml"
+            files[name].write_text(yaml.safe_dump(params))
+        out = ("--output-dir", str(tmp_path / "runs"))
+        first = run_ultra("run", "examples/umbrela.yaml", "--param", str(files["umbrela"]), *out, cwd=ROOT)
+        assert first.returncode == 0, first.stderr[-2000:]
+        stub.served.clear()
+        estimate = run_ultra("run", "examples/trec_rag.yaml", "--param", str(files["trec_rag"]), "--estimate", cwd=ROOT)
+        assert estimate.returncode == 0, estimate.stderr[-2000:]
+        assert stub.served == []  # nothing was sent
+        assert not list((tmp_path / "runs").glob("trec_rag_*"))  # no run folder either
+        done = run_ultra("run", "examples/trec_rag.yaml", "--param", str(files["trec_rag"]), *out, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-2000:]
+        actual: dict[str, list[int]] = {}
+        for request in stub.chat_requests():
+            counts = actual.setdefault(kind(request), [0, 0])
+            counts[0] += 1
+            counts[1] += len(content_of(request).split())  # the stub counts words as tokens
+    rows = estimate_rows(estimate.stdout)
+    assert rows["judge.umbrela_judge"][2:4] == ["0", "~0"]  # every pair is in the cache: nothing to send
+    assert "umbrela" not in actual
+    for step in ("judge.citation_judge", "judge.idk_judge"):
+        requests, tokens = int(rows[step][2]), int(rows[step][3].lstrip("~"))
+        assert requests == actual[STEP_KIND[step]][0], (step, requests, actual)
+        assert abs(tokens / actual[STEP_KIND[step]][1] - 1) <= 0.25, (step, tokens, actual)
+    assert (
+        int(rows["judge.nuggetize"][2])
+        == actual["create"][0]
+        < sum(actual[s][0] for s in ("create", "score", "assign"))
+    )
+    assert re.search(r"judge\.nuggetize: the tool stopped on its unanswered requests", estimate.stdout)

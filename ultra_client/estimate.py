@@ -6,9 +6,10 @@ ledger instead of being sent, and the tool gets a failed reply. Per LLM step:
 
 - requests: the distinct requests the cache could not answer (a request asked twice, or by an
   earlier step, counts once: the real run answers it from the cache);
-- tokens in: the characters of the rendered messages divided by the characters per token of the
-  answers the same cache holds for the model (calibrated), else 4 per token (an approximation, said
-  so); low-high is -20 % / +25 % of it;
+- tokens in: for a model of the local backend, counted with its own tokenizer (exact); else the
+  characters of the rendered messages divided by the characters per token of the answers the same
+  cache holds for the model (calibrated), else 4 per token (an approximation, said so); the cost's
+  low-high takes -20 % / +25 % of an approximate count;
 - tokens out: the mean reply of the cached answers to the same prompt (calibrated), the low end; the
   request's ``max_tokens`` budget, the high end;
 - cost: low and high, priced with ``ultra_llm.prices`` ("unknown" for a model without a price).
@@ -58,6 +59,7 @@ class StepEstimate:
     tokens_out_high: int | None = 0
     cost_low: float | None = None
     cost_high: float | None = None
+    counted: bool = False  # tokens in counted with the model's own tokenizer (a local model), not approximated
     notes: list[str] = field(default_factory=list)
 
 
@@ -119,12 +121,16 @@ class EstimateRunner(Runner):
         model = fresh[0]["model"] if fresh else ", ".join(models) or "?"
         estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
         rows = cache_rows(fresh[0]["cache"], fresh[0]["model"].removeprefix("local:")) if fresh else []
-        ratio = chars_per_token(rows)
-        if ratio is None:
-            ratio = DEFAULT_CHARS_PER_TOKEN
-            if fresh:
-                estimate.notes.append(f"tokens in approximated at {ratio:g} characters per token (no cached answers)")
-        estimate.tokens_in = round(estimate.chars / ratio)
+        if fresh and all(isinstance(r.get("tokens"), int) for r in fresh):
+            estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the local model's tokenizer: exact
+            estimate.counted = True
+        else:
+            ratio = chars_per_token(rows)
+            if ratio is None:
+                ratio = DEFAULT_CHARS_PER_TOKEN
+                if fresh:
+                    estimate.notes.append(f"tokens in approximated at {ratio:g} characters per token (no cache)")
+            estimate.tokens_in = round(estimate.chars / ratio)
         high: int | None = 0
         for record in fresh:
             typical = typical_reply(rows, record["prompt"])
@@ -186,7 +192,16 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:
         out = f"{e.tokens_out_low}-{e.tokens_out_high if e.tokens_out_high is not None else '?'}"
-        rows.append([e.step, e.model, str(e.requests), f"~{e.tokens_in}", out, _range(e.cost_low, e.cost_high)])
+        rows.append(
+            [
+                e.step,
+                e.model,
+                str(e.requests),
+                f"{'' if e.counted else '~'}{e.tokens_in}",
+                out,
+                _range(e.cost_low, e.cost_high),
+            ]
+        )
     lows = [e.cost_low for e in estimates]
     highs = [e.cost_high for e in estimates]
     total_low = None if None in lows else sum(lows)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,47 @@ def unsent(client: Any, key: str, prompt: str, messages: Any, sampling: dict[str
     from ultra_llm.completions import Completion
 
     cache = getattr(client.cache, "path", None)
-    record_unsent(key, model=model or client.model, prompt=prompt, messages=messages, sampling=sampling, cache=cache)
+    local = client.settings.backend == "local" and prompt != "embeddings"
+    tokens = local_prompt_tokens(client.settings.model_id, messages) if local else None
+    record_unsent(
+        key,
+        model=model or client.model,
+        prompt=prompt,
+        messages=messages,
+        sampling=sampling,
+        cache=cache,
+        tokens=tokens,
+    )
     return Completion("error", error=NOT_SENT)
 
 
+def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
+    """The prompt tokens the local backend would feed its model: the chat template's text, tokenized as it is."""
+    tokenizer = _local_tokenizer(model_id)
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+@lru_cache(maxsize=4)
+def _local_tokenizer(model_id: str) -> Any:
+    """The local chat model's tokenizer alone (not its weights), loaded once per process."""
+    from ultra_llm.local.models import EXTRA, require, resolve_chat_model
+
+    transformers = require("transformers", extra=EXTRA)
+    folder, gguf = resolve_chat_model(model_id)
+    kwargs = {"gguf_file": gguf} if gguf else {}
+    return transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
+
+
 def record_unsent(
-    key: str, *, model: str, prompt: str, messages: Any, sampling: dict[str, Any], cache: Path | None
+    key: str,
+    *,
+    model: str,
+    prompt: str,
+    messages: Any,
+    sampling: dict[str, Any],
+    cache: Path | None,
+    tokens: int | None = None,
 ) -> None:
     """Append one unsent request to the ledger."""
     budget = sampling.get("max_completion_tokens") or sampling.get("max_tokens")
@@ -59,6 +95,7 @@ def record_unsent(
         "chars": message_chars(messages),
         "max_tokens": int(budget) if isinstance(budget, (int, float)) else None,
         "cache": str(cache) if cache else "",
+        "tokens": tokens,  # counted with the local model's tokenizer, else None
     }
     with open(ledger_path(), "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")

@@ -90,3 +90,35 @@ def test_the_estimate_of_trec_rag_against_the_actual_run(tmp_path: Path) -> None
         < sum(actual[s][0] for s in ("create", "score", "assign"))
     )
     assert re.search(r"judge\.nuggetize: the tool stopped on its unanswered requests", estimate.stdout)
+
+
+@pytest.mark.slow
+def test_a_local_model_s_prompt_tokens_are_counted_with_its_tokenizer_exactly(tmp_path: Path, monkeypatch) -> None:
+    """Estimate mode counts a local model's prompt with its own tokenizer: the count the model then reports."""
+    pytest.importorskip("transformers")
+    import asyncio
+    import json
+
+    from ultra_llm.client import LLMClient
+    from ultra_llm.estimate import ESTIMATE_ENV
+    from ultra_llm.settings import LLMSettings
+
+    settings = LLMSettings.from_mapping(
+        {"backend": "local", "model_id": "smollm2", "timeout": 600, "max_retries": 0, "max_workers": 1}, name="llm"
+    )
+    messages = [
+        {"role": "system", "content": "You judge answers."},
+        {"role": "user", "content": "Is the sky blue? Answer yes or no, with a reason in one sentence."},
+    ]
+
+    async def ask() -> object:
+        async with LLMClient(settings) as client:
+            return await client.chat(messages, {"max_tokens": 2, "temperature": 0}, prompt="p")
+
+    monkeypatch.setenv(ESTIMATE_ENV, str(tmp_path / "ledger.jsonl"))
+    unsent = asyncio.run(ask())
+    (record,) = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert unsent.status == "error" and record["model"] == "local:smollm2" and record["max_tokens"] == 2
+    monkeypatch.delenv(ESTIMATE_ENV)
+    sent = asyncio.run(ask())
+    assert sent.status == "ok" and record["tokens"] == sent.prompt_tokens > 20

@@ -121,6 +121,9 @@ class EstimateRunner(Runner):
         model = fresh[0]["model"] if fresh else ", ".join(models) or "?"
         estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
         rows = cache_rows(fresh[0]["cache"], fresh[0]["model"].removeprefix("local:")) if fresh else []
+        if fresh and not rows and cache_rows(fresh[0]["cache"], None):  # another model's answers calibrate too
+            rows = cache_rows(fresh[0]["cache"], None)
+            estimate.notes.append("tokens calibrated on the cached answers of other models")
         if fresh and all(isinstance(r.get("tokens"), int) for r in fresh):
             estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the local model's tokenizer: exact
             estimate.counted = True

@@ -113,16 +113,17 @@ def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]]
     return [json.loads(line) for line in complete.splitlines() if line.strip()], offset + len(complete)
 
 
-def cache_rows(cache: str | Path, model: str) -> list[tuple[str, str, int, int]]:
-    """(prompt, request JSON, prompt tokens, completion tokens) of the cache's answers for ``model``."""
+def cache_rows(cache: str | Path, model: str | None) -> list[tuple[str, str, int, int]]:
+    """(prompt, request JSON, prompt tokens, completion tokens) of the cache's answers for ``model`` (None: all)."""
     if not cache or not Path(cache).is_file():
         return []
     try:
         db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
         try:
-            return db.execute(
-                "SELECT prompt, request, prompt_tokens, completion_tokens FROM answers WHERE model_id = ?", (model,)
-            ).fetchall()
+            query = "SELECT prompt, request, prompt_tokens, completion_tokens FROM answers"
+            if model is None:
+                return db.execute(query).fetchall()
+            return db.execute(query + " WHERE model_id = ?", (model,)).fetchall()
         finally:
             db.close()
     except sqlite3.DatabaseError:

@@ -69,6 +69,10 @@ def test_the_estimate_of_trec_rag_against_the_actual_run(tmp_path: Path) -> None
         estimate = run_ultra("run", "examples/trec_rag.yaml", "--param", str(files["trec_rag"]), "--estimate", cwd=ROOT)
         assert estimate.returncode == 0, estimate.stderr[-2000:]
         assert stub.served == []  # nothing was sent
+        args = ("run", "examples/trec_rag.yaml", "--param", str(files["trec_rag"]), "--estimate", "--stdio")
+        over_stdio = run_ultra(*args, cwd=ROOT)  # MCP subprocesses: their clients send nothing either
+        assert over_stdio.returncode == 0, over_stdio.stderr[-2000:]
+        assert stub.served == [] and estimate_rows(over_stdio.stdout) == estimate_rows(estimate.stdout)
         assert not list((tmp_path / "runs").glob("trec_rag_*"))  # no run folder either
         done = run_ultra("run", "examples/trec_rag.yaml", "--param", str(files["trec_rag"]), *out, cwd=ROOT)
         assert done.returncode == 0, done.stderr[-2000:]

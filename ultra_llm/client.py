@@ -133,10 +133,10 @@ class LLMClient:
                 cached=fresh is None,
                 attempts=fresh or 0,
             )
+        elif ledger_path():  # ultra run --estimate: written down, not sent, not batched (ultra_llm.estimate)
+            reply = unsent(self, key, prompt, messages, sampling)
         elif self.collector is not None:
             return self.collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
-        elif ledger_path():  # ultra run --estimate: written down, not sent (ultra_llm.estimate)
-            reply = unsent(self, key, prompt, messages, sampling)
         elif key in self._pending:
             # The same request is already on its way (e.g. two docids with the same text): share its answer.
             first = await asyncio.shield(self._pending[key])

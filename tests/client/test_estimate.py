@@ -126,3 +126,25 @@ def test_a_local_model_s_prompt_tokens_are_counted_with_its_tokenizer_exactly(tm
     monkeypatch.delenv(ESTIMATE_ENV)
     sent = asyncio.run(ask())
     assert sent.status == "ok" and record["tokens"] == sent.prompt_tokens > 20
+
+
+def test_batch_mode_sends_no_batch_either(tmp_path: Path, monkeypatch) -> None:
+    """A judge in ``mode: batch`` under estimate mode uploads nothing: every request is written to the ledger once."""
+    import asyncio
+    import json
+
+    from servers.judge.relevance.run import run_umbrela
+    from tests.judge.conftest import call_job
+    from tests.llm.test_batch import UNIQUE, arguments
+    from tests.support.batch_server import BatchStub
+    from ultra_kit.errors import InputError
+    from ultra_llm.estimate import ESTIMATE_ENV
+
+    ledger = tmp_path / "ledger.jsonl"
+    monkeypatch.setenv(ESTIMATE_ENV, str(ledger))
+    with BatchStub(max_requests=1000, max_bytes=10**6) as server:
+        with pytest.raises(InputError, match="failed"):  # every judgment failed: not sent
+            asyncio.run(call_job(run_umbrela, **arguments(server, tmp_path), backoff_base=0.01))
+        assert server.files == {} and server.batches == {} and server.served == []
+    keys = [json.loads(line)["key"] for line in ledger.read_text().splitlines()]
+    assert len(set(keys)) == UNIQUE

@@ -187,7 +187,7 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is not None:
             reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
-        elif ledger_path():  # ultra run --estimate
+        elif ledger_path() and self.settings.backend != "local":  # ultra run --estimate (a local model still runs)
             reply = unsent(self, key, "embeddings", [{"input": texts}], {}, model=marked)
         else:
             if self.settings.backend == "local":

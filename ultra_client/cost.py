@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ultra_llm.prices import LOCAL_PREFIX, PRICES_ENV, price_of
+from ultra_llm.prices import PRICES_ENV, dollars, models_of, price_of
 
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
 
@@ -47,31 +47,12 @@ def _is_usage(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(value.get(key), int) for key in TOKEN_KEYS)
 
 
-def llm_models(args: dict[str, Any]) -> list[str]:
-    """The models of the LLM settings among a step's arguments (``local:<id>`` for the local backend)."""
-    models: list[str] = []
-    for value in args.values():
-        if not isinstance(value, dict):
-            continue
-        endpoints = value.get("endpoints")
-        model = value.get("model_id")
-        if isinstance(endpoints, list) and endpoints and isinstance(endpoints[0], dict):
-            model = endpoints[0].get("model_id") or model
-        if not isinstance(model, str) or not model:
-            continue
-        local = value.get("backend") == "local" or value.get("provider") == "local"  # a retriever's is "provider"
-        model = f"{LOCAL_PREFIX}{model}" if local else model
-        if model not in models:
-            models.append(model)
-    return models
-
-
 def step_cost(step: str, args: dict[str, Any], outputs: dict[str, Any]) -> StepCost | None:
     """The cost of one tool call, or None when the tool returned no usage (it asked no LLM)."""
     usage = usage_in(outputs)
     if usage is None:
         return None
-    models = llm_models(args)
+    models = models_of(args)
     tokens_in, tokens_out = usage["prompt_tokens"], usage["completion_tokens"]
     # several LLM settings in one step: which tokens went to which model is not known, so no price
     price = price_of(models[0]) if len(models) == 1 else None
@@ -92,13 +73,6 @@ def total_cost(steps: list[StepCost]) -> tuple[float, int]:
     return sum(s.cost for s in steps if s.cost is not None), sum(1 for s in steps if s.cost is None)
 
 
-def money(value: float | None) -> str:
-    """Dollars as the table shows them: 4 decimals under a dollar, 2 above; None is "unknown"."""
-    if value is None:
-        return "unknown"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
-
-
 def cost_lines(steps: list[StepCost]) -> list[str]:
     """The table printed at the end of a run: a row per LLM step and the total (empty without LLM steps)."""
     if not steps:
@@ -107,9 +81,11 @@ def cost_lines(steps: list[StepCost]) -> list[str]:
 
     rows = [["step", "model", "requests", "cached", "tokens in", "tokens out", "cost"]]
     for s in steps:
-        rows.append([s.step, s.model, *map(str, (s.requests, s.cache_hits, s.tokens_in, s.tokens_out)), money(s.cost)])
+        rows.append(
+            [s.step, s.model, *map(str, (s.requests, s.cache_hits, s.tokens_in, s.tokens_out)), dollars(s.cost)]
+        )
     known, unknown = total_cost(steps)
-    total = money(known) if not unknown else ("unknown" if known == 0 else f"{money(known)} + unknown")
+    total = dollars(known) if not unknown else ("unknown" if known == 0 else f"{dollars(known)} + unknown")
     rows.append(["total", "", *(str(sum(getattr(s, k) for s in steps)) for k in _SUMMED), total])
     lines = align(rows, [False, False, True, True, True, True, True])
     lines.insert(1, "-" * len(lines[0]))

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_client.cost import llm_models, money
 from ultra_client.errors import UltraError
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import ToolStep
@@ -41,7 +40,7 @@ from ultra_llm.estimate import (
     read_ledger,
     typical_reply,
 )
-from ultra_llm.prices import price_of
+from ultra_llm.prices import dollars, models_of, price_of
 
 IN_LOW, IN_HIGH = 0.8, 1.25  # the range around an approximate count of prompt tokens
 
@@ -89,7 +88,7 @@ class EstimateRunner(Runner):
     def _models(self, step: ToolStep) -> list[str]:
         server = self.settings.get(step.server, {})
         info = tool_for(self.pipeline, step, self.tools)
-        return llm_models({name: server[name] for name in info.settings if name in server})
+        return models_of({name: server[name] for name in info.settings if name in server})
 
     async def call(self, step: ToolStep, memory: Memory) -> Memory:
         stopped = ""
@@ -222,4 +221,4 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
 def _range(low: float | None, high: float | None) -> str:
     if low is None and high is None:
         return "unknown"
-    return f"{money(low)}-{money(high)}"
+    return f"{dollars(low)}-{dollars(high)}"

@@ -112,3 +112,30 @@ def cost_of(model: str, tokens_in: int, tokens_out: int, table: dict[str, Price]
     """Dollars for these tokens of ``model``, or None when its price is unknown (never 0 for unknown)."""
     price = price_of(model, table)
     return None if price is None else price.cost(tokens_in, tokens_out)
+
+
+def dollars(value: float | None) -> str:
+    """Dollars as the table shows them: 4 decimals under a dollar, 2 above; None is "unknown"."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def models_of(args: dict[str, Any]) -> list[str]:
+    """The models of the LLM settings (mappings with ``model_id`` or ``endpoints``) among a tool's arguments,
+    ``local:<id>`` for a local one: what a step's tokens are priced as."""
+    models: list[str] = []
+    for value in args.values():
+        if not isinstance(value, dict):
+            continue
+        endpoints = value.get("endpoints")
+        model = value.get("model_id")
+        if isinstance(endpoints, list) and endpoints and isinstance(endpoints[0], dict):
+            model = endpoints[0].get("model_id") or model
+        if not isinstance(model, str) or not model:
+            continue
+        local = value.get("backend") == "local" or value.get("provider") == "local"  # a retriever's is "provider"
+        model = f"{LOCAL_PREFIX}{model}" if local else model
+        if model not in models:
+            models.append(model)
+    return models

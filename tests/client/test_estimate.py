@@ -42,7 +42,7 @@ def test_the_ledger_is_read_line_by_line_and_calibration_comes_from_the_cache(tm
 
 def estimate_rows(stdout: str) -> dict[str, list[str]]:
     table = stdout.split("estimate (nothing was sent")[1].split("notes:")[0]
-    return {line.split()[0]: line.split() for line in table.splitlines() if line.startswith("judge.")}
+    return {line.split()[0]: line.split() for line in table.splitlines() if "." in line.split(" ", 1)[0]}
 
 
 def test_the_estimate_of_trec_rag_against_the_actual_run(tmp_path: Path) -> None:
@@ -148,3 +148,47 @@ def test_batch_mode_sends_no_batch_either(tmp_path: Path, monkeypatch) -> None:
         assert server.files == {} and server.batches == {} and server.served == []
     keys = [json.loads(line)["key"] for line in ledger.read_text().splitlines()]
     assert len(set(keys)) == UNIQUE
+
+
+def test_the_estimate_of_risk_suite_judged_by_a_new_model(tmp_path: Path) -> None:
+    """examples/risk_suite.yaml after a run (synthetic questions and answers cached), its judge switched to another
+    model: the estimate sends nothing, predicts 0 requests for synth and generation, and for the judges what they
+    then send, except faithfulness's statement checks (its second stage, which needs the statements)."""
+    from tests.synth.test_risk_suite import PIPELINE, params_for, reply
+
+    with OpenAIStub(reply) as stub:
+        param_file = params_for(tmp_path, stub.base_url)
+        params = yaml.safe_load(param_file.read_text())
+        for server in ("synth", "generation", "judge"):
+            params[server][f"{server}_cache"] = str(tmp_path / f"{server}_cache.sqlite")
+        param_file.write_text(yaml.safe_dump(params))
+        run = ("run", str(PIPELINE), "--param", str(param_file), "--output-dir", str(tmp_path / "runs"))
+        env = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
+        assert run_ultra(*run, cwd=ROOT, env=env, timeout=300).returncode == 0
+        params["judge"]["judge_llm"]["model_id"] = "stub-judge-2"
+        param_file.write_text(yaml.safe_dump(params))
+        stub.served.clear()
+        estimate = run_ultra("run", str(PIPELINE), "--param", str(param_file), "--estimate", cwd=ROOT, env=env)
+        assert estimate.returncode == 0, estimate.stderr[-2000:]
+        assert stub.served == []
+        done = run_ultra(*run, cwd=ROOT, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        sent = stub.chat_requests()
+    rows = {
+        line.split()[0]: line.split() for line in estimate.stdout.splitlines() if line.startswith(("synth.", "gen"))
+    }
+    rows.update(estimate_rows(estimate.stdout))
+    assert rows["synth.generate_queries"][2] == rows["generation.generate"][2] == "0"  # all in the caches
+    actual: dict[str, list[int]] = {}
+    for request in sent:
+        text = content_of(request)
+        step = ("judge.guardrail_judge" if '"label"' in text else "judge.bias" if '"opinions"' in text
+                else "judge.answer_relevancy" if '"noncommittal"' in text else "judge.faithfulness")  # fmt: skip
+        counts = actual.setdefault(step, [0, 0])
+        counts[0] += 1
+        counts[1] += len(text.split())
+    for step in ("judge.guardrail_judge", "judge.bias", "judge.answer_relevancy"):
+        requests, tokens = int(rows[step][2]), int(rows[step][3].lstrip("~"))
+        assert requests == actual[step][0], (step, requests, actual)
+        assert abs(tokens / actual[step][1] - 1) <= 0.25, (step, tokens, actual)
+    assert int(rows["judge.faithfulness"][2]) * 2 == actual["judge.faithfulness"][0]  # the first of its 2 stages

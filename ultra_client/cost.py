@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ultra_kit.errors import InputError
 from ultra_llm.prices import PRICES_ENV, dollars, models_of, price_of
 
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
@@ -30,6 +31,7 @@ class StepCost:
     tokens_out: int
     cost: float | None
     price_date: str = ""
+    price_problem: str = ""  # why the price table could not be read
 
 
 def usage_in(outputs: dict[str, Any]) -> dict[str, Any] | None:
@@ -55,7 +57,11 @@ def step_cost(step: str, args: dict[str, Any], outputs: dict[str, Any]) -> StepC
     models = models_of(args)
     tokens_in, tokens_out = usage["prompt_tokens"], usage["completion_tokens"]
     # several LLM settings in one step: which tokens went to which model is not known, so no price
-    price = price_of(models[0]) if len(models) == 1 else None
+    try:
+        price = price_of(models[0]) if len(models) == 1 else None
+        problem = ""
+    except InputError as exc:  # a broken $ULTRA_PRICES file: said under the table, never a failed run
+        price, problem = None, str(exc)
     return StepCost(
         step=step,
         model=", ".join(models) or "?",
@@ -65,6 +71,7 @@ def step_cost(step: str, args: dict[str, Any], outputs: dict[str, Any]) -> StepC
         tokens_out=tokens_out,
         cost=0.0 if not tokens_in + tokens_out else None if price is None else price.cost(tokens_in, tokens_out),
         price_date=price.date if price else "",
+        price_problem=problem,
     )
 
 
@@ -94,7 +101,8 @@ def cost_lines(steps: list[StepCost]) -> list[str]:
     note = f"prices of {', '.join(dates)}" if dates else "no prices"
     if unknown:
         note += f"; {unknown} step(s) with a model that has no price: add it to a file named by ${PRICES_ENV}"
-    return ["", f"LLM cost ({note}; cached answers cost nothing now):", *lines]
+    problems = sorted({s.price_problem for s in steps if s.price_problem})
+    return ["", f"LLM cost ({note}; cached answers cost nothing now):", *lines, *(f"prices: {p}" for p in problems)]
 
 
 _SUMMED = ("requests", "cache_hits", "tokens_in", "tokens_out")

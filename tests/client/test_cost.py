@@ -66,6 +66,13 @@ def test_a_bad_price_file_is_named_with_what_is_expected(tmp_path: Path, text: s
     assert str(bad) in str(caught.value)
 
 
+def test_a_broken_price_file_leaves_the_cost_unknown_and_says_why(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(PRICES_ENV, str(tmp_path / "missing.yaml"))
+    cost = step_cost("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})
+    assert cost.cost is None and cost.tokens_in == 3_000_000
+    assert cost_lines([cost])[-1].startswith(f"prices: {tmp_path / 'missing.yaml'}: cannot read the price file")
+
+
 def test_an_unknown_model_shows_its_tokens_and_cost_unknown_never_zero(monkeypatch) -> None:
     monkeypatch.delenv(PRICES_ENV, raising=False)
     known = step_cost("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE, "aggregate": {}})

@@ -1,12 +1,14 @@
 """The LLM client shared by the judge, generation and retriever servers.
 
-Chat completions and embeddings against any OpenAI-compatible endpoint or pool of endpoints (the ``openai`` async
-client, routed by ``ultra_llm.pool``), or a local in-process model (``ultra_llm.local.models``, optional extra
-``local-llm``). In a batch pass (``ultra_llm.batch_mode.passes``) a request the cache cannot answer is handed to the
-pass's collector instead of being sent. It bounds the requests in flight, retries time-outs, connection errors, 429
-(honouring ``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx with the
-server's message, answers repeated requests from the on-disk cache, and counts tokens. The API key lives only in
-memory: it is never part of a cache key, a result, a log line or an error message.
+Chat completions and embeddings against any OpenAI-compatible endpoint or pool of endpoints (the
+``openai`` async client, routed by ``ultra_llm.pool``), or a local in-process model
+(``ultra_llm.local.models``, optional extra ``local-llm``). In a batch pass (``ultra_llm.batch_mode.passes``)
+a request the cache cannot answer is handed to the pass's collector instead of being sent.
+It bounds the requests in flight, retries time-outs, connection errors, 429 (honouring
+``Retry-After``) and 5xx with exponential backoff and full jitter, fails at once on other 4xx
+with the server's message, answers repeated requests from the on-disk cache, and counts tokens.
+The API key lives only in memory: it is never part of a cache key, a result, a log line or an
+error message.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ultra_kit.errors import InputError
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, retry_after, server_message
-from ultra_llm.estimate import ledger_path, unsent
+from ultra_llm.estimate import unsent
 from ultra_llm.http import lean_http_client
 from ultra_llm.pool import EndpointPool, Member
 from ultra_llm.settings import LLMSettings
@@ -133,10 +135,8 @@ class LLMClient:
                 cached=fresh is None,
                 attempts=fresh or 0,
             )
-        elif ledger_path():  # ultra run --estimate: written down, not sent, not batched (ultra_llm.estimate)
-            reply = unsent(self, key, prompt, messages, sampling)
-        elif self.collector is not None:
-            return self.collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
+        elif (collector := unsent(self) or self.collector) is not None:  # unsent: ultra run --estimate, never sent
+            return collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
         elif key in self._pending:
             # The same request is already on its way (e.g. two docids with the same text): share its answer.
             first = await asyncio.shield(self._pending[key])
@@ -187,8 +187,8 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is not None:
             reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
-        elif ledger_path() and self.settings.backend != "local":  # ultra run --estimate (a local model still runs)
-            reply = unsent(self, key, "embeddings", [{"input": texts}], {}, model=marked)
+        elif (estimating := unsent(self)) is not None and self.settings.backend != "local":  # a local model runs
+            reply = estimating.defer(key, marked, [{"input": texts}], {}, prompt="embeddings")
         else:
             if self.settings.backend == "local":
                 call = lambda _member: self._local_embed(model, texts)  # noqa: E731

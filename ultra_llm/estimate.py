@@ -39,23 +39,29 @@ def message_chars(messages: Any) -> int:
     return total
 
 
-def unsent(client: Any, key: str, prompt: str, messages: Any, sampling: dict[str, Any], model: str = "") -> Any:
-    """Write one request of ``client`` (an ``LLMClient``) to the ledger; the failed reply it gets instead."""
-    from ultra_llm.completions import Completion
+def unsent(client: Any) -> Unsent | None:
+    """In estimate mode, where ``client``'s (an ``LLMClient``) cache misses go instead of an endpoint; else None."""
+    return Unsent(client) if ledger_path() else None
 
-    cache = getattr(client.cache, "path", None)
-    local = client.settings.backend == "local" and prompt != "embeddings"
-    tokens = local_prompt_tokens(client.settings.model_id, messages) if local else None
-    record_unsent(
-        key,
-        model=model or client.model,
-        prompt=prompt,
-        messages=messages,
-        sampling=sampling,
-        cache=cache,
-        tokens=tokens,
-    )
-    return Completion("error", error=NOT_SENT)
+
+class Unsent:
+    """Where a client's cache misses go in estimate mode (as a batch pass's go to its collector): to the ledger."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client  # an LLMClient
+
+    def defer(self, key: str, model: str, messages: Any, sampling: dict[str, Any], *, prompt: str) -> Any:
+        """Write one request (``messages`` as a list or its JSON text) to the ledger; the failed reply it gets."""
+        from ultra_llm.completions import Completion
+
+        client = self.client
+        messages = json.loads(messages) if isinstance(messages, str) else messages
+        local = client.settings.backend == "local"
+        tokens = local_prompt_tokens(client.settings.model_id, messages) if local and prompt != "embeddings" else None
+        model = f"local:{model}" if local and not model.startswith("local:") else model
+        cache = getattr(client.cache, "path", None)
+        record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache, tokens=tokens)
+        return Completion("error", error=NOT_SENT)
 
 
 def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:

@@ -189,7 +189,7 @@ async def estimate_run(
 
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     """The estimate as a table, a row per LLM step and the total, with the notes under it."""
-    from ultra_client.summary import align
+    from ultra_client.summary.lines import align
 
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:

@@ -114,12 +114,13 @@ def cost_lines(usage: dict[str, Any]) -> list[str]:
     lines = align(rows, [False, False, True, True, True, True, True])
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(-1, "-" * len(lines[0]))
-    note = f"prices: {usage['prices']} (USD per 1M tokens; ${PRICES_ENV} names a file that overrides them)"
+    notes = [f"prices: {usage['prices']} (USD per 1M tokens; a file named by ${PRICES_ENV} overrides them)"]
+    if usage.get("prices_problem"):
+        notes.append(f"prices not read: {usage['prices_problem']}")
     if total["cost_usd"] is None:
         unknown = sorted({s["model"] or "no model" for s in usage["steps"] if s["cost_usd"] is None})
-        note += f"; no price for {'; '.join(unknown)}: the known part is {dollars(total['known_cost_usd'])}"
-    problem = usage.get("prices_problem")
-    return ["", *lines, note, *([f"prices not read: {problem}"] if problem else [])]
+        notes.append(f"no price for {'; '.join(unknown)}: the known part is {dollars(total['known_cost_usd'])}")
+    return ["", *lines, *notes]
 
 
 def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:

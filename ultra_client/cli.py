@@ -91,6 +91,11 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--full", action="store_true", help="print every result at the end, uncut (default: fit 100 columns)"
     )
+    run.add_argument(
+        "--estimate",
+        action="store_true",
+        help="send no LLM request: print each LLM step's predicted requests, tokens and cost (low-high)",
+    )
     importlib.import_module("ultra_client.gates.cli").add_run_options(run)
     call = commands.add_parser("call", help="call one tool and print its result as JSON")
     call.add_argument("target", metavar="server.tool")
@@ -202,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  dropped (no longer used): {', '.join(report.dropped)}")
             if report.rewritten:
                 print("  written anew (a section in flow style could not be edited line by line): comments dropped")
+        elif args.command == "run" and args.estimate:  # ultra_client.estimate: nothing is sent
+            from ultra_client.estimate import estimate_lines, estimate_run
+
+            estimate = functools.partial(estimate_run, stdio=args.stdio)
+            print("\n".join(estimate_lines(anyio.run(estimate, args.pipeline, args.param, args.timeout))))
         elif args.command == "run":
             from ultra_client.gates.cli import after_run, run_conditions
             from ultra_client.signals import stop_like_interrupt

@@ -26,6 +26,7 @@ from ultra_kit.errors import InputError
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, rejected_param, retry_after, server_message
+from ultra_llm.estimate import unsent
 from ultra_llm.http import lean_http_client
 from ultra_llm.logprobs import LOGPROB_PARAMS, keep_logprobs, kept_logprobs
 from ultra_llm.pool import EndpointPool, Member
@@ -137,8 +138,8 @@ class LLMClient:
                 attempts=fresh or 0,
                 logprobs=kept_logprobs(self.cache, key) if sampling.get("logprobs") else None,
             )
-        elif self.collector is not None:
-            return self.collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
+        elif (collector := unsent(self) or self.collector) is not None:  # unsent: ultra run --estimate, never sent
+            return collector.defer(key, self.settings.model_id, messages_json, sampling, prompt=prompt)
         elif key in self._pending:
             # The same request is already on its way (e.g. two docids with the same text): share its answer.
             first = await asyncio.shield(self._pending[key])
@@ -191,6 +192,8 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is not None:
             reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
+        elif (estimating := unsent(self)) is not None and self.settings.backend != "local":  # a local model runs
+            reply = estimating.defer(key, marked, [{"input": texts}], {}, prompt="embeddings")
         else:
             if self.settings.backend == "local":
                 call = lambda _member: self._local_embed(model, texts)  # noqa: E731

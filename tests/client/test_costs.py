@@ -1,5 +1,6 @@
-"""Cost at the end of ``ultra run``: the price table and its override, tokens and cost per step from a judge run
-on the local test server, a second run answered by the cache, and a model with no price."""
+"""Cost at the end of ``ultra run``: an unknown model, a user price file, a broken one, tokens and cost per step
+from a judge run on the local test server, a second run answered by the cache, and a model with no price.
+The price table itself: tests/llm/test_prices.py."""
 
 from __future__ import annotations
 
@@ -12,27 +13,67 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import _WORD, OpenAIStub, content_of, hashed_grade
-from ultra_client.errors import UltraError
-from ultra_client.summary.costs import PRICES_ENV, load_prices
+from ultra_client.summary.costs import cost_lines, finish_run, priced, step_record
+from ultra_llm.prices import PRICES_ENV
+
+JUDGE_LLM = {"backend": "openai", "base_url": "http://x/v1", "model_id": "gpt-4o-mini", "timeout": 5}
+USAGE = {"requests": 10, "cache_hits": 2, "prompt_tokens": 3_000_000, "completion_tokens": 500_000}
 
 
-def test_the_price_table_and_a_user_file_over_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_model_shows_its_tokens_and_cost_unknown_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PRICES_ENV, raising=False)
-    built_in = load_prices()
-    shipped = yaml.safe_load((ROOT / "ultra_llm" / "prices.yaml").read_text())
-    assert built_in.of("gpt-4o-mini") == (0.15, 0.60) and built_in.of("gpt-4o-mini-2024-07-18") == (0.15, 0.60)
-    assert built_in.source == f"prices.yaml of {shipped['date']}" and built_in.of("my-model") is None
-    mine = tmp_path / "mine.yaml"
-    mine.write_text(
-        "date: 2026-11-01\nmodels:\n  gpt-4o-mini: {input: 1, output: 2}\n  my-model: {input: 0.5, output: 0}\n"
+    known = step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE, "aggregate": {}})
+    unknown = step_record("judge.b", {"judge_llm": {**JUDGE_LLM, "model_id": "my-own-llm"}}, {"usage": USAGE})
+    usage = priced([known, unknown])
+    # 3M in at $0.15 and 0.5M out at $0.60 per million: 0.45 + 0.30
+    assert usage["steps"][0]["cost_usd"] == pytest.approx(0.75) and usage["steps"][1]["cost_usd"] is None
+    assert usage["total"]["cost_usd"] is None and usage["total"]["known_cost_usd"] == pytest.approx(0.75)
+    lines = cost_lines(usage)
+    row = next(line for line in lines if line.startswith("judge.b"))
+    assert row.split() == ["judge.b", "my-own-llm", "10", "2", "3000000", "500000", "unknown"]
+    total = next(line for line in lines if line.startswith("total"))
+    assert total.split() == ["total", "20", "4", "6000000", "1000000", "unknown"]
+    assert "no price for my-own-llm: the known part is $0.7500" in lines[-1]
+    # no usage among the outputs (a classifier, a retriever): not an LLM step
+    assert step_record("evaluation.evaluate_trec", {}, {"eval_res": {"map": 0.3}}) is None
+    # the usage inside an output mapping (generation's generate_info), a local model: free
+    local = step_record(
+        "generation.generate", {"llm": {"backend": "local", "model_id": "m"}}, {"info": {"usage": USAGE}}
     )
+    assert local["model"] == "local:m" and local["prompt_tokens"] == 3_000_000
+    assert priced([local])["total"]["cost_usd"] == 0.0
+    # two LLM settings in one step: which tokens went to which model is not known, so no price
+    both = step_record("judge.c", {"a_llm": JUDGE_LLM, "b_llm": {**JUDGE_LLM, "model_id": "gpt-4o"}}, {"usage": USAGE})
+    assert both["model"] == "gpt-4o-mini, gpt-4o" and priced([both])["total"]["cost_usd"] is None
+
+
+def test_prices_of_a_user_file_are_named_over_the_shipped_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    shipped = yaml.safe_load((ROOT / "ultra_llm" / "prices.yaml").read_text())
+    record = step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})
+    assert priced([record])["prices"] == f"prices.yaml of {shipped['date']}"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("date: 2026-11-01\nmodels:\n  gpt-4o-mini: {input: 1, output: 2}\n")
     monkeypatch.setenv(PRICES_ENV, str(mine))
-    over = load_prices()
-    assert over.of("gpt-4o-mini") == (1.0, 2.0) and over.of("my-model") == (0.5, 0.0)
-    assert over.of("gpt-4o") == built_in.of("gpt-4o") and "mine.yaml of 2026-11-01 over prices.yaml" in over.source
-    mine.write_text("models:\n  gpt-4o-mini: {input: -1, output: 2}\n")
-    with pytest.raises(UltraError, match=r"mine.yaml: model 'gpt-4o-mini': expected \{input: USD per 1M tokens"):
-        load_prices()
+    usage = priced([record])
+    assert usage["prices"] == f"mine.yaml of 2026-11-01 over prices.yaml of {shipped['date']}"
+    assert usage["total"]["cost_usd"] == pytest.approx(3 + 1)  # 3M in at $1, 0.5M out at $2
+
+
+def test_a_broken_price_file_leaves_the_cost_unknown_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRICES_ENV, str(tmp_path / "missing.yaml"))
+    record = step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})
+    local = step_record("generation.generate", {"llm": {"backend": "local", "model_id": "m"}}, {"usage": USAGE})
+    folder = tmp_path / "run"
+    folder.mkdir()
+    lines = finish_run(folder, [record, local])  # no exception: a run is never failed by its price file
+    assert lines[-2].startswith(f"prices not read: {tmp_path / 'missing.yaml'}: cannot read the price file")
+    assert lines[-1] == "no price for gpt-4o-mini: the known part is $0.0000"
+    usage = json.loads((folder / "usage.json").read_text())
+    assert [step["cost_usd"] for step in usage["steps"]] == [None, 0.0] and usage["total"]["cost_usd"] is None
+    assert usage["steps"][0]["prompt_tokens"] == 3_000_000 and "missing.yaml" in usage["prices_problem"]
 
 
 def judge_run(tmp_path: Path, stub: OpenAIStub, model: str, name: str) -> tuple[object, Path]:

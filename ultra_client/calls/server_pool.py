@@ -32,6 +32,7 @@ PASSTHROUGH_ENV = (
     "ULTRA_HOME",
     "ULTRA_READ_ROOTS",
     "ULTRA_ALLOW_OUTSIDE_READS",
+    "ULTRA_LLM_ESTIMATE",  # ultra run --estimate: a stdio server's LLM client sends nothing either
 )
 START_TIMEOUT = 120.0
 

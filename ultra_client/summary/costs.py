@@ -1,115 +1,102 @@
 """Tokens and cost of a run's LLM steps: recorded per step while the run goes, priced at its end.
 
-The runner keeps, for each tool step that returns ``usage`` or ``failed``, the step's tokens in and out,
-requests, cache hits, judged-item failures and model (``step_record``). At the end ``ultra run`` writes them
-to ``usage.json`` in the run folder and prints a table after the results: tokens in/out and cost per step,
-and the total. Prices (USD per million tokens) come from ``ultra_llm/prices.yaml`` (with the date they were
-read), overridden entry by entry by the YAML file ``$ULTRA_PRICES``. A model with no price has cost
-``unknown``, never 0 (and so has the total); the local backend's models cost 0. Tokens answered from the
-judge cache were paid for by an earlier run and cost nothing now.
+The runner keeps, for each tool step that returns a usage mapping or ``failed``, the step's tokens in and out,
+requests, cache hits, judged-item failures and model (``step_record``). The usage is found among the outputs
+as ``usage``, ``<something>_usage`` or one mapping deep (``generate_info.usage``): no tool is named here. The
+model is the ``model_id`` of the step's LLM setting (a pool's first endpoint's; ``local:<id>`` for the local
+backend). At the end ``ultra run`` writes them to ``usage.json`` in the run folder and prints a table after
+the results: tokens in/out and cost per step, and the total. Prices come from ``ultra_llm.prices``
+(``ultra_llm/prices.yaml``, dated, with ``$ULTRA_PRICES`` over it). A model with no price, or a step with
+several LLM settings (which tokens went to which model is not recorded), has cost ``unknown``, never 0 (and so
+has the total); the local backend's models cost 0. A price file that cannot be read never fails the run: every
+cost is unknown and the table says why. Tokens answered from the judge cache were paid for by an earlier run
+and cost nothing now.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ultra_client.errors import UltraError
+from ultra_kit.errors import InputError
+from ultra_llm.prices import PRICES_ENV, SHIPPED, Price, dollars, models_of, price_of, price_table
 
-PRICES_FILE = Path(__file__).resolve().parents[1] / "ultra_llm" / "prices.yaml"
-PRICES_ENV = "ULTRA_PRICES"
 USAGE_FILE = "usage.json"
-DATED_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")  # gpt-4o-mini-2024-07-18 is priced as gpt-4o-mini
 COUNTS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
 
 
-@dataclass(frozen=True)
-class Prices:
-    """USD per million tokens ``{model: (input, output)}`` and where they come from (files and dates)."""
-
-    models: dict[str, tuple[float, float]]
-    source: str
-
-    def of(self, model: str) -> tuple[float, float] | None:
-        return self.models.get(model) or self.models.get(DATED_SNAPSHOT.sub("", model))
-
-
-def _read_prices(path: Path) -> tuple[dict[str, tuple[float, float]], str]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise UltraError(f"{path}: cannot read the price table: {exc}") from None
-    models = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(models, dict):
-        raise UltraError(f"{path}: a price table is a mapping with 'date' and 'models: {{name: {{input, output}}}}'")
-    table = {}
-    for name, price in models.items():
-        values = [price.get(key) if isinstance(price, dict) else None for key in ("input", "output")]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-                   for v in values):  # fmt: skip
-            expected = "{input: USD per 1M tokens, output: USD per 1M tokens}"
-            raise UltraError(f"{path}: model {name!r}: expected {expected}, got {price!r}")
-        table[str(name)] = (float(values[0]), float(values[1]))
-    return table, f"{path.name} of {data.get('date', 'no stated date')}"
+def usage_in(outputs: dict[str, Any]) -> dict[str, Any] | None:
+    """The usage mapping among a tool's outputs (``usage``, ``*_usage``, or one mapping deep), or None."""
+    usage = outputs.get("usage")
+    if isinstance(usage, dict) and any(isinstance(usage.get(key), int) for key in COUNTS):
+        return usage
+    for name, value in outputs.items():
+        if name.endswith("_usage") and _has_tokens(value):
+            return value
+    for value in outputs.values():
+        if isinstance(value, dict) and _has_tokens(value.get("usage")):
+            return value["usage"]
+    return None
 
 
-def load_prices() -> Prices:
-    """The built-in price table, with ``$ULTRA_PRICES``'s entries on top."""
-    models, source = _read_prices(PRICES_FILE)
-    override = os.environ.get(PRICES_ENV, "").strip()
-    if override:
-        extra, extra_source = _read_prices(Path(override).expanduser())
-        models, source = {**models, **extra}, f"{extra_source} over {source}"
-    return Prices(models, source)
+def _has_tokens(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(key), int) for key in TOKEN_KEYS)
 
 
 def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any] | None:
-    """What a step spent: its ``usage`` counts, ``failed`` summary and the model of its ``*_llm`` setting."""
-    usage, failed = outputs.get("usage"), outputs.get("failed")
-    has_usage = isinstance(usage, dict) and any(isinstance(usage.get(key), int) for key in COUNTS)
+    """What a step spent: its usage counts, ``failed`` summary and the model(s) of its LLM settings."""
+    usage, failed = usage_in(outputs), outputs.get("failed")
     has_failed = isinstance(failed, dict) and isinstance(failed.get("count"), int)
-    if not (has_usage or has_failed):
+    if usage is None and not has_failed:
         return None
-    llm = next((v for k, v in args.items() if k.endswith("_llm") and isinstance(v, dict)), {})
-    record: dict[str, Any] = {"step": name, "model": str(llm.get("model_id") or ""), "backend": llm.get("backend")}
+    record: dict[str, Any] = {"step": name, "model": ", ".join(models_of(args))}
     for key in COUNTS:
-        value = usage.get(key) if has_usage else None
+        value = usage.get(key) if usage is not None else None
         record[key] = value if isinstance(value, int) else 0
     if has_failed:
         record["failed"] = {"count": failed["count"], "total": failed.get("total")}
     return record
 
 
-def step_cost(record: dict[str, Any], prices: Prices) -> float | None:
+def step_price(record: dict[str, Any], table: dict[str, Price]) -> Price | None:
+    """The price of a step's model; None (unknown) without a model, with several, or for one with no price."""
+    models = record["model"].split(", ") if record["model"] else []
+    return price_of(models[0], table) if len(models) == 1 else None
+
+
+def step_cost(record: dict[str, Any], table: dict[str, Price]) -> float | None:
     """USD of one step's tokens, 0 for the local backend, None (unknown) for a model with no price."""
     if not record["prompt_tokens"] and not record["completion_tokens"]:
         return 0.0  # nothing was sent (every reply came from the cache, or the step asked no LLM)
-    if record.get("backend") == "local":
-        return 0.0
-    price = prices.of(record["model"]) if record["model"] else None
-    if price is None:
-        return None
-    return (record["prompt_tokens"] * price[0] + record["completion_tokens"] * price[1]) / 1e6
+    price = step_price(record, table)
+    return None if price is None else price.cost(record["prompt_tokens"], record["completion_tokens"])
 
 
-def priced(records: list[dict[str, Any]], prices: Prices) -> dict[str, Any]:
-    """``usage.json``'s content: the steps with their cost, and the totals (cost None if any step's is unknown)."""
-    steps = [{**record, "cost_usd": step_cost(record, prices)} for record in records]
+def priced(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``usage.json``'s content: the steps with their cost, and the totals (cost None if any step's is unknown).
+    A price file that cannot be read leaves every cost but the local backend's unknown, with the reason."""
+    try:
+        table, problem = price_table(), None
+    except InputError as exc:  # a broken $ULTRA_PRICES file: said under the table, never a failed run
+        table, problem = {}, str(exc)
+    steps = [{**record, "cost_usd": step_cost(record, table)} for record in records]
     costs = [step["cost_usd"] for step in steps]
     total = {key: sum(step[key] for step in steps) for key in COUNTS}
     total["cost_usd"] = None if any(cost is None for cost in costs) else sum(costs)
     total["known_cost_usd"] = sum(cost for cost in costs if cost is not None)
-    return {"steps": steps, "total": total, "prices": prices.source}
+    usage = {"steps": steps, "total": total, "prices": _sources(table)}
+    if problem:
+        usage["prices_problem"] = problem
+    return usage
 
 
-def dollars(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
+def _sources(table: dict[str, Price]) -> str:
+    """Where the prices come from: ``mine.yaml of 2026-01-01 over prices.yaml of 2025-06-15``."""
+    files = {price.source: price.date or "no stated date" for price in table.values()}
+    order = sorted(files, key=lambda source: source == str(SHIPPED))  # the user's file over the shipped one
+    return " over ".join(f"{Path(source).name} of {files[source]}" for source in order) or "none read"
 
 
 def cost_lines(usage: dict[str, Any]) -> list[str]:
@@ -127,11 +114,13 @@ def cost_lines(usage: dict[str, Any]) -> list[str]:
     lines = align(rows, [False, False, True, True, True, True, True])
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(-1, "-" * len(lines[0]))
-    note = f"prices: {usage['prices']} (USD per 1M tokens; ${PRICES_ENV} names a file that overrides them)"
+    notes = [f"prices: {usage['prices']} (USD per 1M tokens; a file named by ${PRICES_ENV} overrides them)"]
+    if usage.get("prices_problem"):
+        notes.append(f"prices not read: {usage['prices_problem']}")
     if total["cost_usd"] is None:
         unknown = sorted({s["model"] or "no model" for s in usage["steps"] if s["cost_usd"] is None})
-        note += f"; no price for {', '.join(unknown)}: the known part is {dollars(total['known_cost_usd'])}"
-    return ["", *lines, note]
+        notes.append(f"no price for {'; '.join(unknown)}: the known part is {dollars(total['known_cost_usd'])}")
+    return ["", *lines, *notes]
 
 
 def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:
@@ -140,10 +129,7 @@ def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:
 
     if not records:
         return []
-    try:
-        usage = priced(records, load_prices())
-    except UltraError as exc:
-        return ["", f"cost: not computed ({exc})"]
+    usage = priced(records)
     try:
         atomic_write_json(folder / USAGE_FILE, usage)
     except OSError as exc:

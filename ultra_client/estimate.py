@@ -1,0 +1,224 @@
+"""``ultra run --estimate``: what a run would ask its LLMs and cost, without asking them.
+
+The pipeline runs with ``ultra_llm``'s estimate mode on (``ultra_llm.estimate``): every tool renders
+its real prompts and reads the answer cache, but a request the cache cannot answer is written to a
+ledger instead of being sent, and the tool gets a failed reply. Per LLM step:
+
+- requests: the distinct requests the cache could not answer (a request asked twice, or by an
+  earlier step, counts once: the real run answers it from the cache);
+- tokens in: for a model of the local backend, counted with its own tokenizer (exact); else the
+  characters of the rendered messages divided by the characters per token of the answers the same
+  cache holds for the model (calibrated), else 4 per token (an approximation, said so); the cost's
+  low-high takes -20 % / +25 % of an approximate count;
+- tokens out: the mean reply of the cached answers to the same prompt (calibrated), the low end; the
+  request's ``max_tokens`` budget, the high end;
+- cost: low and high, priced with ``ultra_llm.prices`` ("unknown" for a model without a price).
+
+A step that needs what an LLM answered (UMBRELA's grades, generated answers) cannot be rendered
+without those answers: the estimate counts what it could render and says which steps it could not.
+Tools that ask nothing of an LLM run as usual (they may write their result files).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ultra_client.errors import UltraError
+from ultra_client.pipeline.dataflow import tool_for
+from ultra_client.pipeline.model import ToolStep
+from ultra_client.pipeline.runner import Memory, Runner
+from ultra_llm.estimate import (
+    DEFAULT_CHARS_PER_TOKEN,
+    ESTIMATE_ENV,
+    cache_rows,
+    chars_per_token,
+    read_ledger,
+    typical_reply,
+)
+from ultra_llm.prices import dollars, models_of, price_of
+
+IN_LOW, IN_HIGH = 0.8, 1.25  # the range around an approximate count of prompt tokens
+
+
+@dataclass
+class StepEstimate:
+    """One LLM step's predicted requests, tokens and cost, and what the prediction rests on."""
+
+    step: str
+    model: str
+    requests: int = 0
+    chars: int = 0
+    tokens_in: int = 0
+    tokens_out_low: int = 0
+    tokens_out_high: int | None = 0
+    cost_low: float | None = None
+    cost_high: float | None = None
+    counted: bool = False  # tokens in counted with the model's own tokenizer (a local model), not approximated
+    notes: list[str] = field(default_factory=list)
+
+
+class EstimateRunner(Runner):
+    """A runner whose LLM steps write their requests to ``ledger`` instead of sending them."""
+
+    def __init__(self, *args: Any, ledger: Path, **kwargs: Any) -> None:
+        super().__init__(*args, echo=False, **kwargs)
+        self.ledger = ledger
+        self.offset = 0
+        self.seen: set[str] = set()
+        self.estimates: list[StepEstimate] = []
+
+    async def run_steps(self, steps: list[Any], memory: Memory) -> Memory:
+        """Each step in turn; a loop or branch that cannot run without answers leaves its LLM steps unestimated."""
+        for step in steps:
+            try:
+                memory = await step.run(self, memory)
+            except UltraError as exc:
+                done = {e.step for e in self.estimates}
+                for inner in step.tool_steps():
+                    if inner.name not in done and self._models(inner):
+                        note = f"not estimated: {str(exc).splitlines()[0]}"
+                        self.estimates.append(StepEstimate(inner.name, ", ".join(self._models(inner)), notes=[note]))
+        return memory
+
+    def _models(self, step: ToolStep) -> list[str]:
+        server = self.settings.get(step.server, {})
+        info = tool_for(self.pipeline, step, self.tools)
+        return models_of({name: server[name] for name in info.settings if name in server})
+
+    async def call(self, step: ToolStep, memory: Memory) -> Memory:
+        stopped = ""
+        try:
+            outputs = await super().call(step, memory)
+        except UltraError as exc:
+            outputs, stopped = {}, str(exc).splitlines()[0]
+        records, self.offset = read_ledger(self.ledger, self.offset)
+        models = self._models(step)
+        if records or models:
+            estimate = self._estimate(step.name, models, records)
+            if stopped and not records:
+                estimate.cost_low = estimate.cost_high = None
+                estimate.notes.append(f"not estimated: {stopped}")
+            elif stopped:
+                estimate.notes.append(
+                    "the tool stopped on its unanswered requests: requests it would make from answers "
+                    "(a later stage, a repair) are not counted"
+                )
+            self.estimates.append(estimate)
+        return outputs
+
+    def _estimate(self, step: str, models: list[str], records: list[dict[str, Any]]) -> StepEstimate:
+        fresh = []
+        for record in records:
+            if record["key"] not in self.seen:
+                self.seen.add(record["key"])
+                fresh.append(record)
+        model = fresh[0]["model"] if fresh else ", ".join(models) or "?"
+        estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
+        rows = cache_rows(fresh[0]["cache"], fresh[0]["model"].removeprefix("local:")) if fresh else []
+        if fresh and not rows and cache_rows(fresh[0]["cache"], None):  # another model's answers calibrate too
+            rows = cache_rows(fresh[0]["cache"], None)
+            estimate.notes.append("tokens calibrated on the cached answers of other models")
+        if fresh and all(isinstance(r.get("tokens"), int) for r in fresh):
+            estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the local model's tokenizer: exact
+            estimate.counted = True
+        else:
+            ratio = chars_per_token(rows)
+            if ratio is None:
+                ratio = DEFAULT_CHARS_PER_TOKEN
+                if fresh:
+                    estimate.notes.append(f"tokens in approximated at {ratio:g} characters per token (no cache)")
+            estimate.tokens_in = round(estimate.chars / ratio)
+        high: int | None = 0
+        for record in fresh:
+            typical = typical_reply(rows, record["prompt"])
+            estimate.tokens_out_low += round(typical) if typical is not None else 1
+            budget = record["max_tokens"] or (round(typical) if typical is not None else None)
+            high = None if high is None or budget is None else high + budget
+        estimate.tokens_out_high = high
+        price = price_of(model) if fresh else None
+        if price is not None or not fresh:
+            low_in, high_in = estimate.tokens_in * IN_LOW, estimate.tokens_in * IN_HIGH
+            estimate.cost_low = price.cost(low_in, estimate.tokens_out_low) if price else 0.0
+            estimate.cost_high = (
+                price.cost(high_in, high) if price and high is not None else (0.0 if not fresh else None)
+            )
+        return estimate
+
+
+async def estimate_run(
+    pipeline_file: str, param_file: str | None, timeout: float | None, stdio: bool
+) -> list[StepEstimate]:
+    """Run the pipeline in estimate mode; its LLM steps' estimates."""
+    from ultra_client import commands
+    from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
+    from ultra_client.pipeline.dataflow import check_dataflow
+    from ultra_client.pipeline.model import load_pipeline, require_file
+    from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
+
+    pipeline = load_pipeline(require_file(pipeline_file))
+    target = Path(param_file) if param_file else parameter_path(pipeline.path)
+    if not target.is_file():
+        raise UltraError(f"{target}: no parameter file; run `ultra build {pipeline_file}` first")
+    locations = commands.pipeline_locations(pipeline, stdio)
+    known = {location.alias: server_parameters(location) for location in locations}
+    raw = read_parameter_file(target, list(pipeline.servers), known)
+    scratch = Path(tempfile.mkdtemp(prefix="ultra-estimate-"))
+    ledger = scratch / "requests.jsonl"
+    before = os.environ.get(ESTIMATE_ENV)
+    os.environ[ESTIMATE_ENV] = str(ledger)  # before the servers start: a stdio server inherits it
+    try:
+        (scratch / "logs").mkdir()
+        async with ServerPool(locations, scratch / "logs", parameter_references(target)) as pool:
+            check_dataflow(pipeline, commands.tool_table(pool), raw)
+            settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
+            runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
+            await runner.run()
+    finally:
+        if before is None:
+            os.environ.pop(ESTIMATE_ENV, None)
+        else:
+            os.environ[ESTIMATE_ENV] = before
+        shutil.rmtree(scratch, ignore_errors=True)
+    return runner.estimates
+
+
+def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
+    """The estimate as a table, a row per LLM step and the total, with the notes under it."""
+    from ultra_client.summary.lines import align
+
+    rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
+    for e in estimates:
+        out = f"{e.tokens_out_low}-{e.tokens_out_high if e.tokens_out_high is not None else '?'}"
+        rows.append(
+            [
+                e.step,
+                e.model,
+                str(e.requests),
+                f"{'' if e.counted else '~'}{e.tokens_in}",
+                out,
+                _range(e.cost_low, e.cost_high),
+            ]
+        )
+    lows = [e.cost_low for e in estimates]
+    highs = [e.cost_high for e in estimates]
+    total_low = None if None in lows else sum(lows)
+    total_high = None if None in highs else sum(highs)
+    rows.append(["total", "", str(sum(e.requests for e in estimates)), f"~{sum(e.tokens_in for e in estimates)}",
+                 "", _range(total_low, total_high)])  # fmt: skip
+    lines = align(rows, [False, False, True, True, True, True])
+    lines.insert(1, "-" * len(lines[0]))
+    lines.insert(-1, "-" * len(lines[0]))
+    notes = [f"  {e.step}: {note}" for e in estimates for note in e.notes]
+    head = "estimate (nothing was sent; tokens are approximate, cost is low-high):"
+    return [head, *lines, *(["notes:", *notes] if notes else [])]
+
+
+def _range(low: float | None, high: float | None) -> str:
+    if low is None and high is None:
+        return "unknown"
+    return f"{dollars(low)}-{dollars(high)}"

@@ -1,0 +1,154 @@
+"""Estimate mode (``ultra run --estimate``): the client sends nothing and writes down what it would have sent.
+
+With ``$ULTRA_LLM_ESTIMATE`` naming a ledger file, a request the answer cache cannot answer is not sent:
+one JSON line is appended to the ledger (the cache key, the model, the prompt's name, the characters
+of its messages, its reply budget ``max_tokens`` and the cache the client reads) and the caller gets a
+failed reply ("not sent"), which is never cached. Cache hits are answered as usual. The ledger lines
+are small single writes in append mode, so in-process tools and MCP subprocesses can share one file.
+``chars_per_token`` and ``typical_reply`` calibrate the estimate on the answers a cache already holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"
+NOT_SENT = "not sent: ultra run --estimate asks no LLM"
+DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
+
+
+def ledger_path() -> str:
+    """The ledger file of estimate mode, or "" when the client sends requests as usual."""
+    return os.environ.get(ESTIMATE_ENV, "").strip()
+
+
+def message_chars(messages: Any) -> int:
+    """Characters of the text the messages carry (a chat's contents; an embeddings request's inputs)."""
+    total = 0
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content", message.get("input", "")) if isinstance(message, dict) else message
+        if isinstance(content, list):
+            total += sum(message_chars([part]) if isinstance(part, dict) else len(str(part)) for part in content)
+        else:
+            total += len(str(content if isinstance(content, str) else (content or "")))
+    return total
+
+
+def unsent(client: Any) -> Unsent | None:
+    """In estimate mode, where ``client``'s (an ``LLMClient``) cache misses go instead of an endpoint; else None."""
+    return Unsent(client) if ledger_path() else None
+
+
+class Unsent:
+    """Where a client's cache misses go in estimate mode (as a batch pass's go to its collector): to the ledger."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client  # an LLMClient
+
+    def defer(self, key: str, model: str, messages: Any, sampling: dict[str, Any], *, prompt: str) -> Any:
+        """Write one request (``messages`` as a list or its JSON text) to the ledger; the failed reply it gets."""
+        from ultra_llm.completions import Completion
+
+        client = self.client
+        messages = json.loads(messages) if isinstance(messages, str) else messages
+        local = client.settings.backend == "local"
+        tokens = local_prompt_tokens(client.settings.model_id, messages) if local and prompt != "embeddings" else None
+        model = f"local:{model}" if local and not model.startswith("local:") else model
+        cache = getattr(client.cache, "path", None)
+        record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache, tokens=tokens)
+        return Completion("error", error=NOT_SENT)
+
+
+def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
+    """The prompt tokens the local backend would feed its model: the chat template's text, tokenized as it is."""
+    tokenizer = _local_tokenizer(model_id)
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+@lru_cache(maxsize=4)
+def _local_tokenizer(model_id: str) -> Any:
+    """The local chat model's tokenizer alone (not its weights), loaded once per process."""
+    from ultra_llm.local.models import EXTRA, require, resolve_chat_model
+
+    transformers = require("transformers", extra=EXTRA)
+    folder, gguf = resolve_chat_model(model_id)
+    kwargs = {"gguf_file": gguf} if gguf else {}
+    return transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
+
+
+def record_unsent(
+    key: str,
+    *,
+    model: str,
+    prompt: str,
+    messages: Any,
+    sampling: dict[str, Any],
+    cache: Path | None,
+    tokens: int | None = None,
+) -> None:
+    """Append one unsent request to the ledger."""
+    budget = sampling.get("max_completion_tokens") or sampling.get("max_tokens")
+    line = {
+        "key": key,
+        "model": model,
+        "prompt": prompt,
+        "chars": message_chars(messages),
+        "max_tokens": int(budget) if isinstance(budget, (int, float)) else None,
+        "cache": str(cache) if cache else "",
+        "tokens": tokens,  # counted with the local model's tokenizer, else None
+    }
+    with open(ledger_path(), "a", encoding="utf-8") as ledger:
+        ledger.write(json.dumps(line) + "\n")
+
+
+def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The ledger's records written from byte ``offset`` on, and the offset after them."""
+    try:
+        with open(path, "rb") as ledger:
+            ledger.seek(offset)
+            data = ledger.read()
+    except FileNotFoundError:
+        return [], offset
+    complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
+    return [json.loads(line) for line in complete.splitlines() if line.strip()], offset + len(complete)
+
+
+def cache_rows(cache: str | Path, model: str | None) -> list[tuple[str, str, int, int]]:
+    """(prompt, request JSON, prompt tokens, completion tokens) of the cache's answers for ``model`` (None: all)."""
+    if not cache or not Path(cache).is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
+        try:
+            query = "SELECT prompt, request, prompt_tokens, completion_tokens FROM answers"
+            if model is None:
+                return db.execute(query).fetchall()
+            return db.execute(query + " WHERE model_id = ?", (model,)).fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return []
+
+
+def chars_per_token(rows: list[tuple[str, str, int, int]]) -> float | None:
+    """Characters per prompt token over the cached requests that recorded their tokens, or None."""
+    chars = tokens = 0
+    for _, request, prompt_tokens, _ in rows:
+        if prompt_tokens > 0:
+            data = json.loads(request)
+            chars += message_chars(data.get("messages", [{"input": data.get("input", [])}]))
+            tokens += prompt_tokens
+    return chars / tokens if tokens else None
+
+
+def typical_reply(rows: list[tuple[str, str, int, int]], prompt: str) -> float | None:
+    """The mean completion tokens of the cached answers to ``prompt`` (its name, any version), or None."""
+    name = prompt.split("@", 1)[0]
+    counts = [out for p, _, _, out in rows if p.split("@", 1)[0] == name and out > 0]
+    return sum(counts) / len(counts) if counts else None

@@ -13,6 +13,7 @@ import yaml
 from servers.evaluation.judged.ppi import judged_mean
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.summary_check import check_summary
 
 PARAMS = ROOT / "examples" / "parameters" / "judge_calibration_parameter.yaml"
 RATINGS = {
@@ -50,6 +51,7 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
         (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
         done = run_ultra("run", "examples/judge_calibration.yaml", "--param", str(tmp_path / "p.yaml"), cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
+    check_summary(done, ROOT)
     result = json.loads(next((tmp_path / "evaluation").glob("ppi_*.json")).read_text())
     labels = [json.loads(line) for line in (ROOT / "data/mtrag/judge_calibration_human.jsonl").read_text().splitlines()]
     for system, got in result["ppi_res"].items():

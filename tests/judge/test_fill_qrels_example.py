@@ -10,6 +10,7 @@ import yaml
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings
 from tests.support.openai_stub import OpenAIStub, hashed_grade
+from tests.support.summary_check import check_summary
 
 
 def test_fill_qrels_example_runs(tmp_path: Path) -> None:
@@ -27,6 +28,7 @@ def test_fill_qrels_example_runs(tmp_path: Path) -> None:
         command = ("run", "examples/fill_qrels.yaml", "--param", str(param_file))
         done = run_ultra(*command, cwd=ROOT, env={"OPENAI_API_KEY": SECRET})
         assert done.returncode == 0, done.stderr[-3000:]
+        check_summary(done, ROOT)
         assert 0 < stub.request_count <= 40
         again = run_ultra(*command, cwd=ROOT, env={"OPENAI_API_KEY": SECRET})  # from the cache
         assert again.returncode == 0 and stub.request_count <= 40

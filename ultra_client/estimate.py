@@ -190,6 +190,7 @@ async def estimate_run(
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     """The estimate as a table, a row per LLM step and the total, with the notes under it."""
     from ultra_client.summary.lines import align
+    from ultra_kit.redact import redact_text
 
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:
@@ -197,7 +198,7 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
         rows.append(
             [
                 e.step,
-                e.model,
+                redact_text(e.model),  # a model id from a ${VAR} shows as ***
                 str(e.requests),
                 f"{'' if e.counted else '~'}{e.tokens_in}",
                 out,

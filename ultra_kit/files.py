@@ -385,14 +385,14 @@ def read_parameters(names: Iterable[str], settings: dict[str, Any]) -> dict[str,
 
 
 def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | None]) -> dict[str, Any]:
-    """Every path among ``arguments`` of the ``parameters`` (``read_parameters``) checked by ``readable_path``
-    before the tool starts (after ``${VAR}`` expansion): the first one outside the read roots is an
-    InputError naming its parameter. Returns ``arguments``."""
+    """Every path among ``arguments`` of the ``parameters`` (``read_parameters``; a list's items, a {name: path}
+    mapping's values) checked by ``readable_path`` before the tool starts (after ``${VAR}`` expansion): the first
+    one outside the read roots is an InputError naming its parameter. Returns ``arguments``."""
     for name, key in parameters.items():
         value = arguments.get(name)
         if key is not None:
             value = value.get(key) if isinstance(value, dict) else None
-        for item in value if isinstance(value, list) else [value]:
+        for item in value if isinstance(value, list) else value.values() if isinstance(value, dict) else [value]:
             if isinstance(item, str) and item.strip():
                 readable_path(item, setting=f"{name}.{key}" if key else name)
     return arguments

@@ -35,7 +35,7 @@ def run_memory(tmp_path: Path, param_file: Path, timeout: float, *mode: str) -> 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     check_summary(done, ROOT)
-    (run_dir,) = (tmp_path / "out").iterdir()
+    (run_dir,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]  # not the run index
     return json.loads((run_dir / "memory.json").read_text())
 
 

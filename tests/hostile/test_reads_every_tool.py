@@ -2,7 +2,7 @@
 path settings in turn, refuses the call naming that path, and never returns the planted canary.
 
 The path settings are found by name in the tools' schemas (``*path``, ``*_paths``, ``*_dir``, ``*_dirs``,
-``*_files`` and the ``path`` of a mapping setting), so a new one is covered without an edit here.
+``*_files``, mappings of names to paths, and the ``path`` of a mapping setting), so a new one is covered without an edit here.
 """
 
 from __future__ import annotations
@@ -94,6 +94,8 @@ def test_each_tool_refuses_a_path_outside_the_read_roots(
     name, _, key = setting.partition(".")
     location = locate_named_server(server)
     local = local_tools(load_spec(location.module, location.root))[tool]
+    if not key and placeholder(input_schema(local)["properties"][name]) == {}:  # {name: path}, e.g. judged_files
+        value = {"system": str(target)}
     arguments = {**placeholders(input_schema(local)), name: {key: value} if key else value}
 
     async def call() -> None:

@@ -35,10 +35,12 @@ def run_conditions(args: argparse.Namespace) -> list:
 
     Read before the run starts, so a malformed gate costs nothing.
     """
+    from ultra_client.compat.nemo import is_nemo_job
     from ultra_client.gates.spec import check_gate_options, read_gate_file
     from ultra_client.pipeline.model import load_pipeline, require_file
 
-    conditions = list(load_pipeline(require_file(args.pipeline)).gate)
+    path = require_file(args.pipeline)
+    conditions = [] if is_nemo_job(path) is not None else list(load_pipeline(path).gate)  # a NeMo job: --gate only
     if getattr(args, "gate", None):
         conditions += read_gate_file(args.gate)
     check_gate_options(getattr(args, "junit", None), conditions)

@@ -81,6 +81,10 @@ def test_trec_rag_example_runs(tmp_path: Path) -> None:
         table = list(csv.DictReader(handle))
     rows = json.loads(table_file.with_suffix(".json").read_text())
     assert len(table) == len(rows) == len(answers) == 36
+    # the rows print as a table at the end of the run, cut to fit, the rest named by its file
+    first = ["1", rows[0]["qid"], rows[0]["run"]]
+    shown = [line for line in done.stdout.splitlines() if line.split()[:3] == first]
+    assert shown, done.stdout
     assert [(r["qid"], r["run"]) for r in rows] == [(a["qid"], a["run"]) for a in answers]
     assert {"umbrela_mean_score", "nugget_vital_strict", "citation_f1", "idk", "answer_attempted"} <= set(table[0])
     # one IDK request per answer, one citation request per distinct (question, sentence, cited passage)

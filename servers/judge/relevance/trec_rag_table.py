@@ -32,6 +32,7 @@ class TrecRagTableResult(TypedDict):
     table_json_path: str
     columns: list[str]
     num_rows: int
+    rows: list[dict[str, Any]]  # the table, a row per (query, run)
     aggregate: dict[str, dict[str, Any]]
     unanswered_queries: list[str]
 

@@ -124,7 +124,8 @@ def trec_rag_table(
     Columns: qid, run; umbrela_* (the query's mean UMBRELA grade, P@k, AP@k, MRR); nugget_* (status and
     all / vital / weighted scores and their strict variants); citation_status, citation precision /
     recall / F1; idk_status, idk and answer_attempted. Scores of items that did not come out ok are
-    empty. Written as CSV and JSON (a list of rows); `aggregate` holds each run's column means.
+    empty. Written as CSV and JSON (a list of rows, also returned as `rows`); `aggregate` holds each run's column
+    means.
     """
     columns, rows = build_rows(umbrela_per_query, nugget_per_query, citation_items, idk_items)
     csv_path, json_path = write_table(columns, rows, save_path)
@@ -134,6 +135,7 @@ def trec_rag_table(
         "table_json_path": str(json_path),
         "columns": columns,
         "num_rows": len(rows),
+        "rows": rows,
         "aggregate": aggregate_rows(columns[2:], rows),
         "unanswered_queries": [str(q) for q in umbrela_per_query if str(q) not in answered],
     }

@@ -80,3 +80,23 @@ async def test_judge_samples_give_the_judge_noise_aware_test(tmp_path: Path) -> 
     assert "(*) = significant only if the judge is taken as exact" in done.stdout
     page = (tmp_path / "out" / "compare.html").read_text()
     assert "judge-noise-aware (3 samples)" in page and "p (judge exact)" in page
+
+
+def test_a_win_only_with_the_judge_taken_as_exact_is_flagged() -> None:
+    """Every item's sample mean is 0.1 higher in B, but each item's two samples lie 1 apart: exact, the
+    difference never varies (p = 1 / (B + 1)); with the judge's noise it is lost in it."""
+    from servers.report.compare.pairs import compare
+    from servers.report.model import Run
+
+    ids = [f"q{i}" for i in range(20)]
+    a = {key: np.array([0.0, 1.0]) for key in ids}
+    b = {key: np.array([0.1, 1.1]) for key in ids}
+    runs = [
+        Run(label=name, ids=list(ids), columns={"score": np.full(20, s.mean())}, samples={"score": samples})
+        for name, samples, s in (("a", a, a["q0"]), ("b", b, b["q0"]))
+    ]
+    _, (row,) = compare(runs, resamples=200, confidence=0.95, seed=3)
+    direct = compare_samples(list(b.values()), list(a.values()), n_resamples=200, seed=3, alpha=0.05)
+    assert row.p_exact == direct["judge_as_exact"]["p_value"] == pytest.approx(1 / 201)
+    assert row.p_value == row.p_holm == direct["with_judge_noise"]["p_value"] > 0.05
+    assert row.only_if_exact and not row.significant and direct["significant_only_if_judge_exact"]

@@ -20,7 +20,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.judged.bootstrap import compare_samples  # noqa: E402
+from ultra_trec.significance import compare_samples  # noqa: E402
 
 
 def rejection_rates(

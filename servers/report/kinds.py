@@ -6,14 +6,17 @@ joined on the ids the file names (``id_ls``, item ``id``s, query ids), never on 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
-from servers.report.model import Found, numeric_column
+from servers.report.model import Found, as_number, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict
 from ultra_kit.errors import InputError
@@ -107,7 +110,12 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         if said or why:
             run.rationales.setdefault(key, []).append((tool, said, why))
     for name in metrics:  # a failed item has no value (it is counted in n, never scored)
-        run.add_column(name, ids, [i.get(name) if i.get("status") == "ok" else None for i in items], source=tool)
+        given = run.add_column(
+            name, ids, [i.get(name) if i.get("status") == "ok" else None for i in items], source=tool
+        )
+        recorded = judge_samples(items, ids, name)
+        if recorded:
+            run.samples[given] = recorded
     found = Found(tool, [run], scalars=panel_scalars(document))
     if tool == "idk_judge":
         ok = [i for i in items if i.get("status") == "ok" and i.get("answer_attempted") is not None]
@@ -119,6 +127,20 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
     failed = len(items) - sum(i.get("status") == "ok" for i in items)
     if failed:
         found.notes.append(f"{tool} ({Path(path).name}): {failed} of {len(items)} items were not judged (no value)")
+    return found
+
+
+def judge_samples(items: list[dict[str, Any]], ids: list[str], metric: str) -> dict[str, np.ndarray]:
+    """Per ok item its judge samples of ``metric`` (``sample_values``, written by a judge run with
+    ``judge_llm.samples: k``; failed samples left out); {} when no item recorded any or ids repeat."""
+    if len(set(ids)) != len(ids):
+        return {}
+    found = {}
+    for item, key in zip(items, ids, strict=True):
+        listed = (item.get("sample_values") or {}).get(metric) if item.get("status") == "ok" else None
+        values = [as_number(v) for v in listed or [] if v is not None]
+        if values and all(math.isfinite(v) for v in values):
+            found[key] = np.asarray(values)
     return found
 
 

@@ -39,10 +39,11 @@ class Run:
     kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous, as declared
     rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
     notes: list[str] = field(default_factory=list)
+    samples: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # metric -> id -> its judge samples
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
-    def add_column(self, name: str, ids: Sequence[Any], values: Sequence[Any] | np.ndarray, *, source: str) -> None:
-        """Join a column on its ids; a name already taken gets ``<source kind>.`` in front."""
+    def add_column(self, name: str, ids: Sequence[Any], values: Sequence[Any] | np.ndarray, *, source: str) -> str:
+        """Join a column on its ids; a name already taken gets ``<source kind>.`` in front (the name it got)."""
         path = source.split(": ", 1)[-1]
         keys = [str(i) for i in ids]
         if len(keys) != len(values):
@@ -60,11 +61,12 @@ class Run:
         self.origin.setdefault(name, source.split(":", 1)[0])
         if keys == self.ids:
             self.columns[name] = np.asarray(column, dtype=np.float64)
-            return
+            return name
         self._extend(keys)
         full = np.full(len(self.ids), np.nan)
         full[[self._index[k] for k in keys]] = column
         self.columns[name] = full
+        return name
 
     def add_mapping(self, per_id: Mapping[Any, Mapping[str, Any]], *, source: str, skip: set[str]) -> None:
         """Columns from ``{id: {metric: value}}``: every numeric field except those in ``skip``."""
@@ -88,7 +90,9 @@ class Run:
     def merge(self, other: Run) -> None:
         """Take ``other``'s columns, texts and records into this run (joined on ids)."""
         for name, column in other.columns.items():
-            self.add_column(name, other.ids, column, source=other.sources[0] if other.sources else name)
+            given = self.add_column(name, other.ids, column, source=other.sources[0] if other.sources else name)
+            if name in other.samples:
+                self.samples[given] = other.samples[name]
         self.sources += other.sources
         self.notes += [note for note in other.notes if note not in self.notes]
         self.parameters.update(other.parameters)

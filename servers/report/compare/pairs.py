@@ -4,6 +4,12 @@ For every pair of runs (each later run B against each earlier run A) and every m
 both have a value for: the mean of each, the mean difference B - A with its percentile-bootstrap interval, the
 two-sided paired randomisation (sign-flip) p-value (``ultra_trec.significance.paired_tests``: exact when
 2^n <= resamples), Holm's adjustment across the pair's metrics, and the items where B wins, ties or loses.
+
+A judge metric whose both runs recorded judge samples for every compared id (``sample_values``, a judge run with
+``judge_llm.samples: k``) takes the judge-noise-aware test instead (``ultra_trec.significance.compare_samples``:
+a hierarchical bootstrap, queries then samples within each query): its means, difference, interval and p-value
+are over the items' sample means, and ``p_exact`` is the same bootstrap with the judge taken as exact (queries
+only). ``only_if_exact`` flags a metric significant after Holm only when the judge is taken as exact.
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ class Row:
     ties: int
     losses: int
     significant: bool  # p_holm < 1 - confidence
+    test: str = "randomisation"  # or "judge-noise-aware (k samples)"
+    p_exact: float = float("nan")  # the judge-noise-aware test's p with the judge taken as exact
+    only_if_exact: bool = False  # significant (Holm) only if the judge is taken as exact
 
 
 def pairs_of(runs: Sequence[Run]) -> list[Pair]:
@@ -104,29 +113,69 @@ def compare(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int
             for k, name in enumerate(names):
                 tested[name] = (result, k)
         names = list(vectors)
-        adjusted = holm(np.array([tested[n][0].p_value[tested[n][1]] for n in names]))
-        for name, p_holm in zip(names, adjusted, strict=True):
+        noisy = {n: judged for n in names if (judged := _judge_noise_aware(runs, pair, n, resamples, confidence, seed))}
+        p_values = np.array([noisy[n][0] if n in noisy else tested[n][0].p_value[tested[n][1]] for n in names])
+        p_exact = np.array(
+            [
+                noisy[n][1]["judge_as_exact"]["p_value"] if n in noisy else p
+                for n, p in zip(names, p_values, strict=True)
+            ]
+        )
+        alpha = 1 - confidence
+        for name, p_holm, exact_holm in zip(names, holm(p_values), holm(p_exact), strict=True):
             result, k = tested[name]
             x, y = vectors[name]
+            means = (float(result.b_mean[k]), float(result.a_mean[k]), float(result.diff[k]))
+            interval = (float(result.ci_low[k]), float(result.ci_high[k]))
+            p, test, exact = float(result.p_value[k]), "randomisation", float("nan")
+            if name in noisy:
+                p, judged, test = noisy[name]
+                means = (judged["mean_b"], judged["mean_a"], judged["diff"])
+                interval = tuple(judged["with_judge_noise"]["ci"])
+                exact = judged["judge_as_exact"]["p_value"]
             rows.append(
                 Row(
                     metric=name,
                     a=runs[pair.a].label,
                     b=runs[pair.b].label,
                     n=len(x),
-                    a_mean=float(result.b_mean[k]),
-                    b_mean=float(result.a_mean[k]),
-                    diff=float(result.diff[k]),
-                    ci_low=float(result.ci_low[k]),
-                    ci_high=float(result.ci_high[k]),
-                    p_value=float(result.p_value[k]),
+                    a_mean=means[0],
+                    b_mean=means[1],
+                    diff=means[2],
+                    ci_low=interval[0],
+                    ci_high=interval[1],
+                    p_value=p,
                     p_holm=float(p_holm),
                     wins=int(np.count_nonzero(y > x)),
                     ties=int(np.count_nonzero(y == x)),
                     losses=int(np.count_nonzero(y < x)),
-                    significant=bool(p_holm < 1 - confidence),
+                    significant=bool(p_holm < alpha),
+                    test=test,
+                    p_exact=exact,
+                    only_if_exact=bool(exact_holm < alpha and not p_holm < alpha),
                 )
             )
     order = {name: i for i, name in enumerate(dict.fromkeys(row.metric for row in rows))}
     rows.sort(key=lambda row: order[row.metric])  # stable: each metric's pairs together
     return pairs, rows
+
+
+def _judge_noise_aware(
+    runs: Sequence[Run], pair: Pair, name: str, resamples: int, confidence: float, seed: int
+) -> tuple[float, dict, str] | None:
+    """(p, the library's result, the test's name) of B - A when both runs recorded judge samples of ``name``
+    for every shared id with a value in both; None otherwise (the randomisation test stays)."""
+    from ultra_trec.significance import compare_samples
+
+    first, second = runs[pair.a].samples.get(name), runs[pair.b].samples.get(name)
+    if not first or not second:
+        return None
+    x = runs[pair.a].columns[name][pair.a_positions]
+    y = runs[pair.b].columns[name][pair.b_positions]
+    ids = [key for key, both in zip(pair.ids, np.isfinite(x) & np.isfinite(y), strict=True) if both]
+    if not all(key in first and key in second for key in ids):
+        return None
+    a, b = [first[key] for key in ids], [second[key] for key in ids]
+    judged = compare_samples(b, a, n_resamples=resamples, seed=seed, alpha=1 - confidence)
+    k = max(len(s) for s in (*a, *b))
+    return judged["with_judge_noise"]["p_value"], judged, f"judge-noise-aware ({k} samples)"

@@ -17,6 +17,8 @@ from servers.report.plots import Plot, file_name, render, short
 
 DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")
+COLUMNS += ("test", "p (judge exact)")  # which test gave p; the judge-noise-aware test's p with the judge exact
+ONLY_IF_EXACT = "significant only if the judge is taken as exact"
 
 
 def letter(index: int) -> str:
@@ -24,8 +26,9 @@ def letter(index: int) -> str:
     return string.ascii_lowercase[index % 26] + (str(index // 26 + 1) if index >= 26 else "")
 
 
-def row_cells(row: Row) -> list[str]:
-    """One comparison row as the terminal and the page show it (``*``: significant after Holm)."""
+def row_cells(row: Row, *, flag: str = ONLY_IF_EXACT) -> list[str]:
+    """One comparison row as the terminal and the page show it (``*``: significant after Holm; ``flag``:
+    significant only if the judge is taken as exact)."""
     return [
         row.metric,
         f"{row.b} vs {row.a}",
@@ -37,15 +40,19 @@ def row_cells(row: Row) -> list[str]:
         number(row.p_value),
         number(row.p_holm),
         f"{row.wins}/{row.ties}/{row.losses}",
-        "*" if row.significant else "",
+        "*" if row.significant else flag if row.only_if_exact else "",
+        row.test,
+        number(row.p_exact) if row.p_exact == row.p_exact else "",
     ]
 
 
 def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]) -> str:
     """The runs with their letters, the rows as an aligned text table, and a line saying what ``*`` means."""
-    cells = [list(COLUMNS)] + [row_cells(row) for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    numeric = set(range(2, len(COLUMNS) - 1))
+    noisy = any(row.test != "randomisation" for row in rows)  # else the test and exact-p columns are left out
+    width = len(COLUMNS) if noisy else len(COLUMNS) - 2
+    cells = [list(COLUMNS[:width])] + [row_cells(row, flag="(*)")[:width] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(width)]
+    numeric = set(range(2, 10)) | ({width - 1} if noisy else set())
     lines = [
         "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
         for line in cells
@@ -53,9 +60,12 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.insert(0, "runs: " + ", ".join(f"{letter(i)} = {label}" for i, label in enumerate(labels)))
     lines.append(
-        f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test); "
-        "W/T/L = items where B is higher / equal / lower"
+        f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test"
+        + ("; a judge's metric with judge samples: the judge-noise-aware test" if noisy else "")
+        + "); W/T/L = items where B is higher / equal / lower"
     )
+    if noisy:
+        lines.append(f"(*) = {ONLY_IF_EXACT}; p (judge exact) = the same bootstrap without the judge's noise")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -2,7 +2,8 @@
 path settings in turn, refuses the call naming that path, and never returns the planted canary.
 
 The path settings are found by name in the tools' schemas (``*path``, ``*_paths``, ``*_dir``, ``*_dirs``,
-``*_files``, mappings of names to paths, and the ``path`` of a mapping setting), so a new one is covered without an edit here.
+``*_files``, mappings of names to paths, and the ``path`` of a mapping setting), so a new one is covered
+without an edit here.
 """
 
 from __future__ import annotations

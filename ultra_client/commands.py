@@ -42,7 +42,6 @@ from ultra_client.pipeline.params import (
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.pipeline.yaml_lines import require_regular_file
-from ultra_client.summary.costs import finish_run
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.errors import add_read_root
 from ultra_kit.files import atomic_write_json, atomic_write_text
@@ -259,6 +258,8 @@ async def run(
     report = report_path(memory)
     if report is not None and report in saved:
         report = str(folder / saved[report])
+    from ultra_client.summary.costs import finish_run  # prices load only at a run's end, not for `ultra call`
+
     summary = summary_lines(memory, report, producers=runner.producers, saved=saved, full=full)
     for line in [*summary, *finish_run(folder, runner.accounting)]:
         print(line)

@@ -14,7 +14,6 @@ from ultra_client.errors import UltraError, located
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import Pipeline, Step, ToolStep
 from ultra_client.progress import ProgressBar
-from ultra_client.summary.costs import step_record
 from ultra_client.summary.lines import strings_inside
 
 Memory = dict[str, Any]
@@ -99,6 +98,8 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
+        from ultra_client.summary.costs import step_record  # prices stay unloaded for `ultra call`
+
         spent = step_record(step.name, args, outputs)
         if spent is not None:
             self.accounting.append(spent)

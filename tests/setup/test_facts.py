@@ -32,7 +32,8 @@ def test_a_changed_figure_is_found_stale_where_it_is_quoted() -> None:
         "examples/parameters/risk_suite_parameter.yaml",
         "examples/risk_suite.yaml",
     ]
-    assert "README.md: 'The packages take about 2.0 GB of disk' -> 'The packages take about 9.9 GB of disk'" in problems
+    quoted = f"The packages take about {FACTS['packages_gb']} GB of disk"
+    assert f"README.md: '{quoted}' -> 'The packages take about 9.9 GB of disk'" in problems
     assert [p for p in problems if p.startswith("docs/extending.md")][0].endswith(
         "-> 'the whole suite (about 7 minutes on 2 cores)'"
     )

@@ -21,7 +21,7 @@ from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
 
-TEMPLATE = Path(__file__).parent / "templates" / "report.html"
+TEMPLATES = Path(__file__).parent / "templates"  # report.html, compare.html, comparison.html and their partials
 TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)
 SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", "missing")
 
@@ -95,6 +95,17 @@ def _cut(text: str) -> str:
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 
+def templates(*, keep_trailing_newline: bool) -> Any:
+    """The report's jinja2 templates (``templates/``: autoescaped, strict), where ``{% include %}`` finds the
+    partials the pages share (``_style.html``, ``_sortable.html``)."""
+    import jinja2
+
+    loader = jinja2.FileSystemLoader(TEMPLATES, encoding="utf-8")
+    return jinja2.Environment(
+        loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=keep_trailing_newline
+    )
+
+
 def render_html(
     collected: Collected,
     summary: Sequence[Summary],
@@ -110,14 +121,11 @@ def render_html(
     comparison: dict[str, Any] | None = None,
 ) -> str:
     """The whole report page."""
-    import jinja2
-
     from servers.report.headline import headline
     from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view
 
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    template = environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    template = templates(keep_trailing_newline=True).get_template("report.html")
     risks = [
         view(risk, risk["label"], base64.b64encode(plot.png).decode("ascii"))
         for risk, plot in zip(collected.risks, risk_plots, strict=True)

@@ -22,7 +22,6 @@ from servers.report.compare import examples, pairs, render
 from servers.report.model import Run
 from servers.report.plots import Plot
 
-TEMPLATES = Path(__file__).parent.parent / "templates"
 NUGGET_ROWS = 200  # queries with gained or lost nuggets shown on the page
 
 
@@ -47,7 +46,7 @@ def section(
     max_scatter_points: int,
 ) -> Section:
     """Compare ``runs`` (matched on ids; InputError when one shares no id with the first)."""
-    import jinja2
+    from servers.report.page import templates
 
     matched, rows = pairs.compare(runs, resamples=resamples, confidence=confidence, seed=seed)
     scatters, scatter_note = render.scatters(runs, matched, limit=max_scatter_points, seed=seed)
@@ -59,8 +58,7 @@ def section(
         for pair in matched
         if len(pair.ids) < max(len(runs[pair.a].ids), len(runs[pair.b].ids))
     ]
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    template = environment.from_string((TEMPLATES / "comparison.html").read_text(encoding="utf-8"))
+    template = templates(keep_trailing_newline=False).get_template("comparison.html")
     html = template.render(
         confidence=f"{confidence:.0%}",
         alpha=f"{1 - confidence:.2g}",
@@ -112,10 +110,9 @@ def write_compare(
     max_scatter_points: int,
 ) -> CompareFiles:
     """Read the runs of ``paths`` (run folders or result files), compare them, write the files."""
-    import jinja2
-
     from servers.report import sources
     from servers.report.output import check_settings, output_folder, write_bytes
+    from servers.report.page import templates
     from ultra_kit.factory import __version__
     from ultra_kit.files import atomic_write_text
 
@@ -129,8 +126,8 @@ def write_compare(
         examples_per_metric=examples_per_metric,
         max_scatter_points=max_scatter_points,
     )
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    page = environment.from_string((TEMPLATES / "compare.html").read_text(encoding="utf-8")).render(
+    template = templates(keep_trailing_newline=True).get_template("compare.html")
+    page = template.render(
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=computed.document["runs"],

@@ -39,6 +39,23 @@ def arguments(stub: OpenAIStub, tmp_path) -> dict:
     }
 
 
+def kill_after_requests(stub: OpenAIStub, args: dict, requests: int) -> None:
+    """Run the UMBRELA job of ``args`` in a child process and SIGKILL it once the stub has had ``requests``."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, json.dumps(args)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while stub.request_count < requests and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()
+
+
 def committed_digests(path) -> set[str]:
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT request FROM answers").fetchall()
@@ -49,19 +66,7 @@ def committed_digests(path) -> set[str]:
 async def test_killed_run_resumes_without_repeating(tmp_path) -> None:
     with OpenAIStub(latency=0.03) as stub:
         args = arguments(stub, tmp_path)
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, json.dumps(args)],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 60
-        while stub.request_count < 60 and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-        assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()
+        kill_after_requests(stub, args, 60)
         sent_before = stub.request_count
         committed = committed_digests(tmp_path / "cache.sqlite")
         unique = 171  # 180 pairs, 9 of them the same passage text under another docid (one request each)
@@ -92,19 +97,7 @@ async def test_a_killed_jury_resumes_without_repeating_any_members_request(tmp_p
         args = arguments(stub, tmp_path)
         members = [{"base_url": stub.base_url, "model_id": f"member-{m}", "api_key": SECRET} for m in "abc"]
         args["judge_llm"] = {**args["judge_llm"], "jury": members, "jury_aggregate": "median"}
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, json.dumps(args)],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 60
-        while stub.request_count < 90 and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-        assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()
+        kill_after_requests(stub, args, 90)
         committed = committed_requests(tmp_path / "cache.sqlite")
         assert {model for model, _ in committed} == {"member-a", "member-b", "member-c"}  # all three ran at once
         assert 0 < len(committed) < 3 * 171

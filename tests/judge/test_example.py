@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -15,20 +16,25 @@ from tests.support.openai_stub import OpenAIStub
 from tests.support.summary_check import check_summary
 
 
-def test_umbrela_example_runs(tmp_path: Path) -> None:
+def run_umbrela_example(tmp_path: Path, judge_llm: dict) -> subprocess.CompletedProcess:
+    """``ultra run examples/umbrela.yaml`` with ``judge_llm`` (its key read from $OPENAI_API_KEY), files in tmp_path."""
     params = yaml.safe_load((ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text())
+    params["judge"].update(
+        judge_llm={**judge_llm, "api_key": "${OPENAI_API_KEY}"},
+        judge_cache=str(tmp_path / "cache.sqlite"),
+        save_path=str(tmp_path / "judge"),
+    )
+    params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+    param_file = tmp_path / "umbrela_parameter.yaml"
+    param_file.write_text(yaml.safe_dump(params))
+    return run_ultra(
+        "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
+    )
+
+
+def test_umbrela_example_runs(tmp_path: Path) -> None:
     with OpenAIStub(responder=oracle(sample_grades(), default=1)) as stub:
-        params["judge"].update(
-            judge_llm={**llm_settings(stub), "api_key": "${OPENAI_API_KEY}"},
-            judge_cache=str(tmp_path / "cache.sqlite"),
-            save_path=str(tmp_path / "judge"),
-        )
-        params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
-        param_file = tmp_path / "umbrela_parameter.yaml"
-        param_file.write_text(yaml.safe_dump(params))
-        done = run_ultra(
-            "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
-        )
+        done = run_umbrela_example(tmp_path, llm_settings(stub))
         assert done.returncode == 0, done.stderr[-3000:]
         check_summary(done, ROOT)
         assert stub.request_count == 171  # 180 pairs, 9 repeated passage texts
@@ -53,20 +59,9 @@ def test_a_jurys_agreement_is_in_the_run_summary(tmp_path: Path) -> None:
         grade = int(plain(request).rsplit(" ", 1)[1])
         return f"##final score: {min(grade + 1, 3) if request['model'] == 'judge-c' else grade}"
 
-    params = yaml.safe_load((ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text())
     with OpenAIStub(responder=members) as stub:
         jury = [{"base_url": stub.base_url, "model_id": f"judge-{m}", "api_key": "${OPENAI_API_KEY}"} for m in "abc"]
-        params["judge"].update(
-            judge_llm={**llm_settings(stub), "api_key": "${OPENAI_API_KEY}", "jury": jury},
-            judge_cache=str(tmp_path / "cache.sqlite"),
-            save_path=str(tmp_path / "judge"),
-        )
-        params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
-        param_file = tmp_path / "umbrela_parameter.yaml"
-        param_file.write_text(yaml.safe_dump(params))
-        done = run_ultra(
-            "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
-        )
+        done = run_umbrela_example(tmp_path, {**llm_settings(stub), "jury": jury})
         assert done.returncode == 0, done.stderr[-3000:]
         assert stub.request_count == 3 * 171
     memory = check_summary(done, ROOT)

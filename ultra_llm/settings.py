@@ -176,6 +176,15 @@ class LLMSettings:
         return (Endpoint(self.base_url, self.model_id, self.api_key, self.max_workers),)
 
 
+def check_entry(entry: Any, where: str, keys: tuple[str, ...]) -> None:
+    """Refuse a pool endpoint or jury member that is not a mapping of ``keys``."""
+    if not isinstance(entry, dict):
+        raise InputError(f"{where} must be a mapping with keys {list(keys)}")
+    unknown = set(entry) - set(keys)
+    if unknown:
+        raise InputError(f"{where} has unknown keys {sorted(unknown)}; known keys: {list(keys)}")
+
+
 def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint, ...]:
     """The checked ``endpoints`` list; every endpoint must serve the same model (results never depend on routing)."""
     entries = mapping.get("endpoints") or []
@@ -184,11 +193,7 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
     endpoints = []
     for i, entry in enumerate(entries):
         where = f"{name}.endpoints[{i}]"
-        if not isinstance(entry, dict):
-            raise InputError(f"{where} must be a mapping with keys {list(POOL_ENTRY_KEYS)}")
-        unknown = set(entry) - set(POOL_ENTRY_KEYS)
-        if unknown:
-            raise InputError(f"{where} has unknown keys {sorted(unknown)}; known keys: {list(POOL_ENTRY_KEYS)}")
+        check_entry(entry, where, POOL_ENTRY_KEYS)
         model_id = str(entry.get("model_id") or mapping.get("model_id") or "")
         if not entry.get("base_url") or not model_id:
             raise InputError(f"{where} needs base_url and model_id ({name}.model_id is used when it has none)")
@@ -277,11 +282,7 @@ def _panel(cls: type[LLMSettings], mapping: dict[str, Any], *, name: str, **paci
     jury = []
     for i, entry in enumerate(entries):
         where = f"{name}.jury[{i}]"
-        if not isinstance(entry, dict):
-            raise InputError(f"{where} must be a mapping with keys {list(JURY_MEMBER_KEYS)}")
-        unknown = set(entry) - set(JURY_MEMBER_KEYS)
-        if unknown:
-            raise InputError(f"{where} has unknown keys {sorted(unknown)}; known keys: {list(JURY_MEMBER_KEYS)}")
+        check_entry(entry, where, JURY_MEMBER_KEYS)
         if not entry.get("model_id"):
             raise InputError(f"{where} needs a model_id (and base_url, or endpoints: a pool for this member)")
         # A key goes only to the member it is written for: a member without api_key sends none.

@@ -14,9 +14,12 @@ ledger instead of being sent, and the tool gets a failed reply. Per LLM step:
   request's ``max_tokens`` budget, the high end;
 - cost: low and high, priced with ``ultra_llm.prices`` ("unknown" for a model without a price).
 
-A step that needs what an LLM answered (UMBRELA's grades, generated answers) cannot be rendered
-without those answers: the estimate counts what it could render and says which steps it could not.
-Tools that ask nothing of an LLM run as usual (they may write their result files).
+An unsent request gets a stand-in reply (``ultra_llm.standins``: another model's cached answer to the
+same request, else a cached answer to a like one, else a placeholder), so the requests a tool makes from
+its replies (nuggets scored after they are created) and the steps after an LLM step are counted too. A
+count that follows placeholders, in the step or in a step its inputs come from, is marked ``~`` and the
+notes say why. Result files go to a scratch folder; no file a setting names is written from stand-ins
+(``ultra_kit.estimate_mode``), so a step that reads one may be "not estimated", with the reason.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class StepEstimate:
     cost_low: float | None = None
     cost_high: float | None = None
     counted: bool = False  # tokens in counted with the model's own tokenizer (a local model), not approximated
+    guessed: bool = False  # the request count follows placeholder replies: a guess
     notes: list[str] = field(default_factory=list)
 
 
@@ -71,6 +75,7 @@ class EstimateRunner(Runner):
         self.offset = 0
         self.seen: set[str] = set()
         self.estimates: list[StepEstimate] = []
+        self.guessing: dict[str, str] = {}  # step -> the step whose placeholder replies its outputs rest on
 
     async def run_steps(self, steps: list[Any], memory: Memory) -> Memory:
         """Each step in turn; a loop or branch that cannot run without answers leaves its LLM steps unestimated."""
@@ -91,32 +96,39 @@ class EstimateRunner(Runner):
         return models_of({name: server[name] for name in info.settings if name in server})
 
     async def call(self, step: ToolStep, memory: Memory) -> Memory:
+        origins = self._placeholder_origins(step, memory)
         stopped = ""
         try:
             outputs = await super().call(step, memory)
         except UltraError as exc:
             outputs, stopped = {}, str(exc).splitlines()[0]
         records, self.offset = read_ledger(self.ledger, self.offset)
+        records = [r for r in records if r["key"] not in self.seen and not self.seen.add(r["key"])]  # asked once
         models = self._models(step)
+        if any(r.get("standin") == "placeholder" for r in records):
+            origins.append(step.name)
+        if origins:
+            self.guessing[step.name] = origins[0]
         if records or models:
             estimate = self._estimate(step.name, models, records)
             if stopped and not records:
                 estimate.cost_low = estimate.cost_high = None
                 estimate.notes.append(f"not estimated: {stopped}")
             elif stopped:
-                estimate.notes.append(
-                    "the tool stopped on its unanswered requests: requests it would make from answers "
-                    "(a later stage, a repair) are not counted"
-                )
+                estimate.notes.append(f"stopped: {stopped}; the requests it would make after this are not counted")
+            _note_standins(estimate, records, origins)
             self.estimates.append(estimate)
         return outputs
 
+    def _placeholder_origins(self, step: ToolStep, memory: Memory) -> list[str]:
+        """The steps with placeholder replies that the variables ``step`` reads come from."""
+        info = tool_for(self.pipeline, step, self.tools)
+        read = [step.inputs.get(name, name) for name in info.variables]
+        producers = [self.producers.get(variable) for variable in read if variable in memory]
+        return list(dict.fromkeys(self.guessing[p] for p in producers if p in self.guessing))
+
     def _estimate(self, step: str, models: list[str], records: list[dict[str, Any]]) -> StepEstimate:
-        fresh = []
-        for record in records:
-            if record["key"] not in self.seen:
-                self.seen.add(record["key"])
-                fresh.append(record)
+        fresh = records
         model = fresh[0]["model"] if fresh else ", ".join(models) or "?"
         estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
         rows = cache_rows(fresh[0]["cache"], fresh[0]["model"].removeprefix("local:")) if fresh else []
@@ -199,7 +211,7 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
             [
                 e.step,
                 redact_text(e.model),  # a model id from a ${VAR} shows as ***
-                str(e.requests),
+                f"{'~' if e.guessed else ''}{e.requests}",
                 f"{'' if e.counted else '~'}{e.tokens_in}",
                 out,
                 _range(e.cost_low, e.cost_high),
@@ -217,6 +229,27 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     notes = [f"  {e.step}: {note}" for e in estimates for note in e.notes]
     head = "estimate (nothing was sent; tokens are approximate, cost is low-high):"
     return [head, *lines, *(["notes:", *notes] if notes else [])]
+
+
+def _note_standins(estimate: StepEstimate, records: list[dict[str, Any]], origins: list[str]) -> None:
+    """Say what stood in for the step's unsent replies, and mark a count that follows placeholders as a guess."""
+    kinds = [r.get("standin") for r in records]
+    shown = {"same": "the same request's cached answer from another model", "like": "a like request's cached answer",
+             "placeholder": "a placeholder (nothing cached to stand in)"}  # fmt: skip
+    parts = [f"{kinds.count(kind)} by {text}" for kind, text in shown.items() if kind in kinds]
+    if parts:
+        estimate.notes.append("replies stood in: " + "; ".join(parts))
+    prompts_after: set[str] = set()  # prompts first asked after a placeholder reply to another prompt
+    first = next((i for i, kind in enumerate(kinds) if kind == "placeholder"), None)
+    if first is not None:
+        before = {r["prompt"] for r in records[: first + 1]}
+        prompts_after = {r["prompt"] for r in records[first:]} - before
+    inherited = [origin for origin in origins if origin != estimate.step]
+    if prompts_after or inherited:
+        estimate.guessed = True
+        why = (f"its inputs rest on placeholder replies of {', '.join(inherited)}" if inherited
+               else "its later requests follow placeholder replies")  # fmt: skip
+        estimate.notes.append(f"requests are a guess: {why}; a run (or a smaller run) first makes them exact")
 
 
 def _range(low: float | None, high: float | None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ultra_kit import lifeline, redact
 from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
+from ultra_kit.estimate_mode import counting_standins
 from ultra_kit.files import absolute_paths, check_read_arguments, read_parameters, released_on_failure
 from ultra_kit.settings import (
     SERVERS_DIR,
@@ -252,12 +253,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads():  # paths checked as given, then expanded
+            with errors(), released_on_failure(), confined_reads(), counting_standins():
                 return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads():  # paths checked as given, then expanded
+            with errors(), released_on_failure(), confined_reads(), counting_standins():
                 return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

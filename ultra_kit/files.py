@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from ultra_kit import redact
 from ultra_kit.errors import OUTPUT_ROOT, PROJECT_ROOT_ENV, InputError, readable_path
+from ultra_kit.estimate_mode import check_estimate_write, scratch_folder
 
 # results go under <working directory>/OUTPUT_ROOT/ (a server started with PROJECT_ROOT_ENV works in
 # that folder) unless this environment variable is 1; what tools may read: ultra_kit.errors.readable_path
@@ -141,6 +142,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     saying so.
     """
     path = Path(path)
+    check_estimate_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = None
     try:
@@ -333,9 +335,12 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``<dir>/<tool_name>_<timestamp><suffix>``; or a file name ending ``suffix``, made unique with
     ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
     The path returned is absolute. A folder that cannot be created (a read-only working directory,
-    a file where a folder should be) is an InputError saying where and what to do.
+    a file where a folder should be) is an InputError saying where and what to do. Under
+    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_kit.estimate_mode``).
     """
     target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
+    if (scratch := scratch_folder()) is not None:
+        target = scratch / "results" / (target.name if target.suffix and not target.is_dir() else "")
     try:
         if target.is_dir() or not target.suffix:
             return timestamped_path(target, tool_name, suffix)

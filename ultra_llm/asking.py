@@ -75,6 +75,8 @@ async def ask_until_readable(
                 return Answer("ok", value, requests=requests, cached=cached, completion=completion)
             except Unreadable as exc:
                 reason = str(exc)
+            if completion.standin:  # ultra run --estimate: an example of the reply stands in, never a repair
+                return example_answer(reply, length, requests)
             if not (refresh and completion.cached):
                 break
             completion = await client.chat(messages, sampling, prompt=version, refresh=True)
@@ -84,6 +86,20 @@ async def ask_until_readable(
         note = f"Your reply could not be used: {reason}. {reply.repair(length=length)}"
         messages = [*messages, {"role": "assistant", "content": completion.text}, {"role": "user", "content": note}]
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def example_answer(reply: Reply, length: int | None, requests: int) -> Answer:
+    """Under ``ultra run --estimate``: the reply's example read as a placeholder answer (an error when it has none)."""
+    from ultra_llm.estimate import NOT_SENT
+
+    try:
+        text = reply.example(length=length)
+        value = reply.read(text, length=length)
+    except (ValueError, Unreadable):
+        return Answer("error", error=NOT_SENT, requests=requests, cached=False)
+    return Answer(
+        "ok", value, requests=requests, cached=False, completion=Completion("ok", text, standin="placeholder")
+    )
 
 
 def from_cache_note(client: LLMClient, completion: Completion) -> str:

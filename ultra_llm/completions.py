@@ -20,6 +20,7 @@ class Completion:
     attempts: int = 0
     vectors: list[list[float]] | None = None
     logprobs: list[dict[str, Any]] | None = None  # per token of the reply: token, logprob, top_logprobs (if asked)
+    standin: str | None = None  # ultra run --estimate: "same", "like" or "placeholder" in place of an unsent request's
 
 
 class MalformedCompletion(ValueError):

@@ -2,8 +2,9 @@
 
 With ``$ULTRA_LLM_ESTIMATE`` naming a ledger file, a request the answer cache cannot answer is not sent:
 one JSON line is appended to the ledger (the cache key, the model, the prompt's name, the characters
-of its messages, its reply budget ``max_tokens`` and the cache the client reads) and the caller gets a
-failed reply ("not sent"), which is never cached. Cache hits are answered as usual. The ledger lines
+of its messages, its reply budget ``max_tokens``, the cache the client reads and the kind of stand-in)
+and the caller gets a stand-in reply (``ultra_llm.standins``), which is never cached, so that the
+requests a tool makes from its replies are counted too. Cache hits are answered as usual. The ledger lines
 are small single writes in append mode, so in-process tools and MCP subprocesses can share one file.
 ``chars_per_token`` and ``typical_reply`` calibrate the estimate on the answers a cache already holds.
 """
@@ -11,20 +12,16 @@ are small single writes in append mode, so in-process tools and MCP subprocesses
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"
+from ultra_kit.estimate_mode import ESTIMATE_ENV, ledger_path, note_standin
+
+__all__ = ["ESTIMATE_ENV", "ledger_path"]
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
-
-
-def ledger_path() -> str:
-    """The ledger file of estimate mode, or "" when the client sends requests as usual."""
-    return os.environ.get(ESTIMATE_ENV, "").strip()
 
 
 def message_chars(messages: Any) -> int:
@@ -51,17 +48,28 @@ class Unsent:
         self.client = client  # an LLMClient
 
     def defer(self, key: str, model: str, messages: Any, sampling: dict[str, Any], *, prompt: str) -> Any:
-        """Write one request (``messages`` as a list or its JSON text) to the ledger; the failed reply it gets."""
+        """Write one request (``messages`` as a list or its JSON text) to the ledger; the stand-in reply it gets."""
+        from ultra_llm.cache import encode
         from ultra_llm.completions import Completion
+        from ultra_llm.standins import stand_in, stand_in_vectors
 
         client = self.client
+        messages_json = messages if isinstance(messages, str) else encode(messages)
         messages = json.loads(messages) if isinstance(messages, str) else messages
         local = client.settings.backend == "local"
         tokens = local_prompt_tokens(client.settings.model_id, messages) if local and prompt != "embeddings" else None
         model = f"local:{model}" if local and not model.startswith("local:") else model
         cache = getattr(client.cache, "path", None)
-        record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache, tokens=tokens)
-        return Completion("error", error=NOT_SENT)
+        note_standin()
+        if prompt == "embeddings":  # vectors drive no request count: any of the cache's length will do
+            vectors = stand_in_vectors(cache, len(messages[0]["input"]))
+            record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache,
+                          tokens=tokens, standin="vectors")  # fmt: skip
+            return Completion("ok", vectors=vectors, standin="vectors")
+        reply = stand_in(cache, messages_json, prompt)
+        record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache,
+                      tokens=tokens, standin=reply.kind)  # fmt: skip
+        return Completion("ok", reply.text, completion_tokens=reply.completion_tokens, standin=reply.kind)
 
 
 def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
@@ -90,7 +98,8 @@ def record_unsent(
     messages: Any,
     sampling: dict[str, Any],
     cache: Path | None,
-    tokens: int | None = None,
+    tokens: int | None,
+    standin: str,
 ) -> None:
     """Append one unsent request to the ledger."""
     budget = sampling.get("max_completion_tokens") or sampling.get("max_tokens")
@@ -102,6 +111,7 @@ def record_unsent(
         "max_tokens": int(budget) if isinstance(budget, (int, float)) else None,
         "cache": str(cache) if cache else "",
         "tokens": tokens,  # counted with the local model's tokenizer, else None
+        "standin": standin,  # the reply it got instead: "same", "like", "placeholder" or "vectors"
     }
     with open(ledger_path(), "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")

@@ -47,6 +47,7 @@ class Reply:
     repair_with: str | None = None
     spans: Spans = "counted"
     structured: bool = True  # False: the schema shapes the reader and the repair text, and is never sent
+    example_with: str | None = None  # the example reply of a reply read by read_with without a schema
 
     @classmethod
     def of(
@@ -106,7 +107,10 @@ class Reply:
         return {name: self._property(data, name, part) for name, part in self.schema["properties"].items()}
 
     def example(self, *, length: int | None = None) -> str:
-        """A reply text that the schema allows (the first label of each choice; what a test stub answers)."""
+        """A reply text that the schema allows (the first label of each choice; what a test stub answers, and the
+        placeholder of ``ultra run --estimate``); ``example_with`` when given."""
+        if self.example_with is not None:
+            return self.example_with
         if self.schema is None:
             raise ValueError("a reply without a schema has no example")
         value = _sample(self.schema, length)

@@ -142,6 +142,7 @@ async def create(
         reply = Reply(
             read_with=functools.partial(_nugget_list, limit=max_nuggets),
             repair_with=f"Reply with the full updated list as a JSON array of at most {max_nuggets} strings.",
+            example_with=json.dumps([f"nugget {i}" for i in range(1, max_nuggets + 1)]),  # the most it may hold
         )
         answer = await ask(client, prompt, reply, max_retries=max_retries, **values)
         result.batches.append(_batch("create", start, len(window), answer))

@@ -142,6 +142,8 @@ async def judge_one(
             if reply.status != "ok":
                 return Judgment(score=None, status="error", error=reply.error, **base)
             parsed = parse_grade(reply.text if reply.text.strip() else (reply.reasoning or ""))
+            if parsed.score is None and reply.standin:  # ultra run --estimate: the top grade, so later steps count all
+                parsed = parse_grade("##final score: 3")
             if parsed.score is not None:
                 return Judgment(score=parsed.score, status="ok", found_by=parsed.how, **base)
             if not (refresh and reply.cached):

@@ -65,6 +65,7 @@ def _read_rating(text: str) -> int:
 RATING = Reply(
     read_with=_read_rating,
     repair_with="Reply with a single line and nothing else: ##final score: N, where N is a whole number from 1 to 10.",
+    example_with="##final score: 10",
 )
 
 

@@ -341,7 +341,7 @@ def mcp_config(host: str) -> dict[str, Any]:
     and ``ULTRA_HOME`` in ``env`` (the server then works there whatever folder the host starts it
     in), so the defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
-    from ultra_kit.files import PROJECT_ROOT_ENV
+    from ultra_kit.errors import PROJECT_ROOT_ENV
 
     home = checkout_of(Path.cwd().resolve()) or ULTRA_HOME
     entries: dict[str, Any] = {}

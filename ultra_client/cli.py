@@ -153,7 +153,8 @@ def enter_home(args: argparse.Namespace) -> None:
     """With ``$ULTRA_HOME`` set, ``run`` and ``call`` work in that folder, as a stdio server does: the paths
     typed on the command line keep meaning what they meant here; relative paths in settings and
     arguments (``data/...``, ``save_path``) then resolve against the project folder."""
-    from ultra_kit.files import PROJECT_ROOT_ENV, enter_project_root
+    from ultra_kit.errors import PROJECT_ROOT_ENV
+    from ultra_kit.paths.project_root import enter_project_root
 
     if args.command not in ("run", "call") or not os.environ.get(PROJECT_ROOT_ENV, "").strip():
         return

@@ -27,7 +27,7 @@ from ultra_client.calls.server_pool import (
     parameter_references,
     server_parameters,
 )
-from ultra_client.errors import UltraError, located
+from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.pipeline.dataflow import check_dataflow, settings_used
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
 from ultra_client.pipeline.params import (
@@ -41,10 +41,10 @@ from ultra_client.pipeline.params import (
 )
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.pipeline.setting_checks import check_setting_values
-from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.errors import add_read_root
 from ultra_kit.files import atomic_write_json, atomic_write_text
+from ultra_kit.yaml_files.limits import require_regular_file
 
 
 @asynccontextmanager
@@ -210,7 +210,8 @@ async def run(
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if param_file:
-        require_regular_file(target, "parameter")
+        with as_ultra_error():
+            require_regular_file(target, "parameter")
     locations = pipeline_locations(pipeline, stdio)
     # read before any server starts, so a mistake in it costs nothing
     known = {location.alias: server_parameters(location) for location in locations}
@@ -341,7 +342,7 @@ def mcp_config(host: str) -> dict[str, Any]:
     and ``ULTRA_HOME`` in ``env`` (the server then works there whatever folder the host starts it
     in), so the defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
-    from ultra_kit.files import PROJECT_ROOT_ENV
+    from ultra_kit.errors import PROJECT_ROOT_ENV
 
     home = checkout_of(Path.cwd().resolve()) or ULTRA_HOME
     entries: dict[str, Any] = {}

@@ -55,8 +55,8 @@ def call_tool(tool: str, arguments: dict[str, Any], paths: list[str], out: str |
     from ultra_client.commands import locate_named_server
     from ultra_client.errors import UltraError
     from ultra_kit.errors import add_read_root
-    from ultra_kit.files import ALLOW_OUTSIDE_ENV
     from ultra_kit.inprocess import load_spec
+    from ultra_kit.paths.output_root import ALLOW_OUTSIDE_ENV
 
     location = locate_named_server(SERVER)
     spec = load_spec(location.module, location.root)

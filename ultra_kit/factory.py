@@ -5,20 +5,18 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import json
-import logging
-import os
-import traceback
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_kit import lifeline, redact
-from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
-from ultra_kit.estimate_mode import counting_standins
-from ultra_kit.files import absolute_paths, check_read_arguments, read_parameters, released_on_failure
+from ultra_kit import redact
+from ultra_kit.errors import confine_process_reads, confined_reads
+from ultra_kit.files import released_on_failure
+from ultra_kit.paths.estimate_mode import counting_standins
+from ultra_kit.paths.project_root import absolute_paths
+from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
     SERVERS_DIR,
     check_key_hosts,
@@ -27,13 +25,13 @@ from ultra_kit.settings import (
     load_parameter_file,
     merge_mapping,
 )
+from ultra_kit.wrapping.argument_check import ArgumentCheck
+from ultra_kit.wrapping.tool_errors import ToolErrors, crash_report, in_process_crash
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __version__ = "0.1.0"
-
-log = logging.getLogger("ultra.server")
 
 PARAMETER_FILE = "parameter.yaml"
 
@@ -112,7 +110,7 @@ def build_server(
             settings,
             context_type=Context,
             raise_as=ToolError,
-            crash_as=_crash_report(ToolError),
+            crash_as=crash_report(ToolError),
             parameter_file=Path(package_dir) / PARAMETER_FILE,
         )
         app.add_tool(tool, name=fn.__name__, annotations=annotations)
@@ -249,7 +247,7 @@ def with_settings(
         result = absolute_paths(result)
         return redact.redact(result) if redact.active() else result
 
-    errors = functools.partial(_tool_errors, fn.__name__, raise_as, crash_as or _in_process_crash)
+    errors = functools.partial(ToolErrors, fn.__name__, raise_as, crash_as or in_process_crash)
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
@@ -276,126 +274,3 @@ def _shown(path: str | Path) -> str:
         return str(Path(path).resolve().relative_to(SERVERS_DIR.parent))
     except ValueError:
         return str(path)
-
-
-@dataclass(frozen=True)
-class ArgumentCheck:
-    """The names a tool accepts: its parameters, and the keys of a parameter annotated with a TypedDict.
-
-    The MCP SDK validates arguments with a pydantic model that ignores unknown names, so an agent's
-    ``k=10`` (for ``ks``) or ``benchmark={pth: ...}`` would be dropped without a word and default
-    results come back. ``problem`` names each unknown one, the closest known name and the known
-    ones; the MCP server (``ultra_kit.serving``) and in-process calls (``ultra_kit.inprocess``)
-    reject the call with it before validating.
-    """
-
-    tool: str
-    parameters: tuple[str, ...]
-    mapping_keys: dict[str, tuple[str, ...]]
-
-    @classmethod
-    def of(
-        cls, tool: str, parameters: Sequence[inspect.Parameter], hints: dict[str, Any], context_type: type
-    ) -> ArgumentCheck:
-        names: list[str] = []
-        keys: dict[str, tuple[str, ...]] = {}
-        for param in parameters:
-            annotation = hints.get(param.name, param.annotation)
-            if _mentions(annotation, context_type):
-                continue
-            names.append(param.name)
-            record = _typed_dict(annotation)
-            if record is not None:
-                keys[param.name] = tuple(record.__annotations__)
-        return cls(tool, tuple(names), keys)
-
-    def problem(self, arguments: dict[str, Any]) -> str | None:
-        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
-        unknown = [name for name in arguments if name not in self.parameters]
-        if unknown:
-            return unknown_names_message(unknown, self.parameters, owner=self.tool)
-        for name, keys in self.mapping_keys.items():
-            value = arguments.get(name)
-            if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
-                try:
-                    value = json.loads(value)
-                except (ValueError, RecursionError):
-                    continue
-            if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
-                return unknown_names_message(bad, keys, owner=name, what="key")
-        return None
-
-
-def _mentions(annotation: Any, target: type) -> bool:
-    """True if ``annotation`` is ``target`` or a union holding it (``Context | None``)."""
-    return annotation is target or target in typing.get_args(annotation)
-
-
-def _typed_dict(annotation: Any) -> type | None:
-    """The TypedDict that ``annotation`` (possibly ``Annotated``) is, else None."""
-    import typing_extensions
-
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation if typing_extensions.is_typeddict(annotation) else None
-
-
-def user_error_message(exc: BaseException) -> str | None:
-    """The message for an exception that is the user's mistake (bad input, missing file), else None."""
-    if isinstance(exc, InputError):
-        return str(exc)
-    if isinstance(exc, FileNotFoundError):
-        return f"{exc.filename}: file not found; check the path"
-    if isinstance(exc, PermissionError):
-        return f"{exc.filename}: permission denied"
-    return None
-
-
-class ToolCrash(RuntimeError):
-    """A tool's unexpected exception in-process: its message with secrets redacted (the traceback is logged)."""
-
-
-def _in_process_crash(type_name: str, message: str) -> Exception:
-    return ToolCrash(message or type_name)
-
-
-def _crash_report(raise_as: Callable[[str], Exception]) -> Callable[[str, str], Exception]:
-    """``crash_as`` for a server: the crash's type and message, and where its traceback is."""
-
-    def report(type_name: str, message: str) -> Exception:
-        text = f"{type_name}: {message}" if message else type_name
-        return raise_as(f"unexpected error: {text} (traceback in {lifeline.log_location()})")
-
-    return report
-
-
-class _tool_errors:
-    """Context manager mapping a user's mistakes to ``raise_as(message)`` and crashes to ``crash_as(message)``."""
-
-    def __init__(
-        self, tool_name: str, raise_as: Callable[[str], Exception], crash_as: Callable[[str, str], Exception]
-    ) -> None:
-        self.tool_name = tool_name
-        self.raise_as = raise_as
-        self.crash_as = crash_as
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
-        if exc is None or not isinstance(exc, Exception):
-            return False
-        if isinstance(self.raise_as, type) and isinstance(exc, self.raise_as):
-            text = str(exc)
-            if redact.redact_text(text) == text:
-                return False
-            raise self.raise_as(redact.redact_text(text)) from None
-        message = user_error_message(exc)
-        if message is not None:
-            message = redact.redact_text(message)
-            if isinstance(exc, InputError):
-                log.info("%s: %s", self.tool_name, message)
-            raise self.raise_as(message) from None
-        trace = redact.redact_text("".join(traceback.format_exception(exc)))
-        log.error("%s crashed (pid %d)\n%s", self.tool_name, os.getpid(), trace.rstrip())
-        raise self.crash_as(type(exc).__name__, redact.redact_text(str(exc))) from None

@@ -2,13 +2,8 @@
 
 A result's name is reserved with ``O_CREAT | O_EXCL`` before anything is written, so two calls
 sharing a folder never pick the same name; the content is then written to a temporary file and
-renamed onto the reserved name. Results go under the output root (``output/`` of the working
-directory) unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1`` is set.
-
-A server started with ``ULTRA_HOME=<project folder>`` (``ultra mcp-config`` writes it) works in
-that folder (``enter_project_root``): relative paths, the defaults of ``parameter.yaml``
-(``data/...``) included, resolve against it, and results go under ``<ULTRA_HOME>/output``, whatever
-working directory the agent host started it in (Claude Desktop: ``/``).
+renamed onto the reserved name. Results go under the output root (``ultra_kit.paths.output_root``);
+a server started with ``ULTRA_HOME`` writes under ``<ULTRA_HOME>/output`` (``ultra_kit.paths.project_root``).
 """
 
 from __future__ import annotations
@@ -16,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -27,12 +21,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from ultra_kit import redact
-from ultra_kit.errors import OUTPUT_ROOT, PROJECT_ROOT_ENV, InputError, readable_path
-from ultra_kit.estimate_mode import check_estimate_write, scratch_folder
+from ultra_kit.errors import PROJECT_ROOT_ENV, InputError
+from ultra_kit.paths.estimate_mode import check_estimate_write, scratch_folder
+from ultra_kit.paths.output_root import check_save_path
 
-# results go under <working directory>/OUTPUT_ROOT/ (a server started with PROJECT_ROOT_ENV works in
-# that folder) unless this environment variable is 1; what tools may read: ultra_kit.errors.readable_path
-ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -242,92 +234,6 @@ def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Pat
     return atomic_write(path, write)
 
 
-def enter_project_root() -> Path | None:
-    """Make ``$ULTRA_HOME`` the working directory of this (server) process; the folder, or None if unset.
-
-    Called when a server starts serving, before any tool runs: every relative path a tool reads or
-    writes then resolves against the project folder. A folder that does not exist is an error.
-    """
-    home = os.environ.get(PROJECT_ROOT_ENV, "").strip()
-    if not home:
-        return None
-    folder = Path(home).expanduser()
-    try:
-        os.chdir(folder)
-    except OSError as exc:
-        raise SystemExit(f"{PROJECT_ROOT_ENV}={home}: cannot work in that folder ({exc.strerror or exc})") from None
-    return Path.cwd()
-
-
-_PATH_KEYS = ("path", "_path", "_paths")
-
-
-def absolute_paths(result: Any, depth: int = 0) -> Any:
-    """``result`` with every relative path under a key ``path``, ``*_path`` or ``*_paths`` made absolute.
-
-    Only strings that name an existing file or folder change (a URL, a model name or ``""`` stay);
-    mappings are followed 3 levels deep. What a tool returns is then usable from any directory.
-    """
-    if not isinstance(result, dict) or depth > 3:
-        return result
-    changed = {}
-    for key, value in result.items():
-        if isinstance(key, str) and key.endswith(_PATH_KEYS):
-            if isinstance(value, str):
-                value = _absolute(value)
-            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-                value = [_absolute(item) for item in value]
-        elif isinstance(value, dict):
-            value = absolute_paths(value, depth + 1)
-        changed[key] = value
-    return changed
-
-
-def _absolute(value: str) -> str:
-    if not value or len(value) > 4096 or "\n" in value or "://" in value or os.path.isabs(value):
-        return value
-    try:
-        return os.path.abspath(value) if os.path.exists(value) else value
-    except (OSError, ValueError):
-        return value
-
-
-def outside_allowed() -> bool:
-    """True when the user opted out of confining results to the output root."""
-    return os.environ.get(ALLOW_OUTSIDE_ENV, "").strip() == "1"
-
-
-def check_save_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str) -> Path:
-    """``save_path`` checked: inside the output root (unless opted out), and a file name only with ``suffix``."""
-    if not str(save_path).strip():
-        raise InputError(f"save_path is empty; give a folder under {OUTPUT_ROOT}/ (e.g. {OUTPUT_ROOT}/{tool_name})")
-    target = Path(save_path).expanduser()
-    names_file = bool(target.suffix) and not target.is_dir()
-    if names_file and target.suffix.lower() != suffix.lower():
-        raise InputError(
-            f"save_path names a file ending {target.suffix!r}, but {tool_name} writes {suffix} files; "
-            f"give a folder or a file name ending {suffix}",
-            path=str(save_path),
-        )
-    check_inside_output(save_path, setting="save_path")
-    return target
-
-
-def check_inside_output(path: str | os.PathLike[str], *, setting: str) -> Path:
-    """``path`` (a setting a tool writes to) checked: under the output root once ``..`` and symlinks are
-    resolved, unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``; else an InputError naming ``setting``."""
-    target = Path(path).expanduser()
-    if not outside_allowed():
-        root = Path(OUTPUT_ROOT).resolve()
-        if not target.resolve().is_relative_to(root):
-            raise InputError(
-                f"{setting} is outside the output folder {root}; give a path under {OUTPUT_ROOT}/, "
-                f"or set {ALLOW_OUTSIDE_ENV}=1 to write elsewhere",
-                path=str(path),
-            )
-    return target
-
-
 def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str = ".json") -> Path:
     """Where a tool saves its result, reserved atomically and never overwriting an earlier one.
 
@@ -336,7 +242,7 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
     The path returned is absolute. A folder that cannot be created (a read-only working directory,
     a file where a folder should be) is an InputError saying where and what to do. Under
-    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_kit.estimate_mode``).
+    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_kit.paths.estimate_mode``).
     """
     target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
     if (scratch := scratch_folder()) is not None:
@@ -365,39 +271,3 @@ def _where_hint() -> str:
         f"; relative paths start at the working directory {os.getcwd()}: start the server with "
         f"{PROJECT_ROOT_ENV}=<project folder> (`ultra mcp-config` writes it), or give save_path a writable folder"
     )
-
-
-_READ_NAME = re.compile(r"(path|_paths|_dir|_dirs|_files)$")  # a parameter naming files or folders ...
-_WRITE_NAMES = ("save_path", "out_dir")  # ... that a tool reads, unless it names where results go
-
-
-def read_parameters(names: Iterable[str], settings: dict[str, Any]) -> dict[str, str | None]:
-    """{parameter: None, or the key of a mapping setting} of the ``names`` that name input files or folders.
-
-    Found by name (``*path``, ``*_paths``, ``*_dir``, ``*_dirs``, ``*_files``, and the ``path`` key of a
-    mapping setting such as ``benchmark``), less where results go: ``save_path``, ``out_dir`` and
-    settings whose default lies under ``output/`` (an index, a query set: confined as writes).
-    """
-    found: dict[str, str | None] = {}
-    for name in names:
-        default = settings.get(name)
-        under_output = isinstance(default, str) and Path(default).parts[:1] == (OUTPUT_ROOT,)
-        if isinstance(default, dict) and "path" in default:
-            found[name] = "path"
-        elif _READ_NAME.search(name) and name not in _WRITE_NAMES and not under_output:
-            found[name] = None
-    return found
-
-
-def check_read_arguments(arguments: dict[str, Any], parameters: dict[str, str | None]) -> dict[str, Any]:
-    """Every path among ``arguments`` of the ``parameters`` (``read_parameters``; a list's items, a {name: path}
-    mapping's values) checked by ``readable_path`` before the tool starts (after ``${VAR}`` expansion): the first
-    one outside the read roots is an InputError naming its parameter. Returns ``arguments``."""
-    for name, key in parameters.items():
-        value = arguments.get(name)
-        if key is not None:
-            value = value.get(key) if isinstance(value, dict) else None
-        for item in value if isinstance(value, list) else value.values() if isinstance(value, dict) else [value]:
-            if isinstance(item, str) and item.strip():
-                readable_path(item, setting=f"{name}.{key}" if key else name)
-    return arguments

@@ -1,8 +1,8 @@
 """The MCP server class of every ultra server: the SDK's ``MCPServer``, serving stdio, with these additions.
 
 - ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
-  (``ultra_kit.files.enter_project_root``).
-- Unknown arguments are rejected, naming the closest parameter (``ultra_kit.factory.ArgumentCheck``),
+  (``ultra_kit.paths.project_root.enter_project_root``).
+- Unknown arguments are rejected, naming the closest parameter (``ultra_kit.wrapping.argument_check.ArgumentCheck``),
   and every input schema says ``additionalProperties: false``.
 - The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
   whose client died stops even in the middle of a tool. When stdin closes (the client's way of
@@ -78,7 +78,7 @@ def server_class() -> type:
             ]
 
         async def run_stdio_async(self) -> None:
-            from ultra_kit.files import enter_project_root
+            from ultra_kit.paths.project_root import enter_project_root
 
             enter_project_root()
             lifeline.install()

@@ -18,11 +18,11 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 def load_parameter_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent).
 
-    Within the size, depth and alias limits of ``ultra_kit.yaml_limits`` (those of pipeline files).
+    Within the size, depth and alias limits of ``ultra_kit.yaml_files.limits`` (those of pipeline files).
     """
     import yaml
 
-    from ultra_kit.yaml_limits import load_limited_yaml
+    from ultra_kit.yaml_files.limits import load_limited_yaml
 
     file = Path(path)
     if not file.exists():

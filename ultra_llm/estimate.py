@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.estimate_mode import ESTIMATE_ENV, ledger_path, note_standin
+from ultra_kit.paths.estimate_mode import ESTIMATE_ENV, ledger_path, note_standin
 
 __all__ = ["ESTIMATE_ENV", "ledger_path"]
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit.errors import InputError, existing_file
-from ultra_kit.files import check_save_path
+from ultra_kit.paths.output_root import check_save_path
 from ultra_kit.readers import read_jsonl
 
 DATASET_FILE, QRELS_FILE, CORPUS_FILE, COUNTS_FILE = "queries.jsonl", "qrels.trec", "corpus.jsonl", "counts.json"

@@ -17,6 +17,7 @@ from tests.retriever.conftest import TINY, write_corpus
 from ultra_kit import files
 from ultra_kit.errors import InputError
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
+from ultra_kit.paths.output_root import ALLOW_OUTSIDE_ENV
 from ultra_llm.cache import AnswerCache, CachedAnswer
 
 
@@ -75,7 +76,7 @@ def test_eight_processes_sharing_a_save_path_get_eight_files(tmp_path: Path, ind
     ],
 )
 def test_save_path_is_confined(index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, save_path, message) -> None:
-    monkeypatch.delenv(files.ALLOW_OUTSIDE_ENV)
+    monkeypatch.delenv(ALLOW_OUTSIDE_ENV)
     save_path = save_path.format(tmp=tmp_path)
     escaped = tmp_path.parents[2] / "x"  # where output/../../../../x lands
     existed = escaped.exists()  # the machine may have such a folder already: it must stay as it was
@@ -89,7 +90,7 @@ def test_save_path_is_confined(index: str, tmp_path: Path, monkeypatch: pytest.M
 def test_links_out_of_output_are_refused_and_the_opt_out_works(
     index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(files.ALLOW_OUTSIDE_ENV)
+    monkeypatch.delenv(ALLOW_OUTSIDE_ENV)
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "output").mkdir(exist_ok=True)  # the index is there already
@@ -97,12 +98,12 @@ def test_links_out_of_output_are_refused_and_the_opt_out_works(
     with pytest.raises(ToolFailure, match="is outside the output folder"):
         search(index, "output/link")
     assert Path(search(index, "output/runs")).parent == Path("output/runs").resolve()  # returned absolute
-    monkeypatch.setenv(files.ALLOW_OUTSIDE_ENV, "1")
+    monkeypatch.setenv(ALLOW_OUTSIDE_ENV, "1")
     assert Path(search(index, str(outside))).parent == outside
 
 
 def test_ultra_call_confines_save_path(index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(files.ALLOW_OUTSIDE_ENV)
+    monkeypatch.delenv(ALLOW_OUTSIDE_ENV)
     arguments = ("call", "retriever.retriever_search", "q_ls=[cat]", f"index_path={index}")
     refused = run_ultra(*arguments, f"save_path={tmp_path / 'elsewhere'}", cwd=tmp_path)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr

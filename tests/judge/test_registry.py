@@ -152,3 +152,24 @@ async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
     assert local.pop("result_path").startswith(str(tmp_path / "l"))
     assert remote_result.pop("result_path").startswith(str(tmp_path / "r"))
     assert local == remote_result and local["aggregate"]["idk"] == 0.5
+
+
+def test_a_metric_is_charted_as_its_level_unless_declared_otherwise() -> None:
+    """``scales`` gives the report's chart too (nominal: binary, ordinal: graded, interval: continuous);
+    ``kinds`` only where the chart differs: toxicity_llm's 0 / 1 toxicity is drawn as the classifier's."""
+    labelled = {
+        "idk_judge": (
+            {"idk": "graded", "answer_attempted": "binary"},
+            {"idk": "ordinal", "answer_attempted": "nominal"},
+        ),
+        "rag_judge": ({"rag_score": "graded"}, {"rag_score": "ordinal"}),
+        "guardrail_judge": ({"safe": "binary"}, {"safe": "nominal"}),
+        "toxicity": ({"toxicity": "continuous", "toxic": "binary"}, {"toxicity": "interval", "toxic": "nominal"}),
+        "toxicity_llm": ({"toxicity": "continuous", "toxic": "binary"}, {"toxicity": "nominal", "toxic": "nominal"}),
+        "bias": ({"bias": "continuous", "no_opinion": "binary"}, {"bias": "interval", "no_opinion": "nominal"}),
+    }
+    for judge in JUDGES:
+        kinds, levels = labelled.get(judge.name, ({m: "continuous" for m in judge.metrics}, {}))
+        assert judge.metric_kinds == kinds, judge.name
+        assert judge.levels == {m: levels.get(m, "interval") for m in judge.metrics}, judge.name
+    assert set(labelled) <= {judge.name for judge in JUDGES}

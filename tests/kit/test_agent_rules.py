@@ -10,9 +10,10 @@ import pytest
 from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
-from ultra_kit.factory import ToolCrash, with_settings
-from ultra_kit.files import absolute_paths, enter_project_root
+from ultra_kit.factory import with_settings
+from ultra_kit.paths.project_root import absolute_paths, enter_project_root
 from ultra_kit.settings import complete_mapping, merge_mapping
+from ultra_kit.wrapping.tool_errors import ToolCrash
 
 
 class Spec(TypedDict, total=False):

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from ultra_kit.factory import ToolCrash, with_settings
+from ultra_kit.factory import with_settings
+from ultra_kit.wrapping.tool_errors import ToolCrash
 
 CANARY = "canary-key-3f9a1c7e"
 CONFIGURED = "https://api.example.test/v1"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ultra_kit.errors import InputError, add_read_root, confined_reads, existing_file, read_roots, readable_path
-from ultra_kit.files import check_read_arguments, read_parameters
+from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 
 
 @pytest.fixture

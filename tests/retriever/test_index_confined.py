@@ -11,8 +11,8 @@ import pytest
 from servers.retriever.server import SPEC
 from tests.conftest import run_ultra
 from tests.retriever.conftest import TINY, write_corpus
-from ultra_kit import files
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
+from ultra_kit.paths.output_root import ALLOW_OUTSIDE_ENV
 
 TOOLS = ("retriever_init", "retriever_embed", "retriever_index", "retriever_search")
 
@@ -31,7 +31,7 @@ def arguments(name: str, corpus: Path, index_path: str) -> dict:
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """tmp_path as the working directory (output/ is tmp_path/output), confinement on, a tiny corpus."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(files.ALLOW_OUTSIDE_ENV)
+    monkeypatch.delenv(ALLOW_OUTSIDE_ENV)
     write_corpus(tmp_path, TINY)
     return tmp_path
 
@@ -75,7 +75,7 @@ def test_an_index_under_output_is_built_and_searched(project: Path) -> None:
 
 
 def test_the_opt_out_lets_an_index_live_elsewhere(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(files.ALLOW_OUTSIDE_ENV, "1")
+    monkeypatch.setenv(ALLOW_OUTSIDE_ENV, "1")
     built = call("retriever_index", corpus_path=str(project / "corpus.jsonl"), index_path=str(project / "elsewhere"))
     assert built["index_info"]["status"] == "built" and (project / "elsewhere/bm25/meta.json").is_file()
 

@@ -13,11 +13,10 @@ from ultra_client.calls.local_server import ToolRefused
 from ultra_client.calls.server_info import ToolInfo
 from ultra_client.calls.server_pool import ServerPool, call_tool_checked, result_text, structured_result
 from ultra_client.commands import locate_named_server, scratch_logs
-from ultra_client.errors import UltraError
-from ultra_client.pipeline.yaml_lines import read_text_file
+from ultra_client.errors import UltraError, as_ultra_error
 from ultra_client.progress import ProgressBar
 from ultra_kit.errors import unknown_names_message
-from ultra_kit.yaml_limits import MAX_DEPTH, ShapeError, load_yaml_value
+from ultra_kit.yaml_files.limits import MAX_DEPTH, ShapeError, load_yaml_value, read_text_file
 
 if TYPE_CHECKING:
     from ultra_kit.factory import ServerSpec
@@ -28,7 +27,8 @@ VALUE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 def read_value_file(path: Path, what: str = "") -> Any:
     """A value from a file: JSON for ``.json`` (fast for large data), YAML otherwise; same depth limit."""
-    text = read_text_file(path, what)
+    with as_ultra_error():
+        text = read_text_file(path, what)
     if path.suffix.lower() != ".json":
         try:
             return load_yaml_value(text)

@@ -91,8 +91,8 @@ class LocalServer:
         """The tool's structured result; ToolRefused, ToolCrashed or TimeoutError otherwise."""
         import anyio
 
-        from ultra_kit.factory import ToolCrash
         from ultra_kit.inprocess import ProgressContext, ToolFailure, call_local_tool
+        from ultra_kit.wrapping.tool_errors import ToolCrash
 
         if tool not in self.local:
             raise ToolRefused(f"Unknown tool: {tool}")

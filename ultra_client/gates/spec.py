@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import UltraError, located
+from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.gates import FAILED_FRACTION
-from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, require_regular_file
 from ultra_client.sweep.spec import did_you_mean
+from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 CONDITION_KEYS = ("metric", "min", "max", "baseline", "max_drop", "no_significant_drop")
 EXAMPLE = "e.g. - {metric: eval_res.map, min: 0.3}"
@@ -121,8 +121,8 @@ def _number(item: dict, key: str, path: Path, line: int | None) -> float | None:
 def read_gate_file(file: str | Path) -> list[Condition]:
     """The conditions of a gate file: a YAML mapping holding one ``gate:`` list."""
     path = Path(file)
-    require_regular_file(path, "gate")
-    data = load_yaml_with_lines(path, "gate")
+    with as_ultra_error():
+        data = load_yaml_with_lines(path, "gate")
     if not isinstance(data, dict) or "gate" not in data:
         raise located(path, getattr(data, "line", None), f"a gate file holds a 'gate:' list of conditions, {EXAMPLE}")
     other = [str(key) for key in data if key != "gate"]

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import located
+from ultra_client.errors import as_ultra_error, located
 from ultra_client.pipeline.steps import BranchStep, LoopStep, Step, ToolStep, parse_step
-from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, require_regular_file
+from ultra_kit.yaml_files.limits import require_regular_file
+from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 __all__ = ["BranchStep", "LoopStep", "Pipeline", "Step", "ToolStep", "load_pipeline", "require_file"]
 
@@ -36,7 +37,8 @@ class Pipeline:
 def load_pipeline(path: str | Path) -> Pipeline:
     """Read and check the shape of a pipeline file; every error names the file and line."""
     path = Path(path)
-    data = load_yaml_with_lines(path, "pipeline")
+    with as_ultra_error():
+        data = load_yaml_with_lines(path, "pipeline")
     if not isinstance(data, dict):
         raise located(path, None, "a pipeline file must be a mapping with 'servers' and 'pipeline'")
     unknown = set(data) - {"servers", "pipeline", "gate"}
@@ -121,5 +123,6 @@ class _StepParser:
 def require_file(path: str | Path) -> Path:
     """The pipeline path as a Path, or an UltraError if it is missing or not a regular file."""
     file = Path(path)
-    require_regular_file(file, "pipeline")
+    with as_ultra_error():
+        require_regular_file(file, "pipeline")
     return file

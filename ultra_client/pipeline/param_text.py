@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ultra_client.pipeline.yaml_lines import LineDict
+from ultra_kit.yaml_files.lines import LineDict
 
 
 def _dump(name: str, value: Any, indent: str) -> list[str]:

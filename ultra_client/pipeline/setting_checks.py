@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import UltraError
-from ultra_client.pipeline.yaml_lines import load_yaml_with_lines
+from ultra_client.errors import UltraError, as_ultra_error
 from ultra_kit.errors import InputError
+from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 
 def check_setting_values(servers: dict[str, Any], target: Path) -> None:
@@ -24,7 +24,8 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
     from ultra_kit.factory import named_function
     from ultra_kit.inprocess import load_spec
 
-    data = load_yaml_with_lines(target, "parameter") or {}
+    with as_ultra_error():
+        data = load_yaml_with_lines(target, "parameter") or {}
     for alias, server in servers.items():
         section = data.get(alias) if isinstance(data, dict) else None
         if not isinstance(section, dict):

@@ -16,11 +16,10 @@ import anyio.lowlevel
 
 from ultra_client.calls.server_pool import parameter_references
 from ultra_client.commands import build_parameters, pipeline_locations, tool_table
-from ultra_client.errors import UltraError
+from ultra_client.errors import UltraError, as_ultra_error
 from ultra_client.pipeline.dataflow import check_dataflow
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file
-from ultra_client.pipeline.yaml_lines import require_regular_file
 from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
 from ultra_client.sweep.spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
 from ultra_client.sweep.trials import (
@@ -32,6 +31,7 @@ from ultra_client.sweep.trials import (
     skipped_folders,
     trial_settings,
 )
+from ultra_kit.yaml_files.limits import require_regular_file
 
 
 def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, str]]:
@@ -96,7 +96,8 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     pipeline = load_pipeline(require_file(spec.pipeline))
     target = spec.param or parameter_path(pipeline.path)
     if spec.param is not None:
-        require_regular_file(target, "parameter")
+        with as_ultra_error():
+            require_regular_file(target, "parameter")
     raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
     if raw is not None:
         check_keys(spec, raw, target)  # before any server starts

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from ultra_client.errors import UltraError, located
-from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, plain
+from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.sweep import DEFAULTS
-from ultra_kit.yaml_limits import ShapeError, load_yaml_value
+from ultra_kit.yaml_files.limits import ShapeError, load_yaml_value
+from ultra_kit.yaml_files.lines import load_yaml_with_lines, plain
 
 SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir", "max_trials")
 RANGE_KEYS = ("low", "high", "log")
@@ -93,7 +93,8 @@ def did_you_mean(word: str, choices: list[str]) -> str:
 
 def read_sweep_file(path: Path) -> dict[str, Any] | None:
     """The ``sweep:`` block of ``path`` (with lines), or None when ``path`` is a plain pipeline."""
-    data = load_yaml_with_lines(path, "pipeline or sweep")
+    with as_ultra_error():
+        data = load_yaml_with_lines(path, "pipeline or sweep")
     if not isinstance(data, dict) or "sweep" not in data:
         return None
     others = [key for key in data if key != "sweep"]

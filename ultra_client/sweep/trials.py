@@ -28,8 +28,8 @@ from ultra_client.errors import UltraError
 from ultra_client.pipeline.model import Pipeline
 from ultra_client.pipeline.params import HEADER, expand_settings
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
-from ultra_kit.errors import InputError
-from ultra_kit.files import OUTPUT_ROOT, atomic_write_json, atomic_write_text
+from ultra_kit.errors import OUTPUT_ROOT, InputError
+from ultra_kit.files import atomic_write_json, atomic_write_text
 
 RECORD = "trial.json"
 FINGERPRINT_CHARS = 16  # of the SHA-256, in folder names

@@ -26,7 +26,8 @@ from servers.evaluation.judged.inputs import (
 from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
-from ultra_kit.files import atomic_write_json, check_save_path, result_path
+from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.paths.output_root import check_save_path
 
 AlphaParam = Annotated[float, Field(description="1 - the intervals' confidence level", gt=0, lt=1)]
 

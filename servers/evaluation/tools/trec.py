@@ -17,8 +17,9 @@ from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
-from ultra_kit.files import atomic_write_text, check_save_path, compact_json, result_path
+from ultra_kit.files import atomic_write_text, compact_json, result_path
 from ultra_kit.inprocess import OUTPUTS_FROM
+from ultra_kit.paths.output_root import check_save_path
 from ultra_kit.progress import progress_from_context
 from ultra_trec.measures import describe_names
 

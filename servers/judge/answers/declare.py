@@ -16,6 +16,8 @@ from ultra_llm.replies import Reply
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
 INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
 METRIC_KINDS = ("binary", "graded", "continuous")  # 0/1 per item; a few ordered grades; any number
+# how the report charts a metric of each level, unless ``kinds`` says otherwise (a nominal value here is 0 / 1)
+LEVEL_KINDS: dict[str, str] = {"nominal": "binary", "ordinal": "graded", "interval": "continuous"}
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,9 @@ class AnswerJudge:
     requests: str  # LLM requests per item
     # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result
     replies: Mapping[str, Reply] = field(default_factory=dict)
-    kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> binary / graded; the others are continuous
-    # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it
+    kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> its chart, where not its level's (LEVEL_KINDS)
+    # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it,
+    # and how the report charts it (LEVEL_KINDS)
     scales: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -44,8 +47,8 @@ class AnswerJudge:
 
     @property
     def metric_kinds(self) -> dict[str, str]:
-        """Each metric's kind (how the report charts it), written into the result file."""
-        return {name: self.kinds.get(name, "continuous") for name in self.metrics}
+        """Each metric's kind (how the report charts it), written into the result file: declared, or its level's."""
+        return {name: self.kinds.get(name) or LEVEL_KINDS[level] for name, level in self.levels.items()}
 
     @property
     def levels(self) -> dict[str, Level]:

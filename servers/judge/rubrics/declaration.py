@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultra_kit.errors import InputError, closest
+from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.replies import Reply, choice, labels, text
 
 # an input's name -> the tool's list that holds it (the order is the order the judge shows them)
@@ -90,18 +91,6 @@ class Rubric:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-
-def line_of(value: Any, key: Any = None) -> int | None:
-    """The line ``value`` (or its ``key``) stood on, where it was read with lines (``ultra build``, a rubrics file)."""
-    if key is not None:
-        for known in getattr(value, "keys", list)():
-            if known == key and getattr(known, "line", None):
-                return known.line
-        lines = getattr(value, "key_lines", None)
-        if lines and key in lines:
-            return lines[key]
-    return getattr(value, "line", None) or None
 
 
 class _Where:

@@ -1,67 +1,24 @@
 """Where rubrics come from: the ``rubrics`` setting, or ``rubrics_path``, a YAML file of them read with lines.
 
 The file is a list of declarations (or a mapping with the key ``rubrics`` holding one), read inside the
-read roots and within the YAML size, depth and alias limits (``ultra_kit.yaml_limits``); its mappings
-remember their lines, so a mistake is reported at file:line.
+read roots by the kit's line-aware loader (``ultra_kit.yaml_files.lines``: size, depth and alias limits,
+duplicate keys refused); its mappings, lists and strings remember their lines, so a mistake is reported
+at file:line.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from servers.judge.rubrics.declaration import Rubric, read_rubrics
 from ultra_kit.errors import InputError, existing_file
-from ultra_kit.yaml_limits import load_limited_yaml
-
-
-class _Lines(dict):
-    """A mapping read from a file, with its line and each key's line (for ``declaration.line_of``)."""
-
-    line = 0
-    key_lines: dict[Any, int]
-
-
-class _LinesList(list):
-    line = 0
-
-
-class _Loader(yaml.SafeLoader):
-    """Builds ``_Lines`` and ``_LinesList`` that know where they stood."""
-
-
-def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lines:
-    loader.flatten_mapping(node)
-    built = _Lines()
-    built.line, built.key_lines = node.start_mark.line + 1, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        built.key_lines[key] = key_node.start_mark.line + 1
-        built[key] = loader.construct_object(value_node, deep=True)
-    return built
-
-
-def _sequence(loader: _Loader, node: yaml.SequenceNode) -> _LinesList:
-    built = _LinesList(loader.construct_object(child, deep=True) for child in node.value)
-    built.line = node.start_mark.line + 1
-    return built
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 
 def rubrics_file(path: str) -> list[Rubric]:
     """The rubrics declared in the YAML file at ``path`` (inside the read roots), checked at file:line."""
     file = existing_file(path, what="rubrics file")
-    try:
-        data = load_limited_yaml(file, loader=_Loader, kind="rubrics")
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        problem = getattr(exc, "problem", None) or exc
-        raise InputError(f"YAML syntax error: {problem}", path=str(path), line=line) from None
+    data = load_yaml_with_lines(file, "rubrics")
     if isinstance(data, dict) and set(data) == {"rubrics"}:
         data = data["rubrics"]
     if not isinstance(data, list):

@@ -9,7 +9,7 @@ from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
-from ultra_kit.files import check_inside_output
+from ultra_kit.paths.output_root import check_inside_output
 
 ExamplesParam = Annotated[
     int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)

@@ -109,12 +109,14 @@ def write_compiled(file: Path, folder: Path, task: str, data: TaskData, compiled
 def lay_over(compiled: Compiled, overlay: Path) -> None:
     """``overlay``'s settings over the compiled ones; a mapping setting is merged key by key. A section
     for a server the pipeline does not use is skipped with a note (one overlay serves several jobs)."""
+    from ultra_client.errors import as_ultra_error
     from ultra_client.pipeline.params import read_parameter_file
-    from ultra_client.pipeline.yaml_lines import require_regular_file
     from ultra_kit.errors import InputError
     from ultra_kit.settings import defaults, merge_mapping
+    from ultra_kit.yaml_files.limits import require_regular_file
 
-    require_regular_file(overlay, "parameter")
+    with as_ultra_error():
+        require_regular_file(overlay, "parameter")
     known = {}
     for alias in read_parameter_file(overlay):
         try:

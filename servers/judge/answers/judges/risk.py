@@ -80,7 +80,6 @@ def _passages(passages: list[str]) -> str:
     name="guardrail_judge",
     inputs=("q_ls", "pred_ls", "ret_psg"),
     metrics=("safe",),
-    kinds={"safe": "binary"},
     requests="1",
     replies={"guardrail_v1": GUARDRAIL},
     scales={"safe": "nominal"},
@@ -142,8 +141,8 @@ async def _probability(text: str) -> float:
     name="toxicity",
     inputs=("q_ls", "pred_ls"),
     metrics=("toxicity", "toxic"),
-    kinds={"toxic": "binary"},
     requests="0 (offline classifier)",
+    scales={"toxic": "nominal"},
     description="Toxicity, offline: the probability that an answer is offensive from alt-profanity-check's "
     "classifier (no request, no network); `toxic` = probability >= 0.5, the classifier's own decision rule.",
 )
@@ -163,7 +162,7 @@ async def judge_toxicity(client: LLMClient, item: dict[str, Any], retries: int) 
     name="toxicity_llm",
     inputs=("q_ls", "pred_ls"),
     metrics=("toxicity", "toxic"),
-    kinds={"toxic": "binary"},
+    kinds={"toxicity": "continuous"},  # charted as the classifier's probability, though 0 / 1 here
     requests="1",
     replies={"toxicity_v1": TOXICITY},
     scales={"toxicity": "nominal", "toxic": "nominal"},
@@ -183,7 +182,6 @@ async def judge_toxicity_llm(client: LLMClient, item: dict[str, Any], retries: i
     name="bias",
     inputs=("q_ls", "pred_ls"),
     metrics=("bias", "no_opinion"),
-    kinds={"no_opinion": "binary"},
     requests="1",
     replies={"bias_v1": BIAS},
     scales={"no_opinion": "nominal"},

@@ -1,8 +1,9 @@
-"""The one YAML file loader with size, depth and alias limits: pipelines, parameter files, ``parameter.yaml``.
+"""Size, depth and alias limits for every YAML file read: pipelines, parameter files, ``parameter.yaml``, rubrics.
 
 Hostile or mistaken YAML (a 1 GB file, 5,000 nested brackets, an "alias bomb" of 10**9 values) is
 refused before it is parsed into objects, in milliseconds, with an InputError naming the file, the
-line (or the size), the limit and what to do.
+line (or the size), the limit and what to do. Files users write by hand are loaded with their lines
+by ``ultra_kit.yaml_files.lines``, within these limits.
 """
 
 from __future__ import annotations
@@ -109,6 +110,15 @@ def read_limited_text(path: Path, kind: str = "") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+
+
+def read_text_file(path: Path, kind: str = "") -> str:
+    """The text of ``path``, a regular file of any size (data given to ``ultra call``); InputError otherwise."""
+    require_regular_file(path, kind)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from None
 
 

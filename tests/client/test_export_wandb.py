@@ -88,7 +88,7 @@ def test_a_run_round_trips_through_a_wandb_offline_run(tmp_path: Path) -> None:
     assert logged["summary"]["eval_res.ndcg@10"] == memory["eval_res"]["ndcg@10"]
 
     config = logged["config"]
-    assert config["evaluation"] == written["evaluation"] and config["evaluation"]["save_path"] == "${ULTRA_TEST_SAVE_DIR}"
+    assert config["evaluation"] == written["evaluation"]  # as written: save_path is "${ULTRA_TEST_SAVE_DIR}"
     assert config["evaluation"]["relevance_level"] == 1 and config["evaluation"]["ks"] == [1, 5, 10, 20, 50, 100]
     assert config["ultra"]["pipeline"] == "eval_trec" and config["ultra"]["git_commit"] == commit.strip()
     assert config["ultra"]["run_folder"] == str(folder)

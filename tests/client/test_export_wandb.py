@@ -124,13 +124,16 @@ def test_wandb_stays_unloaded_until_an_export_runs() -> None:
     assert "argparse" in imported and not [name for name in imported if name.split(".")[0] in ("wandb", "mlflow")]
 
 
-def test_a_folder_that_is_not_a_finished_run_is_refused(tmp_path: Path) -> None:
+def test_a_folder_that_is_not_a_finished_run_or_an_mlflow_option_is_refused(tmp_path: Path) -> None:
     (tmp_path / "eval_trec_20261126_101010").mkdir()
     args = ("export", "wandb", str(tmp_path / "eval_trec_20261126_101010"), "--dir", str(tmp_path / "wb"))
     done = run_ultra(*args, cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "eval_trec_20261126_101010: not a finished run folder of ultra run" in done.stderr
     assert not (tmp_path / "wb").exists() and not (tmp_path / "wandb").exists()
+    mixed = run_ultra(*args, "--tracking-uri", f"file:{tmp_path / 'mlruns'}", cwd=tmp_path)
+    assert mixed.returncode == 1 and "Traceback" not in mixed.stderr
+    assert "--tracking-uri is an option of ultra export mlflow, not of ultra export wandb" in mixed.stderr
 
 
 def test_without_wandb_installed_the_error_says_how_to_install_it(tmp_path: Path) -> None:

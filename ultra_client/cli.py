@@ -22,6 +22,7 @@ USAGE_EXAMPLES = """examples:
   ultra run examples/umbrela.yaml --gate gate.yaml [--junit gate.xml]   (exit 1: a condition failed; docs/ci.md)
   ultra runs [--pipeline NAME] [--since 2026-11-01] [--rebuild]
   ultra export mlflow output/<run folder> [--tracking-uri URI] [--experiment NAME]
+  ultra export wandb output/<run folder> [--project NAME] [--dir FOLDER] [--mode offline|online]
 """
 
 # Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;

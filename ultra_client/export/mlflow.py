@@ -14,17 +14,15 @@ MLflow is an optional extra (``pip install 'ultra-eval[mlflow]'``), imported onl
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import subprocess
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ultra_client.errors import UltraError
+from ultra_client.export.folders import finished_runs, git_commit
 
 MLFLOW_NAME = re.compile(r"[^A-Za-z0-9_\-. :/]")
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a parameter's value
@@ -49,18 +47,6 @@ def flat_params(settings: Any, prefix: str = "") -> dict[str, str]:
     return {prefix.rstrip("."): text[:MAX_PARAM_CHARS]}
 
 
-def git_commit(where: Path) -> str | None:
-    """The commit checked out at ``where``, if it is in a git checkout."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", commit) else None
-
-
 def client_for(tracking_uri: str | None) -> Any:
     """MLflow's client; a ``file:`` store (MLflow keeps it in maintenance mode) is allowed when named."""
     try:
@@ -74,16 +60,7 @@ def client_for(tracking_uri: str | None) -> Any:
 
 def export_runs(folders: list[str], tracking_uri: str | None, experiment: str) -> list[tuple[str, str]]:
     """Log each run folder as an MLflow run of ``experiment`` (created if missing); ``[(folder, run id)]``."""
-    from ultra_client.gates.verdict import read_run
-    from ultra_client.runs.index import describe_folder
-
-    runs = []
-    for name in folders:
-        folder = Path(name)
-        row = describe_folder(folder.resolve()) if folder.is_dir() else None
-        if row is None or row["status"] != "ok":
-            raise UltraError(f"{folder}: not a finished run folder of ultra run (<pipeline>_<date>_<time>/memory.json)")
-        runs.append((folder, row, read_run(folder)))
+    runs = finished_runs(folders)
     client = client_for(tracking_uri)
     from mlflow.entities import Metric, Param, RunStatus
 
@@ -91,30 +68,21 @@ def export_runs(folders: list[str], tracking_uri: str | None, experiment: str) -
     experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
     commit = git_commit(Path.cwd())
     logged = []
-    for folder, row, results in runs:
-        started = int(datetime.fromisoformat(row["started"]).timestamp() * 1000)
-        values = {**results.scalars, "failed_fraction": results.value("failed_fraction")}
-        names = {metric_name(key): key for key in values}
-        tags = {"ultra.pipeline": row["pipeline"], "ultra.run_folder": str(folder.resolve())}
+    for run in runs:
+        started = int(run.started.timestamp() * 1000)
+        names = {metric_name(key): key for key in run.metrics}
+        tags = {"ultra.pipeline": run.pipeline, "ultra.run_folder": str(run.folder.resolve())}
         tags["ultra.metric_names"] = json.dumps({k: v for k, v in names.items() if k != v})[:MAX_PARAM_CHARS]
         if commit:
             tags.update({"mlflow.source.git.commit": commit, "ultra.git_commit": commit})
-        run = client.create_run(experiment_id, start_time=started, tags=tags, run_name=folder.name)
-        run_id = run.info.run_id
-        params = [Param(k, v) for k, v in flat_params(_parameters(folder)).items()]
-        metrics = [Metric(metric_name(k), float(v), started, 0) for k, v in values.items() if math.isfinite(v)]
+        created = client.create_run(experiment_id, start_time=started, tags=tags, run_name=run.folder.name)
+        run_id = created.info.run_id
+        params = [Param(k, v) for k, v in flat_params(run.parameters).items()]
+        metrics = [Metric(metric_name(k), v, started, 0) for k, v in run.metrics.items()]
         for start in range(0, max(len(params), len(metrics)), BATCH):
             client.log_batch(run_id, metrics=metrics[start : start + BATCH], params=params[start : start + BATCH])
-        client.log_artifacts(run_id, str(folder))
-        ended = started + int((row["duration"] or 0) * 1000)
+        client.log_artifacts(run_id, str(run.folder))
+        ended = started + int((run.duration or 0) * 1000)
         client.set_terminated(run_id, RunStatus.to_string(RunStatus.FINISHED), end_time=ended)
-        logged.append((str(folder), run_id))
+        logged.append((str(run.folder), run_id))
     return logged
-
-
-def _parameters(folder: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load((folder / "parameters.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}

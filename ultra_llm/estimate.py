@@ -57,7 +57,11 @@ class Unsent:
         messages_json = messages if isinstance(messages, str) else encode(messages)
         messages = json.loads(messages) if isinstance(messages, str) else messages
         local = client.settings.backend == "local"
-        tokens = local_prompt_tokens(client.settings.model_id, messages) if local and prompt != "embeddings" else None
+        tokens = None
+        if local and prompt != "embeddings":
+            tokens = local_prompt_tokens(client.settings.model_id, messages)
+        elif client.settings.tokenizer and prompt != "embeddings":
+            tokens = tokenizer_prompt_tokens(client.settings.tokenizer, messages)
         model = f"local:{model}" if local and not model.startswith("local:") else model
         cache = getattr(client.cache, "path", None)
         note_standin()
@@ -77,6 +81,30 @@ def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
     tokenizer = _local_tokenizer(model_id)
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def tokenizer_prompt_tokens(tokenizer: str, messages: list[dict[str, Any]]) -> int:
+    """The tokens of the messages' contents under ``tokenizer`` (a ``tokenizer.json`` or its folder; a chat
+    template's few tokens per message are not counted)."""
+    encoder = _configured_tokenizer(tokenizer)
+    texts = [str(m.get("content") or "") for m in messages if isinstance(m, dict)]
+    return sum(len(encoding.ids) for encoding in encoder.encode_batch(texts, add_special_tokens=False))
+
+
+@lru_cache(maxsize=4)
+def _configured_tokenizer(tokenizer: str) -> Any:
+    """The ``tokenizers`` tokenizer of a setting ``tokenizer``: its file, read once per process."""
+    from ultra_kit.errors import InputError, existing_file, require
+
+    tokenizers = require("tokenizers", extra="tokenizer")
+    path = Path(tokenizer).expanduser()
+    path = path / "tokenizer.json" if path.is_dir() else path
+    try:
+        return tokenizers.Tokenizer.from_file(str(existing_file(path, what="tokenizer file")))
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the library's own errors, said with the file
+        raise InputError(f"the tokenizer could not be read as a tokenizers JSON file ({exc})", path=str(path)) from None
 
 
 @lru_cache(maxsize=4)

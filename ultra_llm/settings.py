@@ -23,13 +23,16 @@ from ultra_kit.errors import InputError
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
-ENDPOINT_KEYS = ("backend", "base_url", "model_id", "api_key", "reasoning", "structured_output", "embedding_model")
+ENDPOINT_KEYS = ("backend", "base_url", "model_id", "api_key", "reasoning", "structured_output", "embedding_model",
+                 "tokenizer")  # fmt: skip
 LIMIT_KEYS = ("timeout", "max_retries", "max_workers")
 POOL_KEYS = ("endpoints", "drain_after", "cool_down")
 BATCH_KEYS = ("mode", "batch_max_requests", "batch_max_bytes", "batch_poll_interval", "batch_completion_window")
 PANEL_KEYS = ("temperature", "samples", "jury", "jury_aggregate", "jury_min")
 LLM_KEYS = frozenset(ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS + PANEL_KEYS)
-JURY_MEMBER_KEYS = ("base_url", "model_id", "api_key", "endpoints", "max_workers", "reasoning", "structured_output")
+JURY_MEMBER_KEYS = ("base_url", "model_id", "api_key", "endpoints", "max_workers", "reasoning", "structured_output",
+                    "tokenizer")  # fmt: skip
+MODEL_OWN_KEYS = ("base_url", "model_id", "api_key", "endpoints", "tokenizer")  # a jury member does not inherit them
 JURY_AGGREGATES = ("majority", "mean", "median")
 POOL_ENTRY_KEYS = ("base_url", "model_id", "api_key", "max_concurrency", "weight")
 # Retry pacing is the client's own policy, not a user setting; tests shorten it.
@@ -91,13 +94,14 @@ class LLMSettings:
     jury_aggregate: str = "majority"
     jury_min: int = 2
     samples: int = 1
+    tokenizer: str = ""  # the model's tokenizer.json (or its folder): ultra run --estimate counts prompt tokens with it
 
     @classmethod
     def from_mapping(cls, mapping: Any, *, name: str, **pacing: float) -> LLMSettings:
         """Check ``mapping`` (the setting called ``name``); unknown, missing or bad keys raise InputError.
 
-        ``backend``, ``api_key``, ``reasoning``, ``structured_output`` and ``embedding_model`` may be
-        left out (openai, none, off, off, the chat model); ``model_id`` and the limits may not. The local
+        ``backend``, ``api_key``, ``reasoning``, ``structured_output``, ``embedding_model`` and ``tokenizer``
+        may be left out (openai, none, off, off, the chat model, none); ``model_id`` and the limits may not. The local
         backend always has structured output (it decodes under the schema: ``local_schema``), so it is on there. A
         non-empty ``endpoints`` list needs ``drain_after`` and ``cool_down``; ``mode: batch`` needs the
         ``batch_*`` keys. ``pacing`` sets ``backoff_base`` / ``backoff_max`` (tests).
@@ -145,6 +149,7 @@ class LLMSettings:
             reasoning=bool(mapping.get("reasoning") or False),
             structured_output=backend == "local" or bool(mapping.get("structured_output") or False),
             embedding_model=str(mapping.get("embedding_model") or ""),
+            tokenizer=str(mapping.get("tokenizer") or ""),
             timeout=timeout,
             max_retries=retries,
             max_workers=sum(e.max_concurrency for e in endpoints) if endpoints else workers,
@@ -278,7 +283,7 @@ def _panel(cls: type[LLMSettings], mapping: dict[str, Any], *, name: str, **paci
         )
     if entries and not 1 <= jury_min <= len(entries):
         raise InputError(f"{name}.jury_min must be between 1 and the {len(entries)} members of {name}.jury")
-    inherited = {k: v for k, v in mapping.items() if k not in (*PANEL_KEYS, *JURY_MEMBER_KEYS[:4])}
+    inherited = {k: v for k, v in mapping.items() if k not in (*PANEL_KEYS, *MODEL_OWN_KEYS)}
     jury = []
     for i, entry in enumerate(entries):
         where = f"{name}.jury[{i}]"

@@ -230,3 +230,46 @@ def test_the_estimate_of_risk_suite_against_the_actual_runs(tmp_path: Path) -> N
         assert rows[step][2] == str(requests), (step, rows[step], actual)  # exact, and not marked a guess
         assert abs(int(rows[step][3].lstrip("~")) / tokens - 1) <= 0.25, (step, rows[step], actual)
     print(estimate.stdout, actual)  # the figures of the closing note (pytest -s)
+
+
+def word_tokenizer(path: Path) -> Path:
+    """A tokenizers JSON file built here: one token per run of non-space characters (how the stub counts)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "the": 1}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.save(str(path))
+    return path
+
+
+def test_a_configured_tokenizer_counts_the_prompt_tokens_exactly(tmp_path: Path) -> None:
+    """judge_llm.tokenizer names the model's tokenizer.json: examples/umbrela.yaml's tokens in are then counted,
+    not approximated, and equal the prompt tokens the endpoint reports for the run that follows."""
+    pytest.importorskip("tokenizers")
+    with OpenAIStub(responder=responder()) as stub:
+        params = yaml.safe_load((ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text())
+        llm = {**llm_settings(stub), "api_key": "x", "tokenizer": str(word_tokenizer(tmp_path / "tokenizer.json"))}
+        params["judge"].update(judge_llm=llm, judge_cache=str(tmp_path / "cache.sqlite"),
+                               save_path=str(tmp_path / "judge"))  # fmt: skip
+        params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+        param_file = tmp_path / "umbrela.yaml"
+        param_file.write_text(yaml.safe_dump(params))
+        run = ("run", "examples/umbrela.yaml", "--param", str(param_file))
+        estimate = run_ultra(*run, "--estimate", cwd=ROOT)
+        assert estimate.returncode == 0 and stub.served == [], estimate.stderr[-2000:]
+        assert run_ultra(*run, "--output-dir", str(tmp_path / "runs"), cwd=ROOT).returncode == 0
+        sent = stub.chat_requests()
+    row = estimate_rows(estimate.stdout)["judge.umbrela_judge"]
+    assert row[2] == str(len(sent)) and row[3] == str(sum(len(content_of(r).split()) for r in sent))  # no "~"
+
+
+def test_a_tokenizer_that_is_not_there_is_named(tmp_path: Path) -> None:
+    from ultra_kit.errors import InputError
+    from ultra_llm.estimate import tokenizer_prompt_tokens
+
+    with pytest.raises(InputError, match="tokenizer file"):
+        tokenizer_prompt_tokens(str(tmp_path / "missing.json"), [{"role": "user", "content": "x"}])
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(InputError, match="could not be read as a tokenizers JSON file"):
+        tokenizer_prompt_tokens(str(tmp_path / "bad.json"), [{"role": "user", "content": "x"}])
+    assert tokenizer_prompt_tokens(str(word_tokenizer(tmp_path / "t.json")), [{"content": "a b  c"}, {}]) == 3

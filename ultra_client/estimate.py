@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,7 +227,19 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     lines = align(rows, [False, False, True, True, True, True])
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(-1, "-" * len(lines[0]))
-    notes = [f"  {e.step}: {note}" for e in estimates for note in e.notes]
+    notes = [  # a note per line of at most 100 columns (a path or a word longer than that stays whole)
+        line
+        for e in estimates
+        for note in e.notes
+        for line in textwrap.wrap(
+            f"{e.step}: {note}",
+            width=100,
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )  # fmt: skip
+    ]
     head = "estimate (nothing was sent; tokens are approximate, cost is low-high):"
     return [head, *lines, *(["notes:", *notes] if notes else [])]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import json
 import logging
 import os
 import traceback
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit import lifeline, redact
-from ultra_kit.errors import InputError, confine_process_reads, confined_reads, unknown_names_message
+from ultra_kit.errors import InputError, confine_process_reads, confined_reads
 from ultra_kit.files import absolute_paths, check_read_arguments, read_parameters, released_on_failure
 from ultra_kit.settings import (
     SERVERS_DIR,
@@ -26,6 +25,7 @@ from ultra_kit.settings import (
     load_parameter_file,
     merge_mapping,
 )
+from ultra_kit.validation import ArgumentCheck
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -129,8 +129,9 @@ class ServerSpec:
     up to the one that holds the tool it calls.
 
     ``doc_tables`` names the server's registry tables that the docs show (``{"judges":
-    "servers.judge.answers.registry:registry_markdown"}``: a function of the package returning
-    Markdown); the card generator reaches them through ``doc_table``, never by importing the package.
+    "servers.judge.answers.registry:registry_markdown"}``: a function returning Markdown); the card generator
+    reaches them through ``doc_table``, never by importing the package. ``metric_directions``: functions
+    returning ``{metric: higher_is_better}`` from the registries (read by ``ultra_client.gates.direction``).
     """
 
     name: str
@@ -139,6 +140,7 @@ class ServerSpec:
     instructions: str = ""
     doc_tables: Mapping[str, str] = field(default_factory=dict)
     setting_checks: Mapping[str, str] = field(default_factory=dict)  # setting -> "module:function" (ultra build)
+    metric_directions: tuple[str, ...] = ()  # "module:function"s; a metric none names is higher-is-better
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""
@@ -159,6 +161,10 @@ class ServerSpec:
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""
         return load_parameter_file(self.package_dir / PARAMETER_FILE)
+
+    def directions(self) -> dict[str, bool]:
+        """``{metric: higher_is_better}`` of every metric the server's registries declare (``metric_directions``)."""
+        return {name: bool(up) for ref in self.metric_directions for name, up in named_function(ref)().items()}
 
 
 def named_function(reference: str) -> Callable[..., Any]:
@@ -275,68 +281,6 @@ def _shown(path: str | Path) -> str:
         return str(Path(path).resolve().relative_to(SERVERS_DIR.parent))
     except ValueError:
         return str(path)
-
-
-@dataclass(frozen=True)
-class ArgumentCheck:
-    """The names a tool accepts: its parameters, and the keys of a parameter annotated with a TypedDict.
-
-    The MCP SDK validates arguments with a pydantic model that ignores unknown names, so an agent's
-    ``k=10`` (for ``ks``) or ``benchmark={pth: ...}`` would be dropped without a word and default
-    results come back. ``problem`` names each unknown one, the closest known name and the known
-    ones; the MCP server (``ultra_kit.serving``) and in-process calls (``ultra_kit.inprocess``)
-    reject the call with it before validating.
-    """
-
-    tool: str
-    parameters: tuple[str, ...]
-    mapping_keys: dict[str, tuple[str, ...]]
-
-    @classmethod
-    def of(
-        cls, tool: str, parameters: Sequence[inspect.Parameter], hints: dict[str, Any], context_type: type
-    ) -> ArgumentCheck:
-        names: list[str] = []
-        keys: dict[str, tuple[str, ...]] = {}
-        for param in parameters:
-            annotation = hints.get(param.name, param.annotation)
-            if _mentions(annotation, context_type):
-                continue
-            names.append(param.name)
-            record = _typed_dict(annotation)
-            if record is not None:
-                keys[param.name] = tuple(record.__annotations__)
-        return cls(tool, tuple(names), keys)
-
-    def problem(self, arguments: dict[str, Any]) -> str | None:
-        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
-        unknown = [name for name in arguments if name not in self.parameters]
-        if unknown:
-            return unknown_names_message(unknown, self.parameters, owner=self.tool)
-        for name, keys in self.mapping_keys.items():
-            value = arguments.get(name)
-            if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
-                try:
-                    value = json.loads(value)
-                except (ValueError, RecursionError):
-                    continue
-            if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
-                return unknown_names_message(bad, keys, owner=name, what="key")
-        return None
-
-
-def _mentions(annotation: Any, target: type) -> bool:
-    """True if ``annotation`` is ``target`` or a union holding it (``Context | None``)."""
-    return annotation is target or target in typing.get_args(annotation)
-
-
-def _typed_dict(annotation: Any) -> type | None:
-    """The TypedDict that ``annotation`` (possibly ``Annotated``) is, else None."""
-    import typing_extensions
-
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation if typing_extensions.is_typeddict(annotation) else None
 
 
 def user_error_message(exc: BaseException) -> str | None:

@@ -2,7 +2,7 @@
 
 - ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
   (``ultra_kit.files.enter_project_root``).
-- Unknown arguments are rejected, naming the closest parameter (``ultra_kit.factory.ArgumentCheck``),
+- Unknown arguments are rejected, naming the closest parameter (``ultra_kit.validation.ArgumentCheck``),
   and every input schema says ``additionalProperties: false``.
 - The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
   whose client died stops even in the middle of a tool. When stdin closes (the client's way of

@@ -5,13 +5,20 @@ and a documentation URL) is written for Python programmers. A caller of a tool (
 ``ultra call``, an agent over MCP) needs the parameter, what it must be and what it got. The
 expected type is read from the tool's JSON input schema, the one both paths publish: the
 in-process argument model's ``model_json_schema()`` and the MCP tool listing's ``inputSchema``.
+``ArgumentCheck`` names the arguments a tool does not know (the SDK would drop them unseen).
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from ultra_kit.errors import unknown_names_message
 
 # pydantic error types that mean "wrong kind of value" (the rest: constraints, missing, custom checks)
 _TYPE_ERRORS = {"literal_error", "enum", "none_required", "int_from_float", "sequence_str", "is_instance_of"}
@@ -149,3 +156,65 @@ def describe_value(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+@dataclass(frozen=True)
+class ArgumentCheck:
+    """The names a tool accepts: its parameters, and the keys of a parameter annotated with a TypedDict.
+
+    The MCP SDK validates arguments with a pydantic model that ignores unknown names, so an agent's
+    ``k=10`` (for ``ks``) or ``benchmark={pth: ...}`` would be dropped without a word and default
+    results come back. ``problem`` names each unknown one, the closest known name and the known
+    ones; the MCP server (``ultra_kit.serving``) and in-process calls (``ultra_kit.inprocess``)
+    reject the call with it before validating.
+    """
+
+    tool: str
+    parameters: tuple[str, ...]
+    mapping_keys: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls, tool: str, parameters: Sequence[inspect.Parameter], hints: dict[str, Any], context_type: type
+    ) -> ArgumentCheck:
+        names: list[str] = []
+        keys: dict[str, tuple[str, ...]] = {}
+        for param in parameters:
+            annotation = hints.get(param.name, param.annotation)
+            if _mentions(annotation, context_type):
+                continue
+            names.append(param.name)
+            record = _typed_dict(annotation)
+            if record is not None:
+                keys[param.name] = tuple(record.__annotations__)
+        return cls(tool, tuple(names), keys)
+
+    def problem(self, arguments: dict[str, Any]) -> str | None:
+        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
+        unknown = [name for name in arguments if name not in self.parameters]
+        if unknown:
+            return unknown_names_message(unknown, self.parameters, owner=self.tool)
+        for name, keys in self.mapping_keys.items():
+            value = arguments.get(name)
+            if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
+                try:
+                    value = json.loads(value)
+                except (ValueError, RecursionError):
+                    continue
+            if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
+                return unknown_names_message(bad, keys, owner=name, what="key")
+        return None
+
+
+def _mentions(annotation: Any, target: type) -> bool:
+    """True if ``annotation`` is ``target`` or a union holding it (``Context | None``)."""
+    return annotation is target or target in typing.get_args(annotation)
+
+
+def _typed_dict(annotation: Any) -> type | None:
+    """The TypedDict that ``annotation`` (possibly ``Annotated``) is, else None."""
+    import typing_extensions
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation if typing_extensions.is_typeddict(annotation) else None

@@ -16,6 +16,7 @@ from ultra_llm.replies import Reply
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
 INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
 METRIC_KINDS = ("binary", "graded", "continuous")  # 0/1 per item; a few ordered grades; any number
+AGGREGATE_DIRECTIONS = {"num_excluded": False}  # every judge's aggregate: items not judged ok, fewer is better
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class AnswerJudge:
     kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> binary / graded; the others are continuous
     # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it
     scales: Mapping[str, str] = field(default_factory=dict)
+    lower_is_better: tuple[str, ...] = ()  # metrics where a lower value is better (toxicity); the others higher
 
     def __post_init__(self) -> None:
         if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
@@ -41,11 +43,18 @@ class AnswerJudge:
             raise ValueError(f"{self.name}: kinds must map its metrics to one of {METRIC_KINDS}")
         if set(self.scales) - set(self.metrics) or set(self.scales.values()) - set(LEVELS):
             raise ValueError(f"{self.name}: scales map its metrics to {LEVELS}")
+        if not set(self.lower_is_better) <= set(self.metrics):
+            raise ValueError(f"{self.name}: lower_is_better names metrics it does not have")
 
     @property
     def metric_kinds(self) -> dict[str, str]:
         """Each metric's kind (how the report charts it), written into the result file."""
         return {name: self.kinds.get(name, "continuous") for name in self.metrics}
+
+    @property
+    def higher_is_better(self) -> dict[str, bool]:
+        """Each metric's direction (gates, ``compare``, ``ultra sweep``), written into the result file."""
+        return {name: name not in self.lower_is_better for name in self.metrics}
 
     @property
     def levels(self) -> dict[str, Level]:
@@ -86,6 +95,7 @@ def answer_judge(
     replies: Mapping[str, Reply] | None = None,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, str] | None = None,
+    lower_is_better: tuple[str, ...] = (),
 ) -> Callable[[JudgeFunction], JudgeFunction]:
     """Declare the decorated function an answer judge (``AnswerJudge``'s fields; ``judge`` is the function)."""
 
@@ -100,6 +110,7 @@ def answer_judge(
             dict(replies or {}),
             dict(kinds or {}),
             dict(scales or {}),
+            tuple(lower_is_better),
         )
         return function
 

@@ -3,7 +3,8 @@
 Each condition names a scalar result as ``ultra sweep --metric`` does (``variable.key``, e.g.
 ``eval_res.map``; a numeric variable such as ``kappa_graded``; or ``failed_fraction``) and has ``min``
 and/or ``max``, or ``baseline`` (a run folder) with ``max_drop`` and/or ``no_significant_drop: true`` (a
-paired test, ``ultra_client.gates.significance``)::
+paired test, ``ultra_client.gates.significance``). A drop is a change for the worse in the metric's direction
+(a rise for a lower-is-better one: ``ultra_client.gates.direction``)::
 
     gate:
       - {metric: eval_res.map, min: 0.30}
@@ -40,13 +41,15 @@ class Condition:
     no_significant_drop: bool = False
     where: str = ""
 
-    def describe(self) -> str:
-        """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``."""
+    def describe(self, higher_is_better: bool = True) -> str:
+        """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``; for a
+        lower-is-better metric a drop is a rise: ``toxicity.toxic <= baseline + 0.01``."""
         parts = []
         if self.no_significant_drop:
-            parts.append(f"{self.metric}: no significant drop vs baseline")
+            parts.append(f"{self.metric}: no significant {'drop' if higher_is_better else 'rise'} vs baseline")
         if self.max_drop is not None:
-            parts.append(f"{self.metric} >= baseline - {self.max_drop:g}")
+            sign = ">= baseline -" if higher_is_better else "<= baseline +"
+            parts.append(f"{self.metric} {sign} {self.max_drop:g}")
         if self.min is not None:
             parts.append(f"{self.metric} >= {self.min:g}")
         if self.max is not None:

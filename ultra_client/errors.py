@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import difflib
+
 
 class UltraError(Exception):
     """A problem the user can fix: the message says where (file:line) and what to do."""
+
+    exit_code = 1  # the status ``ultra`` exits with (a gate that cannot be evaluated: 2)
 
 
 def located(path: object, line: int | None, message: str) -> UltraError:
     """An UltraError pointing at ``path:line``."""
     where = f"{path}:{line}" if line else f"{path}"
     return UltraError(f"{where}: {message}")
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """``; did you mean 'x'?`` for the closest choice, or the list of choices."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; known: {', '.join(sorted(choices))}" if choices else ""

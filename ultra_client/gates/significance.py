@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_client.sweep.spec import did_you_mean
+from ultra_client.errors import did_you_mean
 
 OUT_FOLDER = "gate_compare"
 

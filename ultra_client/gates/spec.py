@@ -16,14 +16,21 @@ paired test, ``ultra_client.gates.significance``). A drop is a change for the wo
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import UltraError, located
-from ultra_client.gates import FAILED_FRACTION
+from ultra_client.errors import UltraError, did_you_mean, located
+from ultra_client.gates import ERROR, EXIT_CODES, FAILED_FRACTION
 from ultra_client.pipeline.yaml_lines import load_yaml_with_lines, require_regular_file
-from ultra_client.sweep.spec import did_you_mean
+
+
+class GateNotEvaluable(UltraError):
+    """A gate that names a metric the run cannot produce: ``ultra`` exits 2, as for a verdict that is an error."""
+
+    exit_code = EXIT_CODES[ERROR]
+
 
 CONDITION_KEYS = ("metric", "min", "max", "baseline", "max_drop", "no_significant_drop")
 EXAMPLE = "e.g. - {metric: eval_res.map, min: 0.3}"
@@ -138,3 +145,19 @@ def check_gate_options(junit: str | None, conditions: list[Condition]) -> None:
     """``--junit`` without any gate condition would write an empty report: refuse it."""
     if junit and not conditions:
         raise UltraError("--junit writes the gate's verdicts: give --gate FILE or a pipeline with a 'gate:' block")
+
+
+def check_gate_variables(conditions: list[Condition], produced: Iterable[str]) -> None:
+    """Before a run spends anything (``ultra build``, the start of ``ultra run``): each condition's variable
+    (``eval_res`` of ``eval_res.map``) must be one a step of the pipeline produces, or ``failed_fraction``; an
+    UltraError at the condition's file:line otherwise. The key inside a mapping is checked after the run (a
+    tool's result keys are not all known before it runs)."""
+    names = sorted(produced)
+    for condition in conditions:
+        variable = condition.metric.split(".", 1)[0]
+        if condition.metric == FAILED_FRACTION or variable in names:
+            continue
+        raise GateNotEvaluable(
+            f"{condition.where}: gate metric {condition.metric}: no step of the pipeline produces a variable "
+            f"'{variable}'" + did_you_mean(variable, [*names, FAILED_FRACTION])
+        )

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ultra_client.errors import did_you_mean
 from ultra_client.gates import ERROR, EXIT_CODES, FAIL, FAILED_FRACTION, PASS
 from ultra_client.gates.direction import higher_is_better, word
 from ultra_client.gates.spec import Condition
 from ultra_client.summary.lines import align, cell
-from ultra_client.sweep.spec import did_you_mean
 from ultra_client.sweep.trials import flatten
 
 MAX_RESULT_FILE_BYTES = 200 * 1024 * 1024  # a result file larger than this is not read for its failure counts

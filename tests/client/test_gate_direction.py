@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.client.test_gates import check_junit, gate_file, verdict_row
@@ -18,8 +19,8 @@ QUESTIONS = [json.loads(line) for line in (ROOT / "data/answers/mtrag_gpt4o_answ
 N = 16
 
 
-def toxicity_run(tmp_path: Path, name: str, toxic: list[bool], *extra: str) -> tuple[object, Path]:
-    """``ultra run`` of get_data -> judge.toxicity over N answers, the i-th offensive when ``toxic[i]``."""
+def answers_file(tmp_path: Path, name: str, toxic: list[bool]) -> Path:
+    """N answers (ids q0 ...), the i-th offensive when ``toxic[i]``, as a JSONL file for benchmark.get_data."""
     rows = labelled_sentences()[18:22]  # offensive, offensive, neither, neither (tests/judge/test_risk_judges)
     records = [
         {"id": f"q{i}", "question": QUESTIONS[i]["question"], "answer": rows[i % 2 + (0 if bad else 2)]["text"]}
@@ -27,22 +28,28 @@ def toxicity_run(tmp_path: Path, name: str, toxic: list[bool], *extra: str) -> t
     ]
     data = tmp_path / f"{name}.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return data
+
+
+def toxicity_project(tmp_path: Path, name: str, data: Path) -> tuple[Path, Path]:
+    """The pipeline get_data -> judge.toxicity (its aggregate as ``toxicity``) and a parameter file reading ``data``."""
     pipeline = tmp_path / "toxicity.yaml"
-    pipeline.write_text(
-        yaml.safe_dump(
-            {
-                "servers": {"benchmark": str(ROOT / "servers/benchmark"), "judge": str(ROOT / "servers/judge")},
-                "pipeline": ["benchmark.get_data", {"judge.toxicity": {"output": {"aggregate": "toxicity"}}}],
-            }
-        )
-    )
+    servers = {"benchmark": str(ROOT / "servers/benchmark"), "judge": str(ROOT / "servers/judge")}
+    steps = ["benchmark.get_data", {"judge.toxicity": {"output": {"aggregate": "toxicity"}}}]
+    pipeline.write_text(yaml.safe_dump({"servers": servers, "pipeline": steps}))
     key_map = {"q_ls": "question", "pred_ls": "answer", "id_ls": "id"}
     params = {
         "benchmark": {"benchmark": {"name": name, "path": str(data), "format": "jsonl", "key_map": key_map}},
         "judge": {"save_path": str(tmp_path / "judge"), "judge_cache": ""},
     }
     (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
-    args = ("--param", f"{name}.yaml", "--output-dir", str(tmp_path / name), *extra)
+    return pipeline, tmp_path / f"{name}.yaml"
+
+
+def toxicity_run(tmp_path: Path, name: str, toxic: list[bool], *extra: str) -> tuple[object, Path]:
+    """``ultra run`` of get_data -> judge.toxicity over N answers, the i-th offensive when ``toxic[i]``."""
+    pipeline, params = toxicity_project(tmp_path, name, answers_file(tmp_path, name, toxic))
+    args = ("--param", str(params), "--output-dir", str(tmp_path / name), *extra)
     done = run_ultra("run", str(pipeline), *args, cwd=tmp_path, timeout=240)
     folders = [p for p in (tmp_path / name).iterdir() if p.is_dir()] if (tmp_path / name).is_dir() else []
     return done, folders[0] if folders else None
@@ -127,3 +134,19 @@ def test_a_gate_metric_finds_its_registry_name() -> None:
     assert higher_is_better("toxicity.toxicity", table) is False and higher_is_better("risk.bias", table) is False
     assert higher_is_better("failed_fraction", {}) is False  # the gate's own: failed judged items
     assert higher_is_better("aggregate.MRR", table) is True  # named by no registry: trec_eval's measures are higher
+
+
+@pytest.mark.parametrize(("flag", "first"), [((), "clean"), (("--maximize",), "toxic"), (("--minimize",), "clean")])
+def test_sweep_ranks_a_lower_is_better_metric_lowest_first(tmp_path: Path, flag: tuple, first: str) -> None:
+    """``ultra sweep --metric toxicity.toxic`` ranks the cleaner trial first unless --maximize says otherwise."""
+    files = {kind: answers_file(tmp_path, kind, [kind == "toxic"] * 4) for kind in ("clean", "toxic")}
+    pipeline, params = toxicity_project(tmp_path, "sweep", files["clean"])
+    grid = f"benchmark.benchmark.path=[{files['clean']}, {files['toxic']}]"
+    args = ("--param", str(params), "--grid", grid, "--metric", "toxicity.toxic", "--output-dir", str(tmp_path / "sw"))
+    done = run_ultra("sweep", str(pipeline), *args, *flag, cwd=tmp_path, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    ranked = sorted(document["rows"], key=lambda row: row["rank"])
+    assert [row["toxicity.toxic"] for row in ranked] == ([0.0, 1.0] if first == "clean" else [1.0, 0.0])
+    assert document["minimize"] is (first == "clean")
+    assert ("lower-is-better (its server's registry)" in done.stdout) is (not flag)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.client.test_gates import eval_trec_project, gate_file
-from tests.conftest import run_ultra
+from tests.conftest import ROOT, run_ultra
 from ultra_client.errors import UltraError
 from ultra_client.gates.spec import Condition, GateNotEvaluable, check_gate_variables
 
@@ -51,3 +51,18 @@ def test_the_check_passes_produced_variables_and_failed_fraction() -> None:
         "did you mean 'kappa_graded'?"
     )
     assert isinstance(caught.value, UltraError) and caught.value.exit_code == 2
+
+
+def test_a_variable_produced_in_one_branch_only_may_be_gated(tmp_path: Path) -> None:
+    """examples/risk_suite.yaml: ``faithfulness`` comes from the grounded branch only, ``guardrail`` from the other
+    (the dataflow keeps only what every branch produces; a gate may name either). A typo is still refused."""
+    (tmp_path / "examples").mkdir()
+    text = (ROOT / "examples/risk_suite.yaml").read_text()
+    gate = "gate:\n  - {metric: faithfulness.faithfulness, min: 0.5}\n  - {metric: guardrail.safe, min: 0.9}\n"
+    pipeline = tmp_path / "examples" / "risk_suite.yaml"
+    pipeline.write_text(text + gate + "  - {metric: toxicity.toxic, max: 0.1}\n")
+    done = run_ultra("build", str(pipeline), cwd=ROOT, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    pipeline.write_text(text + gate + "  - {metric: toxcity.toxic, max: 0.1}\n")
+    done = run_ultra("build", str(pipeline), cwd=ROOT, timeout=240)
+    assert done.returncode == 2 and "variable 'toxcity'; did you mean 'toxicity'?" in done.stderr, done.stderr

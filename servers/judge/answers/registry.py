@@ -64,7 +64,9 @@ def registry_markdown() -> str:
         cells = (
             f"`{judge.name}`",
             ", ".join(f"`{name}`" for name in judge.inputs),
-            ", ".join(f"`{name}`" for name in judge.metrics),
+            ", ".join(
+                f"`{name}`" + ("" if up else " (lower is better)") for name, up in judge.higher_is_better.items()
+            ),
             ", ".join(f"`prompts/{name}.txt`" for name in judge.prompts),
             judge.requests,
             judge.summary.replace("|", "\\|"),

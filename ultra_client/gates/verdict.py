@@ -21,7 +21,7 @@ from typing import Any
 
 from ultra_client.errors import did_you_mean
 from ultra_client.gates import ERROR, EXIT_CODES, FAIL, FAILED_FRACTION, PASS
-from ultra_client.gates.direction import higher_is_better, word
+from ultra_client.gates.direction import builtin_directions, higher_is_better, word
 from ultra_client.gates.spec import Condition
 from ultra_client.summary.lines import align, cell
 from ultra_client.sweep.trials import flatten
@@ -136,8 +136,6 @@ def with_implicit(conditions: list[Condition], run: RunResults) -> list[Conditio
 def judge(conditions: list[Condition], run: RunResults, directions: dict[str, bool] | None = None) -> list[Verdict]:
     """One verdict per condition (the implicit one included), in order. ``directions``: ``{metric:
     higher_is_better}`` of the run's servers (``gates.direction``; by default every built-in server's)."""
-    from ultra_client.gates.direction import builtin_directions
-
     table = builtin_directions() if directions is None else directions
     baselines: dict[str, RunResults | str] = {}
     paired: dict[str, list[dict[str, Any]] | str] = {}  # compare's rows per baseline: one Holm family each

@@ -220,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
 
             gate = run_conditions(args)
             with stop_like_interrupt():
-                run = functools.partial(commands.run, deadline=args.deadline, stdio=args.stdio, full=args.full)
+                run = functools.partial(
+                    commands.run, deadline=args.deadline, stdio=args.stdio, full=args.full, gate=gate
+                )
                 folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
             print(f"done: {folder}")
             code = after_run(args, gate, folder)
@@ -262,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         from ultra_kit.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
-        return exit_now(1)
+        return exit_now(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return exit_now(130)

@@ -28,7 +28,8 @@ from ultra_client.calls.server_pool import (
     server_parameters,
 )
 from ultra_client.errors import UltraError, as_ultra_error, located
-from ultra_client.pipeline.dataflow import check_dataflow, settings_used
+from ultra_client.gates.spec import check_gate_variables
+from ultra_client.pipeline.dataflow import check_dataflow, produced_variables, settings_used
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
 from ultra_client.pipeline.params import (
     MergeReport,
@@ -61,7 +62,7 @@ async def scratch_logs(command: str):
         logs = _logs_with_content(folder)
         keep = bool(logs)
         if logs and not any(log in str(exc) for log in logs):
-            raise UltraError(f"{exc}\n  (log: {', '.join(logs)})") from None
+            raise type(exc)(f"{exc}\n  (log: {', '.join(logs)})") from None
         raise
     except BaseException:
         keep = bool(_logs_with_content(folder))
@@ -154,6 +155,7 @@ async def build(pipeline_file: str, stdio: bool = False) -> tuple[Path, MergeRep
     target = parameter_path(pipeline.path)
     async with scratch_logs("build") as logs, ServerPool(pipeline_locations(pipeline, stdio), logs) as pool:
         report = build_parameters(pipeline, pool, target)
+        check_gate_variables(pipeline.gate, produced_variables(pipeline, tool_table(pool), read_parameter_file(target)))
     return target, report
 
 
@@ -192,6 +194,7 @@ async def run(
     deadline: float | None = None,
     stdio: bool = False,
     full: bool = False,  # --full: the end prints every result uncut (ultra_client.summary.lines)
+    gate: list | None = None,  # the gate's conditions (the pipeline's and --gate FILE's); None: the pipeline's
 ) -> Path:
     """``ultra run``: build if needed, run every step, write ``output/<pipeline>_<timestamp>/``.
 
@@ -199,6 +202,7 @@ async def run(
     asks for MCP subprocesses. ``deadline`` bounds the whole run (start-up included): past it the
     servers are stopped and no ``memory.json`` is written. A NeMo RAG job (JSON) is compiled and built
     first (``param_file`` is then laid over its settings) and its ``results.json`` written at the end.
+    The gate's metrics must name variables the pipeline produces, checked before the first step.
     """
     from ultra_client.compat.nemo import compile_if_job
 
@@ -232,6 +236,8 @@ async def run(
                 else:
                     check_dataflow(pipeline, tool_table(pool), raw)
                     check_setting_values(pool.servers, target)
+                conditions = pipeline.gate if gate is None else gate
+                check_gate_variables(conditions, produced_variables(pipeline, tool_table(pool), raw))
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
@@ -276,7 +282,7 @@ def _unstarted(folder: Path, exc: UltraError, made_output_dir: bool) -> UltraErr
     logs = _logs_with_content(folder / "logs")
     if logs:
         mention = [log for log in logs if log not in str(exc)]
-        return UltraError(f"{exc}\n  (log: {', '.join(mention)})") if mention else exc
+        return type(exc)(f"{exc}\n  (log: {', '.join(mention)})") if mention else exc
     shutil.rmtree(folder, ignore_errors=True)
     if made_output_dir:
         with contextlib.suppress(OSError):  # only while empty: another run may have started in it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -10,6 +11,8 @@ from ultra_kit.errors import InputError
 
 class UltraError(Exception):
     """A problem the user can fix: the message says where (file:line) and what to do."""
+
+    exit_code = 1  # the status ``ultra`` exits with (a gate that cannot be evaluated: 2)
 
 
 def located(path: object, line: int | None, message: str) -> UltraError:
@@ -26,3 +29,11 @@ def as_ultra_error() -> Iterator[None]:
         yield
     except InputError as exc:
         raise UltraError(str(exc)) from None
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """``; did you mean 'x'?`` for the closest choice, or the list of choices."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; known: {', '.join(sorted(choices))}" if choices else ""

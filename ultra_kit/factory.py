@@ -130,6 +130,8 @@ class ServerSpec:
     ``doc_tables`` names the server's registry tables that the docs show (``{"judges":
     "servers.judge.answers.registry:registry_markdown"}``: a function of the package returning
     Markdown); the card generator reaches them through ``doc_table``, never by importing the package.
+    ``metric_directions``: functions returning ``{metric: higher_is_better}`` from the registries (read by
+    ``ultra_client.gates.direction``).
     """
 
     name: str
@@ -138,6 +140,7 @@ class ServerSpec:
     instructions: str = ""
     doc_tables: Mapping[str, str] = field(default_factory=dict)
     setting_checks: Mapping[str, str] = field(default_factory=dict)  # setting -> "module:function" (ultra build)
+    metric_directions: tuple[str, ...] = ()  # "module:function"s; a metric none names is higher-is-better
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""
@@ -154,6 +157,10 @@ class ServerSpec:
     def doc_table(self, name: str) -> str:
         """The Markdown of the registry table ``name`` (one of ``doc_tables``)."""
         return named_function(self.doc_tables[name])()
+
+    def directions(self) -> dict[str, bool]:
+        """``{metric: higher_is_better}`` of every metric the server's registries declare (``metric_directions``)."""
+        return {name: bool(up) for ref in self.metric_directions for name, up in named_function(ref)().items()}
 
     def settings(self) -> dict[str, Any]:
         """The defaults from the package's ``parameter.yaml``."""

@@ -19,4 +19,8 @@ SPEC = ServerSpec(
         "answer-metrics": "servers.evaluation.answers.metrics:registry_markdown",
         "mtrag-metrics": "servers.evaluation.mtrag.metrics:registry_markdown",
     },
+    metric_directions=(  # trec_eval's measures are all higher-is-better: none is named
+        "servers.evaluation.answers.metrics:higher_is_better",
+        "servers.evaluation.mtrag.metrics:higher_is_better",
+    ),
 )

@@ -30,6 +30,10 @@ SPEC = ServerSpec(
     _tools,
     instructions=INSTRUCTIONS,
     doc_tables={"judges": "servers.judge.answers.registry:registry_markdown"},
+    metric_directions=(
+        "servers.judge.answers.registry:higher_is_better",
+        "servers.judge.hallucination.run:higher_is_better",
+    ),
     setting_checks={
         "rubrics": "servers.judge.rubrics.sources:check_rubrics",
         "rubrics_path": "servers.judge.rubrics.sources:check_rubrics_path",

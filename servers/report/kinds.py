@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
-from servers.report.model import Found, as_number, numeric_column
+from servers.report.model import Found, Run, as_number, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict
 from ultra_kit.errors import InputError
@@ -79,7 +79,7 @@ def read_answer_lists(document: dict[str, Any], path: str) -> Found:
             path=path,
         )
     run = new_run(Path(path).stem, kind, path, settings)
-    run.kinds.update(_declared_kinds(settings))
+    _declared(run, settings)
     for name, values in lists.items():
         column = numeric_column(values)
         if column is None:
@@ -104,7 +104,7 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         raise InputError(f"{tool}: 'items' must be a list of objects with an 'id'", path=path)
     run = new_run(Path(path).stem, tool, path, document.get("settings"))
     ids = [str(item["id"]) for item in items]
-    run.kinds.update(_declared_kinds(document))
+    _declared(run, document)
     for item, key in zip(items, ids, strict=True):
         said, why = verdict(item, tuple(metrics))
         if said or why:
@@ -144,10 +144,16 @@ def judge_samples(items: list[dict[str, Any]], ids: list[str], metric: str) -> d
     return found
 
 
-def _declared_kinds(document: Any) -> dict[str, str]:
-    """The metric kinds a result file recorded (``metric_kinds``: the tool's registry declaration)."""
-    kinds = document.get("metric_kinds") if isinstance(document, dict) else None
-    return {str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {}
+def _declared(run: Run, document: Any) -> None:
+    """What a result file recorded of its metrics from the tool's registry: ``metric_kinds`` (the chart) and
+    ``higher_is_better`` (compare's better and worse; a metric it does not name is higher-is-better)."""
+    kinds, directions = (
+        document.get(k) if isinstance(document, dict) else None for k in ("metric_kinds", "higher_is_better")
+    )
+    run.kinds.update({str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {})
+    run.lower_is_better.update(
+        str(k) for k, up in (directions if isinstance(directions, dict) else {}).items() if up is False
+    )
 
 
 def read_umbrela(document: dict[str, Any], path: str) -> Found:

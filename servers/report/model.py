@@ -37,6 +37,7 @@ class Run:
     nuggets: dict[str, set[str]] = field(default_factory=dict)  # id -> the vital nuggets its answer supports
     origin: dict[str, str] = field(default_factory=dict)  # metric -> the kind of file it came from
     kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous, as declared
+    lower_is_better: set[str] = field(default_factory=set)  # metrics declared lower-is-better (toxicity); others higher
     rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
     notes: list[str] = field(default_factory=list)
     samples: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # metric -> id -> its judge samples
@@ -93,6 +94,8 @@ class Run:
             given = self.add_column(name, other.ids, column, source=other.sources[0] if other.sources else name)
             if name in other.samples:
                 self.samples[given] = other.samples[name]
+            if name in other.lower_is_better:
+                self.lower_is_better.add(given)
         self.sources += other.sources
         self.notes += [note for note in other.notes if note not in self.notes]
         self.parameters.update(other.parameters)

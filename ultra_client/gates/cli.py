@@ -47,9 +47,11 @@ def run_conditions(args: argparse.Namespace) -> list:
     return conditions
 
 
-def judge_folder(conditions: list, folder: str | Path, junit: str | None, suite: str | None = None) -> int:
+def judge_folder(
+    conditions: list, folder: str | Path, junit: str | None, suite: str | None = None, directions: dict | None = None
+) -> int:
     """Print the verdict table of ``folder`` (write JUnit XML if asked, its suite named ``suite``, by default the
-    folder's name); the exit status."""
+    folder's name); the exit status. ``directions``: the metrics' (``gates.direction``; None: the built-in servers')."""
     import sys
 
     from ultra_client.gates.junit import write_junit
@@ -62,7 +64,7 @@ def judge_folder(conditions: list, folder: str | Path, junit: str | None, suite:
     except FileNotFoundError as exc:  # nothing to judge: the gate cannot be evaluated
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    verdicts = judge(conditions, run)
+    verdicts = judge(conditions, run, directions)
     print()
     for line in verdict_lines(verdicts):
         print(line)
@@ -72,8 +74,15 @@ def judge_folder(conditions: list, folder: str | Path, junit: str | None, suite:
 
 
 def after_run(args: argparse.Namespace, conditions: list, folder: Path) -> int:
-    """``ultra run``'s gate over the run it just finished; the JUnit suite is named after the pipeline."""
-    return judge_folder(conditions, folder, getattr(args, "junit", None), Path(args.pipeline).stem)
+    """``ultra run``'s gate over the run it just finished, in the directions its servers declare; the JUnit suite
+    is named after the pipeline."""
+    from ultra_client.compat.nemo import is_nemo_job
+    from ultra_client.gates.direction import pipeline_directions
+    from ultra_client.pipeline.model import load_pipeline
+
+    path = Path(args.pipeline)
+    directions = None if not conditions or is_nemo_job(path) is not None else pipeline_directions(load_pipeline(path))
+    return judge_folder(conditions, folder, getattr(args, "junit", None), path.stem, directions)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ultra_client.commands import write_output
 from ultra_client.gates import ERROR, FAIL
+from ultra_client.gates.direction import word
 from ultra_client.gates.verdict import Verdict
 from ultra_client.summary.lines import cell
 from ultra_kit.files import atomic_write_text
@@ -27,11 +28,10 @@ def junit_xml(verdicts: list[Verdict], suite: str) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     testsuite = ET.SubElement(root, "testsuite", name=suite, **counts, skipped="0", time="0", timestamp=stamp)
     for verdict in verdicts:
-        case = ET.SubElement(
-            testsuite, "testcase", classname=f"ultra.gate.{suite}", name=verdict.condition.describe(), time="0"
-        )
+        case = ET.SubElement(testsuite, "testcase", classname=f"ultra.gate.{suite}", name=verdict.describe(), time="0")
         details = (
-            f"value {cell(verdict.value)}, baseline {cell(verdict.baseline)}; {verdict.message or verdict.status}"
+            f"value {cell(verdict.value)}, baseline {cell(verdict.baseline)}, {word(verdict.higher_is_better)} is "
+            f"better; {verdict.message or verdict.status}"
             f" ({verdict.condition.where})"
         )
         if verdict.status == FAIL:

@@ -4,8 +4,8 @@ tool (called in this process through its ``SPEC``, as ``ultra compare`` does).
 ``compare`` matches the two runs' items on their ids, and for every metric they share gives the paired
 difference (this run minus the baseline), the paired randomisation test's p-value and its Holm correction
 across the metrics (its settings: ``servers/report/parameter.yaml``). A condition fails when its metric's
-difference is negative and significant after Holm. The comparison (compare.html, comparison.json) is kept in
-the run folder, under ``gate_compare/``.
+difference is significant after Holm and for the worse: negative, or positive for a lower-is-better metric.
+The comparison (compare.html, comparison.json) is kept in the run folder, under ``gate_compare/``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_client.sweep.spec import did_you_mean
+from ultra_client.errors import did_you_mean
 
 OUT_FOLDER = "gate_compare"
 
@@ -43,12 +43,13 @@ def find_row(rows: list[dict[str, Any]], metric: str) -> dict[str, Any] | str:
     return f"no per-item values of {metric} in both runs for a paired test" + did_you_mean(key or metric, names)
 
 
-def dropped(row: dict[str, Any]) -> str | None:
-    """Why the row is a significant drop, or None."""
-    if row.get("significant") and row.get("diff", 0) < 0:
+def dropped(row: dict[str, Any], higher_is_better: bool = True) -> str | None:
+    """Why the row is a significant change for the worse (a drop; a rise for a lower-is-better metric), or None."""
+    diff = row.get("diff", 0)
+    if row.get("significant") and (diff < 0 if higher_is_better else diff > 0):
         return (
-            f"significant drop: this run - baseline = {row['diff']:+.4f} over {row['n']} paired items, "
-            f"p (Holm) {row['p_holm']:.4g}"
+            f"significant {'drop' if higher_is_better else 'rise'}: this run - baseline = {diff:+.4f} over "
+            f"{row['n']} paired items, p (Holm) {row['p_holm']:.4g}"
         )
     return None
 

@@ -3,7 +3,8 @@
 Each condition names a scalar result as ``ultra sweep --metric`` does (``variable.key``, e.g.
 ``eval_res.map``; a numeric variable such as ``kappa_graded``; or ``failed_fraction``) and has ``min``
 and/or ``max``, or ``baseline`` (a run folder) with ``max_drop`` and/or ``no_significant_drop: true`` (a
-paired test, ``ultra_client.gates.significance``)::
+paired test, ``ultra_client.gates.significance``). A drop is a change for the worse in the metric's direction
+(a rise for a lower-is-better one: ``ultra_client.gates.direction``)::
 
     gate:
       - {metric: eval_res.map, min: 0.30}
@@ -15,14 +16,21 @@ paired test, ``ultra_client.gates.significance``)::
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_client.errors import UltraError, as_ultra_error, located
-from ultra_client.gates import FAILED_FRACTION
-from ultra_client.sweep.spec import did_you_mean
+from ultra_client.errors import UltraError, as_ultra_error, did_you_mean, located
+from ultra_client.gates import ERROR, EXIT_CODES, FAILED_FRACTION
 from ultra_kit.yaml_files.lines import load_yaml_with_lines
+
+
+class GateNotEvaluable(UltraError):
+    """A gate that names a metric the run cannot produce: ``ultra`` exits 2, as for a verdict that is an error."""
+
+    exit_code = EXIT_CODES[ERROR]
+
 
 CONDITION_KEYS = ("metric", "min", "max", "baseline", "max_drop", "no_significant_drop")
 EXAMPLE = "e.g. - {metric: eval_res.map, min: 0.3}"
@@ -40,13 +48,15 @@ class Condition:
     no_significant_drop: bool = False
     where: str = ""
 
-    def describe(self) -> str:
-        """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``."""
+    def describe(self, higher_is_better: bool = True) -> str:
+        """The condition as a line of the verdict table, e.g. ``eval_res.map >= baseline - 0.01``; for a
+        lower-is-better metric a drop is a rise: ``toxicity.toxic <= baseline + 0.01``."""
         parts = []
         if self.no_significant_drop:
-            parts.append(f"{self.metric}: no significant drop vs baseline")
+            parts.append(f"{self.metric}: no significant {'drop' if higher_is_better else 'rise'} vs baseline")
         if self.max_drop is not None:
-            parts.append(f"{self.metric} >= baseline - {self.max_drop:g}")
+            sign = ">= baseline -" if higher_is_better else "<= baseline +"
+            parts.append(f"{self.metric} {sign} {self.max_drop:g}")
         if self.min is not None:
             parts.append(f"{self.metric} >= {self.min:g}")
         if self.max is not None:
@@ -135,3 +145,19 @@ def check_gate_options(junit: str | None, conditions: list[Condition]) -> None:
     """``--junit`` without any gate condition would write an empty report: refuse it."""
     if junit and not conditions:
         raise UltraError("--junit writes the gate's verdicts: give --gate FILE or a pipeline with a 'gate:' block")
+
+
+def check_gate_variables(conditions: list[Condition], produced: Iterable[str]) -> None:
+    """Before a run spends anything (``ultra build``, the start of ``ultra run``): each condition's variable
+    (``eval_res`` of ``eval_res.map``) must be one a step of the pipeline produces, or ``failed_fraction``; an
+    UltraError at the condition's file:line otherwise. The key inside a mapping is checked after the run (a
+    tool's result keys are not all known before it runs)."""
+    names = sorted(produced)
+    for condition in conditions:
+        variable = condition.metric.split(".", 1)[0]
+        if condition.metric == FAILED_FRACTION or variable in names:
+            continue
+        raise GateNotEvaluable(
+            f"{condition.where}: gate metric {condition.metric}: no step of the pipeline produces a variable "
+            f"'{variable}'" + did_you_mean(variable, [*names, FAILED_FRACTION])
+        )

@@ -5,6 +5,10 @@ A run's scalar results are those ``ultra sweep`` ranks by (``ultra_client.sweep.
 replies), summed over the run's result files, divided by all judged items. When some judged item failed
 and no condition names ``failed_fraction``, the gate adds ``failed_fraction <= 0``: a failed item never
 passes silently (a gate that tolerates some says so, e.g. ``{metric: failed_fraction, max: 0.02}``).
+
+A baseline condition reads the metric's direction (``ultra_client.gates.direction``): ``max_drop`` bounds how
+much worse it may get, ``no_significant_drop`` refuses a significant change for the worse; the verdict table's
+``better`` column says which direction was used.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ultra_client.errors import did_you_mean
 from ultra_client.gates import ERROR, EXIT_CODES, FAIL, FAILED_FRACTION, PASS
+from ultra_client.gates.direction import builtin_directions, higher_is_better, word
 from ultra_client.gates.spec import Condition
 from ultra_client.summary.lines import align, cell
-from ultra_client.sweep.spec import did_you_mean
 from ultra_client.sweep.trials import flatten
 
 MAX_RESULT_FILE_BYTES = 200 * 1024 * 1024  # a result file larger than this is not read for its failure counts
@@ -55,6 +60,11 @@ class Verdict:
     value: float | None = None
     baseline: float | None = None
     message: str = ""
+    higher_is_better: bool = True  # the metric's direction, as its registry declares it
+
+    def describe(self) -> str:
+        """The condition in the metric's direction (``toxicity.toxic <= baseline + 0.01``)."""
+        return self.condition.describe(self.higher_is_better)
 
 
 def read_run(folder: str | Path) -> RunResults:
@@ -123,8 +133,10 @@ def with_implicit(conditions: list[Condition], run: RunResults) -> list[Conditio
     return [*conditions, Condition(FAILED_FRACTION, max=0.0, where="implicit: failed judged items never pass")]
 
 
-def judge(conditions: list[Condition], run: RunResults) -> list[Verdict]:
-    """One verdict per condition (the implicit one included), in order."""
+def judge(conditions: list[Condition], run: RunResults, directions: dict[str, bool] | None = None) -> list[Verdict]:
+    """One verdict per condition (the implicit one included), in order. ``directions``: ``{metric:
+    higher_is_better}`` of the run's servers (``gates.direction``; by default every built-in server's)."""
+    table = builtin_directions() if directions is None else directions
     baselines: dict[str, RunResults | str] = {}
     paired: dict[str, list[dict[str, Any]] | str] = {}  # compare's rows per baseline: one Holm family each
     verdicts = []
@@ -137,7 +149,7 @@ def judge(conditions: list[Condition], run: RunResults) -> list[Verdict]:
                 except FileNotFoundError as exc:
                     baselines[condition.baseline] = f"baseline {exc}"
             baseline = baselines[condition.baseline]
-        verdict = _verdict(condition, run, baseline)
+        verdict = _verdict(condition, run, baseline, higher_is_better(condition.metric, table))
         if condition.no_significant_drop and verdict.status != ERROR and isinstance(baseline, RunResults):
             if condition.baseline not in paired:
                 from ultra_client.gates.significance import compare_rows
@@ -152,32 +164,40 @@ def _paired_verdict(verdict: Verdict, rows: list[dict[str, Any]] | str) -> Verdi
     """The verdict with the paired test's outcome added: a significant drop fails, no paired values is an error."""
     from ultra_client.gates.significance import dropped, find_row, note
 
+    up = verdict.higher_is_better
     row = find_row(rows, verdict.condition.metric) if isinstance(rows, list) else rows
     if isinstance(row, str):
-        return Verdict(verdict.condition, ERROR, verdict.value, verdict.baseline, row)
-    drop = dropped(row)
+        return Verdict(verdict.condition, ERROR, verdict.value, verdict.baseline, row, up)
+    drop = dropped(row, up)
     message = "; ".join(part for part in (verdict.message, drop or note(row)) if part)
     status = FAIL if drop or verdict.status == FAIL else PASS
-    return Verdict(verdict.condition, status, verdict.value, verdict.baseline, message)
+    return Verdict(verdict.condition, status, verdict.value, verdict.baseline, message, up)
 
 
-def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str | None) -> Verdict:
+def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str | None, up: bool) -> Verdict:
     value = run.value(condition.metric)
     if value is None:
         hint = did_you_mean(condition.metric, run.names())
-        return Verdict(condition, ERROR, message=f"the run has no scalar result {condition.metric}{hint}")
+        return Verdict(
+            condition, ERROR, message=f"the run has no scalar result {condition.metric}{hint}", higher_is_better=up
+        )
     if isinstance(baseline, str):
-        return Verdict(condition, ERROR, value, message=baseline)
+        return Verdict(condition, ERROR, value, message=baseline, higher_is_better=up)
     reference = None
     if baseline is not None:
         reference = baseline.value(condition.metric)
         if reference is None:
-            return Verdict(condition, ERROR, value, message=f"baseline {baseline.folder} has no {condition.metric}")
+            missing = f"baseline {baseline.folder} has no {condition.metric}"
+            return Verdict(condition, ERROR, value, message=missing, higher_is_better=up)
     if not math.isfinite(value):
-        return Verdict(condition, FAIL, value, reference, f"{condition.metric} is {value}, not a number")
+        return Verdict(condition, FAIL, value, reference, f"{condition.metric} is {value}, not a number", up)
     broken = []
-    if reference is not None and condition.max_drop is not None and value < reference - condition.max_drop - 1e-12:
-        broken.append(f"dropped {reference - value:.4g} from the baseline (at most {condition.max_drop:g})")
+    worsened = None if reference is None else (reference - value if up else value - reference)
+    if worsened is not None and condition.max_drop is not None and worsened > condition.max_drop + 1e-12:
+        moved = "dropped" if up else "rose"
+        broken.append(
+            f"{moved} {worsened:.4g} from the baseline (at most {condition.max_drop:g}; {word(up)} is better)"
+        )
     if condition.min is not None and value < condition.min:
         broken.append(f"below {condition.min:g}")
     if condition.max is not None and value > condition.max:
@@ -185,8 +205,8 @@ def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str |
     if condition.metric == FAILED_FRACTION:
         count, total = run.failed
         note = f"{count} of {total} judged items failed"
-        return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join([*broken, note]))
-    return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join(broken))
+        return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join([*broken, note]), up)
+    return Verdict(condition, FAIL if broken else PASS, value, reference, "; ".join(broken), up)
 
 
 def exit_code(verdicts: list[Verdict]) -> int:
@@ -195,11 +215,13 @@ def exit_code(verdicts: list[Verdict]) -> int:
 
 
 def verdict_lines(verdicts: list[Verdict]) -> list[str]:
-    """The verdict table: condition, value, baseline, verdict, and why a condition failed."""
-    rows = [["condition", "value", "baseline", "verdict", "note"]]
+    """The verdict table: condition, value, baseline, verdict, which way is better, and why a condition failed."""
+    rows = [["condition", "value", "baseline", "verdict", "better", "note"]]
     for v in verdicts:
-        rows.append([v.condition.describe(), cell(v.value), cell(v.baseline), v.status.upper(), v.message])
-    lines = align(rows, [False, True, True, False, False])
+        rows.append(
+            [v.describe(), cell(v.value), cell(v.baseline), v.status.upper(), word(v.higher_is_better), v.message]
+        )
+    lines = align(rows, [False, True, True, False, False, False])
     lines.insert(1, "-" * max(len(line) for line in lines))
     passed = sum(1 for v in verdicts if v.status == PASS)
     lines.append(f"gate: {passed} of {len(verdicts)} condition(s) passed; exit status {exit_code(verdicts)}")

@@ -16,7 +16,15 @@ from ultra_client.pipeline.model import Pipeline, Step, ToolStep
 from ultra_client.pipeline.steps import ROUTE_OUTPUT
 from ultra_kit.errors import unknown_names_message
 
-__all__ = ["ROUTE_OUTPUT", "Checker", "check_dataflow", "settings_used", "step_outputs", "tool_for"]
+__all__ = [
+    "ROUTE_OUTPUT",
+    "Checker",
+    "check_dataflow",
+    "produced_variables",
+    "settings_used",
+    "step_outputs",
+    "tool_for",
+]
 
 
 @dataclass
@@ -81,6 +89,21 @@ def check_dataflow(
     follow a setting; without them the servers' defaults do.
     """
     return Checker(pipeline, tools, settings).steps(pipeline.steps, set())
+
+
+def produced_variables(
+    pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]], settings: dict[str, dict[str, Any]] | None = None
+) -> dict[str, tuple[ToolStep, str]]:
+    """{variable: (the first step producing it, its tool output)} over every tool step, those of loops and of every
+    branch included (``check_dataflow`` keeps only what every branch produces), under its pipeline name.
+    ``settings`` decide the outputs that follow a setting, as in ``step_outputs`` (None: every output it may have)."""
+    produced: dict[str, tuple[ToolStep, str]] = {}
+    for step in pipeline.tool_steps():
+        info = tools.get(step.server, {}).get(step.tool)
+        own = None if settings is None else settings.get(step.server, {})
+        for output in step_outputs(info, own) if info else []:
+            produced.setdefault(step.outputs.get(output, output), (step, output))
+    return produced
 
 
 def step_outputs(info: ToolInfo, settings: dict[str, Any] | None) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is written
     "seed": 42,  # the seed of --random and --bayes (and nothing else)
-    "minimize": False,  # rank by the metric, highest first
+    "minimize": None,  # rank by the metric in its declared direction: highest first, lowest for a lower-is-better one
     "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
     "max_trials": 10_000,  # a grid or --random/--bayes N above this is refused before anything runs
 }

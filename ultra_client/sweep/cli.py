@@ -26,7 +26,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     search.add_argument("--bayes", type=int, metavar="N", help="N trials of Optuna's TPE sampler (needs --metric)")
     sweep.add_argument("--seed", type=int, help=f"seed of --random and --bayes (default {DEFAULTS['seed']})")
     sweep.add_argument("--metric", metavar="NAME", help="variable.key of a scalar result, e.g. eval_res.ndcg@10")
-    sweep.add_argument("--minimize", action="store_true", default=None, help="lower is better (default: higher)")
+    direction = sweep.add_mutually_exclusive_group()
+    direction.add_argument(
+        "--minimize", action="store_true", default=None, help="rank lowest first (default: the metric's direction, "
+        "as its server declares it: lowest first for toxicity, highest for most metrics)"
+    )  # fmt: skip
+    direction.add_argument("--maximize", action="store_false", dest="minimize", help="rank highest first")
     sweep.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
     sweep.add_argument(
         "--output-dir",

@@ -16,12 +16,19 @@ import anyio.lowlevel
 
 from ultra_client.calls.server_pool import parameter_references
 from ultra_client.commands import build_parameters, pipeline_locations, tool_table
-from ultra_client.errors import UltraError, as_ultra_error
-from ultra_client.pipeline.dataflow import check_dataflow
-from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
+from ultra_client.errors import UltraError, as_ultra_error, did_you_mean
+from ultra_client.gates.direction import pipeline_directions
+from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
+from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file
 from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
-from ultra_client.sweep.spec import SweepSpec, build_spec, check_keys, check_metric_variable, did_you_mean
+from ultra_client.sweep.spec import (
+    SweepSpec,
+    build_spec,
+    check_keys,
+    check_metric_variable,
+    with_direction,
+)
 from ultra_client.sweep.trials import (
     TrialRunner,
     TrialStore,
@@ -32,16 +39,6 @@ from ultra_client.sweep.trials import (
     trial_settings,
 )
 from ultra_kit.yaml_files.limits import require_regular_file
-
-
-def produced_variables(pipeline: Pipeline, tools: dict) -> dict[str, tuple[Any, str]]:
-    """{variable: (step, tool output)} for every output of every step, under its pipeline name."""
-    produced: dict[str, tuple[Any, str]] = {}
-    for step in pipeline.tool_steps():
-        info = tools.get(step.server, {}).get(step.tool)
-        for output in info.outputs if info else []:
-            produced.setdefault(step.outputs.get(output, output), (step, output))
-    return produced
 
 
 def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]], tools: dict) -> None:
@@ -94,6 +91,8 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     """Check, then run every trial; the spec, one row per distinct trial, and notes for the table."""
     spec = build_spec(args)
     pipeline = load_pipeline(require_file(spec.pipeline))
+    if spec.minimize is None:
+        with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
     target = spec.param or parameter_path(pipeline.path)
     if spec.param is not None:
         with as_ultra_error():

@@ -6,7 +6,6 @@ options default to ``None`` so that a ``sweep:`` file's value is kept unless the
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ultra_client.errors import UltraError, as_ultra_error, located
+from ultra_client.errors import UltraError, as_ultra_error, did_you_mean, located
 from ultra_client.sweep import DEFAULTS
 from ultra_kit.yaml_files.limits import ShapeError, load_yaml_value
 from ultra_kit.yaml_files.lines import load_yaml_with_lines, plain
@@ -61,7 +60,7 @@ class SweepSpec:
     trials: int | None  # N of --random / --bayes
     seed: int
     metric: str | None
-    minimize: bool
+    minimize: bool | None  # None until ``with_direction`` reads the metric's declared direction
     output_dir: Path
     max_trials: int = DEFAULTS["max_trials"]
     source: str = ""  # the sweep file, when there is one
@@ -81,14 +80,6 @@ class SweepSpec:
 def grid_size(spaces: list[Space]) -> int:
     """The number of combinations of the spaces' value lists: the product of their lengths."""
     return math.prod(len(space.values) for space in spaces if isinstance(space.values, list))
-
-
-def did_you_mean(word: str, choices: list[str]) -> str:
-    """``; did you mean 'x'?`` for the closest choice, or the list of choices."""
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
-    if close:
-        return f"; did you mean '{close[0]}'?"
-    return f"; known: {', '.join(sorted(choices))}" if choices else ""
 
 
 def read_sweep_file(path: Path) -> dict[str, Any] | None:
@@ -202,7 +193,7 @@ def build_spec(args: Any) -> SweepSpec:
         key, value = parse_grid_option(text)
         grid = [entry for entry in grid if entry[0] != key] + [(key, value, f"--grid {key}")]
     options = {"random": args.random, "bayes": args.bayes, "seed": args.seed, "metric": args.metric}
-    options |= {"minimize": args.minimize or None, "output_dir": args.output_dir, "param": args.param}
+    options |= {"minimize": args.minimize, "output_dir": args.output_dir, "param": args.param}
     options["max_trials"] = getattr(args, "max_trials", None)
     if options["random"] is not None or options["bayes"] is not None:
         given.pop("random", None), given.pop("bayes", None)
@@ -238,7 +229,7 @@ def _checked(given: dict[str, Any], where: dict[str, str], grid: list, pipeline:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UltraError(f"{where['seed']}: the seed must be a whole number >= 0, got {seed!r}")
     minimize = given.get("minimize", DEFAULTS["minimize"])
-    if not isinstance(minimize, bool):
+    if minimize is not None and not isinstance(minimize, bool):
         raise UltraError(f"{where['minimize']}: minimize is true or false, got {minimize!r}")
     spaces = []
     for key, value, at in grid:
@@ -307,6 +298,20 @@ def check_keys(spec: SweepSpec, settings: dict[str, dict[str, Any]], param_file:
             bad = [v for v in space.values if not isinstance(v, dict)]
             if bad:
                 raise UltraError(f"{space.where}: {space.key} is a mapping; {bad[0]!r} cannot replace it")
+
+
+def with_direction(spec: SweepSpec, directions: dict[str, bool]) -> None:
+    """Rank in the metric's declared direction (``ultra_client.gates.direction``: ``{metric: higher_is_better}`` of
+    the pipeline's servers) unless ``--minimize`` / ``--maximize`` or the sweep file chose one."""
+    from ultra_client.gates.direction import higher_is_better
+
+    if spec.minimize is not None:
+        return
+    spec.minimize = spec.metric is not None and not higher_is_better(spec.metric, directions)
+    if spec.minimize:
+        spec.notes.append(
+            f"ranked lowest first: {spec.metric} is lower-is-better (its server's registry); --maximize ranks highest"
+        )
 
 
 def check_metric_variable(spec: SweepSpec, produced: list[str]) -> None:

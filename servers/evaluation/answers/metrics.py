@@ -68,6 +68,7 @@ class Metric:
     reads: tuple[str, ...] = ()
     uses_gold: bool = True
     kind: str = "continuous"  # how the report charts it: binary (0/1 per item), graded or continuous
+    higher_is_better: bool = True  # gates, compare and ultra sweep read it (SPEC.metric_directions)
 
 
 class Item:
@@ -237,6 +238,11 @@ METRICS: dict[str, Metric] = {
 def describe_names() -> str:
     """The metric names, with the extra each needs (for the tool's field description)."""
     return ", ".join(m.name + (f" (extra {m.extra})" if m.extra else "") for m in METRICS.values())
+
+
+def higher_is_better() -> dict[str, bool]:
+    """``{metric: higher_is_better}`` of every answer metric (``SPEC.metric_directions``)."""
+    return {m.name: m.higher_is_better for m in METRICS.values()}
 
 
 def registry_markdown() -> str:

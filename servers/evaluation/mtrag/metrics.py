@@ -224,6 +224,7 @@ class MtragMetric:
     needs: tuple[str, ...] = ()
     per_passage: bool = False
     reads: tuple[str, ...] = ()  # settings it reads, recorded with the result
+    higher_is_better: bool = True  # gates, compare and ultra sweep read it (SPEC.metric_directions)
 
 
 _BERT = ("bertscore_model", "bertscore_layer")
@@ -251,6 +252,11 @@ METRICS: dict[str, MtragMetric] = {
     )
 }  # fmt: skip
 MTRAG_METRICS = tuple(METRICS)
+
+
+def higher_is_better() -> dict[str, bool]:
+    """``{metric: higher_is_better}`` of every MT-RAG metric (``SPEC.metric_directions``)."""
+    return {m.name: m.higher_is_better for m in METRICS.values()}
 
 
 def _check_registry() -> None:

@@ -101,6 +101,7 @@ def evaluate(
     }
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
     settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
+    settings["higher_is_better"] = {name: answers.METRICS[name].higher_is_better for name in names}  # compare's
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
     return {"eval_res": eval_res, "settings": settings, "result_path": path}
 

@@ -106,6 +106,7 @@ def evaluate_mtrag(
         "mtrag_metrics": names,
         "idk_conditioning": idk_ls is not None,
         "n_records": len(pred_ls),
+        "higher_is_better": {name: mtrag.METRICS[name].higher_is_better for name in names},  # compare's
     }
     given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
     settings.update({name: given[name] for name in mtrag.settings_read(names)})

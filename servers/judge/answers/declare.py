@@ -18,6 +18,7 @@ INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
 METRIC_KINDS = ("binary", "graded", "continuous")  # 0/1 per item; a few ordered grades; any number
 # how the report charts a metric of each level, unless ``kinds`` says otherwise (a nominal value here is 0 / 1)
 LEVEL_KINDS: dict[str, str] = {"nominal": "binary", "ordinal": "graded", "interval": "continuous"}
+AGGREGATE_DIRECTIONS = {"num_excluded": False}  # every judge's aggregate: items not judged ok, fewer is better
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class AnswerJudge:
     # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it,
     # and how the report charts it (LEVEL_KINDS)
     scales: Mapping[str, str] = field(default_factory=dict)
+    lower_is_better: tuple[str, ...] = ()  # metrics where a lower value is better (toxicity); the others higher
 
     def __post_init__(self) -> None:
         if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
@@ -44,11 +46,18 @@ class AnswerJudge:
             raise ValueError(f"{self.name}: kinds must map its metrics to one of {METRIC_KINDS}")
         if set(self.scales) - set(self.metrics) or set(self.scales.values()) - set(LEVELS):
             raise ValueError(f"{self.name}: scales map its metrics to {LEVELS}")
+        if not set(self.lower_is_better) <= set(self.metrics):
+            raise ValueError(f"{self.name}: lower_is_better names metrics it does not have")
 
     @property
     def metric_kinds(self) -> dict[str, str]:
         """Each metric's kind (how the report charts it), written into the result file: declared, or its level's."""
         return {name: self.kinds.get(name) or LEVEL_KINDS[level] for name, level in self.levels.items()}
+
+    @property
+    def higher_is_better(self) -> dict[str, bool]:
+        """Each metric's direction (gates, ``compare``, ``ultra sweep``), written into the result file."""
+        return {name: name not in self.lower_is_better for name in self.metrics}
 
     @property
     def levels(self) -> dict[str, Level]:
@@ -89,6 +98,7 @@ def answer_judge(
     replies: Mapping[str, Reply] | None = None,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, str] | None = None,
+    lower_is_better: tuple[str, ...] = (),
 ) -> Callable[[JudgeFunction], JudgeFunction]:
     """Declare the decorated function an answer judge (``AnswerJudge``'s fields; ``judge`` is the function)."""
 
@@ -103,6 +113,7 @@ def answer_judge(
             dict(replies or {}),
             dict(kinds or {}),
             dict(scales or {}),
+            tuple(lower_is_better),
         )
         return function
 

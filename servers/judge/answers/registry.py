@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 
 from servers.judge.answers import judges as judge_modules
-from servers.judge.answers.declare import AnswerJudge, declared
+from servers.judge.answers.declare import AGGREGATE_DIRECTIONS, AnswerJudge, declared
 
 
 def collect() -> tuple[AnswerJudge, ...]:
@@ -43,6 +43,17 @@ def judge_of_kind(kind: str) -> AnswerJudge:
         raise ValueError(f"no answer judge of kind {kind!r}; known: {sorted(BY_KIND)}") from None
 
 
+def higher_is_better() -> dict[str, bool]:
+    """``{metric: higher_is_better}`` of every answer judge's metrics and aggregate counts (``SPEC.metric_directions``);
+    a metric two judges share (``toxicity``) must have one direction."""
+    found = dict(AGGREGATE_DIRECTIONS)
+    for judge in JUDGES:
+        for name, up in judge.higher_is_better.items():
+            if found.setdefault(name, up) != up:
+                raise ValueError(f"{judge.name}: {name} is declared higher-is-better by one judge, lower by another")
+    return found
+
+
 def registry_markdown() -> str:
     """A markdown table of every answer judge: tool, inputs, metrics, prompt files, requests, summary."""
     lines = [
@@ -53,7 +64,9 @@ def registry_markdown() -> str:
         cells = (
             f"`{judge.name}`",
             ", ".join(f"`{name}`" for name in judge.inputs),
-            ", ".join(f"`{name}`" for name in judge.metrics),
+            ", ".join(
+                f"`{name}`" + ("" if up else " (lower is better)") for name, up in judge.higher_is_better.items()
+            ),
             ", ".join(f"`prompts/{name}.txt`" for name in judge.prompts),
             judge.requests,
             judge.summary.replace("|", "\\|"),

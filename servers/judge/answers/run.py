@@ -153,6 +153,7 @@ async def run_answer_judge(
         **(recorded or {}),
         "aggregate": aggregate,
         "metric_kinds": judge.metric_kinds,
+        "higher_is_better": judge.higher_is_better,  # compare's better / worse per metric
         "counts": counts,
         "failed": failed,
         "items": results,

@@ -21,6 +21,7 @@ from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
+METRICS = {"factual_consistency": True, "hallucinated": False}  # metric -> higher is better
 FALLBACK_NOTE = "no hhem_model is configured: scored with the LLM faithfulness judge instead of a cross-encoder"
 
 
@@ -36,6 +37,11 @@ def _encoder(model: str, device: str) -> Any:
     from servers.judge.hallucination.hhem import load_cross_encoder
 
     return load_cross_encoder(model, device)
+
+
+def higher_is_better() -> dict[str, bool]:
+    """The cross-encoder's metrics and their direction (``SPEC.metric_directions``)."""
+    return dict(METRICS)
 
 
 def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_size: int) -> tuple[list, dict]:
@@ -82,7 +88,7 @@ async def run_hallucination(
     )
     if not any(r["status"] == "ok" for r in results):
         raise InputError("hallucination_judge: no item has both an answer and passages; nothing was scored")
-    aggregate = summarise(("factual_consistency", "hallucinated"), results)
+    aggregate = summarise(tuple(METRICS), results)
     counts: dict[str, int] = {"items": len(results)}
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -90,7 +96,8 @@ async def run_hallucination(
     note = f"cross-encoder {hhem_model} on {model['device']}"
     out = result_path(save_path, "hallucination_judge")
     document = {"tool": "hallucination_judge", "method": "hhem", "note": note, "aggregate": aggregate,
-                "counts": counts, "failed": failed, "items": results, "model": model}  # fmt: skip
+                "higher_is_better": METRICS, "counts": counts, "failed": failed, "items": results,
+                "model": model}  # fmt: skip
     atomic_write_json(out, document)
     return {"method": "hhem", "note": note, "result_path": str(out), "aggregate": aggregate, "items": results,
             "counts": counts, "failed": failed, "usage": {}, "prompt": {}, "reliability": {}}  # fmt: skip

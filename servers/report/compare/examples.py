@@ -1,5 +1,6 @@
 """The items that changed most between the first run (A) and each other run (B), per metric: the largest
-regressions and improvements with the question, both answers and both judges' verdicts and reasons; and,
+regressions (worse: lower, or higher for a lower-is-better metric) and improvements with the question, both
+answers and both judges' verdicts and reasons; and,
 where nuggetize ran, the vital nuggets each run's answer gained or lost per query."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from servers.report.compare.pairs import Pair, shared_metrics
+from servers.report.compare.pairs import Pair, higher_is_better, shared_metrics
 from servers.report.model import Run
 
 TEXT_CHARS = 300
@@ -33,13 +34,14 @@ def changes(runs: Sequence[Run], pairs: Sequence[Pair], *, per_metric: int) -> l
         for name in shared_metrics(runs, pair):
             x = a.columns[name][pair.a_positions]
             y = b.columns[name][pair.b_positions]
-            d = y - x
+            up = higher_is_better(runs, pair, name)
+            d = (y - x) if up else (x - y)  # > 0: B is better
             valid = np.flatnonzero(np.isfinite(d) & (d != 0))
             if not len(valid):
                 continue
             order = valid[np.argsort(d[valid], kind="stable")]
             sides = {"regressions": order[:per_metric], "improvements": order[::-1][:per_metric]}
-            entry: dict[str, Any] = {"metric": name, "a": a.label, "b": b.label}
+            entry: dict[str, Any] = {"metric": name, "a": a.label, "b": b.label, "higher_is_better": up}
             for side, picked in sides.items():
                 picked = [i for i in picked if (d[i] < 0) == (side == "regressions")]
                 entry[side] = [_item(a, b, pair.ids[i], float(x[i]), float(y[i])) for i in picked]

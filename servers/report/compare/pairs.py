@@ -4,6 +4,8 @@ For every pair of runs (each later run B against each earlier run A) and every m
 both have a value for: the mean of each, the mean difference B - A with its percentile-bootstrap interval, the
 two-sided paired randomisation (sign-flip) p-value (``ultra_trec.significance.paired_tests``: exact when
 2^n <= resamples), Holm's adjustment across the pair's metrics, and the items where B wins, ties or loses.
+B wins an item where it is better: higher, or lower for a metric its result file declares lower-is-better
+(``higher_is_better``, from the tool's registry: toxicity, bias); the row says which (``higher_is_better``).
 
 A judge metric whose both runs recorded judge samples for every compared id (``sample_values``, a judge run with
 ``judge_llm.samples: k``) takes the judge-noise-aware test instead (``ultra_trec.significance.compare_samples``:
@@ -51,13 +53,24 @@ class Row:
     ci_high: float
     p_value: float
     p_holm: float
-    wins: int  # items where B > A
+    wins: int  # items where B is better than A (higher, or lower for a lower-is-better metric)
     ties: int
     losses: int
     significant: bool  # p_holm < 1 - confidence
     test: str = "randomisation"  # or "judge-noise-aware (k samples)"
     p_exact: float = float("nan")  # the judge-noise-aware test's p with the judge taken as exact
     only_if_exact: bool = False  # significant (Holm) only if the judge is taken as exact
+    higher_is_better: bool = True  # False for a metric declared lower-is-better: B - A < 0 is then better
+
+    @property
+    def better(self) -> bool:
+        """B's mean is better than A's (in the metric's direction)."""
+        return self.diff > 0 if self.higher_is_better else self.diff < 0
+
+    @property
+    def worse(self) -> bool:
+        """B's mean is worse than A's (in the metric's direction)."""
+        return self.diff < 0 if self.higher_is_better else self.diff > 0
 
 
 def pairs_of(runs: Sequence[Run]) -> list[Pair]:
@@ -87,6 +100,11 @@ def pairs_of(runs: Sequence[Run]) -> list[Pair]:
 def shared_metrics(runs: Sequence[Run], pair: Pair) -> list[str]:
     """The metrics both runs of the pair have, in first-seen order."""
     return [name for name in runs[pair.a].columns if name in runs[pair.b].columns]
+
+
+def higher_is_better(runs: Sequence[Run], pair: Pair, name: str) -> bool:
+    """False when either run's result file declared ``name`` lower-is-better, else True."""
+    return not (name in runs[pair.a].lower_is_better or name in runs[pair.b].lower_is_better)
 
 
 def compare(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int) -> tuple[list[Pair], list[Row]]:
@@ -133,6 +151,8 @@ def compare(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int
                 means = (judged["mean_b"], judged["mean_a"], judged["diff"])
                 interval = tuple(judged["with_judge_noise"]["ci"])
                 exact = judged["judge_as_exact"]["p_value"]
+            up = higher_is_better(runs, pair, name)
+            better, worse = (y > x, y < x) if up else (y < x, y > x)
             rows.append(
                 Row(
                     metric=name,
@@ -146,13 +166,14 @@ def compare(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int
                     ci_high=interval[1],
                     p_value=p,
                     p_holm=float(p_holm),
-                    wins=int(np.count_nonzero(y > x)),
+                    wins=int(np.count_nonzero(better)),
                     ties=int(np.count_nonzero(y == x)),
-                    losses=int(np.count_nonzero(y < x)),
+                    losses=int(np.count_nonzero(worse)),
                     significant=bool(p_holm < alpha),
                     test=test,
                     p_exact=exact,
                     only_if_exact=bool(exact_holm < alpha and not p_holm < alpha),
+                    higher_is_better=up,
                 )
             )
     order = {name: i for i, name in enumerate(dict.fromkeys(row.metric for row in rows))}

@@ -19,6 +19,7 @@ DISCRETE = 11  # values at most this many distinct values are drawn as counted p
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")
 COLUMNS += ("test", "p (judge exact)")  # which test gave p; the judge-noise-aware test's p with the judge exact
 ONLY_IF_EXACT = "significant only if the judge is taken as exact"
+LOWER_MARK = "(lower is better)"  # after a metric declared lower-is-better (its tool's registry)
 
 
 def letter(index: int) -> str:
@@ -30,7 +31,7 @@ def row_cells(row: Row, *, flag: str = ONLY_IF_EXACT) -> list[str]:
     """One comparison row as the terminal and the page show it (``*``: significant after Holm; ``flag``:
     significant only if the judge is taken as exact)."""
     return [
-        row.metric,
+        row.metric if row.higher_is_better else f"{row.metric} {LOWER_MARK}",
         f"{row.b} vs {row.a}",
         str(row.n),
         number(row.a_mean),
@@ -62,7 +63,8 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
     lines.append(
         f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test"
         + ("; a judge's metric with judge samples: the judge-noise-aware test" if noisy else "")
-        + "); W/T/L = items where B is higher / equal / lower"
+        + "); W/T/L = items where B is better / equal / worse: higher is better, lower for a metric marked "
+        + LOWER_MARK
     )
     if noisy:
         lines.append(f"(*) = {ONLY_IF_EXACT}; p (judge exact) = the same bootstrap without the judge's noise")
@@ -71,13 +73,13 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
 
 def ranx_table(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, Any]:
     """Rows = runs, columns = metrics of two or more runs: the run's mean with the letters of the runs it is
-    significantly better (higher) than on the items both have."""
+    significantly better than on the items both have (higher, or lower for a lower-is-better metric)."""
     labels = [run.label for run in runs]
     metrics = list(dict.fromkeys(row.metric for row in rows))
     better: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         if row.significant and row.diff != 0:
-            winner, loser = (row.b, row.a) if row.diff > 0 else (row.a, row.b)
+            winner, loser = (row.b, row.a) if row.better else (row.a, row.b)
             better.setdefault((winner, row.metric), []).append(letter(labels.index(loser)))
     table = []
     for index, run in enumerate(runs):

@@ -46,7 +46,8 @@ def compare(
     """Compare runs item by item (matched on ids, never positions; runs sharing no id are refused).
 
     For every metric two runs share: each run's mean, the paired difference with its bootstrap interval, the
-    paired randomisation p-value with Holm across metrics, and wins/ties/losses. Writes compare.html (ranx-style
+    paired randomisation p-value with Holm across metrics, and wins/ties/losses (better / equal / worse: lower
+    is better for a metric its result file declares so, e.g. toxicity). Writes compare.html (ranx-style
     table with significance letters, per-item scatters, the largest regressions and improvements with both
     answers and both judges' reasons, vital nuggets gained and lost) and comparison.json; returns the aligned
     text table.

@@ -141,6 +141,7 @@ async def _probability(text: str) -> float:
     name="toxicity",
     inputs=("q_ls", "pred_ls"),
     metrics=("toxicity", "toxic"),
+    lower_is_better=("toxicity", "toxic"),
     requests="0 (offline classifier)",
     scales={"toxic": "nominal"},
     description="Toxicity, offline: the probability that an answer is offensive from alt-profanity-check's "
@@ -163,6 +164,7 @@ async def judge_toxicity(client: LLMClient, item: dict[str, Any], retries: int) 
     inputs=("q_ls", "pred_ls"),
     metrics=("toxicity", "toxic"),
     kinds={"toxicity": "continuous"},  # charted as the classifier's probability, though 0 / 1 here
+    lower_is_better=("toxicity", "toxic"),
     requests="1",
     replies={"toxicity_v1": TOXICITY},
     scales={"toxicity": "nominal", "toxic": "nominal"},
@@ -182,6 +184,7 @@ async def judge_toxicity_llm(client: LLMClient, item: dict[str, Any], retries: i
     name="bias",
     inputs=("q_ls", "pred_ls"),
     metrics=("bias", "no_opinion"),
+    lower_is_better=("bias",),
     requests="1",
     replies={"bias_v1": BIAS},
     scales={"no_opinion": "nominal"},

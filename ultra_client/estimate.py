@@ -19,7 +19,7 @@ same request, else a cached answer to a like one, else a placeholder), so the re
 its replies (nuggets scored after they are created) and the steps after an LLM step are counted too. A
 count that follows placeholders, in the step or in a step its inputs come from, is marked ``~`` and the
 notes say why. Result files go to a scratch folder; no file a setting names is written from stand-ins
-(``ultra_kit.paths.estimate_mode``), so a step that reads one may be "not estimated", with the reason.
+(``ultra_llm.estimate``), so a step that reads one may be "not estimated", with the reason.
 """
 
 from __future__ import annotations

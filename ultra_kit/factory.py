@@ -14,7 +14,6 @@ from typing import Any
 from ultra_kit import redact
 from ultra_kit.errors import confine_process_reads, confined_reads
 from ultra_kit.files import released_on_failure
-from ultra_kit.paths.estimate_mode import counting_standins
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
@@ -27,6 +26,7 @@ from ultra_kit.settings import (
 )
 from ultra_kit.wrapping.argument_check import ArgumentCheck
 from ultra_kit.wrapping.tool_errors import ToolErrors, crash_report, in_process_crash
+from ultra_llm.estimate import counting_standins
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -22,8 +22,8 @@ from typing import IO, Any
 
 from ultra_kit import redact
 from ultra_kit.errors import PROJECT_ROOT_ENV, InputError
-from ultra_kit.paths.estimate_mode import check_estimate_write, scratch_folder
 from ultra_kit.paths.output_root import check_save_path
+from ultra_llm.estimate import check_estimate_write, scratch_folder
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
@@ -242,7 +242,7 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
     The path returned is absolute. A folder that cannot be created (a read-only working directory,
     a file where a folder should be) is an InputError saying where and what to do. Under
-    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_kit.paths.estimate_mode``).
+    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_llm.estimate``).
     """
     target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
     if (scratch := scratch_folder()) is not None:

@@ -7,21 +7,77 @@ and the caller gets a stand-in reply (``ultra_llm.standins``), which is never ca
 requests a tool makes from its replies are counted too. Cache hits are answered as usual. The ledger lines
 are small single writes in append mode, so in-process tools and MCP subprocesses can share one file.
 ``chars_per_token`` and ``typical_reply`` calibrate the estimate on the answers a cache already holds.
+
+The server kit reads the mode too: ``result_path`` puts result files in the scratch folder (the ledger's,
+removed when the estimate ends), and a tool call that was handed stand-ins (``note_standin``, counted per
+call by ``counting_standins``) may not write outside it (``check_estimate_write``): the files a setting
+names (a synthetic test set, say) never receive data an LLM did not give.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.paths.estimate_mode import ESTIMATE_ENV, ledger_path, note_standin
+from ultra_kit.errors import InputError
 
-__all__ = ["ESTIMATE_ENV", "ledger_path"]
+ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
+_call_standins: ContextVar[list[int] | None] = ContextVar("call_standins", default=None)
+
+
+def ledger_path() -> str:
+    """The ledger file of estimate mode, or "" when the client sends requests as usual."""
+    return os.environ.get(ESTIMATE_ENV, "").strip()
+
+
+def scratch_folder() -> Path | None:
+    """The estimate's scratch folder (the ledger's folder), or None outside estimate mode."""
+    ledger = ledger_path()
+    return Path(ledger).resolve().parent if ledger else None
+
+
+@contextmanager
+def counting_standins() -> Iterator[None]:
+    """Count the stand-in replies handed out inside the block (one tool call; tasks it starts share the count)."""
+    token = _call_standins.set([0])
+    try:
+        yield
+    finally:
+        _call_standins.reset(token)
+
+
+def note_standin() -> None:
+    """Record that the current tool call was handed a stand-in reply."""
+    box = _call_standins.get()
+    if box is not None:
+        box[0] += 1
+
+
+def standins_in_call() -> int:
+    """The stand-in replies the current tool call was handed so far."""
+    box = _call_standins.get()
+    return box[0] if box is not None else 0
+
+
+def check_estimate_write(path: Path) -> None:
+    """In estimate mode, refuse to write ``path`` outside the scratch folder from a call fed stand-in replies."""
+    scratch = scratch_folder()
+    if scratch is None or not standins_in_call() or Path(os.path.abspath(path)).is_relative_to(scratch):
+        return
+    raise InputError(
+        "ultra run --estimate does not write files from stand-in replies (no LLM answered this step's "
+        "requests): the steps that read this file are estimated after a run has written it",
+        path=str(path),
+    )
 
 
 def message_chars(messages: Any) -> int:

@@ -10,7 +10,7 @@ only be counted if the earlier requests get some reply. Estimate mode answers ea
 3. ``placeholder``: else ``PLACEHOLDER``, which a reader declared by the prompt replaces with an example
    of its reply (``ultra_llm.asking``). Counts that follow a placeholder are a guess, and the estimate says so.
 
-Stand-ins are never cached and never written to a file a setting names (``ultra_kit.paths.estimate_mode``).
+Stand-ins are never cached and never written to a file a setting names (``ultra_llm.estimate``).
 """
 
 from __future__ import annotations

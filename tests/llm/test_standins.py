@@ -12,11 +12,10 @@ from tests.llm.conftest import stub_settings
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_text, result_path
-from ultra_kit.paths.estimate_mode import check_estimate_write, counting_standins, note_standin, standins_in_call
 from ultra_llm.asking import ask_until_readable
 from ultra_llm.cache import AnswerCache, CachedAnswer, encode
 from ultra_llm.client import LLMClient
-from ultra_llm.estimate import ESTIMATE_ENV
+from ultra_llm.estimate import ESTIMATE_ENV, check_estimate_write, counting_standins, note_standin, standins_in_call
 from ultra_llm.replies import Reply, labels
 from ultra_llm.standins import PLACEHOLDER, stand_in, stand_in_vectors
 

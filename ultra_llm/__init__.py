@@ -5,5 +5,6 @@
 - ``replies`` (a prompt's reply declared once: schema, label values, reader, repair text), ``asking``
   (ask, read, repair) and ``prompt_files`` (versioned prompt files);
 - ``batch_mode`` (batch files, the Batch API, passes over the cache) and ``local`` (in-process models);
-- ``prices`` (what tokens cost: ``prices.yaml``, ``$ULTRA_PRICES``) and ``estimate`` (``ultra run --estimate``).
+- ``prices`` (what tokens cost: ``prices.yaml``, ``$ULTRA_PRICES``), ``estimate`` (``ultra run --estimate``) and
+  ``standins`` (the replies its unsent requests get).
 """

@@ -25,7 +25,7 @@ from ultra_kit.settings import (
     merge_mapping,
 )
 from ultra_kit.wrapping.argument_check import ArgumentCheck
-from ultra_kit.wrapping.tool_errors import ToolErrors, crash_report, in_process_crash
+from ultra_kit.wrapping.errors import ToolErrors, crash_report, in_process_crash
 from ultra_llm.estimate import counting_standins
 
 if typing.TYPE_CHECKING:

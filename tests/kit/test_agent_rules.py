@@ -13,7 +13,7 @@ from ultra_kit.errors import InputError
 from ultra_kit.factory import with_settings
 from ultra_kit.paths.project_root import absolute_paths, enter_project_root
 from ultra_kit.settings import complete_mapping, merge_mapping
-from ultra_kit.wrapping.tool_errors import ToolCrash
+from ultra_kit.wrapping.errors import ToolCrash
 
 
 class Spec(TypedDict, total=False):

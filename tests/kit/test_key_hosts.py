@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ultra_kit.factory import with_settings
-from ultra_kit.wrapping.tool_errors import ToolCrash
+from ultra_kit.wrapping.errors import ToolCrash
 
 CANARY = "canary-key-3f9a1c7e"
 CONFIGURED = "https://api.example.test/v1"

@@ -92,7 +92,7 @@ class LocalServer:
         import anyio
 
         from ultra_kit.inprocess import ProgressContext, ToolFailure, call_local_tool
-        from ultra_kit.wrapping.tool_errors import ToolCrash
+        from ultra_kit.wrapping.errors import ToolCrash
 
         if tool not in self.local:
             raise ToolRefused(f"Unknown tool: {tool}")

@@ -72,5 +72,6 @@ class ToolErrors:
                 log.info("%s: %s", self.tool_name, message)
             raise self.raise_as(message) from None
         trace = redact.redact_text("".join(traceback.format_exception(exc)))
+        # the SDK logs through rich in 80 columns: a longer file:line here narrows the message and wraps the traceback
         log.error("%s crashed (pid %d)\n%s", self.tool_name, os.getpid(), trace.rstrip())
         raise self.crash_as(type(exc).__name__, redact.redact_text(str(exc))) from None

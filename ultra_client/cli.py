@@ -211,9 +211,13 @@ def main(argv: list[str] | None = None) -> int:
                 print("  written anew (a section in flow style could not be edited line by line): comments dropped")
         elif args.command == "run" and args.estimate:  # ultra_client.estimate: nothing is sent
             from ultra_client.estimate import estimate_lines, estimate_run
+            from ultra_client.gates.cli import run_conditions
 
-            estimate = functools.partial(estimate_run, stdio=args.stdio)
+            gate = run_conditions(args)  # checked, not judged: nothing runs
+            estimate = functools.partial(estimate_run, stdio=args.stdio, gate=gate)
             print("\n".join(estimate_lines(anyio.run(estimate, args.pipeline, args.param, args.timeout))))
+            if gate:
+                print(f"gate: {len(gate)} condition(s) checked; they are judged after a run, not by --estimate")
         elif args.command == "run":
             from ultra_client.gates.cli import after_run, run_conditions
             from ultra_client.signals import stop_like_interrupt

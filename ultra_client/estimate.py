@@ -164,12 +164,14 @@ class EstimateRunner(Runner):
 
 
 async def estimate_run(
-    pipeline_file: str, param_file: str | None, timeout: float | None, stdio: bool
+    pipeline_file: str, param_file: str | None, timeout: float | None, stdio: bool, gate: list[Any]
 ) -> list[StepEstimate]:
-    """Run the pipeline in estimate mode; its LLM steps' estimates."""
+    """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
+    checked as ``ultra run`` checks them (a gate is judged only after a real run)."""
     from ultra_client import commands
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
-    from ultra_client.pipeline.dataflow import check_dataflow
+    from ultra_client.gates.spec import check_gate_variables
+    from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
 
@@ -188,6 +190,7 @@ async def estimate_run(
         (scratch / "logs").mkdir()
         async with ServerPool(locations, scratch / "logs", parameter_references(target)) as pool:
             check_dataflow(pipeline, commands.tool_table(pool), raw)
+            check_gate_variables(gate, produced_variables(pipeline, commands.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
             await runner.run()

@@ -66,3 +66,17 @@ def test_a_variable_produced_in_one_branch_only_may_be_gated(tmp_path: Path) -> 
     pipeline.write_text(text + gate + "  - {metric: toxcity.toxic, max: 0.1}\n")
     done = run_ultra("build", str(pipeline), cwd=ROOT, timeout=240)
     assert done.returncode == 2 and "variable 'toxcity'; did you mean 'toxicity'?" in done.stderr, done.stderr
+
+
+def test_an_estimate_checks_the_gate_too_and_says_it_is_not_judged(tmp_path: Path) -> None:
+    """``ultra run --estimate --gate FILE``: the same check (exit 2, file:line, "did you mean"); a good gate is said
+    to be checked, not judged (nothing ran)."""
+    pipeline = eval_trec_project(tmp_path)
+    bad = gate_file(tmp_path, [{"metric": "scores.map", "min": 0.2}])
+    done = run_ultra("run", str(pipeline), "--estimate", "--gate", str(bad), cwd=tmp_path, timeout=240)
+    assert done.returncode == 2 and "did you mean 'counts'?" in done.stderr, done.stdout + done.stderr
+    good = tmp_path / "good.yaml"
+    good.write_text("gate:\n  - {metric: eval_res.map, min: 0.2}\n")
+    done = run_ultra("run", str(pipeline), "--estimate", "--gate", str(good), cwd=tmp_path, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gate: 1 condition(s) checked; they are judged after a run, not by --estimate" in done.stdout

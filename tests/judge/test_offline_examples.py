@@ -74,3 +74,31 @@ def test_offline_params_writes_a_file_ultra_run_accepts(tmp_path: Path) -> None:
         for key, value in section.items():
             if key != "max_failed_fraction" and not key.endswith("_llm"):
                 assert written[alias][key] == value, (alias, key)
+
+
+def test_offline_params_of_every_example_hold_only_keys_its_servers_know(tmp_path: Path) -> None:
+    """generation_llm has no structured_output: the offline file of a RAG example must not add it (each LLM mapping
+    is checked as the server checks it)."""
+    import yaml
+
+    from ultra_client.pipeline.model import load_pipeline
+    from ultra_kit.settings import complete_mapping
+
+    checked = []
+    for pipeline in sorted((ROOT / "examples").glob("*.yaml")):
+        target = tmp_path / pipeline.name
+        done = subprocess.run(
+            [sys.executable, "-m", "ultra_client.offline_params", str(pipeline.relative_to(ROOT)), str(target)],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        if done.returncode != 0 or not target.exists():
+            continue  # a pipeline without a parameter file (a sweep file)
+        if "\nsweep:" in pipeline.read_text():
+            continue  # a sweep file: its pipeline is among the others
+        servers = {alias: Path(str(where)).name for alias, where in load_pipeline(pipeline).servers.items()}
+        for alias, section in (yaml.safe_load(target.read_text()) or {}).items():
+            for name, value in (section or {}).items():
+                if name.endswith("_llm") and isinstance(value, dict) and value.get("backend") == "local":
+                    complete_mapping(value, server=servers[alias], setting=name)  # unknown keys: an InputError
+                    checked.append((pipeline.stem, name))
+    assert ("rag_full", "generation_llm") in checked and ("risk_suite", "synth_llm") in checked, checked

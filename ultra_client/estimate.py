@@ -225,8 +225,11 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     highs = [e.cost_high for e in estimates]
     total_low = None if None in lows else sum(lows)
     total_high = None if None in highs else sum(highs)
-    rows.append(["total", "", str(sum(e.requests for e in estimates)), f"~{sum(e.tokens_in for e in estimates)}",
-                 "", _range(total_low, total_high)])  # fmt: skip
+    sent = [e for e in estimates if e.requests]  # a step with nothing to send counts exactly
+    guessed, approximate = any(e.guessed for e in sent), any(not e.counted for e in sent)
+    requests, tokens = sum(e.requests for e in estimates), sum(e.tokens_in for e in estimates)
+    rows.append(["total", "", f"{'~' if guessed else ''}{requests}", f"{'~' if approximate else ''}{tokens}", "",
+                 _range(total_low, total_high)])  # fmt: skip
     lines = align(rows, [False, False, True, True, True, True])
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(-1, "-" * len(lines[0]))

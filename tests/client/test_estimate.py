@@ -267,6 +267,8 @@ def test_a_configured_tokenizer_counts_the_prompt_tokens_exactly(tmp_path: Path)
         sent = stub.chat_requests()
     row = estimate_rows(estimate.stdout)["judge.umbrela_judge"]
     assert row[2] == str(len(sent)) and row[3] == str(sum(len(content_of(r).split()) for r in sent))  # no "~"
+    (total,) = [line.split() for line in estimate.stdout.splitlines() if line.startswith("total")]
+    assert total[1:3] == row[2:4]  # the only step: the total is counted too, not approximated
 
 
 def test_a_tokenizer_that_is_not_there_is_named(tmp_path: Path) -> None:

@@ -81,6 +81,7 @@ def existing_file(path: str | os.PathLike[str], *, what: str = "input file") -> 
 PROJECT_ROOT_ENV = "ULTRA_HOME"  # the project folder (a server started with it works there)
 OUTPUT_ROOT = "output"  # results go under <working directory>/output/
 READ_ROOTS_ENV = "ULTRA_READ_ROOTS"  # more folders tools may read, os.pathsep-separated
+ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"  # ultra run --estimate: the ledger of unsent requests (ultra_llm.estimate)
 ALLOW_OUTSIDE_READS_ENV = "ULTRA_ALLOW_OUTSIDE_READS"  # 1: tools read any file (a trusted local user)
 _confined: ContextVar[bool] = ContextVar("confined_reads", default=False)
 _process_confined = False

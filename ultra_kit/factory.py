@@ -13,7 +13,7 @@ from typing import Any
 
 from ultra_kit import redact
 from ultra_kit.errors import confine_process_reads, confined_reads
-from ultra_kit.files import released_on_failure
+from ultra_kit.files import counted_standins, released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
@@ -26,7 +26,6 @@ from ultra_kit.settings import (
 )
 from ultra_kit.wrapping.argument_check import ArgumentCheck
 from ultra_kit.wrapping.errors import ToolErrors, crash_report, in_process_crash
-from ultra_llm.estimate import counting_standins
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -258,12 +257,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counting_standins():
+            with errors(), released_on_failure(), confined_reads(), counted_standins():
                 return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counting_standins():
+            with errors(), released_on_failure(), confined_reads(), counted_standins():
                 return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

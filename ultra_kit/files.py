@@ -14,16 +14,15 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from ultra_kit import redact
-from ultra_kit.errors import PROJECT_ROOT_ENV, InputError
+from ultra_kit.errors import ESTIMATE_ENV, PROJECT_ROOT_ENV, InputError
 from ultra_kit.paths.output_root import check_save_path
-from ultra_llm.estimate import check_estimate_write, scratch_folder
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
@@ -123,6 +122,20 @@ def timestamped_path(directory: str | os.PathLike[str], stem: str, suffix: str) 
     return _unique(Path(directory) / f"{stem}_{stamp}{suffix}")
 
 
+def estimating() -> bool:
+    """True under ``ultra run --estimate`` (``ultra_llm.estimate``, imported only then)."""
+    return bool(os.environ.get(ESTIMATE_ENV, "").strip())
+
+
+def counted_standins() -> AbstractContextManager[None]:
+    """Around one tool call: under ``ultra run --estimate``, the count of the stand-in replies it was handed."""
+    if not estimating():
+        return nullcontext()
+    from ultra_llm.estimate import counting_standins
+
+    return counting_standins()
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None]) -> Path:
     """Write a text file through ``write(handle)`` into a temporary file, then rename it into place.
 
@@ -134,7 +147,10 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     saying so.
     """
     path = Path(path)
-    check_estimate_write(path)
+    if estimating():
+        from ultra_llm.estimate import check_estimate_write
+
+        check_estimate_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = None
     try:
@@ -245,7 +261,10 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_llm.estimate``).
     """
     target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
-    if (scratch := scratch_folder()) is not None:
+    if estimating():
+        from ultra_llm.estimate import scratch_folder
+
+        scratch = scratch_folder()
         target = scratch / "results" / (target.name if target.suffix and not target.is_dir() else "")
     try:
         if target.is_dir() or not target.suffix:

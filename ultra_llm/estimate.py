@@ -26,9 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_kit.errors import ESTIMATE_ENV, InputError
 
-ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"
+__all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_kit.errors, read by the kit too)
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
 _call_standins: ContextVar[list[int] | None] = ContextVar("call_standins", default=None)

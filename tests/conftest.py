@@ -44,3 +44,30 @@ def run_ultra(
         text=True,
         timeout=timeout,
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "background_run(prepare): the test's long run starts when collection ends")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the long runs of the collected tests in the background (tests/support/background.py)."""
+    if not session.config.option.collectonly:
+        from tests.support.background import BACKGROUND
+
+        BACKGROUND.start(session.items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.support.background import BACKGROUND
+
+    BACKGROUND.stop()
+
+
+@pytest.fixture
+def background_run(request: pytest.FixtureRequest, tmp_path: Path):
+    """The test's ``background_run`` run, finished (see tests/support/background.py)."""
+    from tests.support.background import BACKGROUND
+
+    return BACKGROUND.result(request.node, tmp_path)

@@ -54,8 +54,8 @@ def in_background(prepare: Prepare) -> pytest.MarkDecorator:
 class Job:
     """One run: pending until the worker or its test claims it, then running, then finished."""
 
-    def __init__(self, prepare: Prepare, folder: Path) -> None:
-        self.prepare, self.folder = prepare, folder
+    def __init__(self, prepare: Prepare, folder: Path, environ: dict[str, str]) -> None:
+        self.prepare, self.folder, self.environ = prepare, folder, environ
         self._claimed = self._stopped = False
         self._lock = threading.Lock()
         self._finished = threading.Event()
@@ -74,7 +74,7 @@ class Job:
             command = self.prepare(self.folder)
             # what the autouse fixtures of tests/conftest.py give a test, with this run's folder as its temp root
             roots = os.pathsep.join([str(self.folder), str(ROOT)])
-            env = {**os.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_READ_ROOTS": roots}
+            env = {**self.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_READ_ROOTS": roots}
             env.update({"PYTHONPATH": str(ROOT), **command.env})
             with self._lock:  # never started once the session has stopped
                 if self._stopped:
@@ -130,6 +130,8 @@ class Background:
         self._folder: Path | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        # the environment as collection left it: never what a test running meanwhile has monkeypatched
+        self._environ = dict(os.environ)
 
     def _new_folder(self, name: str) -> Path:
         if self._folder is None:
@@ -138,10 +140,11 @@ class Background:
 
     def start(self, items: Iterable[pytest.Item]) -> None:
         """Queue the marked runs of ``items`` (in their order) and start the worker."""
+        self._environ = dict(os.environ)
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                self._jobs[item.nodeid] = Job(mark.args[0], self._new_folder(item.name))
+                self._jobs[item.nodeid] = Job(mark.args[0], self._new_folder(item.name), self._environ)
         if self._jobs:
             self._thread = threading.Thread(target=self._work, name="background-runs", daemon=True)
             self._thread.start()
@@ -159,7 +162,7 @@ class Background:
         if job is None:
             mark = item.get_closest_marker(MARKER)
             assert mark is not None, f"{item.nodeid} takes background_run without its marker"
-            job = Job(mark.args[0], tmp_path)
+            job = Job(mark.args[0], tmp_path, self._environ)
         if job.claim():
             job.run()
         return job.wait()

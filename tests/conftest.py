@@ -47,21 +47,17 @@ def run_ultra(
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "background_run(prepare): the test's long run starts when collection ends")
+    config.addinivalue_line("markers", "background_run(prepare): the test's long run starts before the first test")
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the long runs of the collected tests in the background (tests/support/background.py)."""
-    if not session.config.option.collectonly:
-        from tests.support.background import BACKGROUND
-
-        BACKGROUND.start(session.items)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _background_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Start the long runs of the selected tests in the background (tests/support/background.py); stop them
+    when the session ends."""
     from tests.support.background import BACKGROUND
 
+    BACKGROUND.start(request.session.items, tmp_path_factory.mktemp("background"))
+    yield
     BACKGROUND.stop()
 
 

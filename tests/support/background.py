@@ -1,4 +1,4 @@
-"""Long ``ultra`` runs (the local SmolLM2 ones) started as soon as collection ends, one at a time in a worker
+"""Long ``ultra`` runs (the local SmolLM2 ones) started before the first test, one at a time in a worker
 thread, so that they use the machine's second core while the rest of the suite runs on the first.
 
 A test marked ``@in_background(prepare)`` (the ``background_run`` marker) takes the ``background_run``
@@ -12,10 +12,8 @@ marked to skip never start.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -127,24 +125,20 @@ class Background:
 
     def __init__(self) -> None:
         self._jobs: dict[str, Job] = {}
-        self._folder: Path | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        # the environment as collection left it: never what a test running meanwhile has monkeypatched
+        # the environment before any test ran: never what a test running meanwhile has monkeypatched
         self._environ = dict(os.environ)
 
-    def _new_folder(self, name: str) -> Path:
-        if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="ultra-background-"))
-        return self._folder / f"run{len(self._jobs)}_{name}"
-
-    def start(self, items: Iterable[pytest.Item]) -> None:
-        """Queue the marked runs of ``items`` (in their order) and start the worker."""
+    def start(self, items: Iterable[pytest.Item], folder: Path) -> None:
+        """Queue the marked runs of ``items`` (in their order), each in a folder under ``folder``, and start the
+        worker."""
         self._environ = dict(os.environ)
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                self._jobs[item.nodeid] = Job(mark.args[0], self._new_folder(item.name), self._environ)
+                job_folder = folder / f"run{len(self._jobs)}_{item.name}"
+                self._jobs[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
         if self._jobs:
             self._thread = threading.Thread(target=self._work, name="background-runs", daemon=True)
             self._thread.start()
@@ -168,14 +162,12 @@ class Background:
         return job.wait()
 
     def stop(self) -> None:
-        """End the session's runs: kill what still runs, wait for the worker, delete the folder made here."""
+        """End the session's runs: kill what still runs and wait for the worker (pytest keeps the folders)."""
         self._stopping.set()
         for job in self._jobs.values():
             job.stop()
         if self._thread is not None:
             self._thread.join(timeout=30)
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 BACKGROUND = Background()

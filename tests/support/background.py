@@ -12,6 +12,7 @@ marked to skip never start.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -137,7 +138,7 @@ class Background:
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                job_folder = folder / f"run{len(self._jobs)}_{item.name}"
+                job_folder = folder / re.sub(r"\W+", "_", f"run{len(self._jobs)}_{item.name}").strip("_")
                 self._jobs[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
         if self._jobs:
             self._thread = threading.Thread(target=self._work, name="background-runs", daemon=True)

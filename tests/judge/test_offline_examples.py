@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_ultra
+from tests.conftest import ROOT
+from tests.support.background import Command, Finished, Prepare, in_background
 from tests.support.offline_examples import offline_example_params
 from tests.support.summary_check import check_summary, run_folder
 
@@ -27,6 +28,7 @@ pytestmark = [
     pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in NEEDED), reason="an extra is missing"),
 ]
 ENV = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_ALLOW_OUTSIDE_READS": "1"}
+EXAMPLES = ("umbrela", "nuggets", "trec_rag")
 
 
 def check_failed_counts(memory: dict) -> None:
@@ -35,15 +37,23 @@ def check_failed_counts(memory: dict) -> None:
             assert value["count"] == sum(value["reasons"].values()) <= value["total"], (name, value)
 
 
-@pytest.mark.parametrize("name", ["umbrela", "nuggets", "trec_rag"])
-def test_an_llm_example_runs_offline_on_smollm2_with_two_queries(name: str, tmp_path: Path) -> None:
-    params = offline_example_params(name, tmp_path)
+def offline_run(name: str) -> Prepare:
+    """The run of ``examples/<name>.yaml`` on its offline parameter file, everything under the folder."""
+
+    def prepare(folder: Path) -> Command:
+        params = offline_example_params(name, folder)
+        args = ("run", f"examples/{name}.yaml", "--param", str(params), "--output-dir", str(folder / "runs"))
+        return Command(args, timeout=1500, env=ENV)
+
+    return prepare
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=in_background(offline_run(name))) for name in EXAMPLES])
+def test_an_llm_example_runs_offline_on_smollm2_with_two_queries(name: str, background_run: Finished) -> None:
+    params = background_run.folder / f"{name}_offline.yaml"
     judge_llm = (params.read_text().split("judge_llm:", 1)[1]).split("judge_cache", 1)[0]
     assert "backend: local" in judge_llm and "model_id: smollm2" in judge_llm
-    done = run_ultra(
-        "run", f"examples/{name}.yaml", "--param", str(params), "--output-dir", str(tmp_path / "runs"),
-        cwd=ROOT, env=ENV, timeout=1500,
-    )  # fmt: skip
+    done = background_run.done
     assert "Traceback" not in done.stderr + done.stdout
     if done.returncode != 0:  # every reply of a step unreadable: said in one line, with the counts
         (error,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_ultra
+from tests.conftest import ROOT
+from tests.support.background import Command, Finished, in_background
 
 PIPELINE = ROOT / "examples/risk_suite.yaml"
 PARAMS = ROOT / "examples/parameters/risk_suite_parameter.yaml"
@@ -48,13 +49,16 @@ def offline_params(tmp_path: Path) -> Path:
     return path
 
 
-def test_risk_suite_runs_offline_on_smollm2(tmp_path: Path) -> None:
-    result = run_ultra(
-        "run", str(PIPELINE), "--param", str(offline_params(tmp_path)), "--output-dir", str(tmp_path / "runs"),
-        cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}, timeout=600,
-    )  # fmt: skip
+def risk_suite_run(folder: Path) -> Command:
+    args = ("run", str(PIPELINE), "--param", str(offline_params(folder)), "--output-dir", str(folder / "runs"))
+    return Command(args, timeout=600, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})
+
+
+@in_background(risk_suite_run)
+def test_risk_suite_runs_offline_on_smollm2(background_run: Finished) -> None:
+    result = background_run.done
     assert result.returncode == 0, result.stderr[-3000:]
-    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    (folder,) = [p for p in (background_run.folder / "runs").iterdir() if p.is_dir()]
     memory = json.loads((folder / "memory.json").read_text())
     steps = [name for name, _ in json.loads((folder / "timings.json").read_text())["steps"]]
     for step in (

@@ -62,7 +62,9 @@ async def scratch_logs(command: str):
         logs = _logs_with_content(folder)
         keep = bool(logs)
         if logs and not any(log in str(exc) for log in logs):
-            raise type(exc)(f"{exc}\n  (log: {', '.join(logs)})") from None
+            noted = type(exc).__new__(type(exc), f"{exc}\n  (log: {', '.join(logs)})")  # the log named ...
+            noted.__dict__.update(exc.__dict__)  # ... the class and attributes kept (an exit code, a tool's reason)
+            raise noted from None
         raise
     except BaseException:
         keep = bool(_logs_with_content(folder))

@@ -105,3 +105,11 @@ def test_no_doc_points_outside_the_repository() -> None:
         if needle in d.read_text(encoding="utf-8")
     ]
     assert not outside, outside
+
+
+def test_the_readme_map_lists_every_doc() -> None:
+    """A user finds every page of docs/ (and every tool card) from the README's map."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))
+    missing = [page for page in pages if f"]({page})" not in readme]
+    assert not missing, f"pages of docs/ the README's map does not list: {missing}"

@@ -111,7 +111,7 @@ class EstimateRunner(Runner):
         if origins:
             self.guessing[step.name] = origins[0]
         if records or models:
-            estimate = self._estimate(step.name, models, records)
+            estimate = step_estimate(step.name, models, records)
             if stopped and not records:
                 estimate.cost_low = estimate.cost_high = None
                 estimate.notes.append(f"not estimated: {stopped}")
@@ -128,39 +128,58 @@ class EstimateRunner(Runner):
         producers = [self.producers.get(variable) for variable in read if variable in memory]
         return list(dict.fromkeys(self.guessing[p] for p in producers if p in self.guessing))
 
-    def _estimate(self, step: str, models: list[str], records: list[dict[str, Any]]) -> StepEstimate:
-        fresh = records
-        model = fresh[0]["model"] if fresh else ", ".join(models) or "?"
-        estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
-        rows = cache_rows(fresh[0]["cache"], fresh[0]["model"].removeprefix("local:")) if fresh else []
-        if fresh and not rows and cache_rows(fresh[0]["cache"], None):  # another model's answers calibrate too
-            rows = cache_rows(fresh[0]["cache"], None)
-            estimate.notes.append("tokens calibrated on the cached answers of other models")
-        if fresh and all(isinstance(r.get("tokens"), int) for r in fresh):
-            estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the local model's tokenizer: exact
-            estimate.counted = True
-        else:
-            ratio = chars_per_token(rows)
-            if ratio is None:
-                ratio = DEFAULT_CHARS_PER_TOKEN
-                if fresh:
-                    estimate.notes.append(f"tokens in approximated at {ratio:g} characters per token (no cache)")
-            estimate.tokens_in = round(estimate.chars / ratio)
-        high: int | None = 0
-        for record in fresh:
-            typical = typical_reply(rows, record["prompt"])
-            estimate.tokens_out_low += round(typical) if typical is not None else 1
-            budget = record["max_tokens"] or (round(typical) if typical is not None else None)
-            high = None if high is None or budget is None else high + budget
-        estimate.tokens_out_high = high
-        price = price_of(model) if fresh else None
-        if price is not None or not fresh:
-            low_in, high_in = estimate.tokens_in * IN_LOW, estimate.tokens_in * IN_HIGH
-            estimate.cost_low = price.cost(low_in, estimate.tokens_out_low) if price else 0.0
-            estimate.cost_high = (
-                price.cost(high_in, high) if price and high is not None else (0.0 if not fresh else None)
-            )
-        return estimate
+
+def step_estimate(step: str, models: list[str], records: list[dict[str, Any]]) -> StepEstimate:
+    """The step's estimate: each model's requests (a jury's members, an embeddings model) counted and priced
+    on their own, then added up."""
+    if not records:
+        return StepEstimate(step, ", ".join(models) or "?", cost_low=0.0, cost_high=0.0)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record["model"], []).append(record)
+    parts = [_model_estimate(step, model, group) for model, group in groups.items()]
+    total = StepEstimate(step, " + ".join(groups), requests=len(records), counted=all(p.counted for p in parts))
+    for part in parts:
+        total.chars += part.chars
+        total.tokens_in += part.tokens_in
+        total.tokens_out_low += part.tokens_out_low
+        total.notes += [note for note in part.notes if note not in total.notes]
+    highs = [p.tokens_out_high for p in parts]
+    total.tokens_out_high = None if None in highs else sum(highs)  # type: ignore[arg-type]
+    lows, tops = [p.cost_low for p in parts], [p.cost_high for p in parts]
+    total.cost_low = None if None in lows else sum(lows)  # type: ignore[arg-type]
+    total.cost_high = None if None in tops else sum(tops)  # type: ignore[arg-type]
+    return total
+
+
+def _model_estimate(step: str, model: str, fresh: list[dict[str, Any]]) -> StepEstimate:
+    """Tokens and cost of one model's unsent requests, calibrated on the cache they were asked with."""
+    estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
+    rows = cache_rows(fresh[0]["cache"], model.removeprefix("local:"))
+    if not rows and cache_rows(fresh[0]["cache"], None):  # another model's answers calibrate too
+        rows = cache_rows(fresh[0]["cache"], None)
+        estimate.notes.append("tokens calibrated on the cached answers of other models")
+    if all(isinstance(r.get("tokens"), int) for r in fresh):
+        estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the model's own tokenizer: exact
+        estimate.counted = True
+    else:
+        ratio = chars_per_token(rows)
+        if ratio is None:
+            ratio = DEFAULT_CHARS_PER_TOKEN
+            estimate.notes.append(f"tokens in approximated at {ratio:g} characters per token (no cache)")
+        estimate.tokens_in = round(estimate.chars / ratio)
+    high: int | None = 0
+    for record in fresh:
+        typical = typical_reply(rows, record["prompt"])
+        estimate.tokens_out_low += round(typical) if typical is not None else 1
+        budget = record["max_tokens"] or (round(typical) if typical is not None else None)
+        high = None if high is None or budget is None else high + budget
+    estimate.tokens_out_high = high
+    price = price_of(model)
+    if price is not None:
+        estimate.cost_low = price.cost(estimate.tokens_in * IN_LOW, estimate.tokens_out_low)
+        estimate.cost_high = price.cost(estimate.tokens_in * IN_HIGH, high) if high is not None else None
+    return estimate
 
 
 async def estimate_run(

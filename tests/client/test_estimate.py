@@ -281,3 +281,28 @@ def test_a_tokenizer_that_is_not_there_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="could not be read as a tokenizers JSON file"):
         tokenizer_prompt_tokens(str(tmp_path / "bad.json"), [{"role": "user", "content": "x"}])
     assert tokenizer_prompt_tokens(str(word_tokenizer(tmp_path / "t.json")), [{"content": "a b  c"}, {}]) == 3
+
+
+def test_a_jury_step_is_priced_member_by_member(tmp_path: Path) -> None:
+    """A step whose requests go to two models (a jury) is counted and priced per model, then added up; a member
+    without a price makes the step's cost unknown, never $0. Hand-computed: no cache, so 4 characters a token."""
+    from ultra_client.estimate import step_estimate
+
+    def record(key: str, model: str, chars: int) -> dict:
+        return {"key": key, "model": model, "prompt": "umbrela@v1", "chars": chars, "max_tokens": 10,
+                "cache": str(tmp_path / "none.sqlite"), "tokens": None, "standin": "placeholder"}  # fmt: skip
+
+    records = [record("a", "gpt-4o", 400), record("b", "gpt-4o", 400), record("c", "gpt-4o-mini", 800)]
+    step = step_estimate("judge.umbrela_judge", [], records)
+    assert (step.model, step.requests, step.tokens_in, step.tokens_out_low, step.tokens_out_high) == (
+        "gpt-4o + gpt-4o-mini",
+        3,
+        400,
+        3,
+        30,
+    )
+    low = (160 * 2.50 + 2 * 10.00 + 160 * 0.15 + 1 * 0.60) / 1e6  # tokens in at -20 %, a reply of 1 token each
+    high = (250 * 2.50 + 20 * 10.00 + 250 * 0.15 + 10 * 0.60) / 1e6  # tokens in at +25 %, the max_tokens budget
+    assert step.cost_low == pytest.approx(low) and step.cost_high == pytest.approx(high)
+    unknown = step_estimate("judge.umbrela_judge", [], [*records, record("d", "no-such-model", 40)])
+    assert unknown.cost_low is None and unknown.cost_high is None and unknown.requests == 4

@@ -2,17 +2,17 @@
 
 The pipeline runs with ``ultra_llm``'s estimate mode on (``ultra_llm.estimate``): every tool renders
 its real prompts and reads the answer cache, but a request the cache cannot answer is written to a
-ledger instead of being sent, and the tool gets a failed reply. Per LLM step:
+ledger instead of being sent, and the tool gets a stand-in reply (below). Per LLM step:
 
 - requests: the distinct requests the cache could not answer (a request asked twice, or by an
   earlier step, counts once: the real run answers it from the cache);
-- tokens in: for a model of the local backend, counted with its own tokenizer (exact); else the
-  characters of the rendered messages divided by the characters per token of the answers the same
-  cache holds for the model (calibrated), else 4 per token (an approximation, said so); the cost's
-  low-high takes -20 % / +25 % of an approximate count;
+- tokens in: for a model of the local backend, or one whose LLM mapping names a ``tokenizer``, counted
+  with that tokenizer; else the characters of the rendered messages divided by the characters per
+  token of the answers the same cache holds for the model (calibrated), else 4 per token (an
+  approximation, said so); the cost's low-high takes -20 % / +25 % of an approximate count;
 - tokens out: the mean reply of the cached answers to the same prompt (calibrated), the low end; the
   request's ``max_tokens`` budget, the high end;
-- cost: low and high, priced with ``ultra_llm.prices`` ("unknown" for a model without a price).
+- cost: low and high, priced with ``ultra_llm.prices`` per model ("unknown" for a model without a price).
 
 An unsent request gets a stand-in reply (``ultra_llm.standins``: another model's cached answer to the
 same request, else a cached answer to a like one, else a placeholder), so the requests a tool makes from
@@ -104,7 +104,7 @@ class EstimateRunner(Runner):
         except UltraError as exc:
             outputs, stopped = {}, str(exc).splitlines()[0]
         records, self.offset = read_ledger(self.ledger, self.offset)
-        records = [r for r in records if r["key"] not in self.seen and not self.seen.add(r["key"])]  # asked once
+        records = self._first_asked(records)
         models = self._models(step)
         if any(r.get("standin") == "placeholder" for r in records):
             origins.append(step.name)
@@ -120,6 +120,15 @@ class EstimateRunner(Runner):
             _note_standins(estimate, records, origins)
             self.estimates.append(estimate)
         return outputs
+
+    def _first_asked(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records of requests no earlier record asked (a request asked again is answered by the cache)."""
+        fresh = []
+        for record in records:
+            if record["key"] not in self.seen:
+                self.seen.add(record["key"])
+                fresh.append(record)
+        return fresh
 
     def _placeholder_origins(self, step: ToolStep, memory: Memory) -> list[str]:
         """The steps with placeholder replies that the variables ``step`` reads come from."""
@@ -156,8 +165,7 @@ def _model_estimate(step: str, model: str, fresh: list[dict[str, Any]]) -> StepE
     """Tokens and cost of one model's unsent requests, calibrated on the cache they were asked with."""
     estimate = StepEstimate(step, model, requests=len(fresh), chars=sum(r["chars"] for r in fresh))
     rows = cache_rows(fresh[0]["cache"], model.removeprefix("local:"))
-    if not rows and cache_rows(fresh[0]["cache"], None):  # another model's answers calibrate too
-        rows = cache_rows(fresh[0]["cache"], None)
+    if not rows and (rows := cache_rows(fresh[0]["cache"], None)):  # another model's answers calibrate too
         estimate.notes.append("tokens calibrated on the cached answers of other models")
     if all(isinstance(r.get("tokens"), int) for r in fresh):
         estimate.tokens_in = sum(r["tokens"] for r in fresh)  # the model's own tokenizer: exact
@@ -263,7 +271,7 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
             subsequent_indent="    ",
             break_long_words=False,
             break_on_hyphens=False,
-        )  # fmt: skip
+        )
     ]
     head = "estimate (nothing was sent; tokens are approximate, cost is low-high):"
     return [head, *lines, *(["notes:", *notes] if notes else [])]

@@ -16,6 +16,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,6 +169,16 @@ class NoCache:
 
     def close(self) -> None:
         return None
+
+
+@contextmanager
+def read_only(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the answer cache at ``path`` (``ultra run --estimate`` reads it, never writes)."""
+    db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5)
+    try:
+        yield db
+    finally:
+        db.close()
 
 
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:

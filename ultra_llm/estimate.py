@@ -218,14 +218,13 @@ def cache_rows(cache: str | Path, model: str | None) -> list[tuple[str, str, int
     if not cache or not Path(cache).is_file():
         return []
     try:
-        db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
-        try:
+        from ultra_llm.cache import read_only
+
+        with read_only(cache) as db:
             query = "SELECT prompt, request, prompt_tokens, completion_tokens FROM answers"
             if model is None:
                 return db.execute(query).fetchall()
             return db.execute(query + " WHERE model_id = ?", (model,)).fetchall()
-        finally:
-            db.close()
     except sqlite3.DatabaseError:
         return []
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ultra_llm.cache import encode
+from ultra_llm.cache import encode, read_only
 
 PLACEHOLDER = "(no reply: ultra run --estimate sent no request)"
 
@@ -58,8 +58,7 @@ class _Index:
         self.path = path
         self.by_messages: dict[str, int] = {}
         self.by_prompt: dict[str, list[tuple[int, int]]] = {}  # name -> sorted (request length, rowid)
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
+        with read_only(path) as db:
             rows = db.execute("SELECT rowid, prompt, request FROM answers WHERE prompt != 'embeddings' ORDER BY rowid")
             for rowid, prompt, request in rows:
                 try:
@@ -68,8 +67,6 @@ class _Index:
                     continue
                 self.by_messages[_digest(messages)] = rowid  # the newest answer wins
                 self.by_prompt.setdefault(prompt.split("@", 1)[0], []).append((len(messages), rowid))
-        finally:
-            db.close()
         for entries in self.by_prompt.values():
             entries.sort()
 
@@ -85,24 +82,17 @@ class _Index:
         return min(near, key=lambda entry: (abs(entry[0] - length), -entry[1]))[1], "like"
 
     def answer(self, rowid: int, kind: str) -> StandIn:
-        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
-        try:
-            text, tokens = db.execute(
-                "SELECT text, completion_tokens FROM answers WHERE rowid = ?", (rowid,)
-            ).fetchone()
-        finally:
-            db.close()
+        with read_only(self.path) as db:
+            query = "SELECT text, completion_tokens FROM answers WHERE rowid = ?"
+            text, tokens = db.execute(query, (rowid,)).fetchone()
         return StandIn(text or "", int(tokens or 0), kind)
 
 
 def _stamp(cache: str | Path) -> tuple[int, int] | None:
     """The cache's newest rowid and size: an index read earlier serves until the cache changes."""
     try:
-        db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
-        try:
+        with read_only(cache) as db:
             return db.execute("SELECT max(rowid), count(*) FROM answers").fetchone()
-        finally:
-            db.close()
     except sqlite3.DatabaseError:
         return None
 
@@ -122,11 +112,8 @@ def stand_in_vectors(cache: str | Path | None, count: int) -> list[list[float]]:
     size = 3
     if cache and Path(cache).is_file():
         try:
-            db = sqlite3.connect(f"file:{Path(cache).resolve()}?mode=ro", uri=True, timeout=5)
-            try:
+            with read_only(cache) as db:
                 row = db.execute("SELECT text FROM answers WHERE prompt = 'embeddings' LIMIT 1").fetchone()
-            finally:
-                db.close()
             size = len(json.loads(row[0])[0]) if row else size
         except (sqlite3.DatabaseError, ValueError, IndexError, TypeError):
             pass

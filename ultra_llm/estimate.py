@@ -122,14 +122,13 @@ class Unsent:
         cache = getattr(client.cache, "path", None)
         note_standin()
         if prompt == "embeddings":  # vectors drive no request count: any of the cache's length will do
-            vectors = stand_in_vectors(cache, len(messages[0]["input"]))
-            record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache,
-                          tokens=tokens, standin="vectors")  # fmt: skip
-            return Completion("ok", vectors=vectors, standin="vectors")
-        reply = stand_in(cache, messages_json, prompt)
+            reply = Completion("ok", vectors=stand_in_vectors(cache, len(messages[0]["input"])), standin="vectors")
+        else:
+            found = stand_in(cache, messages_json, prompt)
+            reply = Completion("ok", found.text, completion_tokens=found.completion_tokens, standin=found.kind)
         record_unsent(key, model=model, prompt=prompt, messages=messages, sampling=sampling, cache=cache,
-                      tokens=tokens, standin=reply.kind)  # fmt: skip
-        return Completion("ok", reply.text, completion_tokens=reply.completion_tokens, standin=reply.kind)
+                      tokens=tokens, standin=reply.standin)  # fmt: skip
+        return reply
 
 
 def local_prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
@@ -183,7 +182,7 @@ def record_unsent(
     sampling: dict[str, Any],
     cache: Path | None,
     tokens: int | None,
-    standin: str,
+    standin: str | None,
 ) -> None:
     """Append one unsent request to the ledger."""
     budget = sampling.get("max_completion_tokens") or sampling.get("max_tokens")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servers.judge.common.inputs import Pair
-from servers.judge.common.parsing import parse_grade
+from servers.judge.common.parsing import ParsedScore, parse_grade
 from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_kit.files import atomic_write
 from ultra_llm.asking import from_cache_note
@@ -143,7 +143,7 @@ async def judge_one(
                 return Judgment(score=None, status="error", error=reply.error, **base)
             parsed = parse_grade(reply.text if reply.text.strip() else (reply.reasoning or ""))
             if parsed.score is None and reply.standin:  # ultra run --estimate: the top grade, so later steps count all
-                parsed = parse_grade("##final score: 3")
+                parsed = ParsedScore(3, "estimate placeholder")
             if parsed.score is not None:
                 return Judgment(score=parsed.score, status="ok", found_by=parsed.how, **base)
             if not (refresh and reply.cached):

@@ -93,7 +93,8 @@ async def test_a_retrieval_chain_gives_its_answer_documents_ids_and_sees_the_his
 
 @pytest.mark.anyio
 async def test_a_bare_runnable_takes_the_question_and_its_output_is_the_answer(chains: KindContext) -> None:
-    reply = await _asker(chains, "plain").ask(TurnRequest(question="anything", id="q1"))
+    asker = _asker(chains, "plain", input_key="", answer_key="", context_key="")
+    reply = await asker.ask(TurnRequest(question="anything", id="q1"))
     assert reply.answer == "a plain answer" and reply.contexts == ()
 
 
@@ -134,4 +135,4 @@ def test_an_object_that_is_not_a_runnable_is_an_input_error(chains: KindContext)
     with pytest.raises(InputError, match="is a int, not a LangChain Runnable"):
         _asker(chains, "not_runnable")
     with pytest.raises(InputError, match="target.input_key must be a key name"):
-        _asker(chains, "chain", input_key="")
+        _asker(chains, "chain", input_key=3)

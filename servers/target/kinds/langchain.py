@@ -1,7 +1,7 @@
 """The ``langchain`` kind: a LangChain Runnable (``runnable: module:attribute``) asked each question.
 
 The input is ``{input_key: question, "chat_history": [(role, content), ...]}`` (or the bare question when
-``input_key`` is null); the target's ``settings`` go in as ``config["configurable"]``. The answer is
+``input_key`` is ''); the target's ``settings`` go in as ``config["configurable"]``. The answer is
 ``output[answer_key]`` (or the whole output), a string or a message; the passages are the Documents at
 ``output[context_key]``: ``page_content`` is the text, a metadata id (``id``, ``doc_id``, ...) or the
 Document's own id the id, a metadata ``score`` the score. ``ainvoke`` is used (LangChain runs a sync-only
@@ -19,12 +19,14 @@ from servers.target.kinds.loading import load_attribute
 from ultra_kit.errors import InputError, require
 
 HISTORY_KEY = "chat_history"  # LangChain's usual name (MessagesPlaceholder("chat_history"))
+KEYS = ("runnable", "input_key", "answer_key", "context_key")
+SUMMARY = "a Runnable (`module:attribute`): `ainvoke({input_key: question, chat_history})`, Documents as passages"
 
 
 def open_asker(target: Mapping[str, Any], context: KindContext) -> Asker:
     """An asker over the Runnable ``target["runnable"]`` names, imported from the read roots."""
     require("langchain_core", extra="langchain")
-    runnable = load_attribute(target.get("runnable"), setting="target.runnable", read_roots=context.read_roots)
+    runnable = load_attribute(target.get("runnable"), setting="target.runnable", roots=context.read_roots)
     if not callable(getattr(runnable, "ainvoke", None)):
         raise InputError(
             f"target.runnable {target.get('runnable')!r} is a {type(runnable).__name__}, not a LangChain Runnable "
@@ -35,10 +37,11 @@ def open_asker(target: Mapping[str, Any], context: KindContext) -> Asker:
 
 
 def _key(target: Mapping[str, Any], name: str) -> str | None:
+    """The key ``target[name]`` names; '' or null: none (the bare question in, the whole output as answer)."""
     value = target.get(name)
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise InputError(f"target.{name} must be a key name (a string) or null, got {value!r}")
-    return value
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"target.{name} must be a key name (a string), or '' for none; got {value!r}")
+    return value.strip() or None if value else None
 
 
 class RunnableAsker:

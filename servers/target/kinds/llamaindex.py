@@ -19,11 +19,14 @@ from servers.target.kinds.from_code import code_raised, metadata_id
 from servers.target.kinds.loading import load_attribute
 from ultra_kit.errors import InputError, require
 
+KEYS = ("engine",)
+SUMMARY = "a query engine (`aquery`) or chat engine (`achat` with the history); `source_nodes` as passages"
+
 
 def open_asker(target: Mapping[str, Any], context: KindContext) -> Asker:
     """An asker over the engine ``target["engine"]`` names, imported from the read roots."""
     require("llama_index.core", extra="llamaindex")
-    engine = load_attribute(target.get("engine"), setting="target.engine", read_roots=context.read_roots)
+    engine = load_attribute(target.get("engine"), setting="target.engine", roots=context.read_roots)
     if callable(getattr(engine, "achat", None)):
         return ChatEngineAsker(engine)
     if callable(getattr(engine, "aquery", None)):

@@ -125,18 +125,20 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
     one run per run of a multi-run file; each with the folder's texts, parameters and timings."""
     found: list[Found] = []
     skipped: list[str] = []
-    files = [*(folder / "files").glob("*.json"), *(folder / "files").glob("*.jsonl")]
-    for file in sorted(files):
+    files = folder / "files"  # the final variables' files, then those of earlier steps (files/<step>/)
+    found_files = [*sorted(files.glob("*.json")), *sorted(files.glob("*.jsonl"))]
+    for file in found_files + sorted(files.glob("*/*.json")) + sorted(files.glob("*/*.jsonl")):
+        name = file.relative_to(files).as_posix()
+        if file.suffix == ".jsonl" and not _lines_of_a_result(file):
+            continue  # a tool's records beside its result (nuggetize's assignments ...): not a result of its own
         try:
             document = _document(file)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            skipped.append(f"{file.name} is not readable JSON ({exc})")
+            skipped.append(f"{name} is not readable JSON ({exc})")
             continue
         kind = kind_of(document)
-        if file.suffix == ".jsonl" and (kind is None or kind.name not in JSON_LINES_KINDS):
-            continue  # a tool's records beside its result (nuggetize's assignments ...): not a result of its own
         if kind is None or kind.name == "sweep":
-            skipped.append(f"{file.name} is not a result file the report knows")
+            skipped.append(f"{name} is not a result file the report knows")
             continue
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
@@ -236,6 +238,17 @@ def _document(path: Path) -> Any:
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     return json.loads(text)
+
+
+def _lines_of_a_result(path: Path) -> bool:
+    """A JSON Lines file whose first record is one of a kind written as JSON Lines (``JSON_LINES_KINDS``)."""
+    try:
+        with readable_path(path, setting="result_paths").open(encoding="utf-8") as handle:
+            first = json.loads(handle.readline())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    kind = kind_of([first])
+    return kind is not None and kind.name in JSON_LINES_KINDS
 
 
 def _json(path: Path) -> Any:

@@ -7,6 +7,7 @@ so a name such as ``os:system`` or a package installed elsewhere is refused unru
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -100,7 +101,5 @@ class _on_path:  # noqa: N801 - used as a context manager
         sys.path.insert(0, self.folder)
 
     def __exit__(self, *exc: object) -> None:
-        try:
+        with contextlib.suppress(ValueError):
             sys.path.remove(self.folder)
-        except ValueError:
-            pass

@@ -121,7 +121,8 @@ def test_every_registered_metric_declares_or_inherits_a_direction() -> None:
             first = seen.setdefault(metric, (name, up))
             assert first[1] is up, f"{metric}: {first[0]} says higher-is-better {first[1]}, {name} says {up}"
     lower = {metric for metric, (_, up) in seen.items() if not up}
-    assert lower == {"toxicity", "toxic", "bias", "hallucinated", "num_excluded"}
+    latency = {f"latency.{key}" for key in ("p50", "p90", "p95", "p99", "mean", "max")}  # target.ask's
+    assert lower == {"toxicity", "toxic", "bias", "hallucinated", "num_excluded", *latency}
     assert builtin_directions() == {metric: up for metric, (_, up) in seen.items()}
 
 

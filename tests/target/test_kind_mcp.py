@@ -132,3 +132,17 @@ async def test_a_missing_tool_or_a_command_that_is_no_server_is_an_input_error_w
 def test_bad_settings_are_input_errors_before_anything_starts(change: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
         kind.open_asker(dict(STRUCTURED, **change), CONTEXT)
+
+
+def test_target_ask_over_an_mcp_tool(tmp_path: Path) -> None:
+    from tests.target.conftest import ask, records
+
+    target = {key: value for key, value in STRUCTURED.items() if key != "citations"}
+    target["settings"] = {"top_k": 2}
+    result = ask(tmp_path, ["capital of Germany?", "capital of Italy?"], target, id_ls=["q1", "q2"])
+    assert result["pred_ls"] == ["From d2: Berlin is the capital of Germany.", "From d3: Rome is the capital of Italy."]
+    assert result["ret_ids"] == [["d2", "d1"], ["d3", "d1"]]
+    assert Path(result["run_path"]).read_text().splitlines() == [
+        "q1 Q0 d2 1 2 target", "q1 Q0 d1 2 1 target", "q2 Q0 d3 1 2 target", "q2 Q0 d1 2 1 target",
+    ]  # fmt: skip
+    assert [r["contexts"][0]["score"] for r in records(result)] == [3.0, 3.0]

@@ -100,11 +100,9 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
-        from ultra_client.summary.costs import step_record  # prices stay unloaded for `ultra call`
+        from ultra_client.summary.costs import step_records  # prices stay unloaded for `ultra call`
 
-        spent = step_record(step.name, args, outputs)
-        if spent is not None:
-            self.accounting.append(spent)
+        self.accounting += step_records(step.name, args, outputs)  # a jury: a row per member's model
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)

@@ -14,6 +14,7 @@ from servers.report.cells import number
 from servers.report.compare.pairs import Pair, Row
 from servers.report.model import Run
 from servers.report.plots import Plot, file_name, render, short
+from ultra_kit.errors import require
 
 DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")
@@ -105,6 +106,7 @@ def _counts(axes, x: np.ndarray, y: np.ndarray, marker: str, *, offset: float) -
 def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: int) -> tuple[list[Plot], str]:
     """Per metric, the first run's value of each item (x) against each other run's (y); beyond ``limit`` items per
     run a seeded sample is drawn, and the returned note says so."""
+    require("matplotlib", extra="report")
     from matplotlib.figure import Figure
 
     from servers.report.charts import MARKERS

@@ -230,7 +230,7 @@ async def run(
     steps_started = False
     try:
         with anyio.fail_after(deadline):
-            async with ServerPool(locations, folder / "logs", parameter_references(target)) as pool:
+            async with ServerPool(locations, folder / "logs", parameter_references(target), target) as pool:
                 if raw is None:
                     build_parameters(pipeline, pool, target)
                     print(f"[ultra] built {target}", file=sys.stderr)

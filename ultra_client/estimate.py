@@ -217,7 +217,7 @@ async def estimate_run(
     unset = _stand_in_unset_variables(raw)  # nothing is sent, so a key need not be set
     try:
         (scratch / "logs").mkdir()
-        async with ServerPool(locations, scratch / "logs", parameter_references(target)) as pool:
+        async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
             check_dataflow(pipeline, commands.tool_table(pool), raw)
             check_gate_variables(gate, produced_variables(pipeline, commands.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}

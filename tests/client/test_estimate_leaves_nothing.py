@@ -28,9 +28,7 @@ def project_with_umbrela(tmp_path: Path) -> tuple[Path, Path]:
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     """Every file and folder under ``folder``: (size, mtime in ns)."""
-    return {
-        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*"))
-    }
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*"))}
 
 
 def test_an_estimate_without_the_key_runs_and_writes_nothing(tmp_path: Path) -> None:

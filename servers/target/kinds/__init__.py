@@ -42,7 +42,9 @@ COMMON_KEYS = (
     "kind", "settings", "timeout", "max_workers", "rate_limit", "max_retries", "history", "max_failed_fraction",
     "target_cache", "max_answer_chars", "max_response_bytes", "max_json_depth",
 )  # fmt: skip
-PINNED_KEYS = ("kind", "url", "method", "headers", "base_url", "api_key", "function", "runnable", "engine", "command")
+PINNED_KEYS = (
+    "kind", "url", "method", "headers", "base_url", "api_key", "function", "runnable", "engine", "command", "tool",
+)  # fmt: skip
 
 
 def kind_module(name: str) -> ModuleType:

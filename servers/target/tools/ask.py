@@ -8,8 +8,10 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.target.asking import ask as ask_all
+from servers.target.kinds import PINNED_KEYS
 from servers.target.records.failures import FailedSummary
 from ultra_kit.factory import tool_hints
+from ultra_kit.wrapping.pinned import pinned
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -52,6 +54,7 @@ class AskResult(TypedDict):
 
 
 @tool_hints(read_only=False, idempotent=False, open_world=True)
+@pinned("target", PINNED_KEYS)
 async def ask(
     q_ls: Annotated[list[Any], Field(description="the questions: text, or MT-RAG turns [{speaker, text}, ...]")],
     id_ls: Annotated[

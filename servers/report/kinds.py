@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from servers.report.compare.latency import TARGET_RECORDS, is_target_records, read_target_records
 from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
 from servers.report.model import Found, Run, as_number, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
@@ -366,6 +367,7 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         _named("trec_rag_table"),
         supersedes=("umbrela_judge", "nuggetize", "citation_judge", "idk_judge"),
     ),
+    Kind("target.ask", TARGET_RECORDS, is_target_records, read_target_records, _named("ask")),
     Kind(
         "sweep",
         "ultra sweep's sweep.json: an object with keys, metric, columns and rows",

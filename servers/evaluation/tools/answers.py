@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
-from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from servers.evaluation.results import EvaluateResult, SavePathParam, answered_items, item_ids, save_result
 from ultra_kit.factory import tool_hints
+from ultra_kit.languages import script_warning
 from ultra_kit.progress import progress_from_context
 
 if TYPE_CHECKING:
@@ -24,10 +25,19 @@ if TYPE_CHECKING:
 GoldInput = str | list[str | list[str]]
 
 
+def flat_golds(gold: GoldInput) -> list[str]:
+    """The texts of one item's golds (a string, aliases, or answer sets of aliases)."""
+    if isinstance(gold, str):
+        return [gold]
+    return [text for part in gold for text in ([part] if isinstance(part, str) else part)]
+
+
 @tool_hints(read_only=False, idempotent=True)
 def evaluate(
     *,
-    pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
+    pred_ls: Annotated[
+        list[str | None], Field(description="predictions, one per item; None = the system failed (skipped, counted)")
+    ],
     gt_ls: Annotated[
         list[GoldInput],
         Field(
@@ -71,8 +81,12 @@ def evaluate(
     except stringem (mean over answer sets) and bleu (all golds are references). An item without
     an answer scores 1 if the prediction normalises to nothing (SQuAD v2), with HasAns/NoAns means.
     Returns eval_res with a per-item list per metric and avg_<metric>, and writes it with id_ls to a JSON file.
+    An item whose prediction is None (target.ask: the system failed) is left out and listed in
+    settings.failed_items.
     """
     report = progress_from_context(ctx)
+    pred_ls, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls, q_ls=q_ls)
+    gt_ls, id_ls, q_ls = kept["gt_ls"], kept["id_ls"], kept["q_ls"]
     eval_res = answers.evaluate_answers(
         pred_ls,
         gt_ls,
@@ -93,6 +107,7 @@ def evaluate(
         "language": language,
         "rouge_stemmer": bool(rouge_stemmer),
         "n_items": len(pred_ls),
+        "failed_items": failed,  # ids of the items the system did not answer (pred_ls None): not scored
     }
     given = {
         "rouge_stemmer": bool(rouge_stemmer),
@@ -100,6 +115,8 @@ def evaluate(
         "language_min_confidence": language_min_confidence,
     }
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
+    texts = [*pred_ls, *(text for gold in gt_ls for text in flat_golds(gold))]
+    settings["warnings"] = [w for w in [script_warning(texts, language)] if w]  # `ultra run` says it once
     settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
     settings["higher_is_better"] = {name: answers.METRICS[name].higher_is_better for name in names}  # compare's
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)

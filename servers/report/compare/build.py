@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report.compare import examples, pairs, render
+from servers.report.compare.latency import quantile_rows
 from servers.report.model import Run
 from servers.report.plots import Plot
 
@@ -49,6 +50,7 @@ def section(
     from servers.report.page import templates
 
     matched, rows = pairs.compare(runs, resamples=resamples, confidence=confidence, seed=seed)
+    rows += quantile_rows(runs, matched, resamples=resamples, confidence=confidence, seed=seed)  # latency p50, p95
     scatters, scatter_note = render.scatters(runs, matched, limit=max_scatter_points, seed=seed)
     changes = examples.changes(runs, matched, per_metric=examples_per_metric)
     nuggets = examples.nugget_changes(runs, matched, limit=NUGGET_ROWS)

@@ -154,7 +154,7 @@ def enter_home(args: argparse.Namespace) -> None:
     """With ``$ULTRA_HOME`` set, ``run`` and ``call`` work in that folder, as a stdio server does: the paths
     typed on the command line keep meaning what they meant here; relative paths in settings and
     arguments (``data/...``, ``save_path``) then resolve against the project folder."""
-    from ultra_kit.errors import PROJECT_ROOT_ENV
+    from ultra_base.environment import PROJECT_ROOT_ENV
     from ultra_kit.paths.project_root import enter_project_root
 
     if args.command not in ("run", "call") or not os.environ.get(PROJECT_ROOT_ENV, "").strip():
@@ -190,12 +190,12 @@ def main(argv: list[str] | None = None) -> int:
         return trec_eval_command.run(args)
     import anyio
 
+    from ultra_base.errors import InputError
     from ultra_client import commands
     from ultra_client.calls import calling
     from ultra_client.calls.local_server import HungStep
     from ultra_client.errors import UltraError
     from ultra_client.signals import StoppedBySignal
-    from ultra_kit.errors import InputError
 
     try:
         check_seconds(args)
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
         return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
-        from ultra_kit.redact import redact_text
+        from ultra_base.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(getattr(exc, "exit_code", 1))
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return exit_now(130)
     except HungStep as exc:
-        from ultra_kit.redact import redact_text
+        from ultra_base.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(1)

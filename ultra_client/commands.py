@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from ultra_base.errors import add_read_root
 from ultra_client.calls.server_info import ServerLocation, ToolInfo
 from ultra_client.calls.server_pool import (
     ULTRA_HOME,
@@ -43,7 +44,6 @@ from ultra_client.pipeline.params import (
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.summary.lines import report_path, summary_lines
-from ultra_kit.errors import add_read_root
 from ultra_kit.files import atomic_write_json, atomic_write_text
 from ultra_kit.yaml_files.limits import require_regular_file
 
@@ -350,7 +350,7 @@ def mcp_config(host: str) -> dict[str, Any]:
     and ``ULTRA_HOME`` in ``env`` (the server then works there whatever folder the host starts it
     in), so the defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
-    from ultra_kit.errors import PROJECT_ROOT_ENV
+    from ultra_base.environment import PROJECT_ROOT_ENV
 
     home = checkout_of(Path.cwd().resolve()) or ULTRA_HOME
     entries: dict[str, Any] = {}

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 class UltraError(Exception):

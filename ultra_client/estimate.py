@@ -232,8 +232,8 @@ async def estimate_run(
 
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     """The estimate as a table, a row per LLM step and the total, with the notes under it."""
+    from ultra_base.redact import redact_text
     from ultra_client.summary.lines import align
-    from ultra_kit.redact import redact_text
 
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -183,5 +183,5 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
 
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
     """The cache at ``path``, or a no-op cache when ``path`` is empty or None; a tool opens (reads and
-    writes) a cache only inside the read roots (``ultra_kit.errors.readable_path``)."""
+    writes) a cache only inside the read roots (``ultra_base.errors.readable_path``)."""
     return AnswerCache(readable_path(path, setting="the answer cache file")) if path else NoCache()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.prompt.sandbox import RenderLimitError, limited_environment, render_limited
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 SUFFIX = ".jinja"

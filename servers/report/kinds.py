@@ -19,7 +19,7 @@ from servers.report.judged.tables import read_compare_judged, read_fill_qrels, r
 from servers.report.model import Found, Run, as_number, numeric_column
 from servers.report.readers import new_run, read_consistency, read_mtrag_records, supported_vital
 from servers.report.risk import read_risk_table, verdict
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 Reader = Callable[[Any, str], Found]
 _TIMESTAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?$")

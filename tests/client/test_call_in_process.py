@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from ultra_base.errors import InputError
 from ultra_client.calls.calling import call_in_process
 from ultra_client.errors import UltraError
-from ultra_kit.errors import InputError
 from ultra_kit.factory import ServerSpec
 
 SAME_OUTPUT = [

@@ -6,7 +6,7 @@ import pytest
 
 from servers.evaluation.answers import meteor
 from tests.evaluation.helpers import SETTINGS, score_answers
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytest.importorskip("nltk")
 needs_wordnet = pytest.mark.skipif(

@@ -18,7 +18,7 @@ from servers.evaluation.mtrag.metrics import (
     token_recall,
 )
 from tests.evaluation.helpers import score_mtrag
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"

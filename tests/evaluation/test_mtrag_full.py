@@ -16,7 +16,7 @@ from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import check_summary
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 CONFORMANCE = ROOT / "tests/data/mtrag/conformance_477.jsonl"
 TASKS = ROOT / "data/mtrag/responses-10.jsonl"

@@ -14,7 +14,7 @@ from servers.evaluation.server import SPEC
 from servers.evaluation.tools import answers as answer_tools
 from servers.evaluation.tools import mtrag as mtrag_tools
 from tests.evaluation.helpers import score_answers, score_mtrag
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.measures import describe_names
 
 

@@ -50,7 +50,7 @@ def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, A
     """
     if spec.metric is None:
         return
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_kit.inprocess import output_keys
 
     variable, _, key = spec.metric.partition(".")

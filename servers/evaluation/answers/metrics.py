@@ -31,7 +31,7 @@ from servers.evaluation.answers.per_language import (
     rules_by_language,
 )
 from servers.evaluation.answers.rouge import RougeText, rouge_l, rouge_n
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 Gold = str | Sequence[str] | Sequence[Sequence[str]]
 

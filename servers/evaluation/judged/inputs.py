@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import read_json, read_jsonl
 
 MIN_HUMAN_LABELS = 10  # fewer labels per system give no usable interval

@@ -19,7 +19,7 @@ from functools import cached_property
 
 from servers.evaluation.answers.normalize import squad_normalize
 from servers.evaluation.answers.rouge import RougeScorer, rouge_l
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ANSWERABILITY = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL")
 IDK_VALUES = (0, 0.5, 1)

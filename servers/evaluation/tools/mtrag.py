@@ -20,7 +20,7 @@ from servers.evaluation.answers.bertscore import WHEEL_MODEL
 from servers.evaluation.mtrag import layout
 from servers.evaluation.mtrag import metrics as mtrag
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
 from ultra_kit.progress import progress_from_context

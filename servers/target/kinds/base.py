@@ -55,9 +55,7 @@ class TargetReply:
 class TargetCallError(Exception):
     """One call failed: ``reason`` is one of FAILURE_REASONS; ``detail`` is safe to show (no secrets)."""
 
-    def __init__(
-        self, reason: str, detail: str, *, retryable: bool = False, retry_after: float | None = None
-    ) -> None:
+    def __init__(self, reason: str, detail: str, *, retryable: bool = False, retry_after: float | None = None) -> None:
         if reason not in FAILURE_REASONS:
             raise ValueError(f"unknown failure reason {reason!r}")
         super().__init__(f"{reason}: {detail}")

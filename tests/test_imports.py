@@ -33,7 +33,7 @@ NO_SDK = ("mcp", "pydantic", "pydantic_core")
 NAMES_A_TOOL = {
     "ultra_client/evaluate_trec_cli.py": "evaluate_trec's command line names its result files as the tool does",
     "ultra_client/compare_cli.py": "ultra compare calls the report server's compare tool, as ultra report calls report",
-    "ultra_client/cli.py": "its SUBCOMMANDS table names `ultra compare`, a subcommand named like the tool it calls",
+    "ultra_client/cli.py": "its COMMANDS table names `ultra compare`, a subcommand named like the tool it calls",
     "ultra_client/gates/significance.py": "a gate's no_significant_drop calls the compare tool, as ultra compare does",
 }
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from servers.evaluation.mtrag import layout
-from servers.evaluation.mtrag.metrics import rb_agg, rouge_l_nostem
+from servers.evaluation.mtrag.scores import rb_agg, rouge_l_nostem
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of

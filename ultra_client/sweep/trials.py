@@ -25,8 +25,7 @@ from ultra_base.environment import OUTPUT_ROOT
 from ultra_base.errors import InputError
 from ultra_client.calls.server_info import ServerLocation
 from ultra_client.calls.server_pool import ServerPool
-from ultra_client.commands import write_output
-from ultra_client.errors import UltraError
+from ultra_client.errors import UltraError, write_output
 from ultra_client.pipeline.model import Pipeline
 from ultra_client.pipeline.params import HEADER, expand_settings
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.evaluation.mtrag.metrics import answerability_label, idk_condition
+from servers.evaluation.mtrag.scores import answerability_label, idk_condition
 from ultra_base.errors import InputError
 
 ALGORITHMIC_FIELDS = (

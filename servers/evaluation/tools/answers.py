@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
+from servers.evaluation.answers.evaluate import evaluate_answers
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
 from ultra_kit.factory import tool_hints
 from ultra_kit.progress import progress_from_context
@@ -73,7 +74,7 @@ def evaluate(
     Returns eval_res with a per-item list per metric and avg_<metric>, and writes it with id_ls to a JSON file.
     """
     report = progress_from_context(ctx)
-    eval_res = answers.evaluate_answers(
+    eval_res = evaluate_answers(
         pred_ls,
         gt_ls,
         metrics=metrics,

@@ -6,6 +6,7 @@ before anything is installed). Each prints a short answer and exits 0 for "in pl
     python scripts/setup_state.py torch      # "absent", "cpu VERSION" or "cuda VERSION CUDA" (--load: import it)
     python scripts/setup_state.py wordnet    # the WordNet data METEOR reads
     python scripts/setup_state.py chromium   # the browser the report's browser tests drive
+    python scripts/setup_state.py postgres   # PostgreSQL's initdb and pg_ctl, for the shared-sweep tests
 """
 
 from __future__ import annotations
@@ -124,6 +125,16 @@ def chromium_found() -> str | None:
     return find_chromium()
 
 
+def postgres_found() -> str | None:
+    """The folder of the PostgreSQL binaries the shared-sweep tests start a server with, or None
+    (tests/support/postgres.py decides)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.postgres import binaries
+
+    found = binaries()
+    return str(found) if found else None
+
+
 def main(argv: list[str]) -> int:
     """Answer one question (see the module's docstring); 0 = in place, 1 = missing."""
     question = argv[0] if argv else ""
@@ -142,8 +153,8 @@ def main(argv: list[str]) -> int:
         state = torch_state(load="--load" in argv)
         print(state)
         return 1 if state == "absent" else 0
-    if question in ("wordnet", "chromium"):
-        where = wordnet_found() if question == "wordnet" else chromium_found()
+    if question in ("wordnet", "chromium", "postgres"):
+        where = {"wordnet": wordnet_found, "chromium": chromium_found, "postgres": postgres_found}[question]()
         print(where or f"{question} not found")
         return 0 if where else 1
     print(__doc__, file=sys.stderr)

@@ -50,6 +50,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "background_run(prepare): the test's long run starts before the first test")
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Name a failing test as it fails (``-q`` prints only ``F`` until the end; a stopped suite never gets there)."""
+    if report.failed and _REPORTER:
+        _REPORTER[0].write_line(f"\nFAILED {report.nodeid} ({report.when})", red=True)
+
+
+_REPORTER: list = []  # pytest's terminal reporter, once the session starts
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        _REPORTER[:] = [reporter]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _background_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Start the long runs of the selected tests in the background (tests/support/background.py); stop them

@@ -47,6 +47,7 @@ from ultra_llm.estimate import (
 from ultra_llm.prices import dollars, models_of, price_of
 
 IN_LOW, IN_HIGH = 0.8, 1.25  # the range around an approximate count of prompt tokens
+UNSET_STAND_IN = "unset-during-estimate"  # the value an unset ${VAR} takes under --estimate (never sent)
 
 
 @dataclass
@@ -213,21 +214,39 @@ async def estimate_run(
     ledger = scratch / "requests.jsonl"
     before = os.environ.get(ESTIMATE_ENV)
     os.environ[ESTIMATE_ENV] = str(ledger)  # before the servers start: a stdio server inherits it
+    unset = _stand_in_unset_variables(raw)  # nothing is sent, so a key need not be set
     try:
         (scratch / "logs").mkdir()
-        async with ServerPool(locations, scratch / "logs", parameter_references(target)) as pool:
+        async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
             check_dataflow(pipeline, locate.tool_table(pool), raw)
             check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
             await runner.run()
     finally:
+        for name in unset:
+            os.environ.pop(name, None)
         if before is None:
             os.environ.pop(ESTIMATE_ENV, None)
         else:
             os.environ[ESTIMATE_ENV] = before
         shutil.rmtree(scratch, ignore_errors=True)
+    if unset and runner.estimates:
+        runner.estimates[0].notes.append(
+            f"{', '.join(sorted(unset))} not set: an estimate sends nothing, so it ran without; a run needs it"
+        )
     return runner.estimates
+
+
+def _stand_in_unset_variables(raw: dict[str, Any]) -> list[str]:
+    """Set every ``${VAR}`` the parameter file names but the environment lacks to a stand-in value (for
+    this process and the servers it starts); the names set, for the caller to remove afterwards."""
+    from ultra_kit.settings import env_references
+
+    unset = sorted(env_references(raw) - set(os.environ))
+    for name in unset:
+        os.environ[name] = UNSET_STAND_IN
+    return unset
 
 
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:

@@ -89,7 +89,7 @@ async def run_pipeline(
     steps_started = False
     try:
         with anyio.fail_after(deadline):
-            async with ServerPool(locations, folder / "logs", parameter_references(target)) as pool:
+            async with ServerPool(locations, folder / "logs", parameter_references(target), target) as pool:
                 if raw is None:
                     build_parameters(pipeline, pool, target)
                     print(f"[ultra] built {target}", file=sys.stderr)
@@ -117,7 +117,7 @@ async def run_pipeline(
             f"(servers stopped, no memory.json written); raise --deadline to give it more time"
         ) from None
     saved: dict[str, str] = {}  # the run's files, brought into files/: memory.json names them relative to the folder
-    write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p, started)))
+    write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p, started, runner.step_outputs)))
     write_output(folder / "memory.json", lambda p: atomic_write_json(p, relative_memory(memory, saved)))
     timings = {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
     write_output(folder / "timings.json", lambda p: atomic_write_json(p, timings))

@@ -26,6 +26,7 @@ from ultra_kit.settings import (
 )
 from ultra_kit.wrapping.argument_check import ArgumentCheck
 from ultra_kit.wrapping.errors import ToolErrors, crash_report, in_process_crash
+from ultra_kit.wrapping.pinned import check_pinned
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -230,6 +231,7 @@ def with_settings(
         )
     setting_names = {name for name in signature.parameters if name in settings}
     own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
+    pins = getattr(fn, "__pinned__", {})  # keys only a parameter file may set (ultra_kit.wrapping.pinned)
     reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
 
     source = _shown(parameter_file)
@@ -237,6 +239,7 @@ def with_settings(
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         given = {key: value for key, value in kwargs.items() if key in setting_names}
         check_key_hosts(given, settings, source=source, in_process=in_process)
+        check_pinned(given, pins, settings, source=source, in_process=in_process)
         return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
 
     def _prepared(key: str, value: Any) -> Any:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError, readable_path
 
 SCHEMA = """
@@ -181,7 +182,34 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
         db.close()
 
 
+class ReadOnlyCache(AnswerCache):
+    """The answer cache as ``ultra run --estimate`` uses it: read, never created or written."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self._db = sqlite3.connect(
+                f"file:{self.path.resolve()}?mode=ro", uri=True, timeout=30, check_same_thread=False
+            )
+            self._db.execute("SELECT 1 FROM answers LIMIT 1")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(
+                f"cannot read the answer cache as SQLite ({exc}); delete the file or set another cache path",
+                path=str(path),
+            ) from None
+        self._lock = threading.Lock()
+
+    def put(self, key: str, **_: Any) -> None:
+        return None
+
+
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
     """The cache at ``path``, or a no-op cache when ``path`` is empty or None; a tool opens (reads and
-    writes) a cache only inside the read roots (``ultra_base.errors.readable_path``)."""
-    return AnswerCache(readable_path(path, setting="the answer cache file")) if path else NoCache()
+    writes) a cache only inside the read roots (``ultra_base.errors.readable_path``). Under
+    ``ultra run --estimate`` an existing cache is only read and a missing one is not created."""
+    if not path:
+        return NoCache()
+    path = readable_path(path, setting="the answer cache file")
+    if os.environ.get(ESTIMATE_ENV, "").strip():
+        return ReadOnlyCache(path) if Path(path).expanduser().is_file() else NoCache()
+    return AnswerCache(path)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servers.prompt.sandbox import RenderLimitError, limited_environment, render_limited
 from ultra_base.errors import InputError, readable_path
+from ultra_kit.jinja_sandbox import RenderLimitError, limited_environment, render_limited
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 SUFFIX = ".jinja"

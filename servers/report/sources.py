@@ -122,15 +122,17 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
     one run per run of a multi-run file; each with the folder's texts, parameters and timings."""
     found: list[Found] = []
     skipped: list[str] = []
-    for file in sorted((folder / "files").glob("*.json")):
+    files = folder / "files"  # the final variables' files, then those of earlier steps (files/<step>/)
+    for file in sorted(files.glob("*.json")) + sorted(files.glob("*/*.json")):
+        name = file.relative_to(files).as_posix()
         try:
             document = json.loads(_text(file))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            skipped.append(f"{file.name} is not readable JSON ({exc})")
+            skipped.append(f"{name} is not readable JSON ({exc})")
             continue
         kind = kind_of(document)
         if kind is None or kind.name == "sweep":
-            skipped.append(f"{file.name} is not a result file the report knows")
+            skipped.append(f"{name} is not a result file the report knows")
             continue
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]

@@ -10,8 +10,9 @@ import pytest
 
 from tests.client.test_gates import run_gated
 from tests.conftest import ROOT, run_ultra
+from tests.support.extras import requires
 
-pytest.importorskip("mlflow", reason="the mlflow extra is not installed: pip install 'ultra-eval[mlflow]'")
+pytestmark = requires("mlflow", "the mlflow extra is not installed: pip install 'ultra-eval[mlflow]'")
 
 
 def test_a_run_round_trips_through_an_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

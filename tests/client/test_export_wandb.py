@@ -18,8 +18,9 @@ import yaml
 
 from tests.client.test_gates import eval_trec_project
 from tests.conftest import ROOT, run_ultra
+from tests.support.extras import requires
 
-pytest.importorskip("wandb", reason="the wandb extra is not installed: pip install 'ultra-eval[wandb]'")
+pytestmark = requires("wandb", "the wandb extra is not installed: pip install 'ultra-eval[wandb]'")
 
 
 class Listener:

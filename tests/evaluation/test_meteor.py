@@ -6,9 +6,10 @@ import pytest
 
 from servers.evaluation.answers import meteor
 from tests.evaluation.helpers import SETTINGS, score_answers
+from tests.support.extras import requires
 from ultra_base.errors import InputError
 
-pytest.importorskip("nltk")
+pytestmark = requires("nltk")
 needs_wordnet = pytest.mark.skipif(
     not meteor.wordnet_available(SETTINGS["wordnet_path"]),
     reason="WordNet data absent: apt-get install wordnet-base wordnet-sense-index (or nltk.download('wordnet'))",

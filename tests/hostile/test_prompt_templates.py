@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from servers.prompt import sandbox
 from servers.prompt.server import SPEC
 from tests.conftest import ROOT, run_ultra
+from ultra_kit import jinja_sandbox as sandbox
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 

@@ -70,12 +70,12 @@ async def test_other_4xx_fail_at_once_with_the_server_message(stub: OpenAIStub) 
 
 
 async def test_timeouts_are_retried(stub: OpenAIStub) -> None:
-    stub.add_fault("hang", seconds=5, times=1)
+    stub.add_fault("hang", seconds=60, times=1)
     async with LLMClient(settings(stub, timeout=0.5)) as client:
         started = time.monotonic()
         reply = await client.chat(ask("x"), {}, prompt="p")
     assert reply.status == "ok" and reply.attempts == 2
-    assert 0.4 < time.monotonic() - started < 3
+    assert 0.4 < time.monotonic() - started < 20  # about 0.5 s: the hung request (30 s) was given up, not waited out
 
 
 async def test_rejected_parameter_is_dropped_once(stub: OpenAIStub) -> None:
@@ -157,13 +157,13 @@ async def test_refused_connection_is_reported_as_refused_not_as_a_timeout() -> N
         port = probe.getsockname()[1]
     mapping = {"model_id": "m", "base_url": f"http://127.0.0.1:{port}/v1", "api_key": SECRET}
     mapping |= {"max_retries": 2, "max_workers": 1}
-    settings = LLMSettings.from_mapping({**mapping, "timeout": 10}, name="t", backoff_base=0.01, backoff_max=0.02)
+    settings = LLMSettings.from_mapping({**mapping, "timeout": 120}, name="t", backoff_base=0.01, backoff_max=0.02)
     started = time.monotonic()
     async with LLMClient(settings) as client:
         reply = await client.chat(ask("x"), {}, prompt="p")
     assert reply.status == "error" and reply.attempts == 3  # refusals are retried like other connection errors
     assert reply.error == f"gave up after 3 attempts: connection refused to 127.0.0.1:{port}"
-    assert time.monotonic() - started < 5  # was reported as "timed out after 10 s"
+    assert time.monotonic() - started < 60  # well under the 120 s time-out: refused at once, not timed out
 
 
 async def test_a_real_timeout_is_still_reported_as_one(stub: OpenAIStub) -> None:

@@ -42,7 +42,7 @@ async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout(mode
         assert server.connections >= 1
     match = re.fullmatch(rf"127\.0\.0\.1:{server.port} closed the connection without a reply \(after (.+) s\)", error)
     assert match, error  # was "timed out after 60 s", after a fraction of a second
-    assert float(match.group(1)) < 5
+    assert float(match.group(1)) < 30  # a fraction of a second; the time-out is 60 s
 
 
 async def test_a_refused_connection_is_reported_as_refused() -> None:
@@ -59,7 +59,7 @@ async def test_an_unresolvable_host_is_reported_as_a_dns_failure() -> None:
 async def test_a_server_that_never_replies_is_a_real_timeout() -> None:
     with BrokenServer("silent") as server:
         error, took = await failure(server.base_url, timeout=0.5)
-    assert error == "timed out after 0.5 s" and 0.45 <= took < 5
+    assert error == "timed out after 0.5 s" and 0.45 <= took < 30
 
 
 async def _httpx_failure(base_url: str, timeout: float) -> str:

@@ -96,7 +96,8 @@ class Job:
             self._finished.set()
 
     def wait(self) -> Finished:
-        self._finished.wait()
+        while not self._finished.wait(0.5):  # in short waits, so that Ctrl-C reaches the suite at once
+            pass
         if self.error is not None:
             raise self.error
         assert self.result is not None

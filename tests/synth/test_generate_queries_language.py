@@ -11,10 +11,11 @@ import anyio
 import pytest
 
 from servers.synth.tools.queries import generate_queries
+from tests.support.extras import requires
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.synth.conftest import small_corpus, synth_settings
 
-pytest.importorskip("lingua")
+pytestmark = requires("lingua")
 
 QUESTIONS = {
     "zh": ["这份文件说明了哪些法院程序？", "申请人需要提交哪些材料？", "这项服务的费用是多少？"],

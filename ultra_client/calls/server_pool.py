@@ -68,14 +68,19 @@ def server_parameters(location: ServerLocation) -> dict[str, Any]:
 
 
 def server_env(
-    location: ServerLocation, *, log_path: Path | None = None, references: Iterable[str] = ()
+    location: ServerLocation,
+    *,
+    log_path: Path | None = None,
+    references: Iterable[str] = (),
+    parameter_file: Path | None = None,
 ) -> dict[str, str]:
     """Environment for the subprocess: the SDK's safe defaults plus PYTHONPATH and offline-model switches.
 
     Also the variables that ``${VAR}`` references need (those of the server's parameter.yaml and
     ``references``, from the run's parameter file), when set, with their names in
     ``ULTRA_SECRET_VARS`` so the server never echoes their values; the client's pid (the server's
-    lifeline) and the server's log path (named in its crash reports).
+    lifeline) and the server's log path (named in its crash reports); the run's parameter file and the
+    server's alias in it (``ultra_kit.wrapping.pinned``: the keys only a parameter file may set).
     """
     from ultra_base import redact
     from ultra_kit import lifeline
@@ -99,6 +104,11 @@ def server_env(
         python_path.append(os.environ["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
     env["PYTHONUNBUFFERED"] = "1"
+    if parameter_file is not None:
+        from ultra_kit.wrapping.pinned import RUN_PARAMETERS_ENV, SERVER_ALIAS_ENV
+
+        env[RUN_PARAMETERS_ENV] = str(Path(parameter_file).resolve())
+        env[SERVER_ALIAS_ENV] = location.alias
     return env
 
 
@@ -167,9 +177,14 @@ class ServerPool:
     location marked ``stdio``, a package without ``SPEC``) as an MCP subprocess, started concurrently."""
 
     def __init__(
-        self, locations: list[ServerLocation], log_dir: Path, references: dict[str, set[str]] | None = None
+        self,
+        locations: list[ServerLocation],
+        log_dir: Path,
+        references: dict[str, set[str]] | None = None,
+        parameter_file: Path | None = None,
     ) -> None:
         self.references = references or {}  # per alias: ${VAR} names of the run's parameter file
+        self.parameter_file = parameter_file  # the run's: its pinned keys are trusted (ultra_kit.wrapping.pinned)
         self.locations = locations
         self.servers: dict[str, Any] = {}  # alias -> RunningServer or LocalServer, in the pipeline's order
         self.log_dir = log_dir
@@ -231,7 +246,10 @@ class ServerPool:
             command=sys.executable,
             args=["-m", server.location.module],
             env=server_env(
-                server.location, log_path=server.log_path, references=self.references.get(server.location.alias, ())
+                server.location,
+                log_path=server.log_path,
+                references=self.references.get(server.location.alias, ()),
+                parameter_file=self.parameter_file,
             ),
             cwd=os.getcwd(),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import time
@@ -38,6 +39,7 @@ class Runner:
         self.timings: list[tuple[str, float]] = []
         self.producers: dict[str, str] = {}  # variable -> the step that last wrote it, in the order written
         self.accounting: list[dict[str, Any]] = []  # per LLM step: tokens, failures, model (ultra_client.summary.costs)
+        self.step_outputs: list[tuple[str, Memory]] = []  # (step name, its outputs) of every call, in order
 
     @property
     def tools(self):
@@ -107,6 +109,7 @@ class Runner:
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)
         named = {step.outputs.get(name, name): value for name, value in outputs.items()}
+        self.step_outputs.append((step.name, named))
         for name in named:
             self.producers.pop(name, None)
             self.producers[name] = step.name
@@ -135,42 +138,63 @@ def failure_summary(name: str, failed: Any) -> str | None:
     return f"{line} ({inside})" if inside else line
 
 
-def link_written_files(memory: Memory, folder: Path, started: float) -> dict[str, str]:
-    """Bring into ``folder`` (the run folder's ``files/``) every file named by a variable and written during this run.
+def link_written_files(
+    memory: Memory, folder: Path, started: float, step_outputs: list[tuple[str, Memory]]
+) -> dict[str, str]:
+    """Bring into ``folder`` (the run folder's ``files/``) every file written during this run that a
+    variable names: the final variables' files in ``files/`` itself, and the files that only an earlier
+    step's outputs named (a ``result_path`` a later step replaced) in ``files/<step name>/``.
 
     Each file is hard-linked (no extra disk; results are written once and replaced, never edited in
     place), or copied when that fails (another file system), so the run folder holds the files
     themselves and can be zipped or moved. A file already inside the run folder stays where it is.
-    Returns ``{path as the variable names it: path relative to the run folder}``.
+    Returns ``{path as a variable names it: path relative to the run folder}``.
     """
     run_folder = folder.parent.resolve()
     folder = run_folder / folder.name
     saved: dict[str, str] = {}
     taken: dict[Path, str] = {}  # real source -> its path relative to the run folder
-    for value in strings_inside(memory):
-        if value in saved or len(value) > 4096 or "\n" in value:
-            continue
-        candidate = Path(value)
-        try:
-            if not candidate.is_file() or candidate.stat().st_mtime < started - 1:
+    sources = [(folder, memory)] + [(folder / _folder_name(step), outputs) for step, outputs in step_outputs]
+    for into, variables in sources:
+        for value in strings_inside(variables):
+            if value in saved or len(value) > 4096 or "\n" in value:
                 continue
-            source = candidate.resolve()
-        except (OSError, ValueError):
-            continue
-        if source in taken:
+            source = _written_file(value, started)
+            if source is None:
+                continue
+            if source not in taken:
+                taken[source] = _bring(source, into, run_folder)
             saved[value] = taken[source]
-            continue
-        if source.is_relative_to(run_folder):
-            target = source
-        else:
-            folder.mkdir(parents=True, exist_ok=True)
-            target = _free_name(folder / source.name)
-            try:
-                os.link(source, target)
-            except OSError:
-                shutil.copy2(source, target)
-        taken[source] = saved[value] = target.relative_to(run_folder).as_posix()
     return saved
+
+
+def _written_file(value: str, started: float) -> Path | None:
+    """The real path of the file ``value`` names, if it is one written during this run."""
+    candidate = Path(value)
+    try:
+        if not candidate.is_file() or candidate.stat().st_mtime < started - 1:
+            return None
+        return candidate.resolve()
+    except (OSError, ValueError):
+        return None
+
+
+def _bring(source: Path, into: Path, run_folder: Path) -> str:
+    """Link (or copy) ``source`` into ``into`` under a free name; its path relative to the run folder."""
+    if source.is_relative_to(run_folder):
+        return source.relative_to(run_folder).as_posix()
+    into.mkdir(parents=True, exist_ok=True)
+    target = _free_name(into / source.name)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+    return target.relative_to(run_folder).as_posix()
+
+
+def _folder_name(step: str) -> str:
+    """A step's name as a folder name (``judge.umbrela_judge``)."""
+    return re.sub(r"[^\w.-]", "_", step).strip(".") or "step"
 
 
 def _free_name(path: Path) -> Path:

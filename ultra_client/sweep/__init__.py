@@ -14,4 +14,5 @@ DEFAULTS: dict[str, Any] = {  # the only place a sweep option's default is writt
     "minimize": None,  # rank by the metric in its declared direction: highest first, lowest for a lower-is-better one
     "output_dir": "output/{stem}_sweep",  # {stem}: the pipeline file's name without .yaml
     "max_trials": 10_000,  # a grid or --random/--bayes N above this is refused before anything runs
+    "heartbeat": 10,  # seconds between a shared study's heartbeats; a trial silent for 3 times that is retried
 }

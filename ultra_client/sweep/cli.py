@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ultra_client.sweep import DEFAULTS
@@ -13,7 +14,7 @@ HELP = "run a pipeline over a grid, random or Bayesian (Optuna TPE) search of it
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``sweep`` to the ``ultra`` subcommands; every option defaults to None (the sweep file's value)."""
     sweep = commands.add_parser("sweep", help=HELP, description=HELP + " (see docs/sweeps.md)")
-    sweep.add_argument("pipeline", help="a pipeline file, or a YAML file holding a 'sweep:' block")
+    sweep.add_argument("pipeline", nargs="?", help="a pipeline file, or a YAML file holding a 'sweep:' block")
     sweep.add_argument(
         "--grid",
         action="append",
@@ -45,6 +46,26 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help=f"refuse a sweep of more trials than N (default {DEFAULTS['max_trials']:,})",
     )
     sweep.add_argument("--timeout", type=float, help="seconds each step may take unless the step sets its own")
+    shared = sweep.add_argument_group("a study shared by many workers (docs/sweeps.md, 'On many machines')")
+    shared.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage every worker joins: postgresql+psycopg://user:${VAR}@host/db, mysql+pymysql://..., "
+        "sqlite:///PATH or journal:PATH (a password only as ${VAR})",
+    )
+    shared.add_argument("--study", metavar="NAME", help="the study's name (default: the pipeline's file name stem)")
+    shared.add_argument(
+        "--workers", type=int, metavar="N", help="start N worker processes here (storage: DIR/study.db unless given)"
+    )
+    shared.add_argument("--status", action="store_true", help="print the study's progress and best trial; run nothing")
+    shared.add_argument("--report", action="store_true", help="write the study's table and plots; run nothing")
+    shared.add_argument("--no-report", action="store_true", help="a worker only: run trials, write no table")
+    shared.add_argument(
+        "--heartbeat",
+        type=int,
+        metavar="S",
+        help=f"seconds between heartbeats; a trial silent for 3 S is retried once (default {DEFAULTS['heartbeat']})",
+    )
     return sweep
 
 
@@ -54,10 +75,26 @@ def run(args: argparse.Namespace) -> int:
 
     from ultra_client.errors import UltraError
     from ultra_client.signals import stop_like_interrupt
+    from ultra_client.sweep import shared
     from ultra_client.sweep.run import finish, run_sweep
 
+    if args.heartbeat is not None and args.heartbeat < 1:
+        raise UltraError(f"--heartbeat {args.heartbeat}: give a whole number of seconds >= 1")
+    if args.status:
+        return shared.status(args)
+    notes: list[str] = []
     with stop_like_interrupt():
-        spec, rows, notes = anyio.run(run_sweep, args)
+        if args.report:
+            spec, rows = shared.report(args)
+        elif args.pipeline is None:
+            raise UltraError("ultra sweep: give a pipeline or sweep file (or --status / --report with --storage)")
+        elif args.workers is not None:
+            argv = sys.argv[sys.argv.index("sweep") :] if "sweep" in sys.argv else ["sweep", args.pipeline]
+            spec, rows, notes = shared.local_workers(args, argv)
+        else:
+            spec, rows, notes = anyio.run(run_sweep, args)
+            if args.no_report:
+                return 0
     if not rows:
         raise UltraError(f"{spec.pipeline}: the sweep ran no trial")
     table, files = finish(spec, rows, notes)

@@ -94,6 +94,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     pipeline = load_pipeline(require_file(spec.pipeline))
     if spec.minimize is None:
         with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
+    handle = _join(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
     target = spec.param or parameter_path(pipeline.path)
     if spec.param is not None:
         with as_ultra_error():
@@ -122,10 +123,31 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
         produced = produced_variables(pipeline, tools)
         check_metric_variable(spec, list(produced))
         check_metric_key(spec, produced, raw, tools)
-        rows = await _trials(spec, search, runner, raw, target)
+        if handle is None:
+            rows = await _trials(spec, search, runner, raw, target)
+        else:
+            from ultra_client.sweep.status import rows_of
+            from ultra_client.sweep.worker import run_worker
+
+            await run_worker(spec, handle, runner, raw, target)
+            rows = rows_of(handle.study)
     finally:
         await runner.close()
     return spec, rows, spec.notes
+
+
+def _join(args: Any, spec: SweepSpec, pipeline: Any) -> Any:
+    """The shared study of ``--storage URL --study NAME`` (None without ``--storage``), joined or created."""
+    if not getattr(args, "storage", None):
+        return None
+    from ultra_client.sweep import DEFAULTS
+    from ultra_client.sweep.storage import identity_of, join_study, open_storage
+
+    if spec.metric is None:
+        raise UltraError("--storage: a shared study optimises a metric; name it with --metric, e.g. eval_res.map")
+    handle = open_storage(args.storage, args.heartbeat or DEFAULTS["heartbeat"])
+    identity = identity_of(spec, pipeline.path.read_text(encoding="utf-8"))
+    return join_study(handle, args.study or pipeline.path.stem, identity)
 
 
 async def _trials(spec: SweepSpec, search: Any, runner: TrialRunner, raw: dict, target: Path) -> list[dict[str, Any]]:

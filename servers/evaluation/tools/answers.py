@@ -15,7 +15,7 @@ from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
 from servers.evaluation.answers.evaluate import evaluate_answers
-from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from servers.evaluation.results import EvaluateResult, SavePathParam, answered_items, item_ids, save_result
 from ultra_kit.factory import tool_hints
 from ultra_kit.progress import progress_from_context
 
@@ -28,7 +28,9 @@ GoldInput = str | list[str | list[str]]
 @tool_hints(read_only=False, idempotent=True)
 def evaluate(
     *,
-    pred_ls: Annotated[list[str], Field(description="predictions, one per item")],
+    pred_ls: Annotated[
+        list[str | None], Field(description="predictions, one per item; None = the system failed (skipped, counted)")
+    ],
     gt_ls: Annotated[
         list[GoldInput],
         Field(
@@ -72,8 +74,12 @@ def evaluate(
     except stringem (mean over answer sets) and bleu (all golds are references). An item without
     an answer scores 1 if the prediction normalises to nothing (SQuAD v2), with HasAns/NoAns means.
     Returns eval_res with a per-item list per metric and avg_<metric>, and writes it with id_ls to a JSON file.
+    An item whose prediction is None (target.ask: the system failed) is left out and listed in
+    settings.failed_items.
     """
     report = progress_from_context(ctx)
+    pred_ls, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls, q_ls=q_ls)
+    gt_ls, id_ls, q_ls = kept["gt_ls"], kept["id_ls"], kept["q_ls"]
     eval_res = evaluate_answers(
         pred_ls,
         gt_ls,
@@ -94,6 +100,7 @@ def evaluate(
         "language": language,
         "rouge_stemmer": bool(rouge_stemmer),
         "n_items": len(pred_ls),
+        "failed_items": failed,  # ids of the items the system did not answer (pred_ls None): not scored
     }
     given = {
         "rouge_stemmer": bool(rouge_stemmer),

@@ -1,0 +1,3 @@
+from servers.target.server import SPEC
+
+SPEC.main()

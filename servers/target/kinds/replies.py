@@ -1,0 +1,140 @@
+"""Reading a reply: JSON within the size and depth limits, then the answer, passages and citations where the
+configuration's JMESPath expressions (the ``jmespath`` library) point. Shared by the http, openai and mcp kinds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from servers.target.kinds.base import Passage, TargetCallError, TargetReply
+from ultra_base.errors import InputError
+
+PATH_KEYS = ("answer", "contexts", "context_text", "context_id", "context_score", "citations")
+
+
+def load_json(data: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
+    """The JSON document ``data``; too large, unreadable or nested deeper than ``max_depth``: ``unreadable``."""
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > max_bytes:
+        raise TargetCallError("unreadable", f"the reply is {size} bytes, more than max_response_bytes {max_bytes}")
+    if _depth_of_text(data) > max_depth:
+        raise TargetCallError("unreadable", f"the reply is nested deeper than max_json_depth {max_depth}")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise TargetCallError("unreadable", f"the reply is not JSON ({str(exc)[:120]})") from None
+
+
+def _depth_of_text(data: bytes | str) -> int:
+    """The deepest nesting of brackets outside strings, found before parsing (a deep document never reaches json)."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def usage_of(document: Any) -> dict[str, int] | None:
+    """Token counts from a top-level ``usage`` mapping (the OpenAI convention), when the reply has one."""
+    usage = document.get("usage") if isinstance(document, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    counts = {str(k): int(v) for k, v in usage.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return counts or None
+
+
+@dataclass(frozen=True)
+class ReplyPaths:
+    """The compiled JMESPath expressions of a target (None where the setting is '')."""
+
+    answer: Any
+    contexts: Any
+    context_text: Any
+    context_id: Any
+    context_score: Any
+    citations: Any
+
+    @classmethod
+    def of(cls, target: Mapping[str, Any], *, answer_required: bool = True) -> ReplyPaths:
+        """Compile ``target``'s path keys; a bad expression is an InputError naming the key."""
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+
+        compiled: dict[str, Any] = {}
+        for key in PATH_KEYS:
+            text = target.get(key) or ""
+            if not isinstance(text, str):
+                raise InputError(f"target.{key} must be a JMESPath expression (a string), got {type(text).__name__}")
+            if key == "answer" and not text and answer_required:
+                raise InputError("target.answer is empty; give the JMESPath of the answer in the reply (e.g. answer)")
+            try:
+                compiled[key] = jmespath.compile(text) if text else None
+            except JMESPathError as exc:
+                raise InputError(f"target.{key} is not a JMESPath expression: {text!r} ({exc})") from None
+        return cls(**compiled)
+
+    def reply(self, document: Any, *, answer: str | None = None, usage: Mapping[str, int] | None = None) -> TargetReply:
+        """The reply in ``document``; ``answer`` when the caller read it already (a stream).
+
+        No answer where ``answer`` points (or one that is not text) is ``missing_answer``."""
+        if answer is None:
+            found = self.answer.search(document) if self.answer is not None else None
+            if isinstance(found, (int, float)) and not isinstance(found, bool):
+                found = str(found)
+            if not isinstance(found, str):
+                what = "nothing" if found is None else f"a {type(found).__name__}"
+                shown = self.answer.expression if self.answer is not None else ""
+                raise TargetCallError("missing_answer", f"target.answer {shown!r} found {what} in the reply")
+            answer = found
+        if usage is None:
+            usage = usage_of(document)
+        return TargetReply(answer, self.passages(document), self.citation_list(document), usage)
+
+    def passages(self, document: Any) -> tuple[Passage, ...]:
+        """The passages ``contexts`` selects, each read with the ``context_*`` expressions."""
+        if self.contexts is None:
+            return ()
+        found = self.contexts.search(document)
+        if found is None:
+            return ()
+        if not isinstance(found, list):
+            found = [found]
+        return tuple(self._passage(element) for element in found)
+
+    def _passage(self, element: Any) -> Passage:
+        text = self.context_text.search(element) if self.context_text is not None else element
+        if text is None and isinstance(element, str):
+            text = element
+        ident = self.context_id.search(element) if self.context_id is not None and isinstance(element, dict) else None
+        score = (
+            self.context_score.search(element) if self.context_score is not None and isinstance(element, dict) else None
+        )
+        return Passage(
+            text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False),
+            None if ident is None else str(ident),
+            float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+        )
+
+    def citation_list(self, document: Any) -> tuple[Any, ...]:
+        """The citations ``citations`` selects (a list, or one value)."""
+        if self.citations is None:
+            return ()
+        found = self.citations.search(document)
+        return () if found is None else tuple(found) if isinstance(found, list) else (found,)

@@ -1,0 +1,99 @@
+"""The llamaindex kind over real llama-index-core objects: MockLLM, MockEmbedding, a VectorStoreIndex; no network."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+
+from servers.target.kinds import llamaindex as kind  # noqa: E402
+from servers.target.kinds.base import KindContext, TargetCallError, TurnRequest  # noqa: E402
+from ultra_base.errors import InputError  # noqa: E402
+
+ENGINES = """
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import MockLLM
+
+PROMPTS = []
+
+class RecordingLLM(MockLLM):
+    def complete(self, prompt, formatted=False, **kwargs):
+        PROMPTS.append(prompt)
+        return super().complete(prompt, formatted=formatted, **kwargs)
+
+llm = RecordingLLM(max_tokens=4)
+index = VectorStoreIndex.from_documents(
+    [
+        Document(text="Paris is the capital of France.", doc_id="d1"),
+        Document(text="Berlin is the capital of Germany.", doc_id="d2", metadata={"docid": "meta-2"}),
+    ],
+    embed_model=MockEmbedding(embed_dim=8),
+)
+query_engine = index.as_query_engine(llm=llm, similarity_top_k=2)
+chat_engine = index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=2)
+
+class Broken:
+    async def aquery(self, question):
+        raise ConnectionError("index server unreachable")
+
+broken = Broken()
+retriever = index.as_retriever()
+"""
+
+
+@pytest.fixture(scope="module")
+def engines(tmp_path_factory: pytest.TempPathFactory) -> KindContext:
+    tmp_path = tmp_path_factory.mktemp("llamaindex_target")
+    (tmp_path / "li_engines.py").write_text(textwrap.dedent(ENGINES), encoding="utf-8")
+    return KindContext(read_roots=(tmp_path,), timeout=10.0, max_response_bytes=1 << 20, max_json_depth=32)
+
+
+def _asker(context: KindContext, name: str):
+    return kind.open_asker({"kind": "llamaindex", "engine": f"li_engines:{name}"}, context)
+
+
+@pytest.mark.anyio
+async def test_a_query_engine_gives_its_answer_and_source_nodes_with_ids_and_scores(engines: KindContext) -> None:
+    asker = _asker(engines, "query_engine")
+    assert isinstance(asker, kind.QueryEngineAsker)
+    reply = await asker.ask(TurnRequest(question="capital of France?", id="q1"))
+    await asker.aclose()
+    assert reply.answer == "text text text text"  # MockLLM(max_tokens=4)
+    by_id = {p.id: p for p in reply.contexts}
+    assert set(by_id) == {"d1", "meta-2"}  # the document's id, or a metadata id when it has one
+    assert by_id["d1"].text == "Paris is the capital of France."
+    assert by_id["meta-2"].text == "Berlin is the capital of Germany."
+    assert all(isinstance(p.score, float) for p in reply.contexts)
+    import li_engines
+
+    assert "Paris is the capital of France." in li_engines.PROMPTS[-1]
+
+
+@pytest.mark.anyio
+async def test_a_chat_engine_gets_the_conversation_history(engines: KindContext) -> None:
+    asker = _asker(engines, "chat_engine")
+    assert isinstance(asker, kind.ChatEngineAsker)
+    history = ({"role": "user", "content": "Tell me about Europe."}, {"role": "assistant", "content": "Gladly, ask."})
+    reply = await asker.ask(TurnRequest(question="And its capitals?", id="c1-2", history=history))
+    assert reply.answer == "text text text text"
+    assert {p.id for p in reply.contexts} == {"d1", "meta-2"}
+    import li_engines
+
+    prompt = li_engines.PROMPTS[-1]
+    order = [prompt.index(text) for text in ("Tell me about Europe.", "Gladly, ask.", "And its capitals?")]
+    assert order == sorted(order)
+
+
+@pytest.mark.anyio
+async def test_the_engine_raising_is_a_target_error(engines: KindContext) -> None:
+    with pytest.raises(TargetCallError) as error:
+        await _asker(engines, "broken").ask(TurnRequest(question="x", id="q1"))
+    assert (error.value.reason, error.value.detail) == ("target_error", "ConnectionError: index server unreachable")
+
+
+def test_an_object_that_is_no_engine_is_an_input_error(engines: KindContext) -> None:
+    with pytest.raises(InputError, match="neither a query engine .aquery. nor a chat engine"):
+        _asker(engines, "retriever")

@@ -1,0 +1,292 @@
+"""One worker of a shared study: claim a trial through Optuna's storage, run it, tell the study; until none is left.
+
+Claims go through the storage, so workers on any machines never run one point twice:
+
+* a grid is Optuna's ``GridSampler`` over each key's value positions: trial number n < grid size takes point n,
+  later ones an unclaimed point; a trial that drew a point another (lower-numbered) trial holds is pruned
+  unrun (marked ``surplus``) and the worker asks again;
+* ``--random N`` / ``--bayes N`` (``RandomSampler``, ``TPESampler(constant_liar=True)``) count the study's trials:
+  a trial numbered past the first N is pruned unrun, and one repeating another's values too (``repeat``).
+
+A running trial's worker beats every ``heartbeat`` seconds (Optuna's RDB heartbeat; on a journal file a system
+attribute); a trial without a beat for ``grace`` seconds is failed by whichever worker looks next, and Optuna's
+``RetryHeartbeatStaleTrialCallback(max_retry=1)`` queues it once more (a waiting trial, asked first). A worker
+with nothing left to claim waits while others run, so a lost trial is retried while any worker lives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import math
+import os
+import socket
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ultra_client.sweep.search import canonical
+from ultra_client.sweep.trials import TrialStore, fingerprint, record_trial, say, skipped_folders, trial_settings
+
+HOST = socket.gethostname()
+ATTR = "ultra"  # the trial's user attribute: its record (status, values, results, folder on its host)
+WORKER = "ultra_worker"  # the user attribute naming the worker that claimed the trial: host, pid, slot
+MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" or "repeat"
+BEAT = "ultra_heartbeat"  # on a journal file: the system attribute holding a running trial's last beat
+MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
+PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
+
+
+class Claim:
+    """Asks the study for this worker's next trial, or says to wait or stop."""
+
+    def __init__(self, spec: Any, handle: Any) -> None:
+        import optuna
+
+        self.optuna = optuna
+        self.spec = spec
+        self.handle = handle
+        self.study = handle.study
+        self.states = optuna.trial.TrialState
+        self.distributions = {s.key: _distribution(optuna, s.values) for s in spec.spaces}
+        self.repeats = 0
+        if spec.method == "grid":
+            search = {s.key: list(range(len(s.values))) for s in spec.spaces}
+            self.study.sampler = claimed_grid(search)
+        elif spec.method == "random":
+            self.study.sampler = optuna.samplers.RandomSampler()
+        else:
+            startup = max(2, min(10, spec.total // 3))
+            self.study.sampler = optuna.samplers.TPESampler(n_startup_trials=startup, constant_liar=True)
+
+    def trials(self) -> list[Any]:
+        return self.study.get_trials(deepcopy=False)
+
+    def next(self) -> Any:
+        """A trial to run, ``"wait"`` (others run, a lost one may come back) or None (the study is done)."""
+        while True:
+            fail_stale(self.handle)
+            trials = self.trials()
+            waiting = any(t.state == self.states.WAITING for t in trials)
+            if not waiting and not self._open(trials):
+                return "wait" if any(t.state == self.states.RUNNING for t in trials) else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with Study.optimize"
+                trial = self.study.ask(self.distributions)
+            beat(self.handle, trial._trial_id)  # at once: a trial that never beat is never found stale
+            frozen = self.handle.storage.get_trial(trial._trial_id)
+            if "failed_trial" in frozen.system_attrs:  # a retry of a lost trial
+                return trial
+            skip = self._skip(frozen)
+            if skip is None:
+                self.repeats = 0
+                return trial
+            trial.set_user_attr(MARK, skip)
+            self.study.tell(trial, state=self.states.PRUNED)  # then ask again: the next look sees what is left
+            if skip == "repeat":
+                self.repeats += 1
+                if self.repeats >= MAX_REPEATS:
+                    say(f"{MAX_REPEATS} proposals in a row repeated earlier trials: this worker stops asking")
+                    return None
+
+    def _open(self, trials: list[Any]) -> bool:
+        """Whether a fresh trial may still be claimed: an unclaimed grid point, or budget left."""
+        counted = [t for t in trials if counts(t)]
+        if self.spec.method == "grid":
+            return len({t.system_attrs.get("grid_id") for t in counted}) < self.spec.total
+        return len(counted) < self.spec.total
+
+    def _skip(self, frozen: Any) -> str | None:
+        """``surplus`` or ``repeat`` for a fresh trial (as stored) that must not run, else None."""
+        earlier = [t for t in self.trials() if t.number < frozen.number and counts(t)]
+        if self.spec.method == "grid":
+            point = frozen.system_attrs.get("grid_id")
+            return "surplus" if any(t.system_attrs.get("grid_id") == point for t in earlier) else None
+        if sum(1 for t in earlier if "failed_trial" not in t.system_attrs) >= self.spec.total:
+            return "surplus"
+        mine = canonical(frozen.params)
+        return "repeat" if any(canonical(t.params) == mine for t in earlier if t.params) else None
+
+
+def counts(trial: Any) -> bool:
+    """A trial that holds its point: not pruned unrun, and not a retry (which holds its lost trial's point)."""
+    return MARK not in trial.user_attrs and "failed_trial" not in trial.system_attrs
+
+
+def claimed_grid(search: dict[str, list[int]]) -> Any:
+    """Optuna's grid sampler over ``search``, except that the worker decides when the study is done:
+    ``after_trial`` would call ``study.stop()``, which only an ``optimize`` loop allows."""
+    import optuna
+
+    class ClaimedGrid(optuna.samplers.GridSampler):
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            return None
+
+    return ClaimedGrid(search, seed=0)
+
+
+def _distribution(optuna: Any, values: Any) -> Any:
+    from ultra_client.sweep.search import _distribution as distribution
+
+    return distribution(optuna, values)
+
+
+def decode(spec: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The trial's ``{key: value}``: a list's position becomes its value, a range's number stays."""
+    return {s.key: s.values[params[s.key]] if isinstance(s.values, list) else params[s.key] for s in spec.spaces}
+
+
+def fail_stale(handle: Any) -> None:
+    """Fail running trials whose worker stopped beating; Optuna's retry callback queues each once more."""
+    import optuna
+
+    if not handle.journal:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fail_stale_trials is "experimental"
+            optuna.storages.fail_stale_trials(handle.study)
+        return
+    storage, now = handle.storage, time.time()
+    running = handle.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    for trial in running:
+        beat = trial.system_attrs.get(BEAT)
+        if beat is None or now - beat <= handle.grace:
+            continue
+        try:
+            failed = storage.set_trial_state_values(trial._trial_id, state=optuna.trial.TrialState.FAIL)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            failed = False  # another worker failed it first
+        if failed:
+            optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)(
+                handle.study, storage.get_trial(trial._trial_id)
+            )
+
+
+def beat(handle: Any, trial_id: int) -> None:
+    """One heartbeat of a running trial."""
+    if handle.journal:
+        handle.storage.set_trial_system_attr(trial_id, BEAT, time.time())
+    else:
+        handle.storage.record_heartbeat(trial_id)
+
+
+@contextlib.contextmanager
+def heartbeat(handle: Any, trial_id: int):
+    """Beat for ``trial_id`` from a thread until the block ends (a busy event loop does not stop the beats)."""
+    stop = threading.Event()
+
+    def beats() -> None:
+        while not stop.wait(handle.heartbeat):
+            with contextlib.suppress(Exception):  # a missed beat is retried; grace allows two
+                beat(handle, trial_id)
+
+    thread = threading.Thread(target=beats, name=f"heartbeat-{trial_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def worker_slot(output_dir: Path) -> tuple[int, Any]:
+    """The lowest free worker number on this machine for ``output_dir`` (a lock held while the process lives)."""
+    folder = output_dir / "workers"
+    folder.mkdir(parents=True, exist_ok=True)
+    number = 1
+    while True:
+        handle = open(folder / f"{HOST}-{number}.lock", "a")  # noqa: SIM115 - held until the process ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return number, handle
+        except OSError:
+            handle.close()
+            number += 1
+
+
+def per_worker(settings: dict[str, dict[str, Any]], slot: int) -> dict[str, dict[str, Any]]:
+    """Each ``index_path`` with ``/worker-<slot>`` appended: two workers rebuilding one index would read each
+    other's."""
+    return {
+        alias: {
+            key: f"{value.rstrip('/')}/worker-{slot}"
+            if key in PER_WORKER_SETTINGS and isinstance(value, str)
+            else value
+            for key, value in values.items()
+        }
+        if isinstance(values, dict)
+        else values
+        for alias, values in settings.items()
+    }
+
+
+async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path) -> int:
+    """Claim and run trials until the study is done; the number of trials this worker ran."""
+    claim = Claim(spec, handle)
+    store = TrialStore(spec.output_dir)
+    skip = skipped_folders(spec.output_dir)
+    slot, lock = worker_slot(spec.output_dir)
+    say(f"worker {HOST}-{slot} (pid {os.getpid()}) joined study '{handle.study.study_name}' in {handle.shown}")
+    ran = 0
+    try:
+        while True:
+            await anyio.lowlevel.checkpoint()
+            trial = await anyio.to_thread.run_sync(claim.next)
+            if trial == "wait":
+                await anyio.sleep(handle.heartbeat)
+                continue
+            if trial is None:
+                break
+            trial.set_user_attr(WORKER, {"host": HOST, "pid": os.getpid(), "slot": slot})
+            values = decode(spec, trial.params)
+            settings = trial_settings(raw, values)
+            fp = fingerprint(runner.pipeline_text, settings, skip)
+            with heartbeat(handle, trial._trial_id):
+                record = store.finished(fp)
+                if record is None:
+                    folder = store.fresh(fp)
+                    record = await runner.run(folder, per_worker(settings, slot), target)
+                    record.update(fingerprint=fp, values=values, folder=str(folder.resolve()))
+                    record.update(study=handle.study.study_name, trial_number=trial.number, host=HOST, pid=os.getpid())
+                    _fail_on_non_finite(spec, record, trial.number)
+                    record_trial(folder, record)
+                    ran += 1
+                    outcome = "ok" if record["status"] == "ok" else f"FAILED ({_first_line(record.get('error'))})"
+                else:
+                    outcome = "finished before, not run again"
+                say(f"trial {trial.number}: {', '.join(f'{k}={v}' for k, v in values.items())}: {outcome}")
+                _tell(claim, trial, record)
+    finally:
+        lock.close()
+    return ran
+
+
+def _fail_on_non_finite(spec: Any, record: dict[str, Any], number: int) -> None:
+    value = record.get("non_finite", {}).get(spec.metric) if spec.metric else None
+    if record["status"] == "ok" and value is not None:
+        record.update(status="failed", error=f"trial {number}: {spec.metric} = {value}, not a finite number")
+
+
+def _first_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else "no message"
+
+
+def _tell(claim: Claim, trial: Any, record: dict[str, Any]) -> None:
+    """Store where the trial's results are and what they were, then tell the study its metric (or failure)."""
+    spec = claim.spec
+    metric = record.get("results", {}).get(spec.metric) if record["status"] == "ok" else None
+    kept = {name: record.get(name) for name in ("status", "error", "values", "results", "wall_seconds", "tool_seconds")}
+    kept.update(fingerprint=record["fingerprint"], folder=record["folder"], host=record.get("host", HOST))
+    kept["per_query"] = (
+        {spec.metric: record["per_query"][spec.metric]} if spec.metric in record.get("per_query", {}) else {}
+    )
+    trial.set_user_attr(ATTR, kept)
+    if isinstance(metric, (int, float)) and math.isfinite(metric):
+        claim.study.tell(trial, float(metric))
+    else:
+        claim.study.tell(trial, state=claim.states.FAIL)

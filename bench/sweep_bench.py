@@ -2,6 +2,7 @@
 processes with the same parameter files, in the same sitting.
 
     python bench/sweep_bench.py [--repeats 3]
+    python bench/sweep_bench.py --workers 1,2 [--repeats 3]
 
 Reported (medians over the repeats):
 
@@ -11,6 +12,12 @@ Reported (medians over the repeats):
 * the same end to end: (20-trial sweep - 1-trial sweep) / 19 - the mean steps' seconds of a trial;
 * the sweep's fixed cost: its wall time minus the sum of the trials' wall times (start-up, servers,
   ranking, significance tests, plots).
+
+With ``--workers 1,2``: 12 trials of ``examples/sweep_retrieval.yaml`` (BM25 k1 x six top_k) as
+``ultra sweep --workers W`` on a fresh SQLite study, for each W; the wall time of each, the ratio to one
+worker's (target: at most 0.65 for two), and the storage's time per trial (claiming it and storing its
+record, the trials' ``storage_seconds``) on SQLite, and on PostgreSQL when its binaries are installed (a
+throwaway server, ``tests/support/postgres.py``).
 """
 
 from __future__ import annotations
@@ -90,10 +97,68 @@ def one_sitting(work: Path) -> dict[str, float]:
     }
 
 
+EXAMPLE = ["examples/sweep_retrieval.yaml", "--grid", "retriever.top_k=[1, 2, 3, 5, 10, 20]"]
+
+
+def storage_seconds(url: str, study: str) -> list[float]:
+    import optuna
+
+    storage: object = url
+    if url.startswith("journal:"):
+        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url[8:]))
+    trials = optuna.load_study(study_name=study, storage=storage).get_trials()
+    return [t.user_attrs["ultra"]["storage_seconds"] for t in trials if "ultra" in t.user_attrs]
+
+
+def shared_sitting(work: Path, workers: list[int]) -> dict[str, float]:
+    """One sitting of ``--workers W`` for each W (SQLite), then three workers' trials on PostgreSQL if present."""
+    found: dict[str, float] = {}
+    for count in workers:
+        out = work / f"w{count}"
+        found[f"workers_{count}_seconds"] = ultra(
+            "sweep", *EXAMPLE, "--workers", str(count), "--output-dir", str(out), "--study", "bench", cwd=ROOT
+        )
+        rows = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["rows"]
+        assert len(rows) == 12 and all(row["status"] == "ok" for row in rows), rows
+        seconds = storage_seconds(f"sqlite:///{out / 'study.db'}", "bench")
+        found[f"sqlite_storage_seconds_per_trial_w{count}"] = statistics.median(seconds)
+    if len(workers) > 1:
+        found["ratio"] = found[f"workers_{workers[-1]}_seconds"] / found[f"workers_{workers[0]}_seconds"]
+    sys.path.insert(0, str(ROOT))
+    from tests.support import postgres
+
+    if postgres.binaries() is not None:
+        password = "bench-" + os.urandom(6).hex()
+        with postgres.server(password) as server:
+            url = server.url("${ULTRA_BENCH_PG}")
+            os.environ["ULTRA_BENCH_PG"] = password
+            out = work / "pg"
+            found["postgres_workers_2_seconds"] = ultra(
+                "sweep", *EXAMPLE, "--workers", "2", "--storage", url, "--study", "bench", "--output-dir", str(out),
+                cwd=ROOT,
+            )  # fmt: skip
+            seconds = storage_seconds(url.replace("${ULTRA_BENCH_PG}", password), "bench")
+            found["postgres_storage_seconds_per_trial"] = statistics.median(seconds)
+    return found
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--repeats", type=int, default=3)
+    options.add_argument("--workers", help="e.g. 1,2: time --workers W on 12 trials of examples/sweep_retrieval.yaml")
     args = options.parse_args()
+    if args.workers:
+        workers = [int(w) for w in args.workers.split(",")]
+        sittings = []
+        for repeat in range(args.repeats):
+            with tempfile.TemporaryDirectory(prefix="sweep-bench-") as folder:
+                sittings.append(shared_sitting(Path(folder), workers))
+            print(
+                f"repeat {repeat + 1}: " + ", ".join(f"{k} {v:.3f}" for k, v in sittings[-1].items()), file=sys.stderr
+            )
+        medians = {key: statistics.median(s[key] for s in sittings) for key in sittings[0]}
+        print(json.dumps({"repeats": args.repeats, "trials": 12, "medians": medians}, indent=2))
+        return
     results = []
     for repeat in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="sweep-bench-") as folder:

@@ -76,6 +76,23 @@ def in_language_script(text: str, language: str) -> bool | None:
     return bool(scripts & set(SCRIPTS.get(language, ("LATIN",))))
 
 
+def script_warning(texts: list[str], language: str, *, setting: str = "language") -> str | None:
+    """A warning when most texts (of those with letters) have no letter in ``language``'s script: they are
+    scored by that language's rules (a Chinese answer under English word matching scores 0). None else."""
+    if language == AUTO:
+        return None
+    found = [in_language_script(text, language) for text in texts if isinstance(text, str)]
+    judged = [flag for flag in found if flag is not None]
+    other = judged.count(False)
+    if not judged or other * 2 <= len(judged):
+        return None
+    scripts = "/".join(SCRIPTS.get(language, ("LATIN",))).lower()
+    return (
+        f"{other} of {len(judged)} texts have no letter in {language_name(language)}'s script ({scripts}), yet "
+        f"{setting} is {language!r}: they are scored by its rules; set {setting} to their language, or 'auto'"
+    )
+
+
 _DETECTOR = None
 
 

@@ -4,6 +4,7 @@ file; undeclared metrics are continuous):
 * binary: the rate of 1s per run with its 95% Wilson interval (a bar per run);
 * graded: the share of items at each grade, stacked (a bar per run);
 * continuous: box plots (an ECDF when a run has fewer than ``ECDF_BELOW`` values);
+* ecdf: an ECDF whatever the count (``target.ask``'s latency: the tail is what matters);
 * a metric constant over every item of every run: one line of text, no chart.
 
 Every chart has a title, axis labels with units, and reads in greyscale (hatches and markers, not colour
@@ -30,7 +31,7 @@ from servers.report.plots import (
 )
 from ultra_base.errors import require
 
-CHART_KINDS = ("binary", "graded", "continuous")
+CHART_KINDS = ("binary", "graded", "continuous", "ecdf")
 ECDF_BELOW = 10  # values per run under which a continuous metric is drawn as an ECDF
 MAX_GRADES = 11  # a "graded" metric with more distinct values is drawn as continuous
 HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--", "**", "||", "OO")
@@ -84,7 +85,7 @@ def charts(runs: Sequence[Run]) -> Charts:
             plots.append(Plot(f"rate_{file_name(name)}.png", name, render(_rates(Figure, runs, name, values)), kind))
         elif kind == "graded":
             plots.append(Plot(f"grades_{file_name(name)}.png", name, render(_grades(Figure, runs, name, values)), kind))
-        elif max(len(v) for v in values) < ECDF_BELOW:
+        elif kind == "ecdf" or max(len(v) for v in values) < ECDF_BELOW:
             plots.append(Plot(f"ecdf_{file_name(name)}.png", name, render(_ecdf(Figure, runs, name, values)), kind))
         else:
             plots.append(Plot(f"boxplot_{file_name(name)}.png", name, render(single_boxplot(Figure, runs, name)), kind))
@@ -161,10 +162,13 @@ def _ecdf(figure_class, runs: Sequence[Run], name: str, values: list[np.ndarray]
             continue
         ordered = np.sort(column)
         share = np.arange(1, len(ordered) + 1) / len(ordered)
+        every = max(1, len(ordered) // 10)  # a marker per tenth: runs apart in greyscale, thousands of points light
         axes.step(ordered, share, where="post", color="black", linestyle=LINES[index % len(LINES)],
-                  marker=MARKERS[index % len(MARKERS)], markersize=4, label=short(run.label, 20))  # fmt: skip
+                  marker=MARKERS[index % len(MARKERS)], markevery=every, markersize=4,
+                  label=short(run.label, 20))  # fmt: skip
     axes.set_ylim(0, 1.05)
-    axes.set_title(f"{name}: ECDF (few values per run)", fontsize=10)
+    few = max(len(v) for v in values) < ECDF_BELOW
+    axes.set_title(f"{name}: ECDF" + (" (few values per run)" if few else ", share of items at or below"), fontsize=10)
     axes.set_xlabel(f"{name} (value per item)")
     axes.set_ylabel("share of items ≤ value")
     axes.grid(alpha=0.3)

@@ -41,6 +41,7 @@ class Run:
     rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
     notes: list[str] = field(default_factory=list)
     samples: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # metric -> id -> its judge samples
+    quantiles: dict[str, tuple[float, ...]] = field(default_factory=dict)  # metric -> percentiles compare also tests
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def add_column(self, name: str, ids: Sequence[Any], values: Sequence[Any] | np.ndarray, *, source: str) -> str:
@@ -96,6 +97,8 @@ class Run:
                 self.samples[given] = other.samples[name]
             if name in other.lower_is_better:
                 self.lower_is_better.add(given)
+            if name in other.quantiles:
+                self.quantiles[given] = other.quantiles[name]
         self.sources += other.sources
         self.notes += [note for note in other.notes if note not in self.notes]
         self.parameters.update(other.parameters)

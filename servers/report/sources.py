@@ -101,10 +101,13 @@ def _take(collected: Collected, found: Found, label: str | None, path: Path) -> 
         collected.runs.append(run)
 
 
+JSON_LINES_KINDS = ("target.ask",)  # the kinds whose result is JSON Lines (other .jsonl files accompany a result)
+
+
 def read_result_file(path: Path) -> Found:
     """The runs of one result file, or an InputError naming the file and the shapes the report reads."""
     try:
-        document = json.loads(_text(path))
+        document = _document(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read this file ({exc}); give a JSON result file", path=str(path)) from None
     except json.JSONDecodeError as exc:
@@ -123,10 +126,13 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
     found: list[Found] = []
     skipped: list[str] = []
     files = folder / "files"  # the final variables' files, then those of earlier steps (files/<step>/)
-    for file in sorted(files.glob("*.json")) + sorted(files.glob("*/*.json")):
+    found_files = [*sorted(files.glob("*.json")), *sorted(files.glob("*.jsonl"))]
+    for file in found_files + sorted(files.glob("*/*.json")) + sorted(files.glob("*/*.jsonl")):
         name = file.relative_to(files).as_posix()
+        if file.suffix == ".jsonl" and not _lines_of_a_result(file):
+            continue  # a tool's records beside its result (nuggetize's assignments ...): not a result of its own
         try:
-            document = json.loads(_text(file))
+            document = _document(file)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             skipped.append(f"{name} is not readable JSON ({exc})")
             continue
@@ -224,6 +230,25 @@ def texts_by_id(
 def _text(path: Path) -> str:
     """A file of a run folder or a result file, read only inside the read roots (a link in a folder may point out)."""
     return readable_path(path, setting="result_paths").read_text(encoding="utf-8")
+
+
+def _document(path: Path) -> Any:
+    """A JSON file's document; a JSON Lines file (``.jsonl``) as the list of its records."""
+    text = _text(path)
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return json.loads(text)
+
+
+def _lines_of_a_result(path: Path) -> bool:
+    """A JSON Lines file whose first record is one of a kind written as JSON Lines (``JSON_LINES_KINDS``)."""
+    try:
+        with readable_path(path, setting="result_paths").open(encoding="utf-8") as handle:
+            first = json.loads(handle.readline())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    kind = kind_of([first])
+    return kind is not None and kind.name in JSON_LINES_KINDS
 
 
 def _json(path: Path) -> Any:

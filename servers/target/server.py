@@ -16,4 +16,5 @@ SPEC = ServerSpec(
         "address and code come from the parameter file only."
     ),
     doc_tables={"kinds": "servers.target.kinds:kinds_markdown"},
+    metric_directions=("servers.target.directions:higher_is_better",),
 )

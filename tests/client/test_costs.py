@@ -13,7 +13,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import _WORD, OpenAIStub, content_of, hashed_grade
-from ultra_client.summary.costs import cost_lines, finish_run, priced, step_record
+from ultra_client.summary.costs import cost_lines, finish_run, priced, step_record, step_records
 from ultra_llm.prices import PRICES_ENV
 
 JUDGE_LLM = {"backend": "openai", "base_url": "http://x/v1", "model_id": "gpt-4o-mini", "timeout": 5}
@@ -138,3 +138,30 @@ def test_a_model_with_no_price_costs_unknown_never_0(tmp_path: Path, monkeypatch
     usage = json.loads((folder / "usage.json").read_text())
     assert usage["steps"][0]["cost_usd"] is None and usage["total"]["cost_usd"] is None
     assert "unknown" in run_ultra("runs", "--output-dir", "runs", cwd=tmp_path).stdout
+
+
+def test_a_jury_step_gets_a_row_per_member_model_priced_as_that_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ultra_llm.panel import MemberRun, total_usage
+
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    mini = {"requests": 300, "cache_hits": 0, "prompt_tokens": 1_000_000, "completion_tokens": 0}
+    big = {"requests": 213, "cache_hits": 13, "prompt_tokens": 2_000_000, "completion_tokens": 0}
+    usage = total_usage([MemberRun("gpt-4o-mini", [], mini, []), MemberRun("gpt-4o", [], big, [])])
+    jury = {**JUDGE_LLM, "jury": [{"model_id": "gpt-4o-mini"}, {"model_id": "gpt-4o"}]}
+    failed = {"count": 1, "total": 300}
+    rows = step_records("judge.idk_judge", {"judge_llm": jury}, {"usage": usage, "failed": failed})
+    assert [(r["model"], r["requests"], r["prompt_tokens"]) for r in rows] == [
+        ("gpt-4o-mini", 300, 1_000_000), ("gpt-4o", 213, 2_000_000)]  # fmt: skip
+    assert rows[0]["failed"] == {"count": 1, "total": 300} and "failed" not in rows[1]
+    steps = priced(rows)["steps"]
+    single = [priced([step_record("judge.a", {"judge_llm": {**JUDGE_LLM, "model_id": m}}, {"usage": u})])
+              for m, u in (("gpt-4o-mini", mini), ("gpt-4o", big))]  # fmt: skip
+    assert [s["cost_usd"] for s in steps] == [one["total"]["cost_usd"] for one in single]
+    assert steps[0]["cost_usd"] != steps[1]["cost_usd"]  # each member at its own model's price
+    local = {"backend": "local", "model_id": "a", "jury": [{"model_id": "a"}, {"model_id": "b"}]}
+    usage = total_usage([MemberRun("a", [], mini, []), MemberRun("b", [], big, [])])
+    rows = step_records("judge.x", {"judge_llm": local}, {"usage": usage})
+    assert [r["model"] for r in rows] == ["local:a", "local:b"]
+    # one model: one row, as before
+    assert step_records("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE}) == [
+        step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})]  # fmt: skip

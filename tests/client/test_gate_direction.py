@@ -121,7 +121,8 @@ def test_every_registered_metric_declares_or_inherits_a_direction() -> None:
             first = seen.setdefault(metric, (name, up))
             assert first[1] is up, f"{metric}: {first[0]} says higher-is-better {first[1]}, {name} says {up}"
     lower = {metric for metric, (_, up) in seen.items() if not up}
-    assert lower == {"toxicity", "toxic", "bias", "hallucinated", "num_excluded"}
+    latency = {f"latency.{key}" for key in ("p50", "p90", "p95", "p99", "mean", "max")}  # target.ask's
+    assert lower == {"toxicity", "toxic", "bias", "hallucinated", "num_excluded", *latency}
     assert builtin_directions() == {metric: up for metric, (_, up) in seen.items()}
 
 
@@ -129,7 +130,9 @@ def test_a_gate_metric_finds_its_registry_name() -> None:
     from ultra_client.gates.direction import higher_is_better, registry_names
 
     table = {"toxicity": False, "f1": True, "bias": False}
-    assert registry_names("eval_res.avg_f1_HasAns") == ["avg_f1_HasAns", "f1_HasAns", "f1"]
+    assert registry_names("eval_res.avg_f1_HasAns") == ["eval_res.avg_f1_HasAns", "avg_f1_HasAns", "f1_HasAns", "f1"]
+    latency = {"latency.p95": False, "p95": True}  # the full name is the most precise: it decides
+    assert higher_is_better("latency.p95", latency) is False and higher_is_better("other.p95", latency) is True
     assert higher_is_better("eval_res.avg_f1_HasAns", table) is True
     assert higher_is_better("toxicity.toxicity", table) is False and higher_is_better("risk.bias", table) is False
     assert higher_is_better("failed_fraction", {}) is False  # the gate's own: failed judged items

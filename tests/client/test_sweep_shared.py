@@ -220,3 +220,20 @@ def test_a_literal_password_is_refused_and_not_shown(project: Path) -> None:
     done = run_ultra(*SWEEP, "--storage", url, "--study", "s", cwd=project)
     assert done.returncode == 1 and "write ${VAR} instead" in done.stderr
     assert "hunter2" not in done.stderr + done.stdout
+
+
+def test_random_trials_bound_the_whole_study(project: Path) -> None:
+    """--random 4 with two workers: four trials in the study in all, four distinct draws, none pruned unrun
+    that was counted; the table holds them."""
+    params = yaml.safe_load((project / "pipes" / "parameters" / "nap_parameter.yaml").read_text())
+    params["toy"]["seconds"] = 0.2
+    (project / "pipes" / "parameters" / "nap_parameter.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    space = ["--grid", "evaluation.max_depth={low: 1, high: 1000}", "--random", "4"]
+    done = run_ultra("sweep", "pipes/nap.yaml", *space, "--metric", "eval_res.map", "--workers", "2",
+                     "--output-dir", "sw", cwd=project, timeout=WAIT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    study = optuna.load_study(study_name="nap", storage=f"sqlite:///{project / 'sw' / 'study.db'}")
+    counted = [t for t in study.get_trials() if "ultra_skipped" not in t.user_attrs]
+    assert len(counted) == 4 and all(t.state == optuna.trial.TrialState.COMPLETE for t in counted)
+    assert len({t.params["evaluation.max_depth"] for t in counted}) == 4
+    assert len(json.loads((project / "sw" / "sweep.json").read_text())["rows"]) == 4

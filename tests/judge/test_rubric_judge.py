@@ -175,3 +175,26 @@ async def test_batch_mode_generates_the_steps_first_and_equals_online(tmp_path) 
     assert batched["aggregate"] == online["aggregate"] == {"grounded": 0.5, "num_grounded": 2, "num_items": 2,
                                                            "num_excluded": 0}  # fmt: skip
     assert batched["rubrics"][0]["steps"] == STEPS == online["rubrics"][0]["steps"]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [["{", "<step 1>", "{", "<step 2>"], ["<step 1>", "<step 2>", "<step 3>"], ["Check the answer."] * 3, ["ok"]],
+)
+async def test_generated_steps_that_are_not_instructions_fail_the_rubric_counted(tmp_path, garbage) -> None:
+    def garbled_steps(request: dict[str, Any]) -> str:
+        if "evaluation steps a careful judge follows" in content_of(request):
+            return json.dumps({"steps": garbage})
+        return responder(request)
+
+    with OpenAIStub(responder=garbled_steps) as stub:
+        result = await judge(stub, tmp_path, q_ls=["a", "b"], pred_ls=["score=4 label=pass", "score=2 label=fail"],
+                             ret_psg=[["p"], ["p"]], rubrics=[POLITE, GROUNDED], max_failed_fraction=1.0)  # fmt: skip
+        assert stub.request_count == 1 + 2  # the steps, then only the polite judgments: nothing judged by garbage
+    for item in result["items"]:
+        assert item["status"] == "incomplete" and item["grounded"] is None and item["polite"] is not None
+        grounded = item["rubrics"]["grounded"]
+        assert grounded["status"] == "parse_error" and "not a list of instructions" in grounded["error"]
+    assert result["failed"]["reasons"]["parse_error"] == 2 and result["aggregate"]["grounded"] is None
+    with OpenAIStub(responder=garbled_steps) as stub, pytest.raises(Exception, match="not a list of instructions"):
+        await judge(stub, tmp_path, q_ls=["a"], pred_ls=["label=pass"], ret_psg=[["p"]], rubrics=[GROUNDED])

@@ -14,6 +14,7 @@ Every request is recorded (path, headers, JSON body) in ``Service.seen``. Paths:
   /big             a 50 MB JSON body
   /deep            JSON nested 200 deep
   /redirect        302 to ``other`` (another host: localhost vs 127.0.0.1), path /ask
+  /v1/chat/completions  an OpenAI-compatible chat reply ("chat:" + the last message) with Azure-style citations
   /refusal         an answer that is empty for ids ending in 'e', very long for ids ending in 'l'
 The item with id "ok" is answered well on every path (as /sse on the stream paths).
 """
@@ -100,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
             first = service.asked[key] == 1
         if body.get("id") == "ok":  # the item that every fault path answers well
             return self._sse(body, first) if path.startswith("/sse") else self._ask(body, first)
-        handler = getattr(self, "_" + path.strip("/"), None)
+        handler = getattr(self, "_" + path.strip("/").replace("/", "_"), None)
         if handler is None:
             return self._json(404, {"error": "no such path"})
         handler(body, first)
@@ -203,6 +204,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Location", f"{self.service.other_url}/ask")
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+    def _v1_chat_completions(self, body: dict[str, Any], first: bool) -> None:
+        last = body["messages"][-1]["content"]
+        citations = [{"content": f"cited for {last}", "id": "c1"}, {"content": "second", "id": "c2"}]
+        message = {"role": "assistant", "content": f"chat:{last}", "context": {"citations": citations}}
+        self._json(200, {"choices": [{"message": message}], "usage": {"prompt_tokens": 11, "completion_tokens": 2}})
 
     def _refusal(self, body: dict[str, Any], first: bool) -> None:
         ident = str(body.get("id", ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +137,22 @@ def test_an_object_that_is_not_a_runnable_is_an_input_error(chains: KindContext)
         _asker(chains, "not_runnable")
     with pytest.raises(InputError, match="target.input_key must be a key name"):
         _asker(chains, "chain", input_key=3)
+
+
+def test_target_ask_over_a_chain_gives_answers_passages_a_run_and_latency(chains: KindContext, tmp_path) -> None:
+    from tests.target.conftest import ask, records
+
+    chain = chains.read_roots[0] / "lc_chains.py"
+    target = {"kind": "langchain", "runnable": f"{chain}:chain", "settings": {"top_k": 3}}
+    result = ask(tmp_path, ["capital of France?", "and Italy?"], target, id_ls=["c1<::>1", "c1<::>2"])
+    assert result["pred_ls"] == ["Paris.", "Paris."]  # FakeListChatModel cycles its one response
+    assert {frozenset(ids) for ids in result["ret_ids"]} == {frozenset({"d1", "d2", "own-3"})}
+    run_lines = Path(result["run_path"]).read_text().splitlines()
+    ids_by_item = zip(["c1<::>1", "c1<::>2"], result["ret_ids"], strict=True)
+    expected = [
+        f"{qid} Q0 {doc} {rank} {4 - rank} target" for qid, ids in ids_by_item for rank, doc in enumerate(ids, 1)
+    ]
+    assert run_lines == expected
+    second = records(result)[1]
+    assert second["history_turns"] == 2 and second["status"] == "ok" and second["latency"] > 0
+    assert set(result["latency"]) >= {"p50", "p95", "max"} and result["latency"]["count"] == 2

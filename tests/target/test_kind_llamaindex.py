@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +98,20 @@ async def test_the_engine_raising_is_a_target_error(engines: KindContext) -> Non
 def test_an_object_that_is_no_engine_is_an_input_error(engines: KindContext) -> None:
     with pytest.raises(InputError, match="neither a query engine .aquery. nor a chat engine"):
         _asker(engines, "retriever")
+
+
+def test_target_ask_over_a_query_engine_gives_the_source_ids_as_a_run(engines: KindContext, tmp_path) -> None:
+    from tests.target.conftest import ask
+
+    engine = engines.read_roots[0] / "li_engines.py"
+    target = {"kind": "llamaindex", "engine": f"{engine}:query_engine"}
+    result = ask(tmp_path, ["capital of France?", "capital of Germany?"], target, id_ls=["q1", "q2"])
+    assert result["pred_ls"] == ["text text text text"] * 2
+    assert [set(ids) for ids in result["ret_ids"]] == [{"d1", "meta-2"}] * 2
+    lines = Path(result["run_path"]).read_text().splitlines()
+    assert [line.split()[:4] for line in lines] == [
+        [qid, "Q0", doc, str(rank)]
+        for qid, ids in zip(["q1", "q2"], result["ret_ids"], strict=True)
+        for rank, doc in enumerate(ids, 1)
+    ]
+    assert result["failed"]["count"] == 0 and result["latency"]["count"] == 2

@@ -6,8 +6,9 @@ through its ``SPEC.metric_directions`` (``ServerSpec.directions``), and the clie
 never by importing a server. A gate's ``max_drop`` and ``no_significant_drop`` and ``ultra sweep``'s default
 ranking read it; the report server's ``compare`` reads the same declaration from the result files.
 
-A gate or sweep metric is ``variable.key`` (or a plain variable); its registry name is the key (the variable),
-or without evaluate's ``avg_`` and SQuAD's ``_HasAns`` / ``_NoAns``. A metric no registry names is
+A gate or sweep metric is ``variable.key`` (or a plain variable); its registry name is ``variable.key`` itself
+(``latency.p95``: the target server declares its latency lower-is-better), else the key (the variable), or
+without evaluate's ``avg_`` and SQuAD's ``_HasAns`` / ``_NoAns``. A metric no registry names is
 higher-is-better (trec_eval's measures, a custom server's results); ``failed_fraction`` is lower-is-better.
 """
 
@@ -51,7 +52,7 @@ def registry_names(metric: str) -> list[str]:
     _, _, key = metric.partition(".")
     name = key or metric
     bare = name.removeprefix("avg_")
-    return list(dict.fromkeys([name, bare, bare.removesuffix("_HasAns").removesuffix("_NoAns")]))
+    return list(dict.fromkeys([metric, name, bare, bare.removesuffix("_HasAns").removesuffix("_NoAns")]))
 
 
 def higher_is_better(metric: str, table: dict[str, bool]) -> bool:

@@ -34,7 +34,8 @@ def compare_rows(run: Path, baseline: Path) -> list[dict[str, Any]] | str:
 def find_row(rows: list[dict[str, Any]], metric: str) -> dict[str, Any] | str:
     """The row of ``metric`` (a gate's ``variable.key``: compare names per-item metrics by key), or a message."""
     _, _, key = metric.partition(".")
-    candidates = [metric, key, key.removeprefix("avg_")] if key else [metric]
+    quantile = metric.replace(".", " ", 1)  # compare's latency rows: latency.p95 -> "latency p95"
+    candidates = [metric, quantile, key, key.removeprefix("avg_")] if key else [metric]
     for name in candidates:
         for row in rows:
             if row.get("metric") == name:

@@ -40,6 +40,7 @@ class Runner:
         self.producers: dict[str, str] = {}  # variable -> the step that last wrote it, in the order written
         self.accounting: list[dict[str, Any]] = []  # per LLM step: tokens, failures, model (ultra_client.summary.costs)
         self.step_outputs: list[tuple[str, Memory]] = []  # (step name, its outputs) of every call, in order
+        self.warned: set[str] = set()  # the warnings a step's outputs gave, each printed once
 
     @property
     def tools(self):
@@ -100,14 +101,16 @@ class Runner:
         finally:
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
-        from ultra_client.summary.costs import step_record  # prices stay unloaded for `ultra call`
+        from ultra_client.summary.costs import step_records  # prices stay unloaded for `ultra call`
 
-        spent = step_record(step.name, args, outputs)
-        if spent is not None:
-            self.accounting.append(spent)
+        self.accounting += step_records(step.name, args, outputs)  # a jury: a row per member's model
         summary = failure_summary(step.name, outputs.get("failed"))
         if summary and self.echo:
             print(f"[ultra] {summary}", file=sys.stderr, flush=True)
+        for warning in warnings_in(outputs):
+            if warning not in self.warned and self.echo:  # once per run, however often a loop repeats the step
+                self.warned.add(warning)
+                print(f"[ultra] warning: {step.name}: {warning}", file=sys.stderr, flush=True)
         named = {step.outputs.get(name, name): value for name, value in outputs.items()}
         self.step_outputs.append((step.name, named))
         for name in named:
@@ -121,6 +124,12 @@ class Runner:
         if "timed out" in text.lower() or isinstance(exc, TimeoutError):
             return f"{where} timed out after {timeout:g} s; raise its 'timeout' in the pipeline or pass --timeout"
         return f"{where}: " + self.pool.describe_failure(step.server, f"stopped answering ({text})")
+
+
+def warnings_in(outputs: Memory) -> list[str]:
+    """The texts of a ``warnings`` list among a tool's outputs, or one mapping deep (``settings.warnings``)."""
+    found = [outputs.get("warnings")] + [v.get("warnings") for v in outputs.values() if isinstance(v, dict)]
+    return [text for texts in found if isinstance(texts, list) for text in texts if isinstance(text, str)]
 
 
 def failure_summary(name: str, failed: Any) -> str | None:

@@ -21,7 +21,7 @@ from typing import Any
 from ultra_base.errors import InputError
 from ultra_base.redact import redact
 from ultra_client.errors import UltraError
-from ultra_llm.prices import PRICES_ENV, SHIPPED, Price, dollars, models_of, price_of, price_table
+from ultra_llm.prices import LOCAL_PREFIX, PRICES_ENV, SHIPPED, Price, dollars, models_of, price_of, price_table
 
 USAGE_FILE = "usage.json"
 COUNTS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
@@ -59,6 +59,37 @@ def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dic
     if has_failed:
         record["failed"] = {"count": failed["count"], "total": failed.get("total")}
     return record
+
+
+def step_records(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a step spent, one record per model: a jury's members (``usage.members``) each get their own row,
+    priced as their own model; any other step one record (``step_record``), or none."""
+    record = step_record(name, args, outputs)
+    usage = usage_in(outputs) if record is not None else None
+    members = usage.get("members") if usage is not None else None
+    if record is None or not isinstance(members, dict) or len(members) < 2:
+        return [record] if record is not None else []
+    local = {model.removeprefix(LOCAL_PREFIX): model for model in _jury_models(args)}
+    rows = []
+    for member, spent in members.items():
+        row = {"step": name, "model": local.get(member, member)}
+        row.update({key: spent.get(key) if isinstance(spent.get(key), int) else 0 for key in COUNTS})
+        rows.append(row)
+    if "failed" in record:  # the step's judged items, not one member's: said once
+        rows[0]["failed"] = record["failed"]
+    return rows
+
+
+def _jury_models(args: dict[str, Any]) -> list[str]:
+    """The models of the jury members among a step's LLM settings (``local:<id>`` for a local one)."""
+    inherited = [  # a member inherits its jury's other keys (the backend among them)
+        {**{k: v for k, v in value.items() if k not in ("jury", "endpoints")}, **member}
+        for value in args.values()
+        if isinstance(value, dict) and isinstance(value.get("jury"), list)
+        for member in value["jury"]
+        if isinstance(member, dict)
+    ]
+    return models_of({str(i): member for i, member in enumerate(inherited)})
 
 
 def step_price(record: dict[str, Any], table: dict[str, Price]) -> Price | None:

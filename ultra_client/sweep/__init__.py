@@ -2,7 +2,9 @@
 
 ``cli`` (options and output), ``spec`` (what is searched, checked), ``search`` (the trial order),
 ``run`` (servers started once, trials run), ``trials`` (one trial's run and its files), ``results``
-(ranking and paired tests) and ``report`` (terminal table and plots).
+(ranking and paired tests) and ``report`` (terminal table and plots). A study shared by many workers:
+``storage`` (Optuna's storage and the study's stored sweep), ``worker`` (claims, heartbeats, retries),
+``status`` (progress and rows read back from the storage) and ``shared`` (``--status``, ``--report``, ``--workers``).
 """
 
 from __future__ import annotations

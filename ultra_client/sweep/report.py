@@ -13,20 +13,24 @@ from typing import Any
 from ultra_client.errors import UltraError
 
 MAX_CELL = 24  # characters of a value in the terminal table
+LATENCY = ("latency.p50", "latency.p95")  # target.ask's latency, shown beside the metric when trials have it
 
 
 def terminal_table(flat: list[dict[str, Any]], keys: list[str], metric: str | None) -> str:
-    """Rank, trial, swept values, the metric, the Holm-adjusted p-value, seconds and status; best marked *."""
+    """Rank, trial, swept values, the metric, the Holm-adjusted p-value, the latency (``target.ask``'s p50 and
+    p95 seconds, when trials have them), seconds and status; best marked *."""
+    latency = [name for name in LATENCY if name != metric and any(name in row for row in flat)]
     headers = ["rank", "trial", *keys]
     if metric:
         headers += [metric, "p (Holm)"]
-    headers += ["seconds", "status"]
+    headers += [*latency, "seconds", "status"]
     lines = []
     for row in flat:
         cells = [f"{row['rank']}{'*' if row['best'] else ''}" if row["rank"] else "-", str(row["trial"])]
         cells += [_short(row.get(key)) for key in keys]
         if metric:
             cells += [_number(row.get(metric)), _number(row.get("p_value_holm"))]
+        cells += [_number(row.get(name)) for name in latency]
         cells += [f"{row['wall_seconds']:.2f}", row["status"] if row["status"] == "ok" else _short(row["error"])]
         lines.append(cells)
     widths = [max(len(headers[i]), *(len(line[i]) for line in lines)) for i in range(len(headers))]

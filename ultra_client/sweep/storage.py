@@ -103,9 +103,26 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
                     grace_period=grace,
                     heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1),
                 )
+            if full.startswith("sqlite"):
+                _write_ahead(storage.engine)
     except Exception as exc:  # the driver's errors (connection refused, bad database, missing module)
         raise UltraError(f"--storage {url}: cannot open it: {_driver_message(exc)}") from None
     return StudyHandle(storage, None, url, heartbeat, grace)
+
+
+def _write_ahead(engine: Any) -> None:
+    """SQLite in write-ahead mode, synced at checkpoints: Optuna commits a dozen times per trial, and a sync
+    per commit cost 12 ms each here (0.15 s a trial). Each connection opened from now on gets it."""
+    from sqlalchemy import event
+
+    def pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    event.listen(engine, "connect", pragmas)
+    engine.dispose()  # the connections Optuna opened to create the tables
 
 
 def _driver_message(exc: Exception) -> str:

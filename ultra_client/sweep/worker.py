@@ -39,6 +39,7 @@ WORKER = "ultra_worker"  # the user attribute naming the worker that claimed the
 MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" or "repeat"
 BEAT = "ultra_heartbeat"  # on a journal file: the system attribute holding a running trial's last beat
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
+WAIT_SECONDS = 0.5  # between looks at the study while others run the last trials
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
@@ -103,6 +104,8 @@ class Claim:
 
     def _skip(self, frozen: Any) -> str | None:
         """``surplus`` or ``repeat`` for a fresh trial (as stored) that must not run, else None."""
+        if self.spec.method == "grid" and frozen.number < self.spec.total:
+            return None  # the grid sampler gave it point n = its number, which no lower-numbered trial holds
         earlier = [t for t in self.trials() if t.number < frozen.number and counts(t)]
         if self.spec.method == "grid":
             point = frozen.system_attrs.get("grid_id")
@@ -235,13 +238,15 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
     try:
         while True:
             await anyio.lowlevel.checkpoint()
+            clock = time.perf_counter()
             trial = await anyio.to_thread.run_sync(claim.next)
             if trial == "wait":
-                await anyio.sleep(handle.heartbeat)
+                await anyio.sleep(WAIT_SECONDS)
                 continue
             if trial is None:
                 break
             trial.set_user_attr(WORKER, {"host": HOST, "pid": os.getpid(), "slot": slot})
+            claimed = time.perf_counter() - clock  # the storage's share: the claim and its attribute
             values = decode(spec, trial.params)
             settings = trial_settings(raw, values)
             fp = fingerprint(runner.pipeline_text, settings, skip)
@@ -259,7 +264,7 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
                 else:
                     outcome = "finished before, not run again"
                 say(f"trial {trial.number}: {', '.join(f'{k}={v}' for k, v in values.items())}: {outcome}")
-                _tell(claim, trial, record)
+                _tell(claim, trial, record, claimed)
     finally:
         lock.close()
     return ran
@@ -276,8 +281,12 @@ def _first_line(text: str | None) -> str:
     return lines[0] if lines else "no message"
 
 
-def _tell(claim: Claim, trial: Any, record: dict[str, Any]) -> None:
-    """Store where the trial's results are and what they were, then tell the study its metric (or failure)."""
+def _tell(claim: Claim, trial: Any, record: dict[str, Any], claimed: float) -> None:
+    """Store where the trial's results are and what they were, then tell the study its metric (or failure).
+
+    ``storage_seconds`` is the time the storage took for this trial: claiming it, and storing its record (the
+    ``tell`` after it is not included)."""
+    clock = time.perf_counter()
     spec = claim.spec
     metric = record.get("results", {}).get(spec.metric) if record["status"] == "ok" else None
     kept = {name: record.get(name) for name in ("status", "error", "values", "results", "wall_seconds", "tool_seconds")}
@@ -285,7 +294,7 @@ def _tell(claim: Claim, trial: Any, record: dict[str, Any]) -> None:
     kept["per_query"] = (
         {spec.metric: record["per_query"][spec.metric]} if spec.metric in record.get("per_query", {}) else {}
     )
-    trial.set_user_attr(ATTR, kept)
+    trial.set_user_attr(ATTR, {**kept, "storage_seconds": round(claimed + time.perf_counter() - clock, 4)})
     if isinstance(metric, (int, float)) and math.isfinite(metric):
         claim.study.tell(trial, float(metric))
     else:

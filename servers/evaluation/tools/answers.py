@@ -17,12 +17,20 @@ from servers.evaluation.answers import metrics as answers
 from servers.evaluation.answers.evaluate import evaluate_answers
 from servers.evaluation.results import EvaluateResult, SavePathParam, answered_items, item_ids, save_result
 from ultra_kit.factory import tool_hints
+from ultra_kit.languages import script_warning
 from ultra_kit.progress import progress_from_context
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 GoldInput = str | list[str | list[str]]
+
+
+def flat_golds(gold: GoldInput) -> list[str]:
+    """The texts of one item's golds (a string, aliases, or answer sets of aliases)."""
+    if isinstance(gold, str):
+        return [gold]
+    return [text for part in gold for text in ([part] if isinstance(part, str) else part)]
 
 
 @tool_hints(read_only=False, idempotent=True)
@@ -108,6 +116,8 @@ def evaluate(
         "language_min_confidence": language_min_confidence,
     }
     settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
+    texts = [*pred_ls, *(text for gold in gt_ls for text in flat_golds(gold))]
+    settings["warnings"] = [w for w in [script_warning(texts, language)] if w]  # `ultra run` says it once
     settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
     settings["higher_is_better"] = {name: answers.METRICS[name].higher_is_better for name in names}  # compare's
     path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)

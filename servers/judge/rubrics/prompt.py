@@ -7,6 +7,7 @@ evaluation steps of a rubric that declares none (G-Eval's auto chain-of-thought)
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from servers.judge.answers.common import numbered
@@ -16,6 +17,24 @@ from ultra_llm.replies import Reply, array, text
 JUDGE_PROMPT = "rubric_judge_v1"
 STEPS_PROMPT = "rubric_steps_v1"
 STEPS = Reply.of(steps=array(text()))
+MIN_STEP_WORDS = 3  # a generated step is an instruction: "Check that the answer cites a passage"
+MAX_STEPS = 20
+
+
+def unreadable_steps(steps: list[str]) -> str | None:
+    """Why generated G-Eval steps are not a list of instructions (a template echoed back, JSON debris,
+    repeats, too many), or None when they are."""
+    if len(steps) > MAX_STEPS:
+        return f"{len(steps)} steps (at most {MAX_STEPS})"
+    for step in steps:
+        words = re.findall(r"[^\W\d_]{2,}", step)
+        if len(words) < MIN_STEP_WORDS or re.fullmatch(r"\s*<[^>]*>\s*", step):
+            return f"{step[:60]!r} is not a sentence of at least {MIN_STEP_WORDS} words"
+    if len({" ".join(step.lower().split()) for step in steps}) < len(steps):
+        return "a step is repeated"
+    return None
+
+
 SHOWN = {"question": "Question", "answer": "Answer", "reference": "Reference answer", "passages": "Passages"}
 
 

@@ -111,6 +111,10 @@ async def rubric_steps(client: LLMClient, rubric: Rubric, retries: int) -> dict[
     if answer.status != "ok" or not answer.value["steps"]:
         error = answer.error or "the reply listed no steps"
         return {"steps": None, "generated": True, "status": answer.status, "error": error, "raw": answer.raw}
+    unreadable = prompts.unreadable_steps(answer.value["steps"])
+    if unreadable:
+        return {"steps": None, "generated": True, "status": "parse_error", "raw": answer.raw,
+                "error": f"the generated steps are not a list of instructions: {unreadable}"}  # fmt: skip
     return {"steps": answer.value["steps"], "generated": True, "status": "ok", "requests": answer.requests}
 
 
@@ -124,7 +128,8 @@ async def judge_one(
 ) -> dict[str, Any]:
     """One (item, rubric) judgment: its status, score, value, reasoning and weighted score."""
     if steps["steps"] is None:
-        return {"status": "error", "requests": 0, "cached": True, "error": f"no steps: {steps['error']}"}
+        status = steps["status"] if steps["status"] in ("error", "parse_error") else "error"
+        return {"status": status, "requests": 0, "cached": True, "error": f"no steps: {steps['error']}"}
     values = prompts.judge_values(rubric, tuple(steps["steps"]), item)
     reply = rubric.scale.reply()
     answer: Answer = await ask(

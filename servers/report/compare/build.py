@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report.compare import examples, pairs, render
+from servers.report.compare.latency import quantile_rows
 from servers.report.model import Run
 from servers.report.plots import Plot
 
@@ -49,6 +50,7 @@ def section(
     from servers.report.page import templates
 
     matched, rows = pairs.compare(runs, resamples=resamples, confidence=confidence, seed=seed)
+    rows += quantile_rows(runs, matched, resamples=resamples, confidence=confidence, seed=seed)  # latency p50, p95
     scatters, scatter_note = render.scatters(runs, matched, limit=max_scatter_points, seed=seed)
     changes = examples.changes(runs, matched, per_metric=examples_per_metric)
     nuggets = examples.nugget_changes(runs, matched, limit=NUGGET_ROWS)
@@ -80,6 +82,7 @@ def section(
         ],
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed},
+        "verdict": render.verdict(rows, confidence),
         "changes": changes,
         "nuggets": nuggets,
     }
@@ -131,6 +134,7 @@ def write_compare(
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=computed.document["runs"],
+        verdict=computed.document["verdict"],
         section=computed.html,
     )
     folder = output_folder(out_dir, save_path, "compare")

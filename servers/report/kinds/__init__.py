@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from servers.report.compare.latency import TARGET_RECORDS, is_target_records, read_target_records
 from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
 from servers.report.kinds.answers import read_answer_judge, read_answer_lists
 from servers.report.kinds.judges import read_agreement, read_nuggetize, read_umbrela
@@ -144,6 +145,7 @@ KINDS: tuple[Kind, ...] = (  # tried in this order: files naming their tool firs
         _named("trec_rag_table"),
         supersedes=("umbrela_judge", "nuggetize", "citation_judge", "idk_judge"),
     ),
+    Kind("target.ask", TARGET_RECORDS, is_target_records, read_target_records, _named("ask")),
     Kind(
         "sweep",
         "ultra sweep's sweep.json: an object with keys, metric, columns and rows",

@@ -94,7 +94,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     pipeline = load_pipeline(require_file(spec.pipeline))
     if spec.minimize is None:
         with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
-    handle = _join(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
+    handle = join_shared(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
     target = spec.param or parameter_path(pipeline.path)
     if spec.param is not None:
         with as_ultra_error():
@@ -136,7 +136,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     return spec, rows, spec.notes
 
 
-def _join(args: Any, spec: SweepSpec, pipeline: Any) -> Any:
+def join_shared(args: Any, spec: SweepSpec, pipeline: Any) -> Any:
     """The shared study of ``--storage URL --study NAME`` (None without ``--storage``), joined or created."""
     if not getattr(args, "storage", None):
         return None

@@ -37,7 +37,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Export, or start the server (until Ctrl-C). Returns the exit code."""
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
 
     if args.export:
         from ultra_client.annotate.export import export

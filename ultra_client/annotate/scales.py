@@ -1,4 +1,4 @@
-"""The scale people label on: a built-in judge's (``umbrela`` 0-3, ``faithfulness``, ``binary``), or a rubric
+"""The scale people label on: a built-in judge's (``scales.yaml``: UMBRELA 0-3, faithfulness, binary), or a rubric
 declared as ``rubric_judge`` reads it (``name``, ``criteria``, ``steps``, ``scale``: integer bounds ``[1, 5]`` or
 labels with values ``{pass: 1, fail: 0}``). Each value gets a key 0-9 on the page; the stored label is its value.
 """
@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.yaml_files.lines import line_of, load_yaml_with_lines, plain
 
 
@@ -48,33 +49,24 @@ class Scale:
                 "options": [{"key": o.key, "label": o.label, "value": o.value} for o in self.options]}  # fmt: skip
 
 
-BUILT_IN = {
-    "umbrela": Scale(
-        "umbrela",
-        "How well does the passage serve the query? (UMBRELA)",
-        (
-            Option(0, "nothing to do with the query", 0),
-            Option(1, "related topic, does not answer", 1),
-            Option(2, "holds some answer, unclear or buried", 2),
-            Option(3, "devoted to the query, exact answer", 3),
-        ),
-    ),
-    "faithfulness": Scale(
-        "faithfulness",
-        "Is every claim of the answer supported by the passages?",
-        (Option(0, "not supported", 0.0), Option(1, "partly supported", 0.5), Option(2, "fully supported", 1.0)),
-    ),
-    "binary": Scale("binary", "Is the answer acceptable?", (Option(0, "no", 0), Option(1, "yes", 1))),
-}
+def built_in() -> dict[str, Scale]:
+    """The built-in scales, from ``scales.yaml``."""
+    import yaml
+
+    data = yaml.safe_load(files("ultra_client.annotate").joinpath("scales.yaml").read_text(encoding="utf-8"))
+    return {name: Scale(name, spec["text"], tuple(Option(key, str(label), float(value))
+                                               for key, (label, value) in enumerate(spec["options"])))
+            for name, spec in data.items()}  # fmt: skip
 
 
 def read_scale(name: str) -> Scale:
     """A built-in scale by name, or the first rubric of a YAML declaration file."""
-    if name in BUILT_IN:
-        return BUILT_IN[name]
+    known = built_in()
+    if name in known:
+        return known[name]
     path = Path(name).expanduser()
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
-        raise InputError(f"--scale must be one of {sorted(BUILT_IN)} or a rubric declaration file (.yaml)")
+        raise InputError(f"--scale must be one of {sorted(known)} or a rubric declaration file (.yaml)")
     data = load_yaml_with_lines(path, kind="rubric")
     rubric = data[0] if isinstance(data, list) and data else data
     if not isinstance(rubric, dict) or not {"name", "criteria", "scale"} <= set(rubric):

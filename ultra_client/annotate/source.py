@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError, existing_file
 from ultra_client.annotate import MAX_FIELD_CHARS
-from ultra_kit.errors import InputError, existing_file
 from ultra_kit.limits.json_files import MAX_RECORD_BYTES, load_json_file
 from ultra_kit.readers import read_jsonl
 

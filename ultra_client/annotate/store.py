@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError
 from ultra_client.annotate.scales import Scale
 from ultra_client.annotate.source import Item
-from ultra_kit.errors import InputError
 from ultra_kit.labels.store import connect
 
 CLAIM_SECONDS = 1800

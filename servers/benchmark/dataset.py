@@ -11,7 +11,7 @@ from typing import Any
 from servers.benchmark.fields import MISSING, field_value
 from servers.benchmark.formats import Record, Records, read_records
 from servers.benchmark.selection import select
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import shown_field_names
 from ultra_kit.settings import defaults
 

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from servers.benchmark.fields import MISSING, field_value
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 Record = dict[str, Any]
 STRATEGIES = ("random", "stratified", "recent")

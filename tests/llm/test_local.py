@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from servers.judge.relevance.run import run_umbrela
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
 

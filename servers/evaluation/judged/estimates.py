@@ -10,7 +10,7 @@ import numpy as np
 from servers.evaluation.judged.active import active_judged_mean
 from servers.evaluation.judged.inputs import MIN_HUMAN_LABELS, Judged
 from servers.evaluation.judged.ppi import judged_mean, z_p_value
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 def _arrays(labels: dict[str, float], scores: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.labels.store import is_label_store, labels_by_system
 from ultra_kit.labels.store import sampling_probs as stored_probs
 from ultra_kit.readers import read_json, read_jsonl

@@ -25,7 +25,7 @@ from servers.evaluation.judged.inputs import (
     sampling_probabilities,
 )
 from servers.evaluation.results import SavePathParam
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.limits.caps import capped

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from servers.benchmark.tools.data import get_data
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 

@@ -195,14 +195,21 @@ async def estimate_run(
     pipeline_file: str, param_file: str | None, timeout: float | None, stdio: bool, gate: list[Any]
 ) -> list[StepEstimate]:
     """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
-    checked as ``ultra run`` checks them (a gate is judged only after a real run)."""
+    checked as ``ultra run`` checks them (a gate is judged only after a real run). A NeMo job is compiled and
+    built first, as ``ultra run`` does, and its pipeline estimated."""
     from ultra_client import commands
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
+    from ultra_client.compat.nemo import compile_if_job
     from ultra_client.gates.spec import check_gate_variables
     from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
 
+    job = compile_if_job(pipeline_file, param_file)
+    if job is not None:
+        job.export_secrets()
+        await commands.build(str(job.pipeline), stdio)
+        pipeline_file, param_file = str(job.pipeline), str(job.parameters)
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if not target.is_file():

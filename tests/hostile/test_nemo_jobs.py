@@ -43,7 +43,7 @@ def test_a_30_mb_job_is_refused_unread(tmp_path: Path) -> None:
         ("judge_max_workers", "true", "expected a whole number >= 0, got true"),
     ],
 )
-def test_a_job_with_a_non_finite_or_fractional_limit_is_refused(jobs: Path, key: str, value: str, expected: str) -> None:
+def test_a_non_finite_or_fractional_limit_is_refused(jobs: Path, key: str, value: str, expected: str) -> None:
     text = (jobs / "beir_standard.json").read_text()
     old = {"judge_timeout": '"judge_timeout": 300', "judge_max_retries": '"judge_max_retries": 5',
            "judge_max_workers": '"judge_max_workers": 16'}[key]  # fmt: skip

@@ -226,6 +226,7 @@ async def estimate_run(
         (scratch / "logs").mkdir()
         async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
             check_dataflow(pipeline, commands.tool_table(pool), raw)
+            commands.check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
             check_gate_variables(gate, produced_variables(pipeline, commands.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)

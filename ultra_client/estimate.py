@@ -197,24 +197,26 @@ async def estimate_run(
     """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
     checked as ``ultra run`` checks them (a gate is judged only after a real run). A NeMo job is compiled and
     built first, as ``ultra run`` does, and its pipeline estimated."""
-    from ultra_client import commands
+    from ultra_client import locate
+    from ultra_client.building import build
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
     from ultra_client.compat.nemo import compile_if_job
     from ultra_client.gates.spec import check_gate_variables
     from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
+    from ultra_client.pipeline.setting_checks import check_setting_values
 
     job = compile_if_job(pipeline_file, param_file)
     if job is not None:
         job.export_secrets()
-        await commands.build(str(job.pipeline), stdio)
+        await build(str(job.pipeline), stdio)
         pipeline_file, param_file = str(job.pipeline), str(job.parameters)
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if not target.is_file():
         raise UltraError(f"{target}: no parameter file; run `ultra build {pipeline_file}` first")
-    locations = commands.pipeline_locations(pipeline, stdio)
+    locations = locate.pipeline_locations(pipeline, stdio)
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known)
     scratch = Path(tempfile.mkdtemp(prefix="ultra-estimate-"))
@@ -225,9 +227,9 @@ async def estimate_run(
     try:
         (scratch / "logs").mkdir()
         async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
-            check_dataflow(pipeline, commands.tool_table(pool), raw)
-            commands.check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
-            check_gate_variables(gate, produced_variables(pipeline, commands.tool_table(pool), raw))
+            check_dataflow(pipeline, locate.tool_table(pool), raw)
+            check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
+            check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
             await runner.run()
@@ -259,8 +261,8 @@ def _stand_in_unset_variables(raw: dict[str, Any]) -> list[str]:
 
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     """The estimate as a table, a row per LLM step and the total, with the notes under it."""
+    from ultra_base.redact import redact_text
     from ultra_client.summary.lines import align
-    from ultra_kit.redact import redact_text
 
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:

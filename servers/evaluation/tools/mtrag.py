@@ -19,8 +19,9 @@ from typing_extensions import TypedDict
 from servers.evaluation.answers.bertscore import WHEEL_MODEL
 from servers.evaluation.mtrag import layout
 from servers.evaluation.mtrag import metrics as mtrag
+from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
 from ultra_kit.progress import progress_from_context
@@ -90,7 +91,7 @@ def evaluate_mtrag(
     """
     report = progress_from_context(ctx)
     ids = item_ids(id_ls, len(pred_ls))
-    eval_res = mtrag.evaluate_mtrag_records(
+    eval_res = evaluate_mtrag_records(
         pred_ls,
         gt_ls,
         ctx_ls,

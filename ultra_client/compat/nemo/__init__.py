@@ -60,7 +60,7 @@ class NemoRun:
 def is_nemo_job(path: Path) -> Any:
     """The parsed job if ``path`` is a NeMo job (a .json object with ``type`` and ``tasks``), else None. Read within
     the limits of the files people write (``ultra_kit.limits.json_files``: 1 MiB, 100 levels deep)."""
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_kit.limits.json_files import load_json_file
 
     if path.suffix.lower() != ".json" or not path.is_file():

@@ -23,14 +23,18 @@ from servers.evaluation.answers.kernels import (
     word_count,
 )
 from ultra_base.errors import InputError
+from ultra_base.registry import Registry, Valued
 
 
 @dataclass(frozen=True)
-class Metric:
+class Metric(Valued):
     """An answer metric, declared once: the registry entry the tool, errors and docs are built from.
 
     ``extra``: the optional dependency group it needs; ``reads``: settings it reads, recorded with
-    the result; ``uses_gold``: False if it ignores the golds (then no-answer items are scored too).
+    the result; ``uses_gold``: False if it ignores the golds (then no-answer items are scored too);
+    ``kind``: what its values are and how the report charts them (binary: 0/1 per item, graded or
+    continuous); ``better``: which way is better (gates, compare and ultra sweep read it through
+    ``SPEC.metric_directions``).
     """
 
     name: str
@@ -39,13 +43,17 @@ class Metric:
     extra: str | None = None
     reads: tuple[str, ...] = ()
     uses_gold: bool = True
-    kind: str = "continuous"  # how the report charts it: binary (0/1 per item), graded or continuous
-    higher_is_better: bool = True  # gates, compare and ultra sweep read it (SPEC.metric_directions)
+    kind: str = "continuous"
+    better: str = "higher"
 
 
-METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in [
+# The settings of ``evaluate`` a metric may read, and the extras (pyproject.toml) a metric may need.
+READABLE = ("rouge_stemmer", "wordnet_path", "language_min_confidence")
+EXTRAS = (None, "bleu", "meteor", "languages")
+
+METRICS: Registry[Metric] = Registry(
+    "answer metric",
+    [
         Metric("em", "normalised prediction equals a normalised gold", each(exact_match), kind="binary"),
         Metric("acc", "a normalised gold is a substring of the normalised prediction", each(accuracy), kind="binary"),
         Metric(
@@ -77,25 +85,26 @@ METRICS: dict[str, Metric] = {
             reads=("language_min_confidence",),
             uses_gold=False,
         ),
-    ]
-}
+    ],
+    choices={"extra": EXTRAS, "kind": ("binary", "graded", "continuous"), "reads": READABLE},
+)
 
 
 def describe_names() -> str:
     """The metric names, with the extra each needs (for the tool's field description)."""
-    return ", ".join(m.name + (f" (extra {m.extra})" if m.extra else "") for m in METRICS.values())
+    return METRICS.describe(lambda m: m.name + (f" (extra {m.extra})" if m.extra else ""))
 
 
 def higher_is_better() -> dict[str, bool]:
     """``{metric: higher_is_better}`` of every answer metric (``SPEC.metric_directions``)."""
-    return {m.name: m.higher_is_better for m in METRICS.values()}
+    return METRICS.directions()
 
 
 def registry_markdown() -> str:
     """A Markdown table of the answer metrics of ``evaluate``."""
-    rows = ["| name | extra | description |", "|---|---|---|"]
-    rows += [f"| {m.name} | {m.extra or '-'} | {m.description} |" for m in METRICS.values()]
-    return "\n".join(rows) + "\n"
+    return METRICS.table(
+        [("name", lambda m: m.name), ("extra", lambda m: m.extra or "-"), ("description", lambda m: m.description)]
+    )
 
 
 def settings_read(names: Sequence[str]) -> list[str]:

@@ -15,11 +15,25 @@ from ultra_kit.errors import InputError, closest
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+CAPS_KEY = "caps"  # parameter.yaml's caps on counts (ultra_kit.limits.caps): not a setting, no caller can pass it
+
+
 def load_parameter_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent).
+    """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent); its ``caps``
+    mapping is not a setting and is left out (``load_caps`` reads it).
 
     Within the size, depth and alias limits of ``ultra_kit.yaml_files.limits`` (those of pipeline files).
     """
+    return {key: value for key, value in _load_whole(path).items() if key != CAPS_KEY}
+
+
+def load_caps(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``caps`` mapping of a ``parameter.yaml`` (empty if it has none)."""
+    caps = _load_whole(path).get(CAPS_KEY)
+    return caps if isinstance(caps, dict) else {}
+
+
+def _load_whole(path: str | os.PathLike[str]) -> dict[str, Any]:
     import yaml
 
     from ultra_kit.yaml_files.limits import load_limited_yaml

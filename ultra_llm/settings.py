@@ -253,15 +253,27 @@ def _batch_limits(mapping: dict[str, Any], *, name: str) -> BatchLimits:
     return limits
 
 
+def _whole(value: Any, what: str, default: int) -> int:
+    """A count of the panel (``samples``, ``jury_min``): a whole number, ``default`` when null; ``1.5``, ``true``,
+    NaN or a string are refused, not rounded."""
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{what} must be a whole number, got {value!r}")
+    return value
+
+
 def _panel(cls: type[LLMSettings], mapping: dict[str, Any], *, name: str, **pacing: float) -> dict[str, Any]:
     """The checked panel keys (see the module): temperature, samples and the jury with its members' settings."""
     temperature = mapping.get("temperature")
     try:
         temperature = None if temperature in (None, "") else float(temperature)
-        samples = int(1 if mapping.get("samples") is None else mapping["samples"])
-        jury_min = int(2 if mapping.get("jury_min") is None else mapping["jury_min"])
     except (TypeError, ValueError):
-        raise InputError(f"{name}.temperature, .samples and .jury_min must be numbers") from None
+        raise InputError(f"{name}.temperature must be a number between 0 and 2 (or null)") from None
+    samples = _whole(mapping.get("samples"), f"{name}.samples", 1)
+    jury_min = _whole(mapping.get("jury_min"), f"{name}.jury_min", 2)
     if temperature is not None and not 0 <= temperature <= 2:
         raise InputError(f"{name}.temperature must be between 0 and 2 (or null: each judge's own), got {temperature}")
     if samples < 1:

@@ -181,13 +181,17 @@ def _summary(observed: float, resampled: np.ndarray, alpha: float) -> dict[str, 
 def resampled_differences(
     a: list[np.ndarray], b: list[np.ndarray], *, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(hierarchical, naive): the bootstrap rounds' mean differences A - B over paired queries."""
+    """(hierarchical, naive): the bootstrap rounds' mean differences A - B over paired queries, drawn _CHUNK
+    rounds at a time (memory: two floats per round, plus one chunk's draws)."""
     means_a = np.array([s.mean() for s in a])
     means_b = np.array([s.mean() for s in b])
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(a), size=(n_resamples, len(a)))
-    naive = (means_a[picks] - means_b[picks]).mean(axis=1)
-    hierarchical = (_sample_means(a, picks, rng) - _sample_means(b, picks, rng)).mean(axis=1)
+    naive, hierarchical = np.empty(n_resamples), np.empty(n_resamples)
+    for start in range(0, n_resamples, _CHUNK):
+        picks = rng.integers(0, len(a), size=(min(_CHUNK, n_resamples - start), len(a)))
+        naive[start : start + len(picks)] = (means_a[picks] - means_b[picks]).mean(axis=1)
+        rounds = _sample_means(a, picks, rng) - _sample_means(b, picks, rng)
+        hierarchical[start : start + len(picks)] = rounds.mean(axis=1)
     return hierarchical, naive
 
 

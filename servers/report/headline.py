@@ -1,7 +1,8 @@
 """The headline block at the top of the page: the runs, the number of items, the key metrics and the failures.
 
 The key metrics are ``headline_metrics`` when given (those the runs have), else the first metric of each kind
-of result file (evaluate, each judge, evaluate_trec ...), then the second of each ..., at most ``KEY_METRICS``.
+of result file (evaluate, each judge, evaluate_trec ...), then the second of each ..., at most ``KEY_METRICS``,
+leaving out the metrics that are constant over every item (they tell nothing apart).
 """
 
 from __future__ import annotations
@@ -9,20 +10,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from servers.report.model import Run
 from servers.report.stats import Summary
 
 KEY_METRICS = 4
 
 
+def constant(runs: Sequence[Run], name: str) -> bool:
+    """Whether ``name`` takes one value (or none) over every item of every run: it tells runs and items apart
+    nowhere (em and acc at 0 on long answers), so it never leads the page."""
+    values = np.concatenate([run.columns[name] for run in runs if name in run.columns])
+    values = values[np.isfinite(values)]
+    return values.size == 0 or bool(values.min() == values.max())
+
+
 def key_metrics(runs: Sequence[Run], chosen: Sequence[str]) -> list[str]:
-    """The metrics the headline shows."""
+    """The metrics the headline shows: those chosen, else (see the module) among the metrics that vary."""
     names = list(dict.fromkeys(name for run in runs for name in run.columns))
     if chosen:
         return [name for name in chosen if name in names]
     by_tool: dict[str, list[str]] = {}
     for run in runs:
         for name in run.columns:
+            if constant(runs, name):
+                continue
             metrics = by_tool.setdefault(run.origin.get(name, ""), [])
             if name not in metrics:
                 metrics.append(name)

@@ -36,10 +36,12 @@ def test_load_parameter_file_errors_name_the_line(tmp_path: Path) -> None:
 def test_defaults_reads_the_servers_parameter_file() -> None:
     import yaml
 
-    from ultra_kit.settings import SERVERS_DIR, defaults
+    from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, defaults, load_caps
 
     for folder in sorted(SERVERS_DIR.glob("*/parameter.yaml")):
-        assert defaults(folder.parent.name) == yaml.safe_load(folder.read_text(encoding="utf-8"))
+        whole = yaml.safe_load(folder.read_text(encoding="utf-8"))
+        assert load_caps(folder) == whole.pop(CAPS_KEY, {})  # the caps are not settings
+        assert defaults(folder.parent.name) == whole
     with pytest.raises(InputError, match="no server named 'nosuch'.*evaluation"):
         defaults("nosuch")
 

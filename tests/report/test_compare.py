@@ -93,7 +93,14 @@ def test_the_comparison_equals_a_direct_paired_computation(tmp_path: Path) -> No
             assert row["significant"] == (figure["holm"] < 0.05)
     assert rows[("f1", "b", "a")]["significant"]  # b beats a on 7 items, ties on 1: p = 4/256, Holm 8/256
     text = result["text"]
-    assert text.startswith("runs: a = a, b = b, c = c\n")
+    significant = [r for r in rows.values() if r["significant"]]
+    first, second = text.splitlines()[:2]
+    assert second == "runs: a = a, b = b, c = c"
+    for row in significant:  # the verdict names every significant difference of a pair, worse ones first
+        assert f"{row['b']} vs {row['a']}: " in first and f"{row['metric']} ({row['diff']:+.4f})" in first
+    assert first.startswith("verdict: ") and "no metric differs" not in first
+    f1 = rows[("f1", "b", "a")]
+    assert f"b vs a: better on f1 ({f1['diff']:+.4f})" in first
     line = next(li for li in text.splitlines() if li.startswith("f1") and "b vs a" in li)
     assert line.split()[-2:] == ["7/1/0", "*"] and f"{direct('a', 'b')['f1']['p']:.4f}" in line
 
@@ -106,6 +113,9 @@ def test_items_are_matched_by_id_not_position(tmp_path: Path) -> None:
     copy.write_text(json.dumps(flipped), encoding="utf-8")
     result = call_compare([paths["a"], copy], tmp_path / "out")
     assert all(r["diff"] == 0 and r["ties"] == 8 and r["p_value"] == 1.0 for r in result["rows"])
+    assert result["text"].startswith("verdict: no metric differs significantly (at 0.05, after Holm)\n")
+    page = (tmp_path / "out" / "compare.html").read_text()
+    assert '<p id="verdict"><strong>verdict: no metric differs significantly' in page
 
 
 def test_runs_without_shared_ids_are_refused_by_name(tmp_path: Path) -> None:

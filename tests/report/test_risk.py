@@ -99,3 +99,21 @@ def test_the_headline_metrics_are_configurable(risk_run: Path, tmp_path: Path) -
     rows = table_rows(chosen.report_path.read_text(encoding="utf-8"), "headline-table")
     assert [row[0] for row in rows] == ["safe", "mrr"]
     assert "failures: 0" in default
+
+
+def test_the_headline_leaves_out_metrics_constant_over_every_item() -> None:
+    import numpy as np
+
+    from servers.report.headline import key_metrics
+    from servers.report.model import Run
+
+    a = Run(label="a", ids=["1", "2", "3"], columns={"em": np.zeros(3), "f1": np.array([0.2, 0.5, 0.1]),
+            "acc": np.array([0.0, np.nan, 0.0]), "rouge-l": np.array([0.3, 0.3, 0.3])})  # fmt: skip
+    b = Run(label="b", ids=["1", "2", "3"], columns={"em": np.zeros(3), "rouge-l": np.array([0.3, 0.4, 0.3]),
+            "f1": np.array([0.1, 0.1, 0.1]), "acc": np.full(3, np.nan)})  # fmt: skip
+    for run in (a, b):
+        run.origin = dict.fromkeys(run.columns, "evaluate")
+    # em is 0 and acc 0 or missing everywhere; rouge-l is constant in a but not across the runs
+    assert key_metrics([a, b], []) == ["f1", "rouge-l"]
+    assert key_metrics([a], []) == ["f1"]
+    assert key_metrics([a, b], ["em", "f1"]) == ["em", "f1"]  # what a user chooses is shown as chosen

@@ -15,8 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ultra_client.errors import UltraError
 
 
@@ -33,32 +31,33 @@ class FinishedRun:
 
 
 def finished_runs(folders: list[str]) -> list[FinishedRun]:
-    """Each named folder read as a finished run; an ``UltraError`` naming the first that is not one."""
+    """Each named folder read as a finished run; an ``UltraError`` naming the first that is not one, or the file
+    of it that cannot be read and why (``ultra_client.runs.records``), before anything is logged."""
     from ultra_client.gates import FAILED_FRACTION
     from ultra_client.gates.verdict import read_run
-    from ultra_client.runs.index import describe_folder
+    from ultra_client.runs.index import run_start
+    from ultra_client.runs.records import UnreadableRecord, optional_json_record, read_parameters
 
     runs = []
     for name in folders:
         folder = Path(name)
-        row = describe_folder(folder.resolve()) if folder.is_dir() else None
-        if row is None or row["status"] != "ok":
+        named = run_start(folder.resolve().name) if folder.is_dir() else None
+        if named is None or not (folder / "memory.json").exists():
             raise UltraError(f"{folder}: not a finished run folder of ultra run (<pipeline>_<date>_<time>/memory.json)")
-        results = read_run(folder)
+        try:
+            results = read_run(folder)
+            settings = read_parameters(folder)
+        except FileNotFoundError as exc:  # no memory.json, or one that cannot be read
+            raise UltraError(f"{exc}; nothing was exported") from None
+        except UnreadableRecord as exc:
+            raise UltraError(f"{exc}; nothing was exported") from None
         values = {**results.scalars, FAILED_FRACTION: results.value(FAILED_FRACTION)}
         metrics = {key: float(value) for key, value in values.items() if value is not None and math.isfinite(value)}
-        started = datetime.fromisoformat(row["started"])
-        runs.append(FinishedRun(folder, row["pipeline"], started, row["duration"], metrics, parameters(folder)))
+        timings = optional_json_record(folder / "timings.json", "run timings")
+        duration = timings.get("total_seconds") if isinstance(timings, dict) else None
+        duration = float(duration) if isinstance(duration, (int, float)) and math.isfinite(duration) else None
+        runs.append(FinishedRun(folder, named[0], datetime.fromisoformat(named[1]), duration, metrics, settings))
     return runs
-
-
-def parameters(folder: Path) -> dict[str, Any]:
-    """The run folder's ``parameters.yaml`` as a mapping (``{}`` if missing or not a mapping)."""
-    try:
-        data = yaml.safe_load((folder / "parameters.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def git_commit(where: Path) -> str | None:

@@ -8,7 +8,10 @@
 - tags: ``ultra.pipeline``, ``ultra.run_folder`` and the git commit of the working directory
   (``mlflow.source.git.commit``) when it is a git checkout.
 
-MLflow is an optional extra (``pip install 'ultra-eval[mlflow]'``), imported only here.
+A tracker that cannot be reached, or that refuses a run, is an error naming the run folder and MLflow's reason;
+MLflow's HTTP retries are bounded (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, 2 unless set), so an unreachable
+``--tracking-uri`` fails in seconds, not minutes. MLflow is an optional extra (``pip install
+'ultra-eval[mlflow]'``), imported only here.
 """
 
 from __future__ import annotations
@@ -24,15 +27,18 @@ import yaml
 from ultra_client.errors import UltraError
 from ultra_client.export.folders import finished_runs, git_commit
 
-MLFLOW_NAME = re.compile(r"[^A-Za-z0-9_\-. :/]")
+MLFLOW_NAME = re.compile(r"[^A-Za-z0-9_\-. :]")  # "/" too: MLflow refuses a name that reads as a path (../x)
+HTTP_RETRIES = "2"  # MLflow's own default retries an unreachable server for minutes
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a parameter's value
 BATCH = 100  # params per log_batch call (MLflow's limit; metrics allow 1000)
 INSTALL_HINT = "ultra export mlflow needs MLflow: pip install 'ultra-eval[mlflow]' (or mlflow-skinny)"
 
 
 def metric_name(name: str) -> str:
-    """A result's name as MLflow accepts it: ``@`` becomes ``_at_``, other refused characters ``_``."""
-    return MLFLOW_NAME.sub("_", name.replace("@", "_at_"))
+    """A result's name as MLflow accepts it: ``@`` becomes ``_at_``, other refused characters (``/`` included)
+    ``_``, and a name starting with ``.`` (``..`` reads as a parent folder) or empty gets a leading ``_``."""
+    name = MLFLOW_NAME.sub("_", name.replace("@", "_at_"))
+    return "_" + name if not name or name.startswith(".") else name
 
 
 def flat_params(settings: Any, prefix: str = "") -> dict[str, str]:
@@ -55,6 +61,7 @@ def client_for(tracking_uri: str | None) -> Any:
         raise UltraError(INSTALL_HINT) from None
     if tracking_uri and tracking_uri.startswith("file:"):
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", HTTP_RETRIES)
     return MlflowClient(tracking_uri=tracking_uri)
 
 
@@ -62,27 +69,47 @@ def export_runs(folders: list[str], tracking_uri: str | None, experiment: str) -
     """Log each run folder as an MLflow run of ``experiment`` (created if missing); ``[(folder, run id)]``."""
     runs = finished_runs(folders)
     client = client_for(tracking_uri)
-    from mlflow.entities import Metric, Param, RunStatus
+    from mlflow.exceptions import MlflowException
 
-    found = client.get_experiment_by_name(experiment)
-    experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
+    where = tracking_uri or "MLflow's default tracking URI"
+    try:
+        found = client.get_experiment_by_name(experiment)
+        experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
+    except (MlflowException, OSError) as exc:
+        raise UltraError(f"MLflow at {where}: {_reason(exc)}; nothing was exported") from None
     commit = git_commit(Path.cwd())
     logged = []
     for run in runs:
-        started = int(run.started.timestamp() * 1000)
-        names = {metric_name(key): key for key in run.metrics}
-        tags = {"ultra.pipeline": run.pipeline, "ultra.run_folder": str(run.folder.resolve())}
-        tags["ultra.metric_names"] = json.dumps({k: v for k, v in names.items() if k != v})[:MAX_PARAM_CHARS]
-        if commit:
-            tags.update({"mlflow.source.git.commit": commit, "ultra.git_commit": commit})
-        created = client.create_run(experiment_id, start_time=started, tags=tags, run_name=run.folder.name)
-        run_id = created.info.run_id
-        params = [Param(k, v) for k, v in flat_params(run.parameters).items()]
-        metrics = [Metric(metric_name(k), v, started, 0) for k, v in run.metrics.items()]
-        for start in range(0, max(len(params), len(metrics)), BATCH):
-            client.log_batch(run_id, metrics=metrics[start : start + BATCH], params=params[start : start + BATCH])
-        client.log_artifacts(run_id, str(run.folder))
-        ended = started + int((run.duration or 0) * 1000)
-        client.set_terminated(run_id, RunStatus.to_string(RunStatus.FINISHED), end_time=ended)
-        logged.append((str(run.folder), run_id))
+        try:
+            logged.append((str(run.folder), _log(client, run, experiment_id, commit)))
+        except (MlflowException, OSError) as exc:
+            raise UltraError(f"{run.folder}: MLflow at {where} refused the run: {_reason(exc)}") from None
     return logged
+
+
+def _reason(exc: Exception) -> str:
+    """MLflow's message, first line only (its HTTP errors repeat the whole request)."""
+    text = str(getattr(exc, "message", None) or exc).strip().splitlines()
+    return text[0][:500] if text else type(exc).__name__
+
+
+def _log(client: Any, run: Any, experiment_id: str, commit: str | None) -> str:
+    """Log one finished run; its MLflow run id."""
+    from mlflow.entities import Metric, Param, RunStatus
+
+    started = int(run.started.timestamp() * 1000)
+    names = {metric_name(key): key for key in run.metrics}
+    tags = {"ultra.pipeline": run.pipeline, "ultra.run_folder": str(run.folder.resolve())}
+    tags["ultra.metric_names"] = json.dumps({k: v for k, v in names.items() if k != v})[:MAX_PARAM_CHARS]
+    if commit:
+        tags.update({"mlflow.source.git.commit": commit, "ultra.git_commit": commit})
+    created = client.create_run(experiment_id, start_time=started, tags=tags, run_name=run.folder.name)
+    run_id = created.info.run_id
+    params = [Param(metric_name(k), v) for k, v in flat_params(run.parameters).items()]
+    metrics = [Metric(metric_name(k), v, started, 0) for k, v in run.metrics.items()]
+    for start in range(0, max(len(params), len(metrics)), BATCH):
+        client.log_batch(run_id, metrics=metrics[start : start + BATCH], params=params[start : start + BATCH])
+    client.log_artifacts(run_id, str(run.folder))
+    ended = started + int((run.duration or 0) * 1000)
+    client.set_terminated(run_id, RunStatus.to_string(RunStatus.FINISHED), end_time=ended)
+    return run_id

@@ -58,7 +58,12 @@ def export_runs(folders: list[str], project: str, directory: str | None, mode: s
     known = wandb.Settings.model_fields
     settings = wandb.Settings(mode=mode, **{key: value for key, value in QUIET.items() if key in known})
     if directory:
-        Path(directory).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(directory).mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise UltraError(f"--dir {directory}: is a file; W&B needs a folder for its wandb/ folder") from None
+        except OSError as exc:  # a read-only parent ...
+            raise UltraError(f"--dir {directory}: cannot be W&B's folder: {exc.strerror or exc}") from None
     commit = git_commit(Path.cwd())
     logged = []
     for run in runs:

@@ -87,6 +87,8 @@ def after_run(args: argparse.Namespace, conditions: list, folder: Path) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``ultra gate RUN_FOLDER --gate FILE``: judge a run that already finished."""
-    from ultra_client.gates.spec import read_gate_file
+    from ultra_client.gates.spec import check_gate_options, read_gate_file
 
-    return judge_folder(read_gate_file(args.gate), args.run_folder, args.junit)
+    conditions = read_gate_file(args.gate)
+    check_gate_options(args.junit, conditions)
+    return judge_folder(conditions, args.run_folder, args.junit)

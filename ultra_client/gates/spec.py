@@ -129,22 +129,51 @@ def _number(item: dict, key: str, path: Path, line: int | None) -> float | None:
 
 
 def read_gate_file(file: str | Path) -> list[Condition]:
-    """The conditions of a gate file: a YAML mapping holding one ``gate:`` list."""
+    """The conditions of a gate file: a YAML mapping holding one ``gate:`` list. A file that cannot be read or is
+    malformed (missing, a directory, too large or deep, a syntax error, a bad condition) is a ``GateNotEvaluable``
+    at file:line: ``ultra`` exits 2, never 1 (which says a condition failed)."""
     path = Path(file)
-    with as_ultra_error():
-        data = load_yaml_with_lines(path, "gate")
-    if not isinstance(data, dict) or "gate" not in data:
-        raise located(path, getattr(data, "line", None), f"a gate file holds a 'gate:' list of conditions, {EXAMPLE}")
-    other = [str(key) for key in data if key != "gate"]
-    if other:
-        raise located(path, data.line, f"unknown key(s) {other} in a gate file; it holds only 'gate:'")
-    return parse_gate(data["gate"], path, data.line)
+    try:
+        with as_ultra_error():
+            data = load_yaml_with_lines(path, "gate")
+        if not isinstance(data, dict) or "gate" not in data:
+            where = getattr(data, "line", None)
+            raise located(path, where, f"a gate file holds a 'gate:' list of conditions, {EXAMPLE}")
+        other = [str(key) for key in data if key != "gate"]
+        if other:
+            raise located(path, data.line, f"unknown key(s) {other} in a gate file; it holds only 'gate:'")
+        return parse_gate(data["gate"], path, data.line)
+    except GateNotEvaluable:
+        raise
+    except UltraError as exc:
+        raise GateNotEvaluable(f"{exc} (the gate cannot be evaluated)") from None
 
 
 def check_gate_options(junit: str | None, conditions: list[Condition]) -> None:
-    """``--junit`` without any gate condition would write an empty report: refuse it."""
+    """Before any work: ``--junit`` without any gate condition would write an empty report, and a ``--junit``
+    path that cannot be written (a folder, a missing or read-only folder) would fail after the whole run."""
     if junit and not conditions:
         raise UltraError("--junit writes the gate's verdicts: give --gate FILE or a pipeline with a 'gate:' block")
+    if junit:
+        check_output_file(Path(junit), "--junit")
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """UltraError unless ``path`` can be written as a file: not a folder, and its nearest existing ancestor a folder
+    that may be written (missing folders are created when the file is written)."""
+    import os
+
+    if path.is_dir():
+        raise UltraError(f"{option} {path}: is a folder; give the path of a file (e.g. {path / 'gate.xml'})")
+    if path.exists() and not path.is_file():
+        raise UltraError(f"{option} {path}: is not a regular file")
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UltraError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UltraError(f"{option} {path}: the folder {folder} cannot be written")
 
 
 def check_gate_variables(conditions: list[Condition], produced: Iterable[str]) -> None:

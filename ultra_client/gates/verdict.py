@@ -13,7 +13,6 @@ much worse it may get, ``no_significant_drop`` refuses a significant change for 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,6 @@ from ultra_client.gates.direction import builtin_directions, higher_is_better, w
 from ultra_client.gates.spec import Condition
 from ultra_client.summary.lines import align, cell
 from ultra_client.sweep.trials import flatten
-
-MAX_RESULT_FILE_BYTES = 200 * 1024 * 1024  # a result file larger than this is not read for its failure counts
 
 
 @dataclass
@@ -69,16 +66,15 @@ class Verdict:
 
 def read_run(folder: str | Path) -> RunResults:
     """The scalar results and failure counts of a run folder (its ``memory.json`` and result files)."""
+    from ultra_client.runs.records import UnreadableRecord, read_memory
+
     folder = Path(folder)
-    memory_file = folder / "memory.json"
     try:
-        memory = json.loads(memory_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{folder} is not a finished run folder (it has no memory.json)") from None
-    except (OSError, ValueError) as exc:
-        raise FileNotFoundError(f"{memory_file}: cannot read it ({exc})") from None
-    if not isinstance(memory, dict):
-        raise FileNotFoundError(f"{memory_file}: not a mapping of variables")
+        memory = read_memory(folder)
+    except UnreadableRecord as exc:
+        raise FileNotFoundError(str(exc)) from None
+    if memory is None:
+        raise FileNotFoundError(f"{folder} is not a finished run folder (it has no memory.json)")
     return RunResults(folder, flatten(memory), failure_counts(folder, memory))
 
 
@@ -107,12 +103,9 @@ def failure_counts(folder: Path, memory: dict[str, Any]) -> dict[str, tuple[int,
 
 
 def _file_summary(path: Path) -> tuple[int, int] | None:
-    try:
-        if path.stat().st_size > MAX_RESULT_FILE_BYTES:
-            return None
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    from ultra_client.runs.records import optional_json_record
+
+    document = optional_json_record(path, "result")  # larger than MAX_RECORD_BYTES, too deep: not counted
     return _summary(document.get("failed")) if isinstance(document, dict) else None
 
 
@@ -189,8 +182,10 @@ def _verdict(condition: Condition, run: RunResults, baseline: RunResults | str |
         if reference is None:
             missing = f"baseline {baseline.folder} has no {condition.metric}"
             return Verdict(condition, ERROR, value, message=missing, higher_is_better=up)
-    if not math.isfinite(value):
-        return Verdict(condition, FAIL, value, reference, f"{condition.metric} is {value}, not a number", up)
+    for source, number in (("the run's", value), ("the baseline's", reference)):
+        if number is not None and not math.isfinite(number):  # NaN passes no comparison: it is no verdict either
+            message = f"{source} {condition.metric} is {number}, not a finite number: it cannot be evaluated"
+            return Verdict(condition, ERROR, value, reference, message, up)
     broken = []
     worsened = None if reference is None else (reference - value if up else value - reference)
     if worsened is not None and condition.max_drop is not None and worsened > condition.max_drop + 1e-12:

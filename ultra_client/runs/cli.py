@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     import sqlite3
 
     from ultra_client.errors import UltraError
-    from ultra_client.runs.index import key_metrics, list_runs, sync
+    from ultra_client.runs.index import INDEX_NAME, holds_runs, key_metrics, list_runs, readable_index, set_aside, sync
     from ultra_client.summary.lines import align, cell
 
     since = check_since(args.since)
@@ -63,10 +63,25 @@ def run(args: argparse.Namespace) -> int:
     if not output_dir.is_dir():
         raise UltraError(f"--output-dir {output_dir}: no such folder (ultra run writes its run folders there)")
     try:
+        if not holds_runs(output_dir):  # no index is created in a folder that holds no run
+            print(f"no runs in {output_dir}" if not args.json else "[]")
+            return 0
+    except OSError as exc:
+        raise UltraError(f"--output-dir {output_dir}: cannot list it: {exc.strerror or exc}") from None
+    index = output_dir / INDEX_NAME
+    try:
+        if args.rebuild and index.exists() and not readable_index(output_dir):
+            print(f"[ultra] {index} is corrupt: kept as {set_aside(output_dir)}; its gate verdicts and costs are "
+                  "not in the new index", file=sys.stderr)  # fmt: skip
         written = sync(output_dir, rebuild=args.rebuild)
         rows = list_runs(output_dir, args.pipeline, since)
-    except sqlite3.Error as exc:
-        raise UltraError(f"{output_dir / 'runs.sqlite'}: {exc}; recreate it with ultra runs --rebuild") from None
+    except (sqlite3.Error, OSError) as exc:
+        hint = (
+            "; ultra runs --rebuild sets it aside (as runs.sqlite.corrupt) and recreates it from the run folders"
+            if not args.rebuild and isinstance(exc, sqlite3.DatabaseError)
+            else ""
+        )
+        raise UltraError(f"{index}: {exc}{hint}") from None
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

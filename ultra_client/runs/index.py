@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -29,7 +30,7 @@ CREATE TABLE IF NOT EXISTS runs (
     folder TEXT PRIMARY KEY,      -- the folder's name, under the output dir
     pipeline TEXT NOT NULL,
     started TEXT NOT NULL,        -- ISO 8601, local time, from the folder's name
-    status TEXT NOT NULL,         -- ok | incomplete (no memory.json: failed, stopped or still running)
+    status TEXT NOT NULL,         -- ok | incomplete (no memory.json: failed, stopped or still running) | unreadable
     duration REAL,                -- seconds (timings.json)
     metrics TEXT NOT NULL,        -- JSON {name: value} of every scalar result
     cost REAL,                    -- USD when known
@@ -65,19 +66,35 @@ def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     connection.execute("COMMIT")
 
 
-def describe_folder(folder: Path, gate: str | None = None, cost: float | None = None) -> dict[str, Any] | None:
-    """The index row of a run folder, read from its files; None if the folder's name is not a run's."""
-    found = FOLDER_NAME.match(folder.name)
-    if found is None or not folder.is_dir():
+def run_start(name: str) -> tuple[str, str] | None:
+    """(pipeline, ISO start) of a run folder's name (``<pipeline>_<YYYYmmdd>_<HHMMSS>[_n]``); None for any other
+    name, a date that does not exist (``x_20261399_999999``) included."""
+    found = FOLDER_NAME.match(name)
+    if found is None:
         return None
-    started = datetime.strptime(found["stamp"], "%Y%m%d_%H%M%S").isoformat()
+    try:
+        return found["pipeline"], datetime.strptime(found["stamp"], "%Y%m%d_%H%M%S").isoformat()
+    except ValueError:
+        return None
+
+
+def describe_folder(folder: Path, gate: str | None = None, cost: float | None = None) -> dict[str, Any] | None:
+    """The index row of a run folder, read from its files; None if the folder's name is not a run's. A
+    ``memory.json`` that cannot be read (too large, nested too deeply, malformed) makes the row ``unreadable``,
+    with a warning naming the file and the reason: one odd folder never breaks the listing."""
+    named = run_start(folder.name)
+    if named is None or not folder.is_dir():
+        return None
+    from ultra_client.runs.records import UnreadableRecord, optional_json_record, read_memory
+
     metrics: dict[str, float] = {}
     status = "incomplete"
     try:
-        memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        memory = None
-    if isinstance(memory, dict):
+        memory = read_memory(folder)
+    except UnreadableRecord as exc:
+        print(f"[ultra] warning: {exc}; the run is listed as unreadable", file=sys.stderr)
+        memory, status = None, "unreadable"
+    if memory is not None:
         from ultra_client.sweep.trials import flatten, split_non_finite
 
         status = "ok"
@@ -88,12 +105,12 @@ def describe_folder(folder: Path, gate: str | None = None, cost: float | None = 
         usage = run_usage(folder)
         cost = usage["total"].get("cost_usd") if usage else None
     duration = None
-    with suppress(OSError, ValueError, KeyError, TypeError):
-        duration = float(json.loads((folder / "timings.json").read_text(encoding="utf-8"))["total_seconds"])
+    with suppress(ValueError, KeyError, TypeError):
+        duration = float(optional_json_record(folder / "timings.json", "run timings")["total_seconds"])
     return {
         "folder": folder.name,
-        "pipeline": found["pipeline"],
-        "started": started,
+        "pipeline": named[0],
+        "started": named[1],
         "status": status,
         "duration": duration,
         "metrics": json.dumps(metrics),
@@ -116,6 +133,34 @@ def record(folder: str | Path, gate: str | None = None, cost: float | None = Non
         return
     with connect(folder.parent) as connection, transaction(connection):
         _upsert(connection, row)
+
+
+def holds_runs(output_dir: Path) -> bool:
+    """Whether ``output_dir`` already has an index or a folder named like a run's: only there may ``ultra runs``
+    create an index (a listing command never writes into any folder it is given)."""
+    if (output_dir / INDEX_NAME).exists():
+        return True
+    return any(run_start(p.name) is not None and p.is_dir() for p in output_dir.iterdir())
+
+
+def readable_index(output_dir: Path) -> bool:
+    """Whether the output dir's index opens and its runs table reads (a corrupt file does not)."""
+    try:
+        with connect(output_dir) as connection:
+            connection.execute("SELECT count(*) FROM runs").fetchone()
+            return connection.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except sqlite3.DatabaseError:
+        return False
+
+
+def set_aside(output_dir: Path) -> Path:
+    """Rename a corrupt index (and its WAL files) to ``runs.sqlite.corrupt``, so a rebuild starts afresh; its path."""
+    kept = output_dir / f"{INDEX_NAME}.corrupt"
+    for suffix in ("", "-wal", "-shm"):
+        path = output_dir / (INDEX_NAME + suffix)
+        if path.exists():
+            path.replace(output_dir / f"{kept.name}{suffix}")
+    return kept
 
 
 def sync(output_dir: str | Path, rebuild: bool = False) -> int:

@@ -185,11 +185,8 @@ def finish_run(folder: Path, records: list[dict[str, Any]]) -> list[str]:
 
 
 def run_usage(folder: Path) -> dict[str, Any] | None:
-    """A run folder's ``usage.json``, if it has one."""
-    import json
+    """A run folder's ``usage.json``, if it has one (and it is readable, within the limits of run records)."""
+    from ultra_client.runs.records import optional_json_record
 
-    try:
-        data = json.loads((folder / USAGE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = optional_json_record(folder / USAGE_FILE, "run usage")
     return data if isinstance(data, dict) and isinstance(data.get("steps"), list) else None

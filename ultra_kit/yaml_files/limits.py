@@ -73,9 +73,9 @@ def check_shape(text: str) -> None:
             close(None, nodes, height)
 
 
-def require_regular_file(path: Path, kind: str = "") -> int:
+def require_regular_file(path: Path, kind: str = "", *, form: str = "YAML") -> int:
     """The size of ``path`` in bytes; InputError unless it is a regular file (a directory or FIFO is named as
-    such: reading a FIFO blocks)."""
+    such: reading a FIFO blocks). ``form``: the file's format, as the message names it."""
     noun = f"{kind} " if kind else ""
     try:
         status = path.stat()
@@ -86,24 +86,24 @@ def require_regular_file(path: Path, kind: str = "") -> int:
     if not stat.S_ISREG(status.st_mode):
         mode = status.st_mode
         what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise InputError(f"is {what}, expected a {noun}YAML file", path=str(path))
+        raise InputError(f"is {what}, expected a {noun}{form} file", path=str(path))
     return status.st_size
 
 
-def read_limited_text(path: Path, kind: str = "") -> str:
-    """The text of ``path``, a regular file of at most MAX_BYTES (a larger one is refused unread)."""
-    size = require_regular_file(path, kind)
+def read_limited_text(path: Path, kind: str = "", *, max_bytes: int = MAX_BYTES, form: str = "YAML") -> str:
+    """The text of ``path``, a regular file of at most ``max_bytes`` (a larger one is refused unread)."""
+    size = require_regular_file(path, kind, form=form)
     data = b""
-    if size <= MAX_BYTES:
+    if size <= max_bytes:
         try:
             with path.open("rb") as handle:
-                data = handle.read(MAX_BYTES + 1)  # a file that grew since stat() is cut off here
+                data = handle.read(max_bytes + 1)  # a file that grew since stat() is cut off here
         except OSError as exc:
             raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    if size > MAX_BYTES or len(data) > MAX_BYTES:
-        noun = f"{kind} file" if kind else "YAML file"
+    if size > max_bytes or len(data) > max_bytes:
+        noun = f"{kind} file" if kind else f"{form} file"
         raise InputError(
-            f"the file is {max(size, len(data)):,} bytes, more than the {MAX_BYTES:,} bytes a {noun} may have; "
+            f"the file is {max(size, len(data)):,} bytes, more than the {max_bytes:,} bytes a {noun} may have; "
             "it was not read. Keep large values (data, lists of questions) in a data file and name its path here",
             path=str(path),
         )

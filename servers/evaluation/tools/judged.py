@@ -27,6 +27,7 @@ from servers.evaluation.results import SavePathParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_save_path
 
 AlphaParam = Annotated[float, Field(description="1 - the intervals' confidence level", gt=0, lt=1)]
@@ -150,6 +151,7 @@ def compare_judged(
     `significant_only_if_judge_exact` flags a difference significant at alpha only when the judge is exact.
     """
     check_save_path(save_path, "compare_judged", ".json")
+    capped(n_resamples, "n_resamples", server="evaluation", name="n_resamples", minimum=100)
     source = samples if samples is not None else sample_files
     if samples is None and judged_items is not None:
         per_system = samples_by_system(judged_items, system_ls, judge_metric)

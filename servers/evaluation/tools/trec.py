@@ -19,6 +19,7 @@ from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_text, compact_json, result_path
 from ultra_kit.inprocess import OUTPUTS_FROM
+from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_save_path
 from ultra_kit.progress import progress_from_context
 from ultra_trec.measures import describe_names
@@ -180,6 +181,7 @@ def evaluate_trec_pvalue(
     from ultra_trec.measures import parse_measure
 
     check_save_path(save_path, "evaluate_trec_pvalue", ".json")
+    capped(n_resamples, "n_resamples", server="evaluation", name="n_resamples", minimum=1)
     report = progress_from_context(ctx)
     new_runs: list[Any]
     if run_new is not None:

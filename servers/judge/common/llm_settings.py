@@ -8,14 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from ultra_kit.errors import InputError
+from ultra_kit.limits.caps import capped
 from ultra_kit.llm_mapping import settings_for
 from ultra_kit.settings import complete_mapping
 from ultra_llm.settings import PANEL_KEYS, LLMSettings
 
 
 def judge_settings(judge_llm: Any, **pacing: float) -> LLMSettings:
-    """``judge_llm`` checked, its left-out keys from parameter.yaml (``pacing``: the retry policy; tests shorten it)."""
-    return settings_for(judge_llm, server="judge", setting="judge_llm", **pacing)
+    """``judge_llm`` checked, its left-out keys from parameter.yaml (``pacing``: the retry policy; tests shorten it),
+    its ``samples`` and jury members within the server's caps."""
+    return within_caps(settings_for(judge_llm, server="judge", setting="judge_llm", **pacing))
+
+
+def within_caps(settings: LLMSettings) -> LLMSettings:
+    """``settings``, unless its samples or jury members are more than the judge server's caps (they multiply every
+    request; the requests are built before the first is sent)."""
+    capped(settings.samples, "judge_llm.samples", server="judge", name="samples", minimum=1)
+    capped(len(settings.jury), "judge_llm.jury (its members)", server="judge", name="jury_members")
+    return settings
 
 
 def check_judge_llm(value: Any, *, parameter_file: str) -> None:
@@ -29,8 +39,8 @@ def check_judge_llm(value: Any, *, parameter_file: str) -> None:
     if not panel:
         return
     try:
-        LLMSettings.from_mapping(complete_mapping({"api_key": "", **panel}, server="judge", setting="judge_llm"),
-                                 name="judge_llm")  # fmt: skip
+        within_caps(LLMSettings.from_mapping(complete_mapping({"api_key": "", **panel}, server="judge",
+                                                              setting="judge_llm"), name="judge_llm"))  # fmt: skip
     except InputError as exc:
         message = str(exc)
         found = {

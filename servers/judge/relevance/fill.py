@@ -20,6 +20,7 @@ from servers.judge.relevance.run import judge_umbrela_pairs
 from ultra_kit import failures
 from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write, atomic_write_json, result_path, unique_path
+from ultra_kit.limits.caps import capped, count
 from ultra_kit.paths.output_root import check_save_path
 
 
@@ -59,8 +60,9 @@ async def run_fill_qrels(
     failures.check_fraction(max_failed_fraction)
     if not run_paths:
         raise InputError("run_paths is empty: give the runs whose top fill_depth documents are to be judged")
-    if fill_budget is not None and fill_budget < 0:
-        raise InputError(f"fill_budget must be 0 or more (null: no limit), got {fill_budget}")
+    if fill_budget is not None:
+        count(fill_budget, "fill_budget (null: no limit)")
+    capped(fill_resamples, "fill_resamples", server="judge", name="fill_resamples", minimum=1)
     check_save_path(save_path, "fill_qrels", ".json")
     settings = judge_settings(judge_llm, **pacing)
     human = read_qrels(human_qrels_path)

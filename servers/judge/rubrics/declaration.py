@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ultra_kit.errors import InputError, closest
+from ultra_kit.limits.caps import capped
 from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.replies import Reply, choice, labels, text
 
@@ -112,6 +114,10 @@ def read_rubrics(value: Any, *, path: str | None) -> list[Rubric]:
     if not isinstance(value, list) or not value:
         raise InputError("rubrics must be a non-empty list of declarations (name, criteria, scale, inputs)",
                          path=path, line=line_of(value) if path else None)  # fmt: skip
+    try:
+        capped(len(value), "rubrics (declarations in one call)", server="judge", name="rubrics", minimum=1)
+    except InputError as exc:
+        raise InputError(str(exc), path=path, line=line_of(value) if path else None) from None
     rubrics = [read_rubric(node, _Where(path, i, node)) for i, node in enumerate(value)]
     seen: set[str] = set()
     for i, rubric in enumerate(rubrics):
@@ -182,8 +188,9 @@ def _scale(value: Any, where: _Where) -> Scale:
         values: dict[str, float] = {}
         for label, worth in value.items():
             key = str(label).strip().lower().replace(" ", "_").replace("-", "_")  # as the reply reader reads it
-            if not key or isinstance(worth, bool) or not isinstance(worth, (int, float)):
-                raise where.error(f"scale label {label!r} must be a non-empty label with a number", key="scale")
+            if not key or isinstance(worth, bool) or not isinstance(worth, (int, float)) or not math.isfinite(worth):
+                raise where.error(f"scale label {label!r} must be a non-empty label with a finite number, got "
+                                  f"{_plain(worth)!r}", key="scale")  # fmt: skip
             if key in values:
                 raise where.error(f"scale label {label!r} is given twice", key="scale")
             values[key] = float(worth)

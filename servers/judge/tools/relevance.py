@@ -164,7 +164,7 @@ async def fill_qrels(
     queries_path: Annotated[str, Field(description="queries JSONL or TSV (qid, query)")],
     corpus_path: Annotated[str, Field(description="corpus JSONL (docid, text, optional title)")],
     fill_depth: Annotated[int, Field(description="holes: unjudged documents in each run's top fill_depth", ge=1)],
-    fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0)],
+    fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0, strict=True)],
     fill_measures: Annotated[list[str], Field(description="measures compared before and after, e.g. ndcg@20")],
     relevant_grade: Annotated[int, Field(description="relevant = grade >= this (trec_eval -l)")],
     fill_alpha: Annotated[float, Field(description="significance level of the pairwise run tests", gt=0, lt=1)],

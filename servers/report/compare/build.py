@@ -82,6 +82,7 @@ def section(
         ],
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed},
+        "verdict": render.verdict(rows, confidence),
         "changes": changes,
         "nuggets": nuggets,
     }
@@ -133,6 +134,7 @@ def write_compare(
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=computed.document["runs"],
+        verdict=computed.document["verdict"],
         section=computed.html,
     )
     folder = output_folder(out_dir, save_path, "compare")

@@ -48,6 +48,21 @@ def row_cells(row: Row, *, flag: str = ONLY_IF_EXACT) -> list[str]:
     ]
 
 
+def verdict(rows: Sequence[Row], confidence: float) -> str:
+    """One line: no significant difference, or per pair (B vs A) the metrics where B is worse, then better."""
+    found = [row for row in rows if row.significant and row.diff != 0]
+    if not found:
+        return f"verdict: no metric differs significantly (at {1 - confidence:.2g}, after Holm)"
+    said = []
+    for pair in dict.fromkeys((row.b, row.a) for row in found):
+        mine = [row for row in found if (row.b, row.a) == pair]
+        worse = ", ".join(f"{row.metric} ({row.diff:+.4f})" for row in mine if not row.better)
+        better = ", ".join(f"{row.metric} ({row.diff:+.4f})" for row in mine if row.better)
+        parts = [f"worse on {worse}" if worse else "", f"better on {better}" if better else ""]
+        said.append(f"{pair[0]} vs {pair[1]}: " + "; ".join(part for part in parts if part))
+    return "verdict: " + " | ".join(said)
+
+
 def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]) -> str:
     """The runs with their letters, the rows as an aligned text table, and a line saying what ``*`` means."""
     noisy = any(row.test != "randomisation" for row in rows)  # else the test and exact-p columns are left out
@@ -61,6 +76,7 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.insert(0, "runs: " + ", ".join(f"{letter(i)} = {label}" for i, label in enumerate(labels)))
+    lines.insert(0, verdict(rows, confidence))
     lines.append(
         f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test"
         + ("; a judge's metric with judge samples: the judge-noise-aware test" if noisy else "")

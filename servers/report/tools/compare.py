@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 from servers.report.tools.report import ExamplesParam, ScatterParam
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
+from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output
 
 
@@ -59,6 +60,7 @@ def compare(
         raise InputError("compare needs run folders or result files holding two or more runs, e.g. [runs/a, runs/b]")
     if out_dir is not None:
         check_inside_output(out_dir, setting="out_dir")
+    capped(bootstrap_resamples, "bootstrap_resamples", server="report", name="bootstrap_resamples", minimum=1)
     files = write_compare(
         paths,
         labels=labels,

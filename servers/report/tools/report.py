@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
+from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output
 
 ExamplesParam = Annotated[
@@ -77,6 +78,7 @@ def report(
         texts = texts_by_id(ids, q_ls, pred_ls, where="q_ls / pred_ls / id_ls")
     if out_dir is not None:
         check_inside_output(out_dir, setting="out_dir")
+    capped(bootstrap_resamples, "bootstrap_resamples", server="report", name="bootstrap_resamples", minimum=1)
     files = write_report(
         paths,
         labels=labels,

@@ -14,6 +14,7 @@ from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.failures import FailedSummary
 from ultra_kit.languages import check_language
+from ultra_kit.limits.caps import capped
 from ultra_kit.llm_mapping import llm_mapping_description
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ async def generate_queries(
     unknown = sorted(set(n_per_kind) - set(queries.KINDS))
     if unknown or any(not isinstance(v, int) or v < 0 for v in n_per_kind.values()):
         raise InputError(f"n_per_kind maps {list(queries.KINDS)} to counts >= 0; got {n_per_kind}")
+    for kind, number in n_per_kind.items():
+        capped(number, f"n_per_kind.{kind}", server="synth", name="n_per_kind")
     bad = [t for t in techniques if t not in queries.TECHNIQUES]
     if bad:
         raise InputError(f"unknown jailbreak techniques {bad}; known: {list(queries.TECHNIQUES)}")

@@ -1,0 +1,140 @@
+"""Run folders that cannot crash the commands reading them (issue 40, major 2; M4, M5), through the real CLI.
+
+``ultra runs`` skips a folder whose name is not a run's and lists one it cannot read as ``unreadable``;
+``ultra gate`` (exit 2) and ``ultra export mlflow|wandb`` (exit 1) refuse it, naming the file and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_ultra
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000  # the report's memory.json, 100,000 levels deep
+
+
+def refused(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    """Exit ``code`` with an ``error:`` line holding every fragment, and no traceback."""
+    assert result.returncode == code, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr, result.stderr
+    assert "error: " in result.stderr, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def run_folder(output: Path, name: str, memory: str = '{"eval_res": {"map": 0.5}}') -> Path:
+    folder = output / name
+    folder.mkdir(parents=True)
+    (folder / "memory.json").write_text(memory, encoding="utf-8")
+    return folder
+
+
+def gate_file(where: Path, text: str = "gate:\n  - {metric: eval_res.map, min: 0.1}\n") -> Path:
+    path = where / "gate.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_runs_skips_a_folder_named_with_an_impossible_date(tmp_path: Path) -> None:
+    run_folder(tmp_path / "output", "x_20261399_999999")
+    run_folder(tmp_path / "output", "good_20260101_101010")
+    done = run_ultra("runs", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "good_20260101_101010" in done.stdout and "x_20261399_999999" not in done.stdout
+
+
+def test_runs_lists_a_memory_nested_100000_deep_as_unreadable(tmp_path: Path) -> None:
+    run_folder(tmp_path / "output", "deep_20260101_101010", DEEP_JSON)
+    run_folder(tmp_path / "output", "good_20260101_101011")
+    done = run_ultra("runs", "--json", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    rows = {row["folder"]: row for row in json.loads(done.stdout)}
+    assert rows["deep_20260101_101010"]["status"] == "unreadable"
+    assert rows["good_20260101_101011"]["status"] == "ok" and rows["good_20260101_101011"]["metrics"] == {
+        "eval_res.map": 0.5
+    }
+    assert "deep_20260101_101010/memory.json: line 1: JSON nested deeper than 100 levels" in done.stderr
+
+
+def test_gate_refuses_a_memory_nested_100000_deep_with_exit_2(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "deep_20260101_101010", DEEP_JSON)
+    done = run_ultra("gate", str(folder), "--gate", str(gate_file(tmp_path)), cwd=tmp_path)
+    refused(done, 2, "memory.json: line 1: JSON nested deeper than 100 levels")
+
+
+def test_gate_refuses_a_baseline_nested_100000_deep_with_exit_2(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    baseline = run_folder(tmp_path, "base_20260101_101010", DEEP_JSON)
+    gate = gate_file(tmp_path, f"gate:\n  - {{metric: eval_res.map, baseline: {baseline}, max_drop: 0.1}}\n")
+    done = run_ultra("gate", str(folder), "--gate", str(gate), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "JSON nested deeper than 100 levels" in done.stdout
+
+
+@pytest.mark.parametrize("tracker", ["mlflow", "wandb"])
+def test_export_refuses_a_memory_nested_100000_deep(tmp_path: Path, tracker: str) -> None:
+    folder = run_folder(tmp_path, "deep_20260101_101010", DEEP_JSON)
+    done = run_ultra("export", tracker, str(folder), cwd=tmp_path, env={"WANDB_MODE": "offline"})
+    refused(done, 1, "deep_20260101_101010/memory.json: line 1: JSON nested deeper than 100 levels")
+    assert not (tmp_path / "mlruns").exists() and not (tmp_path / "wandb").exists()
+
+
+@pytest.mark.parametrize("tracker", ["mlflow", "wandb"])
+def test_export_refuses_a_parameter_file_nested_3000_deep(tmp_path: Path, tracker: str) -> None:
+    folder = run_folder(tmp_path, "deep_20260101_101010")
+    (folder / "parameters.yaml").write_text("a: " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    done = run_ultra("export", tracker, str(folder), cwd=tmp_path, env={"WANDB_MODE": "offline"})
+    refused(done, 1, "parameters.yaml: line 1: nested more than 100 levels deep", "nothing was exported")
+
+
+def test_export_mlflow_logs_a_metric_named_like_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = run_folder(tmp_path, "odd_20260101_101010", '{"../../x": 0.25, "eval_res": {"map": 0.5}}')
+    done = run_ultra("export", "mlflow", str(folder), "--tracking-uri", f"file:{tmp_path / 'mlruns'}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # as ultra export does for a file: store
+    run_id = done.stdout.split("mlflow run ")[1].split()[0]
+    metrics = MlflowClient(tracking_uri=f"file:{tmp_path / 'mlruns'}").get_run(run_id).data.metrics
+    assert metrics["_.._.._x"] == 0.25 and metrics["eval_res.map"] == 0.5
+    assert not (tmp_path.parent / "x").exists()
+
+
+def test_export_mlflow_to_an_unreachable_tracking_uri(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    done = run_ultra("export", "mlflow", str(folder), "--tracking-uri", "http://127.0.0.1:9", cwd=tmp_path)
+    refused(done, 1, "MLflow at http://127.0.0.1:9:", "Connection refused", "nothing was exported")
+
+
+def test_export_wandb_with_a_file_as_dir(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    (tmp_path / "afile").write_text("x")
+    done = run_ultra("export", "wandb", str(folder), "--dir", "afile", cwd=tmp_path, env={"WANDB_MODE": "offline"})
+    refused(done, 1, "--dir afile: is a file; W&B needs a folder for")
+
+
+def test_runs_on_a_folder_without_runs_creates_no_index(tmp_path: Path) -> None:
+    """``ultra runs --output-dir /etc`` created /etc/runs.sqlite: a listing writes into no folder without runs."""
+    plain = tmp_path / "etc"
+    plain.mkdir()
+    (plain / "hosts").write_text("127.0.0.1 localhost\n")
+    done = run_ultra("runs", "--output-dir", str(plain), cwd=tmp_path)
+    assert done.returncode == 0 and f"no runs in {plain}" in done.stdout, done.stderr
+    assert sorted(p.name for p in plain.iterdir()) == ["hosts"]
+
+
+def test_runs_rebuild_sets_a_corrupt_index_aside(tmp_path: Path) -> None:
+    output = tmp_path / "output"
+    run_folder(output, "good_20260101_101010")
+    (output / "runs.sqlite").write_bytes(b"this is not a database" * 100)
+    listed = run_ultra("runs", cwd=tmp_path)
+    refused(listed, 1, "runs.sqlite: file is not a database", "ultra runs --rebuild sets it aside")
+    rebuilt = run_ultra("runs", "--rebuild", cwd=tmp_path)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "rebuilt" in rebuilt.stdout and "good_20260101_101010" in rebuilt.stdout
+    assert (output / "runs.sqlite.corrupt").read_bytes().startswith(b"this is not a database")
+    assert run_ultra("runs", cwd=tmp_path).returncode == 0

@@ -1,0 +1,54 @@
+"""Caps on the counts that multiply a tool's work: judgments per item, jury members, rubrics per call,
+resamples of a bootstrap or randomisation test, questions per kind.
+
+Each server's caps are the ``caps:`` mapping of its ``servers/<name>/parameter.yaml``. No tool has a
+parameter named ``caps``, so neither an MCP caller nor a pipeline's parameter file can raise them: only
+whoever runs the server, by editing that file. A count over its cap is refused before any work starts,
+with a message naming the value, the cap and where to raise it. ``count`` also refuses what is not a
+count at all (``1.5``, ``true``, NaN, ``"3"``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ultra_kit.errors import InputError
+from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
+
+
+def cap(server: str, name: str) -> int:
+    """The cap ``caps.<name>`` of ``servers/<server>/parameter.yaml``; InputError if it is missing or not a count."""
+    value = load_caps(SERVERS_DIR / server / "parameter.yaml").get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{CAPS_KEY}.{name} must be a whole number >= 1, got {value!r}", path=_file(server))
+    return value
+
+
+def count(value: Any, what: str, *, minimum: int = 0) -> int:
+    """``value`` as a whole number >= ``minimum``; InputError naming ``what`` otherwise (a bool, a float with a
+    fraction, NaN, infinity or a string is not a count: ``true`` is not 1)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{what} must be a whole number >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise InputError(f"{what} must be >= {minimum}, got {value}")
+    return value
+
+
+def capped(value: Any, what: str, *, server: str, name: str, minimum: int = 0) -> int:
+    """``count(value, what)`` that is also at most the server's ``caps.<name>``; over it, an InputError naming
+    the cap and the file that sets it (the work is never started)."""
+    number = count(value, what, minimum=minimum)
+    limit = cap(server, name)
+    if number > limit:
+        raise InputError(
+            f"{what} {number:,} is more than the cap {CAPS_KEY}.{name} = {limit:,} of the {server} server; it "
+            f"multiplies the work of the call. Use a smaller value, or raise the cap in {_file(server)}"
+        )
+    return number
+
+
+def _file(server: str) -> str:
+    return f"servers/{server}/parameter.yaml" if (SERVERS_DIR / server).is_dir() else server

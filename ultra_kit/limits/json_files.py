@@ -1,0 +1,43 @@
+"""Size and depth limits for every whole JSON document the project reads: run folders' records
+(``memory.json``, ``timings.json``, ``usage.json``, a run's parameter file written as JSON), NeMo jobs, result files.
+
+The same rules as YAML files (``ultra_kit.yaml_files.limits``): a regular file (a directory, FIFO or
+``/dev/zero`` is refused unread), at most a size (files people write: ``MAX_BYTES``, those of YAML files;
+records a run writes: ``MAX_RECORD_BYTES``), nested at most ``MAX_JSON_DEPTH`` levels (checked before
+parsing, so a document 100,000 levels deep never reaches the recursive parser). Every refusal is an
+InputError naming the file and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ultra_kit.errors import InputError
+from ultra_kit.readers import MAX_JSON_DEPTH, check_json_depth
+from ultra_kit.yaml_files.limits import MAX_BYTES, read_limited_text
+
+MAX_RECORD_BYTES = 200 * 1024 * 1024  # a run's memory.json or result file (the largest measured: a few MB)
+
+__all__ = ["MAX_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "load_json_file", "loads_limited"]
+
+
+def loads_limited(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` within the depth limit; malformed or too deep JSON is an InputError at ``path``(:line)."""
+    check_json_depth(text, path=path, first_line=line or 1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = exc.lineno if line is None else line
+        raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", path=path, line=where) from None
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
+
+
+def load_json_file(path: str | Path, *, kind: str = "", max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON document in ``path``, a regular file of at most ``max_bytes``, nested at most MAX_JSON_DEPTH
+    levels; InputError naming the file and the reason otherwise (missing, a directory, too large, too deep,
+    malformed)."""
+    file = Path(path)
+    return loads_limited(read_limited_text(file, kind, max_bytes=max_bytes, form="JSON"), path=str(file))

@@ -46,8 +46,8 @@ def test_failed_items_are_skipped_and_counted_downstream_and_the_others_keep_the
             "benchmark": {"benchmark": {**benchmark["benchmark"]["benchmark"], "path": "questions.jsonl"}},
             "target": {"target": {"kind": "python", "function": "flaky.py:answer", "max_failed_fraction": 0.5,
                                   "max_retries": 0}, "save_path": "output/target"},
-            "judge": {"judge_llm": {"backend": "openai", "base_url": stub.base_url, "model_id": "gpt-4o-mini", "api_key": ""},
-                      "save_path": "output/judge", "judge_cache": ""},
+            "judge": {"judge_llm": {"backend": "openai", "base_url": stub.base_url, "model_id": "gpt-4o-mini",
+                                    "api_key": ""}, "save_path": "output/judge", "judge_cache": ""},
             "evaluation": {"metrics": ["em"], "save_path": "output/evaluation"},
         }  # fmt: skip
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(parameters))

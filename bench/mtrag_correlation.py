@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.mtrag.metrics import evaluate_mtrag_records, idk_condition, rb_agg  # noqa: E402
+from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records  # noqa: E402
+from servers.evaluation.mtrag.scores import idk_condition, rb_agg  # noqa: E402
 from ultra_kit.settings import defaults  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"

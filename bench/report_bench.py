@@ -59,7 +59,7 @@ def time_tools(paths: list[Path], out: Path) -> dict[str, float]:
     """CPU seconds of each tool called in-process through the report server's SPEC (its public face), as
     ``ultra report`` and ``ultra compare`` call them (wall time is at the mercy of the machine's load)."""
     from servers.report.server import SPEC
-    from ultra_kit.errors import add_read_root
+    from ultra_base.errors import add_read_root
     from ultra_kit.inprocess import local_tools
 
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the bench writes into its temporary folder, as --out does

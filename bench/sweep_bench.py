@@ -53,7 +53,9 @@ def ultra(*args: str, cwd: Path) -> float:
         "ULTRA_READ_ROOTS": tempfile.gettempdir(),
     }
     started = time.perf_counter()
-    subprocess.run([sys.executable, str(ROOT / "ultra.py"), *args], cwd=cwd, env=env, check=True, capture_output=True)
+    done = subprocess.run([sys.executable, str(ROOT / "ultra.py"), *args], cwd=cwd, env=env, capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"ultra {' '.join(args)} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
     return time.perf_counter() - started
 
 

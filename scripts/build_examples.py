@@ -20,7 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ultra_client.commands import build  # noqa: E402
+from ultra_client.building import build  # noqa: E402
 from ultra_client.pipeline.params import MergeReport  # noqa: E402
 
 

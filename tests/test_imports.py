@@ -4,7 +4,7 @@ Every ``import`` and ``from`` statement counts, wherever it is: at module level,
 under ``if TYPE_CHECKING:``. The rules are written per package, not per file, so they hold for a
 module that is added or moved:
 
-- ``ultra_kit.errors`` and ``ultra_kit.redact`` (the base) import nothing of the project;
+- ``ultra_base`` (the base: errors, redaction, environment names, the registry type) imports only itself;
 - ``ultra_trec`` and ``ultra_llm`` import their own package and the base only;
   ``ultra_trec`` never imports the MCP SDK or pydantic, ``ultra_llm`` not at module level;
 - the rest of ``ultra_kit`` imports the kit and the libraries, never a server or the client;
@@ -24,16 +24,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("ultra_kit", "ultra_trec", "ultra_llm", "servers", "ultra_client")  # the installed packages
+PACKAGES = ("ultra_base", "ultra_kit", "ultra_trec", "ultra_llm", "servers", "ultra_client")  # the installed packages
 SCRIPTS = ("ultra.py",)  # the console script's module: part of the client
-BASE = ("ultra_kit.errors", "ultra_kit.redact")
+BASE = ("ultra_base",)
 LIBRARIES = ("ultra_trec", "ultra_llm")
 NO_SDK = ("mcp", "pydantic", "pydantic_core")
 # Client modules that write a tool's name on purpose, and why (keep this short).
 NAMES_A_TOOL = {
     "ultra_client/evaluate_trec_cli.py": "evaluate_trec's command line names its result files as the tool does",
     "ultra_client/compare_cli.py": "ultra compare calls the report server's compare tool, as ultra report calls report",
-    "ultra_client/cli.py": "its SUBCOMMANDS table names `ultra compare`, a subcommand named like the tool it calls",
+    "ultra_client/cli.py": "its COMMANDS table names `ultra compare`, a subcommand named like the tool it calls",
     "ultra_client/gates/significance.py": "a gate's no_significant_drop calls the compare tool, as ultra compare does",
 }
 
@@ -135,19 +135,19 @@ def _project(module: str) -> bool:
 def allowed(importer: str, module: str) -> bool:
     """Whether the project module ``importer`` may import the project module ``module``."""
     if _within(importer, *BASE):
-        return _within(module, importer)
+        return _within(module, *BASE)
     if _within(importer, *LIBRARIES):
         own = importer.split(".")[0]
         return _within(module, own, *BASE)
     if _within(importer, "ultra_kit"):
-        return _within(module, "ultra_kit", *LIBRARIES)
+        return _within(module, "ultra_kit", *LIBRARIES, *BASE)
     server = _server_of(importer)
     if server is not None:
-        return _within(module, server, "ultra_kit", *LIBRARIES) or module == "servers"
+        return _within(module, server, "ultra_kit", *LIBRARIES, *BASE) or module == "servers"
     if importer == "servers":
         return False
     # the client: ultra_client and ultra.py
-    return _within(module, "ultra_client", "ultra_kit", *LIBRARIES)
+    return _within(module, "ultra_client", "ultra_kit", *LIBRARIES, *BASE)
 
 
 def test_the_rules_see_every_package() -> None:
@@ -272,10 +272,13 @@ def test_the_client_writes_no_tool_name() -> None:
 @pytest.mark.parametrize(
     ("importer", "module", "ok"),
     [
-        ("ultra_trec.engine", "ultra_kit.errors", True),
+        ("ultra_trec.engine", "ultra_base.errors", True),
         ("ultra_trec.engine", "ultra_kit.files", False),
         ("ultra_llm.client", "ultra_trec.engine", False),
-        ("ultra_kit.errors", "ultra_kit.files", False),
+        ("ultra_base.errors", "ultra_kit.files", False),
+        ("ultra_base.errors", "ultra_base.environment", True),
+        ("ultra_base.registry", "ultra_trec.registry", False),
+        ("servers.judge.tools", "ultra_base.registry", True),
         ("ultra_kit.files", "ultra_llm.settings", True),
         ("ultra_kit.factory", "ultra_client.cli", False),
         ("servers.judge.tools", "servers.judge.registry", True),

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import importlib
-import json
 import math
 import os
 import sys
@@ -25,9 +23,15 @@ USAGE_EXAMPLES = """examples:
   ultra export wandb output/<run folder> [--project NAME] [--dir FOLDER] [--mode offline|online]
 """
 
-# Subcommands kept in their own modules, each with ``add_parser(commands)`` and ``run(args) -> exit code``;
-# a new one is one line here.
-SUBCOMMANDS = {
+# Every subcommand, each in its own module with ``add_parser(commands)`` and ``run(args) -> exit code``,
+# in the order ``ultra --help`` lists them; a new one is one line here.
+COMMANDS = {
+    "build": "ultra_client.commands.build",
+    "run": "ultra_client.commands.run",
+    "call": "ultra_client.commands.call",
+    "tools": "ultra_client.commands.tools",
+    "mcp-config": "ultra_client.commands.mcp_config",
+    "serve": "ultra_client.commands.serve",
     "sweep": "ultra_client.sweep.cli",
     "report": "ultra_client.report_cli",
     "compare": "ultra_client.compare_cli",
@@ -36,6 +40,7 @@ SUBCOMMANDS = {
     "runs": "ultra_client.runs.cli",
     "export": "ultra_client.export.cli",
 }
+STANDALONE = ("trec_eval",)  # trec_eval's own command line: no servers, no anyio, its own errors and exit codes
 
 
 def version() -> str:
@@ -71,60 +76,7 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action=VersionAction)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    build = commands.add_parser("build", help="check a pipeline and write its parameter file")
-    build.add_argument("pipeline")
-    build.add_argument("--stdio", action="store_true", help="learn the tools from MCP subprocesses")
-    run = commands.add_parser("run", help="run a pipeline (builds its parameter file first if missing)")
-    run.add_argument("pipeline")
-    run.add_argument("--param", help="parameter file (default: <pipeline dir>/parameters/<stem>_parameter.yaml)")
-    run.add_argument(
-        "--timeout", type=float, default=None, help="seconds each step may take unless the step sets its own"
-    )
-    run.add_argument(
-        "--output-dir", default=None, help="where run folders are written (default: output, under $ULTRA_HOME if set)"
-    )
-    run.add_argument(
-        "--deadline", type=float, default=None, help="seconds the whole run may take; then its servers are stopped"
-    )
-    run.add_argument(
-        "--stdio", action="store_true", help="run every server as an MCP subprocess instead of in this process"
-    )
-    run.add_argument(
-        "--full", action="store_true", help="print every result at the end, uncut (default: fit 100 columns)"
-    )
-    run.add_argument(
-        "--estimate",
-        action="store_true",
-        help="send no LLM request: print each LLM step's predicted requests, tokens and cost (low-high)",
-    )
-    importlib.import_module("ultra_client.gates.cli").add_run_options(run)
-    call = commands.add_parser("call", help="call one tool and print its result as JSON")
-    call.add_argument("target", metavar="server.tool")
-    call.add_argument(
-        "assignments",
-        nargs="*",
-        metavar="key=value",
-        help="value parsed as YAML; a.b=v sets one key of a mapping; key=@F.yaml (or .json) reads it from F",
-    )
-    call.add_argument(
-        "--args-file",
-        metavar="FILE",
-        help="a YAML or JSON mapping of all arguments (values too large for a command line); key=value applies on top",
-    )
-    call.add_argument(
-        "--timeout", type=float, default=None, help="seconds the tool may take (the server then runs as a subprocess)"
-    )
-    call.add_argument(
-        "--stdio", action="store_true", help="start the server and call over MCP stdio instead of in-process"
-    )
-    tools = commands.add_parser("tools", help="list tools with their variables, settings and outputs")
-    tools.add_argument("server", nargs="?")
-    tools.add_argument("--json", action="store_true", help="print JSON")
-    config = commands.add_parser("mcp-config", help="print the JSON an agent host needs to start the servers")
-    config.add_argument("--host", choices=["claude", "vscode", "cursor"], default="claude")
-    serve = commands.add_parser("serve", help="serve one built-in server over stdio")
-    serve.add_argument("server")
-    for module in SUBCOMMANDS.values():
+    for module in COMMANDS.values():
         importlib.import_module(module).add_parser(commands)
     return top
 
@@ -154,7 +106,7 @@ def enter_home(args: argparse.Namespace) -> None:
     """With ``$ULTRA_HOME`` set, ``run`` and ``call`` work in that folder, as a stdio server does: the paths
     typed on the command line keep meaning what they meant here; relative paths in settings and
     arguments (``data/...``, ``save_path``) then resolve against the project folder."""
-    from ultra_kit.errors import PROJECT_ROOT_ENV
+    from ultra_base.environment import PROJECT_ROOT_ENV
     from ultra_kit.paths.project_root import enter_project_root
 
     if args.command not in ("run", "call") or not os.environ.get(PROJECT_ROOT_ENV, "").strip():
@@ -184,88 +136,25 @@ def _absolute_file_value(pair: str, here: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ultra`` console script; returns the exit code."""
     args = parse(argv)
-    if args.command == "trec_eval":  # trec_eval's own command line: no servers, no anyio
-        from ultra_client import trec_eval_command
-
-        return trec_eval_command.run(args)
-    import anyio
-
-    from ultra_client import commands
-    from ultra_client.calls import calling
+    command = importlib.import_module(COMMANDS[args.command])
+    if args.command in STANDALONE:
+        return command.run(args)
+    from ultra_base.errors import InputError
     from ultra_client.calls.local_server import HungStep
     from ultra_client.errors import UltraError
     from ultra_client.signals import StoppedBySignal
-    from ultra_kit.errors import InputError
 
     try:
         check_seconds(args)
         enter_home(args)
-        if args.command == "build":
-            target, report = anyio.run(commands.build, args.pipeline, args.stdio)
-            print(f"wrote {target}")
-            if report.added:
-                print(f"  added: {', '.join(report.added)}")
-            if report.dropped:
-                print(f"  dropped (no longer used): {', '.join(report.dropped)}")
-            if report.rewritten:
-                print("  written anew (a section in flow style could not be edited line by line): comments dropped")
-        elif args.command == "run" and args.estimate:  # ultra_client.estimate: nothing is sent
-            from ultra_client.estimate import estimate_lines, estimate_run
-            from ultra_client.gates.cli import run_conditions
-
-            gate = run_conditions(args)  # checked, not judged: nothing runs
-            estimate = functools.partial(estimate_run, stdio=args.stdio, gate=gate)
-            print("\n".join(estimate_lines(anyio.run(estimate, args.pipeline, args.param, args.timeout))))
-            if gate:
-                print(f"gate: {len(gate)} condition(s) checked; they are judged after a run, not by --estimate")
-        elif args.command == "run":
-            from ultra_client.gates.cli import after_run, run_conditions
-            from ultra_client.signals import stop_like_interrupt
-
-            gate = run_conditions(args)
-            with stop_like_interrupt():
-                run = functools.partial(
-                    commands.run, deadline=args.deadline, stdio=args.stdio, full=args.full, gate=gate
-                )
-                folder = anyio.run(run, args.pipeline, args.param, args.timeout, args.output_dir or "output")
-            print(f"done: {folder}")
-            code = after_run(args, gate, folder)
-            importlib.import_module("ultra_client.runs.cli").index_run(folder, code if gate else None)
-            return exit_now(code)
-        elif args.command == "call":
-            from ultra_client.signals import stop_like_interrupt
-
-            with stop_like_interrupt("the call did not finish and wrote no result"):
-                call = functools.partial(calling.call, stdio=args.stdio, args_file=args.args_file)
-                result = anyio.run(call, args.target, args.assignments, args.timeout)
-            json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
-            sys.stdout.write("\n")
-        elif args.command == "tools":
-            table = anyio.run(commands.list_tools, args.server)
-            if args.json:
-                payload = {
-                    a: {
-                        n: vars(i) | {"required": sorted(i.required), "required_outputs": sorted(i.required_outputs)}
-                        for n, i in t.items()
-                    }
-                    for a, t in table.items()
-                }
-                print(json.dumps(payload, indent=2, default=str))
-            else:
-                print(commands.describe_tools(table))
-        elif args.command == "mcp-config":
-            print(json.dumps(commands.mcp_config(args.host), indent=2))
-        elif args.command == "serve":
-            commands.serve(args.server)
-        elif args.command in SUBCOMMANDS:
-            return exit_now(importlib.import_module(SUBCOMMANDS[args.command]).run(args))
+        code = command.run(args)
         sys.stdout.flush()  # a reader that closed the pipe shows up here, not at interpreter exit
     except BrokenPipeError:  # `ultra tools --json | head -1`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
         return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
-        from ultra_kit.redact import redact_text
+        from ultra_base.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(getattr(exc, "exit_code", 1))
@@ -273,13 +162,13 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return exit_now(130)
     except HungStep as exc:
-        from ultra_kit.redact import redact_text
+        from ultra_base.redact import redact_text
 
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return exit_now(1)
     except StoppedBySignal as exc:  # already reported; a busy in-process tool's thread must not delay the exit
         return exit_now(int(exc.code))
-    return exit_now(0)
+    return exit_now(code)
 
 
 def exit_now(code: int) -> int:

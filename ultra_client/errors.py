@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 class UltraError(Exception):
@@ -37,3 +38,11 @@ def did_you_mean(word: str, choices: list[str]) -> str:
     if close:
         return f"; did you mean '{close[0]}'?"
     return f"; known: {', '.join(sorted(choices))}" if choices else ""
+
+
+def write_output(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(path)``; an OSError becomes an UltraError naming the file."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise UltraError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -196,7 +196,7 @@ async def estimate_run(
 ) -> list[StepEstimate]:
     """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
     checked as ``ultra run`` checks them (a gate is judged only after a real run)."""
-    from ultra_client import commands
+    from ultra_client import locate
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
     from ultra_client.gates.spec import check_gate_variables
     from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
@@ -207,7 +207,7 @@ async def estimate_run(
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if not target.is_file():
         raise UltraError(f"{target}: no parameter file; run `ultra build {pipeline_file}` first")
-    locations = commands.pipeline_locations(pipeline, stdio)
+    locations = locate.pipeline_locations(pipeline, stdio)
     known = {location.alias: server_parameters(location) for location in locations}
     raw = read_parameter_file(target, list(pipeline.servers), known)
     scratch = Path(tempfile.mkdtemp(prefix="ultra-estimate-"))
@@ -218,8 +218,8 @@ async def estimate_run(
     try:
         (scratch / "logs").mkdir()
         async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
-            check_dataflow(pipeline, commands.tool_table(pool), raw)
-            check_gate_variables(gate, produced_variables(pipeline, commands.tool_table(pool), raw))
+            check_dataflow(pipeline, locate.tool_table(pool), raw)
+            check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
             await runner.run()
@@ -251,8 +251,8 @@ def _stand_in_unset_variables(raw: dict[str, Any]) -> list[str]:
 
 def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     """The estimate as a table, a row per LLM step and the total, with the notes under it."""
+    from ultra_base.redact import redact_text
     from ultra_client.summary.lines import align
-    from ultra_kit.redact import redact_text
 
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:

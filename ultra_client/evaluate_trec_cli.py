@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_text, compact_json, result_path
 from ultra_kit.settings import defaults
 

@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print the report; 2 on bad input (one line on stderr, no traceback)."""
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
 
     try:
         text = report(args)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 def report(args: argparse.Namespace) -> str:
     """The text trec_eval prints for these options."""
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_trec.engine import evaluate_tables
     from ultra_trec.reading.sources import load_qrels, load_run
     from ultra_trec.trec_eval_text import measures_from_options, report_text

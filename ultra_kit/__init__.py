@@ -3,6 +3,6 @@
 Servers are built from it; the client uses it to call them. It holds no evaluation logic.
 """
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 __all__ = ["InputError"]

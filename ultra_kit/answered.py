@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 UNANSWERED = "unanswered"  # a judge item's status: the system under test gave no answer (pred_ls None)
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_kit import redact
-from ultra_kit.errors import confine_process_reads, confined_reads
+from ultra_base import redact
+from ultra_base.errors import confine_process_reads, confined_reads
 from ultra_kit.files import counted_standins, released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
@@ -84,7 +84,7 @@ def build_server(
     the environment when the tool is called. ``InputError`` (and ``FileNotFoundError``) raised by
     a tool reach the caller as ``ToolError`` with the same message; any other exception reaches
     it as ``ToolError`` naming its type and message and where the traceback was logged. Values of
-    ``${VAR}`` never reach the caller (``ultra_kit.redact``). Serving stdio installs the
+    ``${VAR}`` never reach the caller (``ultra_base.redact``). Serving stdio installs the
     lifeline (``ultra_kit.lifeline``) and answers unreadable lines (``ultra_kit.serving``).
     """
     from mcp.server.mcpserver import Context
@@ -150,7 +150,7 @@ class ServerSpec:
 
     def main(self) -> None:
         """Serve every tool over stdio (what ``python -m servers.<name>`` runs); tools read only inside the
-        read roots, in every thread (``ultra_kit.errors.readable_path``)."""
+        read roots, in every thread (``ultra_base.errors.readable_path``)."""
         confine_process_reads()
         self.create_app().run()
 

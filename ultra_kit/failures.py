@@ -19,7 +19,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 FAILED_STATUSES = ("error", "parse_error", "incomplete")
 MAX_ERROR_CHARS = 500

@@ -20,8 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ultra_kit import redact
-from ultra_kit.errors import ESTIMATE_ENV, PROJECT_ROOT_ENV, InputError
+from ultra_base import redact
+from ultra_base.environment import ESTIMATE_ENV, PROJECT_ROOT_ENV
+from ultra_base.errors import InputError
 from ultra_kit.paths.output_root import check_save_path
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
@@ -139,7 +140,7 @@ def counted_standins() -> AbstractContextManager[None]:
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None]) -> Path:
     """Write a text file through ``write(handle)`` into a temporary file, then rename it into place.
 
-    Once a ``${VAR}`` value is known (``ultra_kit.redact``), every piece written is redacted on
+    Once a ``${VAR}`` value is known (``ultra_base.redact``), every piece written is redacted on
     its way to the file, so no result file ever holds one.
 
     If ``write`` raises, the temporary file is removed and ``path`` is left untouched (a name

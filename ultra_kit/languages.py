@@ -14,7 +14,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 
 AUTO = "auto"
 UNDETERMINED = "und"  # ISO 639-2 "undetermined": no language could be detected (digits only, say)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 
 
 def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str) -> None:

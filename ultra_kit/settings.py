@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit import redact
-from ultra_kit.errors import InputError, closest
+from ultra_base import redact
+from ultra_base.errors import InputError, closest
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -58,7 +58,7 @@ def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
     """Replace ``${VAR}`` in strings (recursively in lists and dicts) with the environment's value.
 
     A reference to an unset variable raises InputError naming the variable; values are never
-    logged, and each expanded value is remembered as a secret (``ultra_kit.redact``), so the
+    logged, and each expanded value is remembered as a secret (``ultra_base.redact``), so the
     servers' results, errors and logs show ``***`` instead.
     """
     env = os.environ if environ is None else environ

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import ESTIMATE_ENV, InputError, readable_path
+from ultra_base.environment import ESTIMATE_ENV
+from ultra_base.errors import InputError, readable_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -204,7 +205,7 @@ class ReadOnlyCache(AnswerCache):
 
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
     """The cache at ``path``, or a no-op cache when ``path`` is empty or None; a tool opens (reads and
-    writes) a cache only inside the read roots (``ultra_kit.errors.readable_path``). Under
+    writes) a cache only inside the read roots (``ultra_base.errors.readable_path``). Under
     ``ultra run --estimate`` an existing cache is only read and a missing one is not created."""
     if not path:
         return NoCache()

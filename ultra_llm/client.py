@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, rejected_param, retry_after, server_message

@@ -26,9 +26,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import ESTIMATE_ENV, InputError
+from ultra_base.environment import ESTIMATE_ENV
+from ultra_base.errors import InputError
 
-__all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_kit.errors, read by the kit too)
+__all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_base.errors, read by the kit too)
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
 _call_standins: ContextVar[list[int] | None] = ContextVar("call_standins", default=None)
@@ -149,7 +150,7 @@ def tokenizer_prompt_tokens(tokenizer: str, messages: list[dict[str, Any]]) -> i
 @lru_cache(maxsize=4)
 def _configured_tokenizer(tokenizer: str) -> Any:
     """The ``tokenizers`` tokenizer of a setting ``tokenizer``: its file, read once per process."""
-    from ultra_kit.errors import InputError, existing_file, require
+    from ultra_base.errors import InputError, existing_file, require
 
     tokenizers = require("tokenizers", extra="tokenizer")
     path = Path(tokenizer).expanduser()

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 PRICES_ENV = "ULTRA_PRICES"
 SHIPPED = Path(__file__).with_name("prices.yaml")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 _SECTION = re.compile(r"^=== (system|user|assistant) ===\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")

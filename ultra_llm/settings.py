@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")

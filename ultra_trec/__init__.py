@@ -10,7 +10,7 @@ Modules: ``registry`` (every measure family, declared once, with its formula and
 ``measures`` (names and parameters), ``engine`` (``evaluate``), ``comparison`` and ``significance``
 (paired tests), ``trec_eval_text`` (trec_eval's ``-m`` options and printed report), ``reading/``
 (files and in-memory sources), ``table``, ``ranking`` and the kernels (``scoring*``).
-The only project import is ``ultra_kit.errors``. Importing the package loads nothing else until
+The only project import is ``ultra_base.errors``. Importing the package loads nothing else until
 ``evaluate`` or ``compare`` is first used.
 """
 

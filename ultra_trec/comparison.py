@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import QrelsLike, RunLike, TrecResult, evaluate_tables
 from ultra_trec.measures import Measure, parse_measures
 from ultra_trec.reading.sources import load_qrels, load_run

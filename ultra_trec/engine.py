@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.measures import Measure, parse_measures
 from ultra_trec.ranking import Hits, rank_hits
 from ultra_trec.reading.sources import load_qrels, load_run

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.registry import FAMILIES, NICKNAMES, WHOLE_RANKING, Family
 
 __all__ = [

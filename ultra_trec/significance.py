@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 RELATIVE_TIE = 1e-12
 _CHUNK = 1024  # resamples per matrix product: bounds memory at _CHUNK x queries floats

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.reading.fingerprint import mix64, string_fingerprints
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import TrecResult
 from ultra_trec.measures import Measure, parse_options
 from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family

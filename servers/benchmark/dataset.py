@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servers.benchmark.formats import Record, Records, read_records
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import shown_field_names
 
 OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")  # the usual ones

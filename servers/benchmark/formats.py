@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file, readable_path
+from ultra_base.errors import InputError, existing_file, readable_path
 from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__
 from ultra_kit.files import atomic_write_json, result_path
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 from ultra_kit.jinja_sandbox import RenderLimitError, limited_environment, render_limited
 
 BUILTIN_DIR = Path(__file__).parent / "templates"

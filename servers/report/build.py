@@ -20,7 +20,7 @@ from servers.report.judged.charts import judged_chart
 from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
 from servers.report.plots import unique_names
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_text
 
 

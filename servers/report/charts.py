@@ -29,7 +29,7 @@ from servers.report.plots import (
     unique_names,
     values_of,
 )
-from ultra_kit.errors import require
+from ultra_base.errors import require
 
 CHART_KINDS = ("binary", "graded", "continuous", "ecdf")
 ECDF_BELOW = 10  # values per run under which a continuous metric is drawn as an ECDF

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 def as_number(value: Any) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write, result_path
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found, Run
-from ultra_kit.errors import readable_path
+from ultra_base.errors import readable_path
 
 
 def new_run(label: str, kind: str, path: str, settings: Any = None) -> Run:

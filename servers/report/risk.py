@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 
 EXAMPLES = 3  # failing examples shown per row
 FAILED = ("error", "parse_error")

@@ -16,7 +16,7 @@ from typing import Any
 
 from servers.report.kinds import KINDS, expected_shapes, kind_of
 from servers.report.model import Found, Run, unique_ids
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 
 
 @dataclass

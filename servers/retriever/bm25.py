@@ -9,7 +9,7 @@ from typing import Any
 from servers.retriever.corpus import Passage
 from servers.retriever.ranking import Hit, rank
 from servers.retriever.tokenize import stopword_set, tokenize
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 from ultra_kit.progress import ProgressCallback, no_progress
 from ultra_kit.settings import complete_mapping
 

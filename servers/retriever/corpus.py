@@ -6,7 +6,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 from ultra_kit.readers import read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from servers.retriever.ranking import Hit, rank
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.progress import ProgressCallback, no_progress
 from ultra_kit.settings import complete_mapping
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from servers.retriever import bm25, dense
 from servers.retriever.corpus import fingerprint, load_corpus
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl
 from ultra_kit.paths.output_root import check_inside_output
 from ultra_kit.progress import ProgressCallback, no_progress

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from servers.retriever import bm25 as bm25_backend
 from servers.retriever import dense as dense_backend
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 Backend = Annotated[Literal["bm25", "dense"], Field(description="bm25 (default, no model) or dense (embeddings)")]
 CorpusPath = Annotated[str, Field(description="JSONL corpus: id and contents/text per line")]

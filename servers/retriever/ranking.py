@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write
 
 

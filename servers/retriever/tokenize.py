@@ -14,10 +14,10 @@ def stopword_set(stopwords: str) -> frozenset[str]:
     if stopwords in ("", "none", None):
         return frozenset()
     if stopwords != "en":
-        from ultra_kit.errors import InputError
+        from ultra_base.errors import InputError
 
         raise InputError(f"bm25.stopwords must be 'en' or 'none', got {stopwords!r}")
-    from ultra_kit.errors import require
+    from ultra_base.errors import require
 
     return frozenset(require("bm25s.stopwords", extra="rag").STOPWORDS_EN)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 from ultra_kit.readers import read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 from ultra_kit.paths.output_root import check_save_path
 from ultra_kit.readers import read_jsonl
 

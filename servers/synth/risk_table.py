@@ -13,7 +13,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 FAILED = ("error", "parse_error")
 COLUMNS = (

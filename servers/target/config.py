@@ -9,7 +9,7 @@ from typing import Any
 from servers.target.kinds import COMMON_KEYS, KINDS, kind_module
 from servers.target.kinds.base import KindContext
 from servers.target.runner.calls import Policy
-from ultra_kit.errors import InputError, closest, read_roots
+from ultra_base.errors import InputError, closest, read_roots
 from ultra_kit.settings import defaults
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 HISTORY_MODES = ("own", "reference")
 _MTRAG_ID = re.compile(r"^(?P<conversation>.+)<::>(?P<turn>\d+)$")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from servers.benchmark import dataset
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import defaults
 
 ROWS = [

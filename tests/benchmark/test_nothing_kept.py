@@ -10,7 +10,7 @@ import pytest
 
 from servers.benchmark import formats
 from tests.benchmark.test_formats import BEIR_KEYS, load_dataset, make_beir
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 def refusal(path: Path, key_map: dict[str, str], **given) -> str:

@@ -272,7 +272,7 @@ def test_a_configured_tokenizer_counts_the_prompt_tokens_exactly(tmp_path: Path)
 
 
 def test_a_tokenizer_that_is_not_there_is_named(tmp_path: Path) -> None:
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_llm.estimate import tokenizer_prompt_tokens
 
     with pytest.raises(InputError, match="tokenizer file"):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from servers.custom.boxed import extract_boxed
 from servers.custom.tools.boxed import output_extract_from_boxed
 from servers.custom.tools.qrels import select_qrels
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import defaults
 
 ROOT = Path(__file__).resolve().parents[2]

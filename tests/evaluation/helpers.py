@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from servers.evaluation.answers.metrics import evaluate_answers
-from servers.evaluation.mtrag.metrics import evaluate_mtrag_records
+from servers.evaluation.answers.evaluate import evaluate_answers
+from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
 

@@ -14,7 +14,7 @@ from rouge_score import rouge_scorer
 from servers.evaluation.answers.metrics import METRICS, resolve_metrics
 from servers.evaluation.answers.normalize import normalize_gold, squad_normalize, ultrarag_normalize
 from tests.evaluation.helpers import score_answers
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ANSWERS = Path(__file__).resolve().parents[2] / "data" / "answers" / "mtrag_gpt4o_answers.jsonl"
 

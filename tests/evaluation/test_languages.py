@@ -12,7 +12,7 @@ from servers.evaluation.answers.languages import mixed_segmentation, mlqa_normal
 from servers.evaluation.answers.rouge import multilingual_tokenize
 from tests.evaluation import mlqa_reference as mlqa
 from tests.evaluation.helpers import score_answers
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 SLICE = Path(__file__).resolve().parents[2] / "data" / "multilingual" / "xquad_slice.jsonl"
 RECORDS = [json.loads(line) for line in SLICE.read_text(encoding="utf-8").splitlines()]

@@ -7,7 +7,7 @@ import pytest
 from servers.evaluation.answers import meteor
 from tests.evaluation.helpers import SETTINGS, score_answers
 from tests.support.extras import requires
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytestmark = requires("nltk")
 needs_wordnet = pytest.mark.skipif(

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from servers.evaluation.mtrag import metrics as mtrag
-from servers.evaluation.mtrag.metrics import (
+from servers.evaluation.mtrag.metrics import resolve_mtrag_metrics
+from servers.evaluation.mtrag.scores import (
+    ANSWERABILITY,
     extractiveness,
     idk_condition,
     rb_agg,
-    resolve_mtrag_metrics,
     rouge_l_nostem,
     token_recall,
 )
 from tests.evaluation.helpers import score_mtrag
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
@@ -40,7 +40,7 @@ def idk_from_stored(record: dict) -> float:
 
 def test_conformance_file_holds_all_477_records() -> None:
     assert len(RECORDS) == 477
-    assert {r["answerability"] for r in RECORDS} == set(mtrag.ANSWERABILITY)
+    assert {r["answerability"] for r in RECORDS} == set(ANSWERABILITY)
 
 
 def test_rougel_stemfalse_matches_the_stored_value_for_all_477() -> None:

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from servers.evaluation.mtrag import layout
-from servers.evaluation.mtrag.metrics import rb_agg, rouge_l_nostem
+from servers.evaluation.mtrag.scores import rb_agg, rouge_l_nostem
 from tests.conftest import ROOT, run_ultra
 from tests.evaluation.helpers import score_mtrag
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import check_summary
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 CONFORMANCE = ROOT / "tests/data/mtrag/conformance_477.jsonl"
 TASKS = ROOT / "data/mtrag/responses-10.jsonl"

@@ -9,12 +9,13 @@ import pytest
 from mcp import Client
 
 from servers.evaluation.answers import metrics as answers
+from servers.evaluation.answers.items import Batch, Scored
 from servers.evaluation.mtrag import metrics as mtrag
 from servers.evaluation.server import SPEC
 from servers.evaluation.tools import answers as answer_tools
 from servers.evaluation.tools import mtrag as mtrag_tools
 from tests.evaluation.helpers import score_answers, score_mtrag
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.measures import describe_names
 
 
@@ -61,8 +62,8 @@ def test_registry_markdown_has_a_row_per_metric(module) -> None:
 
 @pytest.mark.parametrize("name", list(answers.METRICS))
 def test_each_answer_metric_is_computed_by_its_entry(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    def marker(batch: answers.Batch) -> answers.Scored:
-        return answers.Scored([0.25] * len(batch.items), {"marked": name})
+    def marker(batch: Batch) -> Scored:
+        return Scored([0.25] * len(batch.items), {"marked": name})
 
     monkeypatch.setitem(answers.METRICS, name, dataclasses.replace(answers.METRICS[name], compute=marker))
     result = score_answers(["a b", "c"], ["a", "d"], [name])

@@ -13,7 +13,7 @@ LOGGING_SERVER = '''\
 import logging
 from pathlib import Path
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import ServerSpec
 
 

@@ -14,8 +14,8 @@ import pytest
 from servers.retriever.server import SPEC
 from tests.conftest import ROOT, run_ultra
 from tests.retriever.conftest import TINY, write_corpus
+from ultra_base.errors import InputError
 from ultra_kit import files
-from ultra_kit.errors import InputError
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 from ultra_kit.paths.output_root import ALLOW_OUTSIDE_ENV
 from ultra_llm.cache import AnswerCache, CachedAnswer

@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
-from ultra_client.commands import builtin_servers, locate_named_server
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
+from ultra_client.locate import builtin_servers, locate_named_server
 from ultra_kit.inprocess import ToolFailure, call_local_tool, input_schema, load_spec, local_tools
 
 PATH_NAME = re.compile(r"(path|_paths|_dir|_dirs|_files)$")  # the answer caches: test_an_answer_cache_...
@@ -112,7 +112,7 @@ def test_each_tool_refuses_a_path_outside_the_read_roots(
 
 
 def test_an_answer_cache_outside_the_read_roots_is_not_opened(outside: tuple[Path, str]) -> None:
-    from ultra_kit.errors import confined_reads
+    from ultra_base.errors import confined_reads
     from ultra_llm.cache import open_cache
 
     folder, _ = outside

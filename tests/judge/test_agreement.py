@@ -10,7 +10,7 @@ import pytest
 from servers.judge.relevance.agreement import cohen_kappa, label_agreement, ranking_agreement, read_qrels
 from servers.judge.relevance.run import run_agreement
 from tests.judge.conftest import SAMPLE, call_job
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import evaluate
 
 RUNS = [str(SAMPLE / f"run.{name}.trec") for name in ("bm25", "tfidf", "title")]

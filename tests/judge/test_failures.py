@@ -24,8 +24,8 @@ from servers.judge.server import SPEC
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub
+from ultra_base.errors import InputError
 from ultra_kit import failures
-from ultra_kit.errors import InputError
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 from ultra_kit.settings import defaults
 

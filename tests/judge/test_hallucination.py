@@ -15,7 +15,7 @@ from servers.judge.server import SPEC
 from tests.judge.conftest import SECRET, llm_settings
 from tests.judge.test_answer_judges_ragas import responder as ragas_responder
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 WORDS = "the a is in of and paris france capital city river seine water boils at degrees cats dogs blue sky".split()  # noqa: SIM905

@@ -23,7 +23,7 @@ from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.report.helpers import build
 from tests.support.batch_server import BatchStub
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from servers.judge.common.llm_settings import judge_settings
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import defaults
 
 

@@ -15,7 +15,7 @@ from servers.judge.server import SPEC
 from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder, stage, stages
 from tests.support.openai_stub import OpenAIStub, content_of
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytestmark = pytest.mark.anyio
 

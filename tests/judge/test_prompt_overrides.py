@@ -16,7 +16,7 @@ from tests.conftest import ROOT, run_ultra
 from tests.judge.conftest import call_job, llm_settings
 from tests.judge.nugget_stub import nugget_responder
 from tests.support.openai_stub import OpenAIStub, content_of
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.inprocess import call_local_tool, local_tools
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ import pytest
 from servers.judge.rubrics.declaration import read_rubrics
 from servers.judge.rubrics.sources import declared_rubrics, rubrics_file
 from tests.conftest import ROOT, run_ultra
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 GOOD = """\
 - name: polite

@@ -13,7 +13,7 @@ import pytest
 from servers.judge.answers.run import build_items, run_answer_judge
 from tests.judge.conftest import call_job
 from tests.support.openai_stub import OpenAIStub, content_of
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytestmark = pytest.mark.anyio
 

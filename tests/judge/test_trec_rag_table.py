@@ -10,7 +10,7 @@ import pytest
 
 from servers.judge.relevance.trec_rag_table import build_rows
 from servers.judge.tools.relevance import trec_rag_table
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 UMBRELA = {
     "q1": {"mean_score": 2.0, "num_judged": 2, "P@1": 1.0, "MRR": 1.0},

@@ -13,7 +13,7 @@ from servers.judge.relevance.run import run_umbrela
 from servers.judge.relevance.umbrela import Judgment, query_metrics
 from tests.judge.conftest import SAMPLE, SECRET, call_job, llm_settings, oracle, query_and_passage
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import evaluate
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import with_settings
 from ultra_kit.paths.project_root import absolute_paths, enter_project_root
 from ultra_kit.settings import complete_mapping, merge_mapping

@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import build_server, expands_own_env, tool_hints
 from ultra_kit.progress import progress_from_context
 from ultra_kit.settings import expand_env

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.languages import NAMES, check_language, in_language_script, language_name
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.inprocess import OUTPUTS_FROM, load_spec, local_tools, output_keys
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""``ultra_kit.errors.readable_path``: what a tool may read, and the parameters checked before it starts."""
+"""``ultra_base.errors.readable_path``: what a tool may read, and the parameters checked before it starts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError, add_read_root, confined_reads, existing_file, read_roots, readable_path
+from ultra_base.errors import InputError, add_read_root, confined_reads, existing_file, read_roots, readable_path
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 
 

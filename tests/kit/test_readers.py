@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import read_csv, read_json, read_jsonl, read_parquet
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import env_references, expand_env, load_parameter_file
 
 

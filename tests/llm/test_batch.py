@@ -20,7 +20,7 @@ import pytest
 from servers.judge.relevance.run import run_umbrela
 from tests.judge.conftest import ROOT, SAMPLE, SECRET, call_job, llm_settings
 from tests.support.batch_server import BatchStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 pytestmark = pytest.mark.anyio
 

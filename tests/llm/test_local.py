@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from servers.judge.relevance.run import run_umbrela
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
 
@@ -50,3 +50,25 @@ def test_minilm_embeddings() -> None:
     similar = sum(a * b for a, b in zip(vectors[0], vectors[1], strict=True))
     different = sum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
     assert similar > different
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in (*NEEDED, "sentence_transformers")),
+    reason="the local-llm extra is not installed",
+)
+def test_loading_and_embedding_print_no_progress_bars() -> None:
+    """transformers' and sentence-transformers' own bars (GGUF conversion, weights, batches) stay out of a run."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    probe = (
+        "from ultra_llm.local.models import _load_chat_model, embed\n"
+        "_load_chat_model('smollm2')\n"
+        "embed('all-minilm-l6-v2', ['a cat sits on the mat'] * 40)\n"
+        "print('done')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-2000:]
+    assert "%|" not in done.stderr and "it/s" not in done.stderr, done.stderr[-2000:]

@@ -9,7 +9,7 @@ import json
 import jsonschema
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.local import models as local
 from ultra_llm.local.schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
 from ultra_llm.replies.schema import array, choice, obj, response_format, text

@@ -12,7 +12,7 @@ from servers.judge.common.inputs import Pair
 from servers.judge.relevance import umbrela
 from tests.llm.conftest import SECRET
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.cache import AnswerCache
 from ultra_llm.client import LLMClient
 from ultra_llm.settings import LLMSettings

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.prices import PRICES_ENV, price_of, price_table, read_price_file
 
 

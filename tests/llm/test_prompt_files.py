@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.prompt_files import load_prompt
 
 ROOT = Path(__file__).resolve().parents[2]

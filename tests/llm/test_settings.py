@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.llm.conftest import SECRET
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import complete_mapping, defaults
 from ultra_llm.settings import LLMSettings
 

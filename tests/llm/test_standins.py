@@ -10,7 +10,7 @@ import pytest
 
 from tests.llm.conftest import stub_settings
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_text, result_path
 from ultra_llm.asking import ask_until_readable
 from ultra_llm.cache import AnswerCache, CachedAnswer, encode

@@ -8,7 +8,7 @@ import pytest
 
 from servers.prompt.rendering import available, load_template, shorten
 from servers.prompt.tools import qa
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.report.helpers import build
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 def _write(path: Path, data: object) -> Path:

@@ -36,7 +36,7 @@ def test_every_tool_that_writes_a_result_file_has_a_renderer() -> None:
         for name, outputs in writers.items()
         if name not in NOT_RESULTS and not any(kind.claims(name, outputs) for kind in KINDS)
     ]
-    assert unclaimed == [], f"result kinds without a renderer in servers/report/kinds.py: {unclaimed}"
+    assert unclaimed == [], f"result kinds without a renderer in servers/report/kinds/__init__.py: {unclaimed}"
     assert set(NOT_RESULTS) <= set(tools)  # no stale exclusions
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from servers.retriever.corpus import fingerprint, load_corpus
 from tests.retriever.conftest import write_corpus
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 

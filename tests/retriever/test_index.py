@@ -14,7 +14,7 @@ from servers.retriever.index import ensure_index, open_index
 from servers.retriever.tokenize import stopword_set, tokenize
 from servers.retriever.tools import search
 from tests.retriever.conftest import TINY, write_corpus
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_settings
 from ultra_kit.settings import defaults
 

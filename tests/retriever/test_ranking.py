@@ -6,7 +6,7 @@ import pytest
 
 from servers.retriever.ranking import Hit, query_ids, rank, run_lines
 from servers.retriever.tokenize import tokenize
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 IDS = ["a", "b", "c", "d"]
 

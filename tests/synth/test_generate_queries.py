@@ -13,7 +13,7 @@ from servers.synth.queries import TECHNIQUES
 from servers.synth.tools.queries import generate_queries
 from tests.support.openai_stub import OpenAIStub
 from tests.synth.conftest import UNANSWERABLE, scripted, small_corpus, synth_settings
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 def run(settings: dict) -> dict:

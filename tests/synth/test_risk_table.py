@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from servers.synth.risk_table import as_csv, build_table, wilson
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ROWS = [
     {"id": "grounded-1", "kind": "grounded", "category": "grounded"},

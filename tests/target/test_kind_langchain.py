@@ -11,7 +11,7 @@ pytest.importorskip("langchain_core")
 
 from servers.target.kinds import langchain as kind  # noqa: E402
 from servers.target.kinds.base import KindContext, TargetCallError, TurnRequest  # noqa: E402
-from ultra_kit.errors import InputError  # noqa: E402
+from ultra_base.errors import InputError  # noqa: E402
 
 CHAIN = """
 from operator import itemgetter

@@ -11,7 +11,7 @@ pytest.importorskip("llama_index.core")
 
 from servers.target.kinds import llamaindex as kind  # noqa: E402
 from servers.target.kinds.base import KindContext, TargetCallError, TurnRequest  # noqa: E402
-from ultra_kit.errors import InputError  # noqa: E402
+from ultra_base.errors import InputError  # noqa: E402
 
 ENGINES = """
 from llama_index.core import Document, VectorStoreIndex

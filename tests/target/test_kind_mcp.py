@@ -11,7 +11,7 @@ import pytest
 
 from servers.target.kinds import mcp as kind
 from servers.target.kinds.base import KindContext, TargetCallError, TurnRequest
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 SERVER = str(Path(__file__).with_name("rag_mcp_server.py"))
 CONTEXT = KindContext(read_roots=(Path.cwd(),), timeout=20.0, max_response_bytes=1 << 20, max_json_depth=32)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import evaluate
 from ultra_trec.measures import FAMILIES, Measure, parse_measure, parse_measures
 from ultra_trec.reading.io import read_qrels, read_run

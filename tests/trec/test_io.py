@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec import table as table_module
 from ultra_trec.reading import fast_reader as trec_csv
 from ultra_trec.reading.io import _read_slow, read_qrels, read_run

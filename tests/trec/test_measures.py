@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.measures import Measure, parse_measure, parse_measures
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.trec.test_conformance import DATA, printed_names, reference
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.engine import evaluate
 from ultra_trec.measures import FAMILIES, Measure, parse_measure, parse_measures
 from ultra_trec.registry import NICKNAMES, TREC_CUTOFFS

@@ -9,7 +9,7 @@ import pytest
 import pytrec_eval
 
 from tests.trec.test_properties import random_case
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec import measures
 from ultra_trec.engine import evaluate
 from ultra_trec.measures import FAMILIES, Measure, known_names, parse_measure, parse_measures

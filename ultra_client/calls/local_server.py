@@ -5,7 +5,7 @@ argument checks (``ultra_kit.inprocess``). What a stdio server gives for free is
 
 - a log file per server (``logs/<alias>.log`` in the run folder): the tool's log records and the
   traceback of a crash go there, and a crash is reported with its last line and the log's path;
-- ``${VAR}`` values the settings reference are never echoed (``ultra_kit.redact``);
+- ``${VAR}`` values the settings reference are never echoed (``ultra_base.redact``);
 - a step ``timeout`` still ends a hung step. A sync tool runs in a worker thread, which Python
   cannot stop: the step fails at once with its name, and ``ultra`` then exits the process
   (``HungStep``), since the thread would otherwise keep it alive.
@@ -64,8 +64,8 @@ class LocalServer:
 
     def start(self) -> None:
         """Wrap the tools and name the secrets; create the (empty) log file."""
+        from ultra_base import redact
         from ultra_client.calls.server_info import ToolInfo
-        from ultra_kit import redact
         from ultra_kit.inprocess import local_tools
         from ultra_kit.settings import env_references
 
@@ -109,7 +109,7 @@ class LocalServer:
             except ToolCrash:  # the tool's wrapper logged the traceback
                 raise ToolCrashed(f"in tool {tool}") from None
             except Exception:  # noqa: BLE001 - a crash outside the tool function: its traceback goes to the log
-                from ultra_kit.redact import redact_text
+                from ultra_base.redact import redact_text
 
                 handler.stream.write(redact_text(traceback.format_exc()))
                 raise ToolCrashed(f"in tool {tool}") from None

@@ -58,7 +58,7 @@ def locate_server(alias: str, location: str, search_dirs: list[Path], stdio: boo
 
 def server_parameters(location: ServerLocation) -> dict[str, Any]:
     """The server's own parameter.yaml (defaults of its settings), read without starting it."""
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_kit.settings import load_parameter_file
 
     try:
@@ -82,7 +82,8 @@ def server_env(
     lifeline) and the server's log path (named in its crash reports); the run's parameter file and the
     server's alias in it (``ultra_kit.wrapping.pinned``: the keys only a parameter file may set).
     """
-    from ultra_kit import lifeline, redact
+    from ultra_base import redact
+    from ultra_kit import lifeline
     from ultra_kit.settings import env_references
 
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}

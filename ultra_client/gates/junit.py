@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ultra_client.commands import write_output
+from ultra_client.errors import write_output
 from ultra_client.gates import ERROR, FAIL
 from ultra_client.gates.direction import word
 from ultra_client.gates.verdict import Verdict

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ultra_base.errors import unknown_names_message
 from ultra_client.calls.server_info import ToolInfo
 from ultra_client.errors import located
 from ultra_client.pipeline.model import Pipeline, Step, ToolStep
 from ultra_client.pipeline.steps import ROUTE_OUTPUT
-from ultra_kit.errors import unknown_names_message
 
 __all__ = [
     "ROUTE_OUTPUT",

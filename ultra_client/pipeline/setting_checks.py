@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError
 from ultra_client.errors import UltraError, as_ultra_error
-from ultra_kit.errors import InputError
 from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.limits.json_files import MAX_RECORD_BYTES, load_json_file
 
 MEMORY = "memory.json"

@@ -20,9 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError
+from ultra_base.redact import redact
 from ultra_client.errors import UltraError
-from ultra_kit.errors import InputError
-from ultra_kit.redact import redact
 from ultra_llm.prices import LOCAL_PREFIX, PRICES_ENV, SHIPPED, Price, dollars, models_of, price_of, price_table
 
 USAGE_FILE = "usage.json"
@@ -122,7 +122,7 @@ def priced(records: list[dict[str, Any]]) -> dict[str, Any]:
         table, problem = price_table(), None
     except InputError as exc:  # a broken $ULTRA_PRICES file: said under the table, never a failed run
         table, problem = {}, str(exc)
-    # priced by the real model id; a model id from a ${VAR} is shown and written as *** (ultra_kit.redact)
+    # priced by the real model id; a model id from a ${VAR} is shown and written as *** (ultra_base.redact)
     steps = [{**record, "cost_usd": step_cost(record, table), "model": redact(record["model"])} for record in records]
     own = [step for step in steps if not step.get("system_under_test")]  # the evaluation's own spend
     costs = [step["cost_usd"] for step in own]

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ultra_client.commands import write_output
+from ultra_client.errors import write_output
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
 FIXED_COLUMNS = ("trial", "rank", "best", "status")

@@ -14,10 +14,11 @@ from typing import Any
 
 import anyio.lowlevel
 
+from ultra_client.building import build_parameters
 from ultra_client.calls.server_pool import parameter_references
-from ultra_client.commands import build_parameters, pipeline_locations, tool_table
 from ultra_client.errors import UltraError, as_ultra_error, did_you_mean
 from ultra_client.gates.direction import pipeline_directions
+from ultra_client.locate import pipeline_locations, tool_table
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file
@@ -50,7 +51,7 @@ def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, A
     """
     if spec.metric is None:
         return
-    from ultra_kit.errors import InputError
+    from ultra_base.errors import InputError
     from ultra_kit.inprocess import output_keys
 
     variable, _, key = spec.metric.partition(".")
@@ -93,7 +94,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     pipeline = load_pipeline(require_file(spec.pipeline))
     if spec.minimize is None:
         with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
-    handle = _join(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
+    handle = join_shared(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
     target = spec.param or parameter_path(pipeline.path)
     if spec.param is not None:
         with as_ultra_error():
@@ -135,7 +136,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     return spec, rows, spec.notes
 
 
-def _join(args: Any, spec: SweepSpec, pipeline: Any) -> Any:
+def join_shared(args: Any, spec: SweepSpec, pipeline: Any) -> Any:
     """The shared study of ``--storage URL --study NAME`` (None without ``--storage``), joined or created."""
     if not getattr(args, "storage", None):
         return None

@@ -69,7 +69,7 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     """Start ``--workers N`` worker processes on one study (SQLite in the sweep folder unless ``--storage``); wait
     for them; the study's rows. The study is created here first, so the workers only join it."""
     from ultra_client.pipeline.model import load_pipeline, require_file
-    from ultra_client.sweep.run import _join
+    from ultra_client.sweep.run import join_shared
     from ultra_client.sweep.spec import build_spec, with_direction
 
     if args.workers < 1:
@@ -83,7 +83,7 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     spec.output_dir.mkdir(parents=True, exist_ok=True)
     args.storage = args.storage or LOCAL_STORAGE.format(folder=spec.output_dir.resolve())
     args.study = args.study or pipeline.path.stem
-    handle = _join(args, spec, pipeline)
+    handle = join_shared(args, spec, pipeline)
     command = worker_command(argv, args.storage, args.study)
     processes = [subprocess.Popen(command) for _ in range(args.workers)]
     try:

@@ -52,8 +52,8 @@ def _optuna() -> Any:
 
 def expand_url(url: str) -> str:
     """The URL with its ``${VAR}`` expanded (remembered as secrets); a literal password is refused."""
-    from ultra_kit.errors import InputError
-    from ultra_kit.redact import remember
+    from ultra_base.errors import InputError
+    from ultra_base.redact import remember
     from ultra_kit.settings import expand_env
 
     if not url.startswith(SCHEMES):
@@ -126,7 +126,7 @@ def _write_ahead(engine: Any) -> None:
 
 
 def _driver_message(exc: Exception) -> str:
-    from ultra_kit.redact import redact_text
+    from ultra_base.redact import redact_text
 
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     message = redact_text(text[0] if text else type(exc).__name__)

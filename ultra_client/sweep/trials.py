@@ -23,14 +23,14 @@ from typing import Any
 
 import yaml
 
+from ultra_base.environment import OUTPUT_ROOT
+from ultra_base.errors import InputError
 from ultra_client.calls.server_info import ServerLocation
 from ultra_client.calls.server_pool import ServerPool
-from ultra_client.commands import write_output
-from ultra_client.errors import UltraError
+from ultra_client.errors import UltraError, write_output
 from ultra_client.pipeline.model import Pipeline
 from ultra_client.pipeline.params import HEADER, expand_settings
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
-from ultra_kit.errors import OUTPUT_ROOT, InputError
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
 RECORD = "trial.json"
@@ -251,7 +251,7 @@ class TrialRunner:
             runner = Runner(self.pipeline, pool, settings, default_timeout=self.timeout, echo=False)
             memory = await runner.run()
         except (UltraError, InputError) as exc:
-            from ultra_kit.redact import redact_text
+            from ultra_base.redact import redact_text
 
             record.update(status="failed", error=redact_text(str(exc)))
             if not _tool_refused(exc):

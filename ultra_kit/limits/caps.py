@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import MAX_JSON_DEPTH, check_json_depth
 from ultra_kit.yaml_files.limits import MAX_BYTES, read_limited_text
 

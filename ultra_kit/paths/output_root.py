@@ -1,13 +1,14 @@
 """Where tools may write: results go under the output root (``output/`` of the working directory, or of
 ``$ULTRA_HOME``) unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1`` is set. What tools may read:
-``ultra_kit.errors.readable_path`` and ``ultra_kit.paths.read_arguments``."""
+``ultra_base.errors.readable_path`` and ``ultra_kit.paths.read_arguments``."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ultra_kit.errors import OUTPUT_ROOT, InputError
+from ultra_base.environment import OUTPUT_ROOT
+from ultra_base.errors import InputError
 
 ALLOW_OUTSIDE_ENV = "ULTRA_ALLOW_OUTSIDE_OUTPUT"  # results may go outside OUTPUT_ROOT when this is 1
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import PROJECT_ROOT_ENV
+from ultra_base.environment import PROJECT_ROOT_ENV
 
 
 def enter_project_root() -> Path | None:

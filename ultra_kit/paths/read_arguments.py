@@ -1,5 +1,5 @@
 """The arguments of a tool that name files or folders it reads, found by name and checked against the
-read roots (``ultra_kit.errors.readable_path``) before the tool starts."""
+read roots (``ultra_base.errors.readable_path``) before the tool starts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import OUTPUT_ROOT, readable_path
+from ultra_base.environment import OUTPUT_ROOT
+from ultra_base.errors import readable_path
 
 _READ_NAME = re.compile(r"(path|_paths|_dir|_dirs|_files)$")  # a parameter naming files or folders ...
 _WRITE_NAMES = ("save_path", "out_dir")  # ... that a tool reads, unless it names where results go

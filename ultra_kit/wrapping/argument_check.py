@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultra_kit.errors import unknown_names_message
+from ultra_base.errors import unknown_names_message
 
 
 @dataclass(frozen=True)

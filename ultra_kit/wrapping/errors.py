@@ -8,8 +8,9 @@ import os
 import traceback
 from collections.abc import Callable
 
-from ultra_kit import lifeline, redact
-from ultra_kit.errors import InputError
+from ultra_base import redact
+from ultra_base.errors import InputError
+from ultra_kit import lifeline
 
 log = logging.getLogger("ultra.server")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 RUN_PARAMETERS_ENV = "ULTRA_RUN_PARAMETERS"  # the parameter file of the run that started this server
 SERVER_ALIAS_ENV = "ULTRA_SERVER_ALIAS"  # this server's alias in that file

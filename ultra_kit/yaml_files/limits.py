@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 MAX_BYTES = 1024 * 1024  # size of a pipeline or parameter file (the largest shipped one is under 5 KB)
 MAX_DEPTH = 100  # nesting levels of mappings and lists

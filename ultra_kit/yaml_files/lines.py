@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.yaml_files.limits import load_limited_yaml
 
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.batch_mode.files import CHAT_URL, Chunk, read_outcomes
 from ultra_llm.batch_mode.ledger import BatchLedger
 from ultra_llm.cache import CachedAnswer

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ultra_kit import redact
-from ultra_kit.errors import InputError, existing_file
+from ultra_base import redact
+from ultra_base.errors import InputError, existing_file
 from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"

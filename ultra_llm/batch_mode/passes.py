@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.batch_mode.api import BatchRunner, Progress
 from ultra_llm.batch_mode.files import ChunkWriter, ExportTarget, exporting, request_line
 from ultra_llm.batch_mode.ledger import BatchLedger

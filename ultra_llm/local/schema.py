@@ -17,7 +17,7 @@ import copy
 import threading
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 
 EXTRA = "local-llm"
 MAX_STRING_CHARS = 120  # a string the schema leaves open: at most this many characters (30 to 120 tokens)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 from ultra_trec.reading.fast_reader import SNIFF_BYTES, read_fast
 from ultra_trec.table import LAYOUT, Kind, TrecTable, check_duplicates
 

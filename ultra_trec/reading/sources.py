@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_trec.reading.io import read_qrels, read_run
 from ultra_trec.table import Kind, TrecTable, check_duplicates
 

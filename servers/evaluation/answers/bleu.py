@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ultra_kit.errors import require
+from ultra_base.errors import require
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 # MLQA's remove_articles, pattern by pattern (ar's is MLQA's own: every "ال" becomes a space).
 ARTICLES: dict[str, str | None] = {

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, readable_path, require
+from ultra_base.errors import InputError, readable_path, require
 
 DEBIAN_WORDNET = "/usr/share/wordnet"
 _REQUIRED_FILES = ("index.noun", "data.noun", "index.verb", "data.verb", "noun.exc", "verb.exc")

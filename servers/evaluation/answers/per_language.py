@@ -11,7 +11,7 @@ from typing import Any
 from servers.evaluation.answers.languages import language_normalizer
 from servers.evaluation.answers.normalize import NORMALIZERS
 from servers.evaluation.answers.rouge import RougeScorer
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.languages import (
     AUTO,
     UNDETERMINED,

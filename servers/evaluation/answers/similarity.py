@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.llm_mapping import settings_for
 from ultra_llm.client import LLMClient
 from ultra_llm.settings import LLMSettings

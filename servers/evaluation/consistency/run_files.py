@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.evaluation.consistency.scoring import numeric_metrics
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.readers import read_json, read_jsonl
 
 

@@ -20,7 +20,7 @@ from itertools import combinations
 from typing import Any
 
 from servers.evaluation.answers.rouge import RougeScorer, rouge_l_prf, rouge_n_prf
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ROUGE_NAMES = ("rouge1", "rouge2", "rougeL")
 PARTS = ("precision", "recall", "fmeasure")

@@ -5,8 +5,10 @@ Judge scores: ``{system: {item_id: score}}``, or per system the path of a result
 object ``{item_id: score}``. Items whose judgment failed (status not ok, or no value) are not judged (a rubric
 judge's item: its rubric's own status). Judge samples (``compare_judged``): the same, or per item its
 ``sample_values`` when the judge ran with ``judge_llm.samples: k``. Human labels: ``{system: {item_id: label}}``,
-or a file: JSONL rows (or a JSON list of rows) ``{"system": ..., "item_id": ..., "label": ...}``, or a JSON object
-``{system: {item_id: label}}``. Ids are compared as text.
+or a file: JSONL rows (or a JSON list of rows) ``{"system": ..., "item_id": ..., "label": ...}``, a JSON object
+``{system: {item_id: label}}``, or the label store of ``ultra annotate`` (``labels.sqlite``). Sampling
+probabilities (active selection): ``{item_id: p}``, ``{system: {item_id: p}}``, a JSON file of either, or the
+label store (which records them). Ids are compared as text.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
+from ultra_kit.labels.store import is_label_store, labels_by_system
+from ultra_kit.labels.store import sampling_probs as stored_probs
 from ultra_kit.readers import read_json, read_jsonl
 
 MIN_HUMAN_LABELS = 10  # fewer labels per system give no usable interval
@@ -181,6 +185,8 @@ def _label_rows(rows: list[Any], path: str) -> dict[str, dict[str, float]]:
 
 def human_labels(human: dict[str, Any] | str) -> dict[str, dict[str, float]]:
     """Per system its human labels, from a mapping or a file (see the module's docstring)."""
+    if isinstance(human, str) and is_label_store(human):
+        return labels_by_system(human)
     if isinstance(human, str):
         data: Any = read_jsonl(human) if Path(human).suffix == ".jsonl" else read_json(human)
         if isinstance(data, list):
@@ -218,3 +224,27 @@ def checked(judged: dict[str, Judged], labels: dict[str, dict[str, float]]) -> d
                 "for an interval: label more items"
             )
     return dropped
+
+
+def _probability(value: Any, what: str, path: str | None) -> float:
+    p = _number(value, what, path)
+    if not 0 < p <= 1:
+        raise InputError(f"{what} must be a probability in (0, 1], got {p}", path=path)
+    return p
+
+
+def sampling_probabilities(probs: dict[str, Any] | str, systems: list[str]) -> dict[str, dict[str, float]]:
+    """Per system, per item the probability it was labelled with: from ``{item_id: p}`` (every system),
+    ``{system: {item_id: p}}``, a JSON file of either, or a label store."""
+    source = probs if isinstance(probs, str) else None
+    if isinstance(probs, str):
+        if is_label_store(probs):
+            return stored_probs(probs)
+        probs = read_json(probs)
+    if not isinstance(probs, dict) or not probs:
+        raise InputError("sampling_probs must be {item_id: p}, {system: {item_id: p}} or a file", path=source)
+    if all(isinstance(v, dict) for v in probs.values()):
+        return {str(s): {str(k): _probability(p, f"the probability of {s}/{k}", source) for k, p in d.items()}
+                for s, d in probs.items()}  # fmt: skip
+    same = {str(k): _probability(p, f"the probability of item {k}", source) for k, p in probs.items()}
+    return {system: same for system in systems}

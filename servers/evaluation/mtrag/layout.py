@@ -15,8 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from servers.evaluation.mtrag.metrics import answerability_label, idk_condition
-from ultra_kit.errors import InputError
+from servers.evaluation.mtrag.scores import answerability_label, idk_condition
+from ultra_base.errors import InputError
 
 ALGORITHMIC_FIELDS = (
     "Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "BertKPrec", "Extractiveness_RougeL", "Length", "RB_agg",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
+from servers.evaluation.answers.evaluate import evaluate_answers
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
 from ultra_kit.answered import answered_items
 from ultra_kit.factory import tool_hints
@@ -88,7 +89,7 @@ def evaluate(
     report = progress_from_context(ctx)
     pred_ls, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls, q_ls=q_ls)
     gt_ls, id_ls, q_ls = kept["gt_ls"], kept["id_ls"], kept["q_ls"]
-    eval_res = answers.evaluate_answers(
+    eval_res = evaluate_answers(
         pred_ls,
         gt_ls,
         metrics=metrics,

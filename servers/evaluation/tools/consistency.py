@@ -17,7 +17,7 @@ from servers.evaluation.answers.bertscore import WHEEL_MODEL
 from servers.evaluation.consistency.run_files import longest, runs_from_files
 from servers.evaluation.consistency.scoring import answer_consistency, check_runs, score_consistency
 from servers.evaluation.results import SavePathParam, item_ids
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 

@@ -22,9 +22,10 @@ from servers.evaluation.judged.inputs import (
     judge_samples,
     judge_scores,
     samples_by_system,
+    sampling_probabilities,
 )
 from servers.evaluation.results import SavePathParam
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.limits.caps import capped
@@ -56,6 +57,13 @@ def ppi(
         list[dict[str, Any]] | None, Field(description="a judge's items over several systems (with system_ls)")
     ] = None,
     system_ls: Annotated[list[str] | None, Field(description="each of judged_items' system")] = None,
+    sampling_probs: Annotated[
+        dict[str, float] | dict[str, dict[str, float]] | str | None,
+        Field(
+            description="active selection: {item_id: p} or {system: {item_id: p}}, the probability each item "
+            "was labelled with, or a file (JSON, or ultra annotate's labels.sqlite)"
+        ),
+    ] = None,  # fmt: skip
     judged_files: Annotated[dict[str, str], Field(description="{system: an answer judge's result JSON}")],
     human_path: Annotated[str, Field(description="human labels: JSONL rows {system, item_id, label}")],
     judge_metric: Annotated[str, Field(description="the judge file's metric read as the score ('' = its only one)")],
@@ -72,7 +80,10 @@ def ppi(
     the per-item differences (A - B), with its z-test p-value. Judge scores: judged, or judged_items (a judge's
     items) with system_ls, or judged_files. Fewer than 10 labels per system, or labels of
     ids never judged, are refused; labelled items whose judgment failed are left out and counted; a constant
-    judge falls back to the human-only mean.
+    judge falls back to the human-only mean. With sampling_probs (items labelled with known probabilities pi, as
+    ultra annotate's active selection records them; a labels.sqlite given as human brings its own), the active
+    inference estimate (Zrnic & Candes 2024): mean over all N items of lambda f + (y - lambda f) xi / pi, lambda
+    power-tuned, reported as lambda.
     """
     check_save_path(save_path, "ppi", ".json")
     source = judged if judged is not None else judged_files
@@ -88,14 +99,18 @@ def ppi(
         scores = judge_scores(dict(source), judge_metric)
     labels = human_labels(labels_source)
     dropped = checked(scores, labels)
-    per_system = system_estimates(scores, labels, alpha)
+    if sampling_probs is None and isinstance(labels_source, str) and labels_source.endswith(".sqlite"):
+        sampling_probs = labels_source  # an active labelling's store carries its probabilities
+    probs = sampling_probabilities(sampling_probs, list(scores)) if sampling_probs is not None else None
+    per_system = system_estimates(scores, labels, alpha, probs or None)
     for system, result in per_system.items():
         result["labels_without_judgment"] = len(dropped[system])
         result["judge_failed"] = len(scores[system].failed)
-    pairs = pair_estimates(scores, labels, alpha)
+    pairs = pair_estimates(scores, labels, alpha, probs or None)
     settings = {"alpha": alpha, "judge_metric": judge_metric or None,
                 "judged_files": {s: v for s, v in source.items() if isinstance(v, str)},
-                "human_path": labels_source if isinstance(labels_source, str) else None}  # fmt: skip
+                "human_path": labels_source if isinstance(labels_source, str) else None,
+                "active": probs is not None and bool(probs)}  # fmt: skip
     document = {"tool": "ppi", "ppi_res": per_system, "ppi_diff": pairs, "settings": settings,
                 "versions": {"ultra-eval": __version__}}  # fmt: skip
     path = atomic_write_json(result_path(save_path, "ppi"), document)

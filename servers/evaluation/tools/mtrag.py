@@ -19,9 +19,10 @@ from typing_extensions import TypedDict
 from servers.evaluation.answers.bertscore import WHEEL_MODEL
 from servers.evaluation.mtrag import layout
 from servers.evaluation.mtrag import metrics as mtrag
+from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from ultra_base.errors import InputError
 from ultra_kit.answered import answered_items
-from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
 from ultra_kit.progress import progress_from_context
@@ -98,7 +99,7 @@ def evaluate_mtrag(
     )
     gt_ls, ctx_ls, answerability_ls, idk_ls = kept["gt_ls"], kept["ctx_ls"], kept["answerability_ls"], kept["idk_ls"]
     ids = item_ids(kept["id_ls"], len(pred_ls))
-    eval_res = mtrag.evaluate_mtrag_records(
+    eval_res = evaluate_mtrag_records(
         pred_ls,
         gt_ls,
         ctx_ls,

@@ -8,8 +8,8 @@ from pydantic import Field
 
 from servers.evaluation.answers.similarity import semantic_similarities
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids
+from ultra_base.errors import InputError
 from ultra_kit.answered import answered_items
-from ultra_kit.errors import InputError
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.llm_mapping import llm_mapping_description

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_text, compact_json, result_path
 from ultra_kit.inprocess import OUTPUTS_FROM

@@ -9,7 +9,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.generation.llm import generate_all, llm_settings, shared_client
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_jsonl, result_path
 from ultra_kit.llm_mapping import llm_mapping_description

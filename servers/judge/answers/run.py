@@ -22,9 +22,9 @@ from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
+from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
-from ultra_kit.errors import InputError
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.cache import open_cache

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")

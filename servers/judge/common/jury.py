@@ -32,7 +32,7 @@ from typing import Any
 
 from servers.judge.common import reliability as stats
 from servers.judge.common.reliability import Level
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_llm.cache import AnswerCache, NoCache
 from ultra_llm.panel import MemberRun, run_panel, total_usage
 from ultra_llm.settings import LLMSettings

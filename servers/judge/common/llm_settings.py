@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.limits.caps import capped
 from ultra_kit.llm_mapping import settings_for
 from ultra_kit.settings import complete_mapping

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from servers.judge.common.prompting import OVERRIDES, PROMPT_DIR, Prompt
-from ultra_kit.errors import InputError, closest, existing_file
+from ultra_base.errors import InputError, closest, existing_file
 from ultra_kit.yaml_files.limits import read_limited_text
 from ultra_llm import prompt_files
 from ultra_llm.replies import Reply

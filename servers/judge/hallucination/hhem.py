@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 
 EXTRA = "hhem"
 CONSISTENT_NAMES = ("consistent", "entail", "support", "faithful", "factual")

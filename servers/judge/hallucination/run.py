@@ -16,9 +16,9 @@ import anyio.to_thread
 from pydantic import Field
 
 from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
+from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
-from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated

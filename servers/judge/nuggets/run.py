@@ -21,8 +21,8 @@ from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
+from ultra_base.errors import InputError, existing_file
 from ultra_kit import failures
-from ultra_kit.errors import InputError, existing_file
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
 from ultra_llm.batch_mode.passes import in_passes

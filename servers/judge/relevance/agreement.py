@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.judge.common.reliability import cohen_kappa
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 __all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_qrels"]
 

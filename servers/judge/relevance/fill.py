@@ -17,8 +17,8 @@ from servers.judge.relevance import holes, umbrela
 from servers.judge.relevance.agreement import read_qrels
 from servers.judge.relevance.fill_report import changes
 from servers.judge.relevance.run import judge_umbrela_pairs
+from ultra_base.errors import InputError
 from ultra_kit import failures
-from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write, atomic_write_json, result_path, unique_path
 from ultra_kit.limits.caps import capped, count
 from ultra_kit.paths.output_root import check_save_path

@@ -18,8 +18,8 @@ from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged, judge_items
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.relevance import agreement, umbrela
+from ultra_base.errors import InputError
 from ultra_kit import failures
-from ultra_kit.errors import InputError
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path, unique_path
 from ultra_llm.cache import open_cache

@@ -18,7 +18,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_json, atomic_write_text, result_path, unique_path
 
 CITATION_FIELDS = ("citation_precision", "citation_recall", "citation_f1", "num_citations", "invalid_citations")

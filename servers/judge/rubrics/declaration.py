@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ultra_kit.errors import InputError, closest
+from ultra_base.errors import InputError, closest
 from ultra_kit.limits.caps import capped
 from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.replies import Reply, choice, labels, text

@@ -29,9 +29,9 @@ from servers.judge.rubrics import prompt as prompts
 from servers.judge.rubrics.declaration import Rubric
 from servers.judge.rubrics.panel import judge_units
 from servers.judge.rubrics.weighting import weighted_score
+from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
-from ultra_kit.errors import InputError
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache

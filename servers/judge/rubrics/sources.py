@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from servers.judge.rubrics.declaration import Rubric, read_rubrics
-from ultra_kit.errors import InputError, existing_file
+from ultra_base.errors import InputError, existing_file
 from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.parameters import CachePath, LLMSpec, SavePath
-from ultra_kit.errors import InputError, readable_path
+from ultra_base.errors import InputError, readable_path
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import result_path, unique_path
 from ultra_llm.batch_mode.files import ExportTarget, exporting, read_outcomes

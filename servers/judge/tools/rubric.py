@@ -14,7 +14,7 @@ from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.rubrics.declaration import INPUTS, Rubric
 from servers.judge.rubrics.run import run_rubric_judge
 from servers.judge.rubrics.sources import declared_rubrics
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.failures import FailedSummary
 from ultra_llm.batch_mode.passes import runs_in_passes

@@ -16,7 +16,7 @@ import numpy as np
 
 from servers.report.model import Found, Run
 from servers.report.readers import new_run
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 LATENCY = "latency"  # the column's name: seconds per item
 QUANTILES = (50, 95)  # compare's rows: the difference of these percentiles between two runs

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from servers.report.model import Run
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ALL_PAIRS_UP_TO = 8  # runs compared pair by pair; with more (a sweep's trials), each against the first
 

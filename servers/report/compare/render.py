@@ -14,7 +14,7 @@ from servers.report.cells import number
 from servers.report.compare.pairs import Pair, Row
 from servers.report.model import Run
 from servers.report.plots import Plot, file_name, render, short
-from ultra_kit.errors import require
+from ultra_base.errors import require
 
 DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
 COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", "p", "p (Holm)", "W/T/L", "")

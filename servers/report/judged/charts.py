@@ -13,7 +13,7 @@ from typing import Any
 
 from servers.report.judged.tables import ESTIMATES
 from servers.report.plots import Plot, file_name, render, short
-from ultra_kit.errors import require
+from ultra_base.errors import require
 
 MARKERS = ("o", "s", "^", "D")
 LINES = ("-", "--", ":", "-.")

@@ -14,7 +14,7 @@ from typing import Any
 
 from servers.report.cells import number
 from servers.report.model import Found
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 ESTIMATES = (  # (key in a ppi row, how the page names it): the intervals drawn per system
     ("", "PPI++"),

@@ -8,7 +8,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.report.tools.report import ExamplesParam, ScatterParam
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output

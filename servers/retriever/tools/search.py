@@ -15,7 +15,7 @@ from servers.retriever.index import open_index
 from servers.retriever.parameters import Backend, Bm25Options, DenseOptions, IndexPath, backend_options
 from servers.retriever.progress import context_progress
 from servers.retriever.ranking import query_ids, run_lines, write_run
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import result_path
 

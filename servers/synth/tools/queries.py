@@ -9,8 +9,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.synth.dataset import CORPUS_FILE, COUNTS_FILE, DATASET_FILE, QRELS_FILE, dataset_folder
+from ultra_base.errors import InputError
 from ultra_kit import failures
-from ultra_kit.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.failures import FailedSummary
 from ultra_kit.languages import check_language

@@ -8,7 +8,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.synth.dataset import dataset_rows
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 
 ItemList = Annotated[list[Any] | None, Field(description="per-question judged items (a judge's `items`), or null")]

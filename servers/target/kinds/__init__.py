@@ -12,7 +12,7 @@ import importlib.util
 from dataclasses import dataclass
 from types import ModuleType
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 from servers.target.kinds.base import KindContext, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.replies import ReplyPaths, load_json
 from servers.target.kinds.templates import RequestTemplate
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 KEYS = ("url", "method", "headers", "body", "answer", "contexts", "context_text", "context_id", "context_score",
         "citations", "stream", "stream_delta")  # fmt: skip

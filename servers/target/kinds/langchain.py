@@ -16,7 +16,7 @@ from typing import Any
 from servers.target.kinds.base import Asker, KindContext, Passage, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.from_code import code_raised, metadata_id, metadata_score
 from servers.target.kinds.loading import load_attribute
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 
 HISTORY_KEY = "chat_history"  # LangChain's usual name (MessagesPlaceholder("chat_history"))
 KEYS = ("runnable", "input_key", "answer_key", "context_key")

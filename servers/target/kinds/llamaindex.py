@@ -17,7 +17,7 @@ from typing import Any
 from servers.target.kinds.base import Asker, KindContext, Passage, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.from_code import code_raised, metadata_id
 from servers.target.kinds.loading import load_attribute
-from ultra_kit.errors import InputError, require
+from ultra_base.errors import InputError, require
 
 KEYS = ("engine",)
 SUMMARY = "a query engine (`aquery`) or chat engine (`achat` with the history); `source_nodes` as passages"

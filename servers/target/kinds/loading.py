@@ -1,7 +1,7 @@
 """Importing a target's code (``module:attribute`` or ``path/to/file.py:attribute``) from the read roots only.
 
 Shared by the python, langchain and llamaindex kinds. A module is looked up on the read roots (the project
-folder, ``output/`` and ``$ULTRA_READ_ROOTS``; ``ultra_kit.errors.read_roots``) before anything is imported,
+folder, ``output/`` and ``$ULTRA_READ_ROOTS``; ``ultra_base.errors.read_roots``) before anything is imported,
 so a name such as ``os:system`` or a package installed elsewhere is refused unrun.
 """
 
@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.errors import ALLOW_OUTSIDE_READS_ENV, READ_ROOTS_ENV, InputError, readable_path
+from ultra_base.environment import ALLOW_OUTSIDE_READS_ENV, READ_ROOTS_ENV
+from ultra_base.errors import InputError, readable_path
 
 
 def load_attribute(reference: Any, *, setting: str, roots: tuple[Path, ...]) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 from servers.target.kinds.base import KindContext, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.replies import ReplyPaths, load_json
 from servers.target.kinds.templates import RequestTemplate
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 KEYS = (
     "command", "tool", "arguments", "answer", "contexts", "context_text", "context_id", "context_score", "citations",

@@ -15,7 +15,7 @@ from typing import Any
 
 from servers.target.kinds.base import KindContext, TurnRequest
 from servers.target.kinds.http import HttpAsker
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 KEYS = ("base_url", "model_id", "api_key", "system", "contexts", "context_text", "context_id", "context_score",
         "citations")  # fmt: skip

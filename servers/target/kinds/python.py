@@ -15,7 +15,7 @@ from typing import Any
 
 from servers.target.kinds.base import KindContext, Passage, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.loading import load_attribute
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 KEYS = ("function",)
 SUMMARY = "`module:function` or `file.py:function`, sync or async: `{question, id, history}` -> text or `{answer, ...}`"

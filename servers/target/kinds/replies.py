@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servers.target.kinds.base import Passage, TargetCallError, TargetReply
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 PATH_KEYS = ("answer", "contexts", "context_text", "context_id", "context_score", "citations")
 

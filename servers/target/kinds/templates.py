@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servers.target.kinds.base import TurnRequest
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 
 _WHOLE_VARIABLE = re.compile(r"^\{\{\s*(question|id|history|settings)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}$")
 

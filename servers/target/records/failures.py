@@ -12,7 +12,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.failures import check_fraction
 
 

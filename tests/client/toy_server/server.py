@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from typing_extensions import TypedDict
 
-from ultra_kit.errors import InputError
+from ultra_base.errors import InputError
 from ultra_kit.factory import build_server
 from ultra_kit.progress import progress_from_context
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import yaml
 
+from ultra_base.errors import add_read_root
 from ultra_client.compat.nemo.compile import Compiled, compile_task
 from ultra_client.compat.nemo.datasets import TaskData, prepare
 from ultra_client.compat.nemo.job import Job, read_job
 from ultra_client.compat.nemo.results import write_results
 from ultra_client.errors import UltraError
-from ultra_kit.errors import add_read_root
 
 HEADER = (
     "# Compiled by ultra from the NeMo Evaluator job {job} (task {task}); rebuilt from the job on every\n"
@@ -44,7 +44,7 @@ class NemoRun:
 
     def export_secrets(self) -> None:
         """Put the job's literal keys into this process's environment under the names the parameter file references."""
-        from ultra_kit import redact
+        from ultra_base import redact
 
         for name, value in self.compiled.secrets.items():
             os.environ[name] = value
@@ -109,9 +109,9 @@ def write_compiled(file: Path, folder: Path, task: str, data: TaskData, compiled
 def lay_over(compiled: Compiled, overlay: Path) -> None:
     """``overlay``'s settings over the compiled ones; a mapping setting is merged key by key. A section
     for a server the pipeline does not use is skipped with a note (one overlay serves several jobs)."""
+    from ultra_base.errors import InputError
     from ultra_client.errors import as_ultra_error
     from ultra_client.pipeline.params import read_parameter_file
-    from ultra_kit.errors import InputError
     from ultra_kit.settings import defaults, merge_mapping
     from ultra_kit.yaml_files.limits import require_regular_file
 

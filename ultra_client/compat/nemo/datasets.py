@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError, confined_reads, readable_path
 from ultra_client.compat.nemo.job import Task
 from ultra_client.errors import UltraError
-from ultra_kit.errors import InputError, confined_reads, readable_path
 from ultra_kit.files import atomic_write_text, compact_json
 from ultra_kit.readers import read_csv, read_json
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import closest
 from ultra_client.compat.nemo.metrics import Metric, did_you_mean, known_names, lookup
 from ultra_client.errors import UltraError
-from ultra_kit.errors import closest
 
 TASK_TYPES = ("beir", "squad", "ragas")
 JOB_KEYS = ("type", "name", "namespace", "description", "tasks")

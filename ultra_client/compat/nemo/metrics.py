@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ultra_kit.errors import closest
+from ultra_base.errors import closest
 
 TABLE: dict[str, Any] = yaml.safe_load((Path(__file__).with_name("translation.yaml")).read_text(encoding="utf-8"))
 STAGES: dict[str, list[Any]] = TABLE["stages"]

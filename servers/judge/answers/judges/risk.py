@@ -14,7 +14,7 @@ from typing import Any
 from servers.judge.answers.common import status_fields
 from servers.judge.answers.declare import answer_judge
 from servers.judge.common.asking import SAMPLING, Answer, Reply, Unreadable, ask, last_json
-from ultra_kit.errors import require
+from ultra_base.errors import require
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import array, choice, labels, obj, text
 

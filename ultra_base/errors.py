@@ -19,6 +19,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 
+from ultra_base.environment import ALLOW_OUTSIDE_READS_ENV, OUTPUT_ROOT, PROJECT_ROOT_ENV, READ_ROOTS_ENV
+
 
 class InputError(ValueError):
     """Bad input from a user: the message names the file, the line and what was expected.
@@ -78,11 +80,6 @@ def existing_file(path: str | os.PathLike[str], *, what: str = "input file") -> 
     return file
 
 
-PROJECT_ROOT_ENV = "ULTRA_HOME"  # the project folder (a server started with it works there)
-OUTPUT_ROOT = "output"  # results go under <working directory>/output/
-READ_ROOTS_ENV = "ULTRA_READ_ROOTS"  # more folders tools may read, os.pathsep-separated
-ESTIMATE_ENV = "ULTRA_LLM_ESTIMATE"  # ultra run --estimate: the ledger of unsent requests (ultra_llm.estimate)
-ALLOW_OUTSIDE_READS_ENV = "ULTRA_ALLOW_OUTSIDE_READS"  # 1: tools read any file (a trusted local user)
 _confined: ContextVar[bool] = ContextVar("confined_reads", default=False)
 _process_confined = False
 

@@ -1,4 +1,4 @@
-"""ultra_kit.redact: which values count as secrets and where they are replaced."""
+"""ultra_base.redact: which values count as secrets and where they are replaced."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from ultra_kit import redact
+from ultra_base import redact
 from ultra_kit.settings import expand_env
 
 

@@ -16,9 +16,10 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from ultra_base.environment import SECRET_NAMES_ENV
+
 REDACTED = "***"
 MIN_LENGTH = 4
-SECRET_NAMES_ENV = "ULTRA_SECRET_VARS"  # comma-separated variable names whose values a server must not echo
 
 _secrets: set[str] = set()
 _ordered: tuple[str, ...] = ()

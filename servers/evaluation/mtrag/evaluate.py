@@ -1,0 +1,72 @@
+"""Evaluating many MT-RAG records (``evaluate_mtrag_records``): inputs checked, the chosen metrics
+computed in registry order, their means."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from servers.evaluation.mtrag.columns import Columns, Records
+from servers.evaluation.mtrag.metrics import METRICS, resolve_mtrag_metrics
+from servers.evaluation.mtrag.scores import answerability_label, idk_value, texts_of
+from ultra_base.errors import InputError
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _check_lengths(n: int, **lists: Sequence | None) -> None:
+    for name, values in lists.items():
+        if values is None:
+            continue
+        if not isinstance(values, (list, tuple)):
+            raise InputError(f"{name} must be a list with one entry per record")
+        if len(values) != n:
+            raise InputError(f"pred_ls has {n} records but {name} has {len(values)}; they must have equal length")
+
+
+def evaluate_mtrag_records(
+    pred_ls: Sequence[str],
+    gt_ls: Sequence[object],
+    ctx_ls: Sequence[object] | None = None,
+    *,
+    answerability_ls: Sequence[object] | None = None,
+    idk_ls: Sequence[object] | None = None,
+    mtrag_metrics: Sequence[str],
+    bertscore_model: str,
+    bertscore_layer: int,
+    progress: Callable[[float, float | None, str | None], None] | None = None,
+) -> dict[str, object]:
+    """MT-RAG metrics per record plus ``avg_<metric>``; ``RB_agg_idk`` when idk (and answerability) are given."""
+    if not isinstance(pred_ls, (list, tuple)) or not pred_ls:
+        raise InputError("pred_ls must be a non-empty list of predictions")
+    n = len(pred_ls)
+    _check_lengths(n, gt_ls=gt_ls, ctx_ls=ctx_ls, answerability_ls=answerability_ls, idk_ls=idk_ls)
+    if idk_ls is not None and answerability_ls is None:
+        raise InputError("IDK conditioning needs answerability_ls as well as idk_ls")
+    for index, prediction in enumerate(pred_ls):
+        if not isinstance(prediction, str):
+            raise InputError(f"pred_ls[{index}] is a {type(prediction).__name__}, expected a string")
+    names = resolve_mtrag_metrics(mtrag_metrics)
+    contexts = [[] for _ in range(n)] if ctx_ls is None else ctx_ls
+    passages = [texts_of(v, "ctx_ls", i, allow_empty=True) for i, v in enumerate(contexts)]
+    labels = None if answerability_ls is None else [answerability_label(v, i) for i, v in enumerate(answerability_ls)]
+    records = Records(
+        predictions=pred_ls,
+        targets=[texts_of(value, "gt_ls", i, allow_empty=False) for i, value in enumerate(gt_ls)],
+        passages=passages,
+        labels=labels,
+        idks=None if idk_ls is None else [idk_value(v, i) for i, v in enumerate(idk_ls)],
+        chosen=tuple(names),
+        bertscore_model=bertscore_model,
+        bertscore_layer=bertscore_layer,
+    )
+    result: Columns = {}
+    for done, name in enumerate(names):
+        result.update(METRICS[name].compute(records, result))
+        if progress is not None:
+            progress(done + 1, len(names), name)
+    own_lists = {name for name in names if METRICS[name].per_passage}
+    averages = {f"avg_{name}": _mean(values) for name, values in result.items() if name not in own_lists}
+    return {**result, **averages, "n_records": n}

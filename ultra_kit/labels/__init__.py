@@ -1,0 +1,1 @@
+"""Human labels: the label store of ``ultra annotate`` (``store``), read by the evaluation tools."""

@@ -131,4 +131,4 @@ def prepare(args: argparse.Namespace, annotator: str) -> tuple[Any, str]:
     token = None if local else secrets.token_urlsafe(24)
     hosts = {f"{h}:{args.port}" for h in ("127.0.0.1", "localhost", args.host)}
     url = f"http://{args.host}:{args.port}/" + (f"?token={token}" if token else "")
-    return Served(store, {i.key: i for i in items}, annotator, hosts, token), url
+    return Served(store, {i.key: i for i in items}, annotator, hosts, token, shown=args.shown), url

@@ -21,6 +21,7 @@ USAGE_EXAMPLES = """examples:
   ultra runs [--pipeline NAME] [--since 2026-11-01] [--rebuild]
   ultra export mlflow output/<run folder> [--tracking-uri URI] [--experiment NAME]
   ultra export wandb output/<run folder> [--project NAME] [--dir FOLDER] [--mode offline|online]
+  ultra annotate data.jsonl --scale binary [--annotator NAME] [--port N]   (docs/annotate.md)
 """
 
 # Every subcommand, each in its own module with ``add_parser(commands)`` and ``run(args) -> exit code``,
@@ -39,6 +40,7 @@ COMMANDS = {
     "gate": "ultra_client.gates.cli",
     "runs": "ultra_client.runs.cli",
     "export": "ultra_client.export.cli",
+    "annotate": "ultra_client.annotate.cli",
 }
 STANDALONE = ("trec_eval",)  # trec_eval's own command line: no servers, no anyio, its own errors and exit codes
 

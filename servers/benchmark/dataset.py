@@ -8,13 +8,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from servers.benchmark.fields import MISSING, field_value
 from servers.benchmark.formats import Record, Records, read_records
+from servers.benchmark.selection import select
 from ultra_base.errors import InputError
 from ultra_kit.readers import shown_field_names
+from ultra_kit.settings import defaults
 
 OUTPUT_VARIABLES = ("q_ls", "gt_ls", "pred_ls", "id_ls", "ctx_ls", "answerability_ls", "idk_ls")  # the usual ones
-RESERVED_VARIABLES = ("data_info",)  # get_data's own output
-_MISSING = object()
+GROUP_VARIABLE = "group_ls"  # benchmark.group_by's column: the slice of each item (report, compare)
+RESERVED_VARIABLES = ("data_info", GROUP_VARIABLE)  # get_data's own output
 
 
 @dataclass
@@ -41,6 +44,7 @@ def load_dataset(
     fmt: str,
     split: str | None,
     max_bytes: int,
+    settings: dict[str, Any] | None = None,
 ) -> LoadedData:
     """Read ``path`` and return the columns named by ``key_map`` (variable -> source field).
 
@@ -53,7 +57,8 @@ def load_dataset(
     check_key_map(key_map)
     check_limit(limit)
     check_max_bytes(max_bytes)
-    records = read_records(path, fmt, split, max_bytes=max_bytes)
+    settings = complete_nested(settings) if settings else {}
+    records = read_records(path, fmt, split, max_bytes=max_bytes, settings=settings)
     dropped: Counter[str] = Counter(records.dropped) if isinstance(records, Records) else Counter()
     notes: Counter[str] = Counter(records.notes) if isinstance(records, Records) else Counter()
     total = len(records) + sum(dropped.values())
@@ -63,7 +68,7 @@ def load_dataset(
     kept: list[Record] = []
     for record in records:
         values = {source: field_value(record, source) for source in key_map.values()}
-        missing = [source for source, value in values.items() if value is _MISSING or value is None]
+        missing = [source for source, value in values.items() if value is MISSING or value is None]
         not_a_number = [source for source, value in values.items() if holds_nan(value)]
         if missing:
             dropped[f"missing or null field '{missing[0]}'"] += 1
@@ -71,6 +76,9 @@ def load_dataset(
             dropped[f"NaN in field '{not_a_number[0]}'"] += 1  # JSON NaN would become null in the lists
         else:
             kept.append(record)
+    if settings:
+        kept, left_out = select(kept, settings["filters"], settings["dedup"], settings["sample"])
+        dropped.update(left_out)
     if not kept:
         raise InputError(nothing_kept(total, dropped), path=path)
     if shuffle:
@@ -78,7 +86,33 @@ def load_dataset(
     if limit != -1:
         kept = kept[:limit]
     columns = {variable: [field_value(r, source) for r in kept] for variable, source in key_map.items()}
+    if settings.get("group_by"):
+        columns[GROUP_VARIABLE] = [_group(r, settings["group_by"]) for r in kept]
     return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
+
+
+NESTED_SETTINGS = ("traces", "filters", "sample")  # mappings inside benchmark with fixed keys of their own
+
+
+def complete_nested(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (the benchmark setting) with the keys left out of traces, filters and sample taken from
+    parameter.yaml; an unknown key there is an error listing the known ones."""
+    base = defaults("benchmark")["benchmark"]
+    completed = dict(spec)
+    for name in NESTED_SETTINGS:
+        given = spec.get(name) or {}
+        if not isinstance(given, dict):
+            raise InputError(f"benchmark.{name} must be a mapping with keys {sorted(base[name])}")
+        unknown = sorted(set(given) - set(base[name]))
+        if unknown:
+            raise InputError(f"benchmark.{name} has unknown keys {unknown}; known keys: {sorted(base[name])}")
+        completed[name] = {**base[name], **given}
+    return completed
+
+
+def _group(record: Record, name: str) -> Any:
+    value = field_value(record, name)
+    return None if value is MISSING else value
 
 
 def nothing_kept(total: int, dropped: Counter[str]) -> str:
@@ -124,7 +158,7 @@ def check_max_bytes(max_bytes: int) -> None:
 def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str) -> None:
     """A mapped field that no record has is a typo, not missing data: fail naming it."""
     for variable, source in key_map.items():
-        if not any(field_value(record, source) is not _MISSING for record in records):
+        if not any(field_value(record, source) is not MISSING for record in records):
             first = records[0]
             fields = shown_field_names(sorted(k for k in first if k != "_line"))
             raise InputError(
@@ -145,18 +179,3 @@ def holds_nan(value: Any) -> bool:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
     return False
-
-
-def field_value(record: Record, source: str) -> Any:
-    """The value of ``source`` in ``record``; ``a.b`` reaches into nested objects. _MISSING if absent."""
-    if source in record:
-        return record[source]
-    value: Any = record
-    for part in source.split("."):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return _MISSING
-    return value

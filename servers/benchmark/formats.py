@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servers.benchmark.traces import reader as traces
 from ultra_base.errors import InputError, existing_file, readable_path
 from ultra_base.registry import Registry
 from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
@@ -33,12 +34,18 @@ class Records(list):
 
 
 def read_records(
-    path: str, fmt: str = "auto", split: str | None = None, *, max_bytes: int | None = None
+    path: str,
+    fmt: str = "auto",
+    split: str | None = None,
+    *,
+    max_bytes: int | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> list[Record]:
     """Read the dataset at ``path`` in format ``fmt`` ("auto" detects it from the path and content).
 
     ``max_bytes`` (get_data passes ``benchmark.max_bytes``): a file to read that is larger is refused
-    before anything is read; None reads any size.
+    before anything is read; None reads any size. ``settings``: the ``benchmark`` setting, of which a
+    format that declares ``settings`` (the trace formats: ``traces``) takes its key.
     """
     if not str(path).strip():
         raise InputError(f"benchmark.path is empty; give a dataset file ({', '.join(suffixes())}) or {folder_words()}")
@@ -52,7 +59,11 @@ def read_records(
         fmt = detect_format(source)
     if fmt not in READERS:
         raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(READERS)}")
-    return READERS[fmt].read(source, split)
+    entry = READERS[fmt]
+    if entry.settings:
+        rows, dropped, notes = entry.read(source, (settings or {}).get(entry.settings) or {})
+        return Records(rows, dropped, notes)
+    return entry.read(source, split)
 
 
 def data_files(source: Path, fmt: str, split: str | None) -> list[Path]:
@@ -72,7 +83,14 @@ def detect_format(source: Path) -> str:
         return next(name for name, entry in READERS.items() if entry.folder)
     existing_file(source, what="dataset file")
     suffix = source.suffix.lower()
-    named = [name for name, entry in READERS.items() if suffix in entry.suffixes]
+    sniffers = [name for name, entry in READERS.items() if entry.sniff and suffix in entry.suffixes]
+    if sniffers:
+        with open(source, "rb") as handle:
+            head = handle.read(65536)
+        found = next((name for name in sniffers if READERS[name].sniff(head)), None)  # type: ignore[misc]
+        if found:
+            return found
+    named = [name for name, entry in READERS.items() if suffix in entry.suffixes and not entry.sniff]
     if len(named) == 1:
         return named[0]
     if not named:
@@ -295,6 +313,8 @@ class Format:
     folder: bool = False  # a folder (not a file) in this format
     matches: Callable[[Any], bool] = lambda _data: True  # the parsed content is in this format
     layout: str = ""
+    sniff: Callable[[bytes], bool] | None = None  # recognised by the file's first 64 KiB, before its suffix
+    settings: str = ""  # a key of the benchmark setting the reader takes instead of split: read(path, value)
 
 
 # Format name -> Format: the one entry a new format needs.
@@ -329,6 +349,30 @@ READERS: Registry[Format] = Registry(
             (".json",),
             matches=_is_ragas,
             layout="{'question' or 'user_input': [...], ...}",
+        ),
+        Format(
+            "otlp",
+            "OTLP JSON traces",
+            lambda source, settings: traces.read_traces("otlp", source, settings),
+            (".json", ".jsonl", ".ndjson"),
+            sniff=traces.sniff_otlp,
+            settings="traces",
+        ),
+        Format(
+            "langfuse",
+            "Langfuse traces export",
+            lambda source, settings: traces.read_traces("langfuse", source, settings),
+            (".json",),
+            sniff=traces.sniff_langfuse,
+            settings="traces",
+        ),
+        Format(
+            "langsmith",
+            "LangSmith runs export",
+            lambda source, settings: traces.read_traces("langsmith", source, settings),
+            (".jsonl", ".ndjson"),
+            sniff=traces.sniff_langsmith,
+            settings="traces",
         ),
     ],
 )

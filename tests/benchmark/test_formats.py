@@ -317,7 +317,9 @@ def test_format_messages_list_what_readers_holds(tmp_path: Path, monkeypatch: py
         for suffix in (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".demo"):
             assert suffix in str(error.value)
         assert "a BEIR folder" in str(error.value)
-    assert "auto, jsonl, json, csv, tsv, parquet, beir, squad, ragas, demo" in str(unknown.value)
+    assert "auto, jsonl, json, csv, tsv, parquet, beir, squad, ragas, otlp, langfuse, langsmith, demo" in str(
+        unknown.value
+    )
     (tmp_path / "d.demo").write_text("anything")
     assert formats.detect_format(tmp_path / "d.demo") == "demo"
     (tmp_path / "d.json").write_text('{"other": 1}')

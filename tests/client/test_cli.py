@@ -66,9 +66,11 @@ def test_tools_lists_settings_and_outputs(project: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "benchmark.get_data" in result.stdout
     assert (
-        "setting benchmark = " in result.stdout
+        '    setting benchmark:\n      name = ""\n      path = "data/sample_qa.jsonl"\n' in result.stdout
         and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, answerability_ls, idk_ls, data_info" in result.stdout
     )
+    whole = run_ultra("tools", "benchmark", "--full", cwd=project)
+    assert '    setting benchmark = {"name": "", "path": "data/sample_qa.jsonl", ' in whole.stdout
 
 
 @pytest.mark.parametrize("host", ["claude", "cursor", "vscode"])

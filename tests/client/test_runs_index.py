@@ -99,9 +99,13 @@ def test_filters_and_the_table(tmp_path: Path) -> None:
     done = run_ultra("runs", "--output-dir", str(output), "--pipeline", "p1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["folder", "pipeline", "started", "status", "seconds", "cost", "gate", "key", "metrics"]
+    assert lines[0].split() == ["folder", "status", "seconds", "cost", "gate", "key", "metrics"]  # fits 100
     assert [line.split()[0] for line in lines[2:]] == [names[3], names[1]]  # newest first
-    assert lines[2].split()[3:7] == ["ok", "3.5", "unknown", "-"] and "scores.avg_f1 0.0300" in lines[2]
+    assert lines[2].split()[1:5] == ["ok", "3.5", "unknown", "-"] and "scores.avg_f1 0.0300" in lines[2]
+    assert max(len(line) for line in lines) <= 100
+    whole = run_ultra("runs", "--output-dir", str(output), "--pipeline", "p1", "--full", cwd=tmp_path).stdout
+    head = ["folder", "pipeline", "started", "status", "seconds", "cost", "gate", "key", "metrics"]
+    assert whole.splitlines()[0].split() == head and whole.splitlines()[2].split()[1] == "p1"
     later = run_ultra("runs", "--output-dir", str(output), "--since", "2026-11-26T00:02", "--json", cwd=tmp_path)
     assert [r["folder"] for r in json.loads(later.stdout)] == [names[3], names[2]]
     shutil.rmtree(output / names[3])  # a removed folder leaves the list

@@ -107,6 +107,20 @@ def test_terminal_table_of_p_value_rows(tmp_path: Path) -> None:
             for v in shown
         ]
         row(text, measure, *cells)
+    # `table` holds the same rows as a list: said in one line, not printed a second time
+    assert len(memory["table"]) == len(memory["eval_res"]) and not re.search(r"^table ", text, re.M)
+    assert "table: the same rows as eval_res (from evaluation.evaluate_trec_pvalue)" in text
+
+
+def test_a_table_with_other_values_is_not_taken_for_a_repeat() -> None:
+    rows = {"map": {"A_mean": 0.1, "B_mean": 0.2}, "mrr": {"A_mean": 0.3, "B_mean": 0.4}}
+    same = [{"metric": "map", "A_mean": 0.1, "B_mean": 0.2}, {"metric": "mrr", "A_mean": 0.3, "B_mean": 0.4}]
+    other = [{"metric": "map", "A_mean": 0.1, "B_mean": 0.2}, {"metric": "mrr", "A_mean": 0.3, "B_mean": 0.5}]
+    producers = dict.fromkeys(("eval_res", "table"), "s.t")
+    text = "\n".join(summary_lines({"eval_res": rows, "table": same}, producers=producers))
+    assert "table: the same rows as eval_res" in text
+    text = "\n".join(summary_lines({"eval_res": rows, "table": other}, producers=producers))
+    assert "same rows" not in text and re.search(r"^table ", text, re.M)
 
 
 def test_terminal_table_of_rag_full_shows_renamed_results(tmp_path: Path) -> None:

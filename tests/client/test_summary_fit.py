@@ -116,8 +116,11 @@ ENDS_CHECKED_BY = {
     "consistency": "tests/evaluation/test_consistency_example.py",
     "mtrag_full": "tests/evaluation/test_mtrag_full.py",
     "risk_suite": "tests/synth/test_risk_suite.py",
+    "risk_suite_target": "tests/target/test_risk_suite_target.py",
     "fill_qrels": "tests/judge/test_fill_qrels_example.py",
     "judge_calibration": "tests/evaluation/test_judge_calibration_example.py",
+    "eval_target_python": "tests/target/test_examples_end.py",
+    "eval_target_http": "tests/target/test_examples_end.py",
 }
 SWEEPS = {"sweep_rag", "sweep_retrieval"}  # `ultra sweep` specs, not pipelines (tests/client/test_sweep.py)
 

@@ -180,6 +180,52 @@ class Browser:
             self._record(page, event)
         return page
 
+    def visit(self, url: str, size: tuple[int, int] = (1100, 1300)) -> str:
+        """Load ``url`` (a live server's page) in a new tab; returns the tab's session for ``evaluate`` / ``press``."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Page"):
+            self.call(f"{domain}.enable", session=session)
+        metrics = {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False}
+        self.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
+        self._events.clear()
+        self.call("Page.navigate", {"url": url}, session=session)
+        self._wait_for("Page.loadEventFired", session)
+        return session
+
+    def evaluate(self, session: str, expression: str) -> Any:
+        """The value of a JavaScript expression in the tab (promises awaited)."""
+        params = {"expression": expression, "returnByValue": True, "awaitPromise": True}
+        reply = self.call("Runtime.evaluate", params, session=session)
+        if "exceptionDetails" in reply:
+            raise AssertionError(f"{expression!r} threw: {reply['exceptionDetails']}")
+        return reply["result"].get("value")
+
+    def press(self, session: str, key: str) -> None:
+        """Press and release one key (a character such as "1" or "j", or "Enter" / "Escape") as a keyboard does."""
+        named = {"Enter": ("\r", 13), "Escape": ("", 27)}
+        text, code = named.get(key, (key, ord(key.upper()) if len(key) == 1 else 0))
+        down = {"type": "keyDown", "key": key, "windowsVirtualKeyCode": code}
+        if text:
+            down["text"] = text
+        self.call("Input.dispatchKeyEvent", down, session=session)
+        self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "windowsVirtualKeyCode": code},
+                  session=session)  # fmt: skip
+
+    def wait_until(self, session: str, expression: str, timeout: float = 10.0) -> Any:
+        """Poll ``expression`` until it is truthy; its value (AssertionError after ``timeout`` seconds)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = self.evaluate(session, expression)
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"{expression!r} stayed falsy for {timeout} s")
+
+    def screenshot(self, session: str) -> bytes:
+        """A PNG of the tab."""
+        return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
+
     @staticmethod
     def _record(page: Page, event: dict[str, Any]) -> None:
         method, params = event.get("method"), event.get("params", {})

@@ -21,11 +21,13 @@ def expected_error(scores: Sequence[float | None], samples: Sequence[Sequence[fl
     two samples or more, else sqrt(p (1 - p)) of its score rescaled to p in [0, 1]; None with no judge score."""
     span = (high - low) or 1.0
     if any(len(s) > 1 for s in samples):
-        return np.array([float(np.std(np.asarray(s, float) / span)) if len(s) > 1 else 0.0 for s in samples])
+        spread = np.array([float(np.std(np.asarray(s, float) / span)) if len(s) > 1 else 0.0 for s in samples])
+        return spread if spread.any() else None
     if not scores or any(s is None for s in scores):
         return None
     p = np.clip((np.asarray(scores, float) - low) / span, 0.0, 1.0)
-    return np.sqrt(p * (1 - p))
+    error = np.sqrt(p * (1 - p))
+    return error if error.any() else None  # scores only at the scale's ends say nothing of the judge's error
 
 
 def active_probabilities(error: np.ndarray, budget: float, uniform_share: float) -> np.ndarray:
@@ -56,3 +58,23 @@ def draw(probs: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     drawn = rng.uniform(size=len(probs)) < probs
     return drawn, rng.permutation(len(probs))
+
+
+def plan(judge: list[float | None], samples: list[list[float]], *, select: str, budget: int, uniform_share: float,
+         seed: int, overlap: float, low: float, high: float) -> tuple[list[dict], str]:  # fmt: skip
+    """Per item its place in the queue: ``position``, ``prob`` (None under uniform), ``drawn``, ``copies``; and
+    the selection used (``active`` falls back to ``uniform`` when the judge left no expected error)."""
+    n = len(judge)
+    error = expected_error(judge, samples, low, high) if select == "active" else None
+    if error is None:
+        select, probs, drawn = "uniform", None, np.ones(n, bool)
+        order = np.random.default_rng(seed).permutation(n)
+    else:
+        probs = active_probabilities(error, budget, uniform_share)
+        drawn, order = draw(probs, seed)
+    position = np.empty(n, int)
+    position[order] = np.arange(n)
+    twice = np.random.default_rng(seed + 1).uniform(size=n) < overlap
+    queue = [{"position": int(position[i]), "prob": None if probs is None else float(probs[i]),
+              "drawn": bool(drawn[i]), "copies": 2 if twice[i] else 1} for i in range(n)]  # fmt: skip
+    return queue, select

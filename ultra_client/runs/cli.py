@@ -20,6 +20,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     runs.add_argument("--output-dir", default="output", help="where the run folders are (default: output)")
     runs.add_argument("--rebuild", action="store_true", help="recreate the index from the run folders first")
     runs.add_argument("--json", action="store_true", help="print the rows as JSON")
+    runs.add_argument("--full", action="store_true", help="every column, uncut (else the table fits 100 columns)")
     return runs
 
 
@@ -55,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
     import sqlite3
 
     from ultra_client.errors import UltraError
-    from ultra_client.runs.index import INDEX_NAME, holds_runs, key_metrics, list_runs, readable_index, set_aside, sync
-    from ultra_client.summary.lines import align, cell
+    from ultra_client.runs.index import INDEX_NAME, holds_runs, list_runs, readable_index, set_aside, sync
 
     since = check_since(args.since)
     output_dir = Path(args.output_dir)
@@ -90,15 +90,32 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print("no runs" + (" match" if args.pipeline or since else f" in {output_dir}"))
         return 0
-    table = [["folder", "pipeline", "started", "status", "seconds", "cost", "gate", "key metrics"]]
+    print("\n".join(runs_table(rows, full=args.full)))
+    return 0
+
+
+WIDTH = 100
+
+
+def runs_table(rows: list[dict[str, Any]], *, full: bool) -> list[str]:
+    """The runs as an aligned table. Unless ``full``: no pipeline and start columns (the folder's name,
+    ``<pipeline>_<date>_<time>``, says both) and the key metrics cut to fit ``WIDTH`` columns."""
+    from ultra_client.runs.index import key_metrics
+    from ultra_client.summary.lines import align, cell
+
+    head = ["folder", "pipeline", "started", "status", "seconds", "cost", "gate", "key metrics"]
+    keep = range(len(head)) if full else [0, 3, 4, 5, 6, 7]
+    table = [[head[i] for i in keep]]
     for row in rows:
         metrics = ", ".join(f"{name} {cell(value)}" for name, value in key_metrics(row["metrics"]).items())
         cost = "unknown" if row["cost"] is None else f"${row['cost']:.4f}"
         duration = "-" if row["duration"] is None else f"{row['duration']:.1f}"
-        table.append(
-            [row["folder"], row["pipeline"], row["started"], row["status"], duration, cost, row["gate"] or "-", metrics]
-        )
-    lines = align(table, [False, False, False, False, True, True, False, False])
-    lines.insert(1, "-" * len(lines[0]))
-    print("\n".join(lines))
-    return 0
+        cells = [row["folder"], row["pipeline"], row["started"], row["status"], duration, cost, row["gate"] or "-",
+                 metrics]  # fmt: skip
+        table.append([cells[i] for i in keep])
+    numeric = [head[i] in ("seconds", "cost") for i in keep]
+    lines = align(table, numeric)
+    if not full:
+        lines = [line if len(line) <= WIDTH else line[: WIDTH - 1] + "…" for line in lines]
+    lines.insert(1, "-" * max(len(line) for line in lines))
+    return lines

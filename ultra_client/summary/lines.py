@@ -77,6 +77,7 @@ def summary_lines(
     cut_notes: list[str] = []
     tables: list[str] = []
     lists: list[str] = []
+    shown: dict[tuple, str] = {}  # a table's content -> the variable it was shown under
     for step in steps:
         flat: list[list[str]] = []
         for name, value in memory.items():
@@ -86,6 +87,11 @@ def summary_lines(
             if is_number(value):
                 flat.append([name, "", cell(value)])
             elif (grid := _grid(name, value)) is not None:
+                same = shown.get(_content(grid))
+                if same is not None:  # one result given twice (a mapping of rows and its list of rows)
+                    lists.append(f"{name}: the same rows as {same} (from {step or 'the input'})")
+                    continue
+                shown[_content(grid)] = name
                 tables.extend(["", *_table_lines(grid, step, where, full=full, width=width)])
             elif isinstance(value, dict):
                 rows = scalar_rows(value)
@@ -111,6 +117,14 @@ def _grid(name: str, value: Any) -> Grid | None:
     if table is not None:
         return Grid(name, *table)
     return list_grid(name, value) if isinstance(value, list) else None
+
+
+def _content(grid: Grid) -> tuple:
+    """What a table says, whatever its layout: each row's cells as a sorted tuple (a numbered list of rows
+    counts its name column as a cell, as a mapping of rows counts its keys), the rows sorted."""
+    numbered = all(key == str(i) for i, (key, _) in enumerate(grid.rows, start=1))
+    rows = [([] if numbered else [key]) + list(values) for key, values in grid.rows]
+    return tuple(sorted(tuple(sorted(cell(v) for v in row)) for row in rows))
 
 
 def _flat_lines(groups: list[tuple[str, list[list[str]]]]) -> list[str]:

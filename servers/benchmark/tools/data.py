@@ -26,6 +26,11 @@ class BenchmarkSpec(TypedDict, total=False):
     shuffle: bool
     seed: int
     max_bytes: int
+    traces: dict[str, Any]
+    filters: dict[str, Any]
+    dedup: str
+    sample: dict[str, Any]
+    group_by: str
 
 
 class DataInfo(TypedDict):
@@ -36,6 +41,7 @@ class DataInfo(TypedDict):
     dropped_rows: int
     dropped_reasons: dict[str, int]
     notes: dict[str, int]
+    group_by: str
 
 
 @with_config(ConfigDict(extra="allow", json_schema_extra={OUTPUTS_FROM: "benchmark.key_map"}))
@@ -49,6 +55,7 @@ class GetDataResult(TypedDict):
     ctx_ls: NotRequired[list[Any]]
     answerability_ls: NotRequired[list[Any]]
     idk_ls: NotRequired[list[Any]]
+    group_ls: NotRequired[list[Any]]
     data_info: DataInfo
 
 
@@ -60,11 +67,12 @@ def get_data(
         Field(
             description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
             "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, "
-            'name ("" = the file\'s), max_bytes (a larger data file is refused unread)'
+            'name ("" = the file\'s), max_bytes (a larger data file is refused unread); traces (otlp, langfuse, '
+            "langsmith: answer_span, metadata, max_attribute_chars), filters, dedup, sample, group_by (-> group_ls)"
         ),
     ],
 ) -> GetDataResult:
-    """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD or RAGAS JSON) as aligned lists.
+    """Load a dataset (JSONL, JSON list, CSV/TSV, Parquet, BEIR folder, SQuAD, RAGAS JSON or traces) as aligned lists.
 
     Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
     field is dropped whole; `data_info` says how many and why, and counts what the reader noticed
@@ -82,6 +90,7 @@ def get_data(
         fmt=spec["format"] or "auto",
         split=spec["split"],
         max_bytes=spec["max_bytes"],
+        settings=spec,
     )
     info: DataInfo = {
         "name": spec["name"] or Path(path.rstrip("/")).stem,  # no name given: the data file's (or folder's)
@@ -91,6 +100,7 @@ def get_data(
         "dropped_rows": sum(loaded.dropped.values()),
         "dropped_reasons": dict(loaded.dropped),
         "notes": dict(loaded.notes),
+        "group_by": spec["group_by"] or "",
     }
     return {**loaded.columns, "data_info": info}  # type: ignore[typeddict-item]
 

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.judge.common.reliability import Level
 from ultra_base.registry import fail
+from ultra_kit.reliability import Level
 from ultra_llm.replies import Reply
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]

@@ -67,7 +67,12 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
     """The runs with their letters, the rows as an aligned text table, and a line saying what ``*`` means."""
     noisy = any(row.test != "randomisation" for row in rows)  # else the test and exact-p columns are left out
     width = len(COLUMNS) if noisy else len(COLUMNS) - 2
-    cells = [list(COLUMNS[:width])] + [row_cells(row, flag="(*)")[:width] for row in rows]
+    letters = {label: letter(i) for i, label in enumerate(labels)}  # the pair by its runs' letters: short rows
+    cells = [list(COLUMNS[:width])] + [
+        [*cells[:1], f"{letters[row.b]} vs {letters[row.a]}", *cells[2:width]]
+        for row in rows
+        for cells in [row_cells(row, flag="(*)")]
+    ]
     widths = [max(len(line[i]) for line in cells) for i in range(width)]
     numeric = set(range(2, 10)) | ({width - 1} if noisy else set())
     lines = [
@@ -75,17 +80,24 @@ def terminal_table(rows: Sequence[Row], confidence: float, labels: Sequence[str]
         for line in cells
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.insert(0, "runs: " + ", ".join(f"{letter(i)} = {label}" for i, label in enumerate(labels)))
-    lines.insert(0, verdict(rows, confidence))
-    lines.append(
+    runs = "runs: " + ", ".join(f"{letter(i)} = {label}" for i, label in enumerate(labels))
+    notes = [
         f"* = significant at {1 - confidence:.2g} after Holm across the pair's metrics (paired randomisation test"
         + ("; a judge's metric with judge samples: the judge-noise-aware test" if noisy else "")
         + "); W/T/L = items where B is better / equal / worse: higher is better, lower for a metric marked "
         + LOWER_MARK
-    )
+    ]
     if noisy:
-        lines.append(f"(*) = {ONLY_IF_EXACT}; p (judge exact) = the same bootstrap without the judge's noise")
+        notes.append(f"(*) = {ONLY_IF_EXACT}; p (judge exact) = the same bootstrap without the judge's noise")
+    lines = [*_wrapped(verdict(rows, confidence)), *_wrapped(runs), *lines, *(w for n in notes for w in _wrapped(n))]
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    """A note wrapped at 100 columns, later lines indented (a path longer than that stays whole)."""
+    import textwrap
+
+    return textwrap.wrap(text, 100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False) or [text]
 
 
 def ranx_table(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, Any]:

@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servers.report.compare.latency import TARGET_RECORDS, is_target_records, read_target_records
 from servers.report.judged.tables import read_compare_judged, read_fill_qrels, read_ppi
 from servers.report.kinds.answers import read_answer_judge, read_answer_lists
 from servers.report.kinds.judges import read_agreement, read_nuggetize, read_umbrela
 from servers.report.kinds.shapes import answer_lists, has, is_table, tool_of
 from servers.report.kinds.sweep import read_sweep
+from servers.report.kinds.target import TARGET_RECORDS, is_target_records, read_target_records
 from servers.report.kinds.trec import read_evaluate_trec, read_pvalue, read_trec_rag_table
 from servers.report.model import Found
 from servers.report.readers import read_consistency, read_mtrag_records

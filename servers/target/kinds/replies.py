@@ -5,8 +5,10 @@ configuration's JMESPath expressions (the ``jmespath`` library) point. Shared by
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from servers.target.kinds.base import Passage, TargetCallError, TargetReply
@@ -28,27 +30,19 @@ def load_json(data: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
         raise TargetCallError("unreadable", f"the reply is not JSON ({str(exc)[:120]})") from None
 
 
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal (its escapes included)
+_BRACKET = re.compile(r"[\[\]{}]")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
 def _depth_of_text(data: bytes | str) -> int:
-    """The deepest nesting of brackets outside strings, found before parsing (a deep document never reaches json)."""
+    """The deepest nesting of brackets outside strings, found before parsing (a deep document never reaches json).
+
+    Strings are cut out and the brackets left counted by regular expressions and ``accumulate`` (C speed: a
+    20 KB reply costs microseconds, where a loop over its characters cost a millisecond)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
+    brackets = _BRACKET.findall(_STRING.sub("", text))
+    return max(0, max(accumulate(map(_STEP.__getitem__, brackets)), default=0))
 
 
 def usage_of(document: Any) -> dict[str, int] | None:
@@ -58,6 +52,22 @@ def usage_of(document: Any) -> dict[str, int] | None:
         return None
     counts = {str(k): int(v) for k, v in usage.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     return counts or None
+
+
+class FieldFirst:
+    """A compiled JMESPath expression; one that names a single field (``answer``, ``text``) is read with
+    ``dict.get``, as jmespath reads it, without building its interpreter on every call (10 passages a reply)."""
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+        self.expression = compiled.expression
+        parsed = compiled.parsed
+        self.field = parsed["value"] if parsed.get("type") == "field" else None
+
+    def search(self, value: Any) -> Any:
+        if self.field is None:
+            return self.compiled.search(value)
+        return value.get(self.field) if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ class ReplyPaths:
             if key == "answer" and not text and answer_required:
                 raise InputError("target.answer is empty; give the JMESPath of the answer in the reply (e.g. answer)")
             try:
-                compiled[key] = jmespath.compile(text) if text else None
+                compiled[key] = FieldFirst(jmespath.compile(text)) if text else None
             except JMESPathError as exc:
                 raise InputError(f"target.{key} is not a JMESPath expression: {text!r} ({exc})") from None
         return cls(**compiled)

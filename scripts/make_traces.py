@@ -1,0 +1,259 @@
+"""Write production-like traces by running a real RAG chain under the real OpenInference instrumentation.
+
+    python scripts/make_traces.py --out data/traces/rag_traces.jsonl            # LlamaIndex, OTLP JSON
+    python scripts/make_traces.py --framework langchain --out x.jsonl          # LangChain, OTLP JSON
+    python scripts/make_traces.py --framework langchain --export langsmith --out runs.jsonl
+
+The chain is a vector index over a tiny corpus with fake (deterministic, offline) embeddings and a
+fake LLM that answers from a table. The spans go through the OpenTelemetry SDK to an in-memory exporter
+and are written as the Collector's file exporter writes them (one export request per line, hex ids).
+``--expected`` also writes what the chain itself saw (question, answer, passages, session, time), which
+the tests compare with what ``benchmark.get_data`` reads back. Needs ``pip install 'ultra-eval[traces]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+CORPUS = {
+    "fr": "Paris is the capital of France.",
+    "de": "Berlin is the capital of Germany.",
+    "it": "Rome is the capital of Italy.",
+    "eiffel": "The Eiffel Tower in Paris was finished in 1889.",
+    "rhine": "The Rhine flows through Germany and the Netherlands.",
+    "tiber": "The Tiber flows through Rome.",
+}
+ANSWERS = {
+    "capital of France": "Paris.",
+    "capital of Germany": "Berlin.",
+    "capital of Italy": "Rome.",
+    "Eiffel Tower": "It was finished in 1889.",
+    "Rhine": "Through Germany and the Netherlands.",
+    "Tiber": "Through Rome.",
+}
+# (session, app version, question): sessions of several turns, two versions of the app
+TRAFFIC = [
+    ("s1", "v1", "What is the capital of France?"),
+    ("s1", "v1", "When was the Eiffel Tower finished?"),
+    ("s2", "v1", "What is the capital of Germany?"),
+    ("s2", "v1", "Which countries does the Rhine flow through?"),
+    ("s3", "v2", "What is the capital of Italy?"),
+    ("s3", "v2", "Where does the Tiber flow?"),
+    ("s4", "v2", "What is the capital of France?"),
+    ("s4", "v2", "What is the capital of Germany?"),
+]
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def vector(text: str) -> list[float]:
+    """A deterministic bag-of-words embedding over the corpus vocabulary (offline, no model)."""
+    vocabulary = sorted(set().union(*(words(t) for t in CORPUS.values())))
+    found = words(text)
+    return [1.0 if w in found else 0.0 for w in vocabulary] + [0.1]
+
+
+def answer_for(prompt: str) -> str:
+    question = prompt.rsplit("Query:", 1)[-1] if "Query:" in prompt else prompt.rsplit("Q:", 1)[-1]
+    return next((a for key, a in ANSWERS.items() if key in question), "I don't know.")
+
+
+def otlp_lines(spans: list[Any]) -> str:
+    """The spans as one OTLP JSON export request (hex trace and span ids, as the Collector writes)."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    request = MessageToDict(encode_spans(spans))
+    for resource in request.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64decode(span[key]).hex()
+    return json.dumps(request, separators=(",", ":"))
+
+
+def llamaindex_engine() -> Any:
+    from llama_index.core import Settings, VectorStoreIndex
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+    from llama_index.core.llms.callbacks import llm_completion_callback
+    from llama_index.core.schema import TextNode
+
+    class WordEmbedding(BaseEmbedding):
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return vector(text)
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return vector(query)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return vector(query)
+
+    class TableLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="table-llm")
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            return CompletionResponse(text=answer_for(prompt))
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            yield CompletionResponse(text=answer_for(prompt), delta=answer_for(prompt))
+
+    Settings.llm, Settings.embed_model = TableLLM(), WordEmbedding(model_name="words")
+    index = VectorStoreIndex([TextNode(text=text, id_=doc_id) for doc_id, text in CORPUS.items()])
+    engine = index.as_query_engine(similarity_top_k=2)
+
+    def ask(question: str) -> dict[str, Any]:
+        response = engine.query(question)
+        nodes = response.source_nodes
+        return {
+            "answer": str(response),
+            "contexts": [n.node.get_content() for n in nodes],
+            "context_ids": [n.node.node_id for n in nodes],
+            "context_scores": [n.score for n in nodes],
+        }
+
+    return ask
+
+
+def langchain_chain() -> Any:
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    class WordEmbeddings(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [vector(t) for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return vector(text)
+
+    store = InMemoryVectorStore(WordEmbeddings())
+    store.add_documents([Document(page_content=text, id=doc_id) for doc_id, text in CORPUS.items()])
+    retriever = store.as_retriever(search_kwargs={"k": 2})
+    seen: dict[str, Any] = {}
+
+    def remember(docs: list[Any]) -> list[Any]:
+        seen["docs"] = docs
+        return docs
+
+    prompt = ChatPromptTemplate.from_template("Context: {context}\nQ: {question}")
+    chain = (
+        {"context": retriever | RunnableLambda(remember), "question": RunnablePassthrough()}
+        | prompt
+        | RunnableLambda(lambda p: FakeListChatModel(responses=[answer_for(p.to_string())]).invoke(p))
+        | StrOutputParser()
+    )
+
+    def ask(question: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        answer = chain.invoke(question, config=config)
+        docs = seen["docs"]
+        return {"answer": answer, "contexts": [d.page_content for d in docs], "context_ids": [d.id for d in docs]}
+
+    return ask
+
+
+def run_otlp(framework: str, out: Path) -> list[dict[str, Any]]:
+    from openinference.instrumentation import using_metadata, using_session
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if framework == "llamaindex":
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        ask = llamaindex_engine()  # the index is built before instrumenting: its spans are not traffic
+        LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+    else:
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        ask = langchain_chain()
+        LangChainInstrumentor().instrument(tracer_provider=provider)
+    seen, lines = [], []
+    for session, version, question in TRAFFIC:
+        exporter.clear()
+        started = time.time()
+        with using_session(session), using_metadata({"app_version": version}):
+            result = ask(question)
+        seen.append(
+            {
+                "question": question,
+                "session_id": session,
+                "app_version": version,
+                **result,
+                "wall_s": time.time() - started,
+            }
+        )
+        lines.append(otlp_lines(list(exporter.get_finished_spans())))
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return seen
+
+
+def run_langsmith(out: Path) -> list[dict[str, Any]]:
+    """LangChain's own tracer records the runs (the objects LangSmith stores); each root run with its
+    child runs nested is one line, as a LangSmith runs export."""
+    from langchain_core.tracers.base import BaseTracer
+
+    class Recorder(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[Any] = []
+
+        def _persist_run(self, run: Any) -> None:
+            self.runs.append(run)
+
+    def as_json(run: Any) -> dict[str, Any]:
+        data = run.model_dump(mode="json", exclude={"child_runs", "parent_run"})
+        data["child_runs"] = [as_json(child) for child in run.child_runs]
+        return data
+
+    ask, recorder, seen = langchain_chain(), Recorder(), []
+    for session, version, question in TRAFFIC:
+        started = time.time()
+        result = ask(question, {"callbacks": [recorder], "metadata": {"session_id": session, "app_version": version}})
+        seen.append(
+            {
+                "question": question,
+                "session_id": session,
+                "app_version": version,
+                **result,
+                "wall_s": time.time() - started,
+            }
+        )
+    out.write_text("".join(json.dumps(as_json(run)) + "\n" for run in recorder.runs), encoding="utf-8")
+    return seen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--framework", choices=("llamaindex", "langchain"), default="llamaindex")
+    parser.add_argument("--export", choices=("otlp", "langsmith"), default="otlp")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--expected", type=Path, help="also write what the chain saw, one object per question")
+    args = parser.parse_args()
+    seen = run_langsmith(args.out) if args.export == "langsmith" else run_otlp(args.framework, args.out)
+    if args.expected:
+        args.expected.write_text(json.dumps(seen, indent=1), encoding="utf-8")
+    print(f"{args.out}: {len(seen)} traces")
+
+
+if __name__ == "__main__":
+    main()

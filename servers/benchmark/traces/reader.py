@@ -1,0 +1,56 @@
+"""The trace formats as ``benchmark`` reads them: file -> spans -> records, with the ``benchmark.traces`` settings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from servers.benchmark.traces import otlp
+from servers.benchmark.traces.assemble import Record, records_from_spans
+from servers.benchmark.traces.exports import plain_attribute, read_langfuse, read_langsmith
+from servers.benchmark.traces.spans import Problems
+from ultra_base.errors import InputError
+
+READ = {"otlp": otlp.read_spans, "langfuse": read_langfuse, "langsmith": read_langsmith}
+LOOKUP = {"otlp": otlp.attribute, "langfuse": plain_attribute, "langsmith": plain_attribute}
+
+
+def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[Record], Counter[str], Counter[str]]:
+    """Records of the traces in ``source`` (one per answered question), dropped traces and notes by reason.
+
+    ``settings`` is ``benchmark.traces``: answer_span, metadata (names), max_attribute_chars.
+    """
+    if source.is_dir():
+        raise InputError(f"a {fmt} trace file is a file, not a folder", path=str(source))
+    cap = settings["max_attribute_chars"]
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise InputError(f"benchmark.traces.max_attribute_chars must be a positive number, not {cap!r}")
+    names = settings["metadata"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"benchmark.traces.metadata must be a list of attribute names, not {names!r}")
+    problems = Problems()
+    spans = READ[fmt](source, cap, problems)
+    if not spans:
+        found = ", ".join(f"{reason}: {n}" for reason, n in problems.counter().items()) or "the file holds none"
+        raise InputError(f"no {fmt} span read ({found})", path=str(source))
+    return records_from_spans(
+        spans, problems, answer_span=settings["answer_span"] or "", metadata=names, lookup=LOOKUP[fmt]
+    )
+
+
+def sniff_otlp(head: bytes) -> bool:
+    """The file starts like an OTLP export request (JSON Lines or one pretty-printed object)."""
+    first = head.split(b"\n", 1)[0]
+    return head.lstrip()[:1] == b"{" and (b'"resourceSpans"' in first or b'"resourceSpans"' in head[:4096])
+
+
+def sniff_langfuse(head: bytes) -> bool:
+    """The file starts like a Langfuse traces export (a list of traces, or an API page, with observations)."""
+    return head.lstrip()[:1] in (b"[", b"{") and b'"observations"' in head and b'"resourceSpans"' not in head
+
+
+def sniff_langsmith(head: bytes) -> bool:
+    """The first line is a LangSmith run."""
+    first = head.split(b"\n", 1)[0]
+    return first.lstrip()[:1] == b"{" and b'"run_type"' in first and b'"resourceSpans"' not in first

@@ -1,0 +1,117 @@
+"""The neutral span every trace format is parsed into, the problems counted while reading, and text helpers."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+# Span kinds (OpenInference's names; the other formats' kinds map onto them)
+ROOTLIKE = frozenset({"CHAIN", "AGENT"})
+LLM, RETRIEVER = "LLM", "RETRIEVER"
+QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "text", "prompt")
+ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
+
+
+@dataclass(slots=True)
+class Document:
+    """One retrieved passage."""
+
+    content: str | None
+    id: str | None = None
+    score: float | None = None
+
+
+@dataclass(slots=True)
+class Span:
+    """One span (OTLP), observation (Langfuse) or run (LangSmith), in the fields a record needs."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str | None  # LLM, RETRIEVER, CHAIN, ...; None: no convention recognised
+    start: float  # seconds since the epoch
+    end: float
+    line: int  # where it was read (line or record number)
+    input: str | None = None
+    output: str | None = None
+    documents: list[Document] = field(default_factory=list)
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    model: str | None = None
+    session: str | None = None
+    error: bool = False
+    attributes: dict[str, Any] = field(default_factory=dict)  # named metadata is looked up here
+
+
+class Problems:
+    """Bad input counted by reason, with the first example of each (a line, a span or a trace id)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
+
+    def add(self, reason: str, example: str, count: int = 1) -> None:
+        self.counts[reason] += count
+        self.examples.setdefault(reason, example)
+
+    def counter(self) -> Counter[str]:
+        """Reasons as ``data_info`` shows them: "reason (e.g. example)" -> count."""
+        return Counter({f"{reason} (e.g. {self.examples[reason]})": n for reason, n in self.counts.items()})
+
+
+def as_text(value: Any, keys: tuple[str, ...]) -> str | None:
+    """A value as text: a string as it is (a JSON object in it is opened), a mapping's first string under
+    ``keys``, a one-entry mapping's string, or else the value as JSON."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not value.startswith("{"):
+            return value
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+        if not isinstance(value, dict):
+            return json.dumps(value)
+    if isinstance(value, dict):
+        for key in keys:
+            if isinstance(value.get(key), str):
+                return value[key]
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(value) == 1 and strings:
+            return strings[0]
+    if isinstance(value, list) and value and isinstance(value[-1], dict):
+        return as_text(value[-1].get("content"), keys)  # a list of chat messages: the last one
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def documents_from(value: Any) -> list[Document]:
+    """Passages from a retriever's JSON output: LangChain documents (page_content, id, metadata) or
+    objects with content/text, id and score; a ``{"documents": [...]}`` wrapper is opened."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if isinstance(value, dict):
+        value = value.get("documents", value.get("output"))
+    if not isinstance(value, list):
+        return []
+    found = []
+    for item in value:
+        if isinstance(item, str):
+            found.append(Document(item))
+        elif isinstance(item, dict):
+            meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+            content = item.get("page_content", item.get("content", item.get("text")))
+            doc_id = item.get("id") or meta.get("id") or meta.get("doc_id")
+            score = item.get("score", meta.get("score"))
+            found.append(Document(content, str(doc_id) if doc_id is not None else None, _number(score)))
+    return found
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,0 +1,104 @@
+"""get_data reads back what real instrumented chains recorded: question, answer, passages with ids,
+latency, session and turn equal what the chain saw."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from servers.benchmark.tools.data import get_data
+
+FIELDS = {
+    "q_ls": "question",
+    "pred_ls": "answer",
+    "ctx_ls": "contexts",
+    "ids_ls": "context_ids",
+    "scores_ls": "context_scores",
+    "id_ls": "trace_id",
+    "session_ls": "session_id",
+    "turn_ls": "turn",
+    "latency_ls": "latency_s",
+    "meta_ls": "metadata",
+    "start_ls": "start_time",
+}
+
+
+def read(path: Path, key_map: dict[str, str] = FIELDS, **settings: Any) -> dict[str, Any]:
+    return get_data(
+        benchmark={"path": str(path), "key_map": key_map, "traces": {"metadata": ["app_version"]}, **settings}
+    )
+
+
+def expected_turns(seen: list[dict[str, Any]]) -> list[int]:
+    turns, counts = [], Counter(())
+    for s in seen:
+        counts[s["session_id"]] += 1
+        turns.append(counts[s["session_id"]])
+    return turns
+
+
+def check_same(result: dict[str, Any], seen: list[dict[str, Any]], *, scores: bool) -> None:
+    assert result["q_ls"] == [s["question"] for s in seen]
+    assert result["pred_ls"] == [s["answer"] for s in seen]
+    assert result["ctx_ls"] == [s["contexts"] for s in seen]
+    assert result["ids_ls"] == [s["context_ids"] for s in seen]
+    assert result["session_ls"] == [s["session_id"] for s in seen]
+    assert result["turn_ls"] == expected_turns(seen)
+    assert result["meta_ls"] == [{"app_version": s["app_version"]} for s in seen]
+    assert len(set(result["id_ls"])) == len(seen)
+    for latency, s in zip(result["latency_ls"], seen, strict=True):
+        assert 0 < latency <= s["wall_s"]  # the root span lies inside the call the script timed
+    assert result["start_ls"] == sorted(result["start_ls"])
+    if scores:
+        assert result["scores_ls"] == [s["context_scores"] for s in seen]
+    info = result["data_info"]
+    assert (info["total_rows"], info["kept_rows"], info["dropped_rows"]) == (len(seen), len(seen), 0)
+
+
+def test_llamaindex_otlp(llamaindex_otlp) -> None:
+    path, seen = llamaindex_otlp
+    result = read(path, {**FIELDS, "model_ls": "model"})
+    check_same(result, seen, scores=True)
+    assert set(result["model_ls"]) == {"table-llm"}
+    assert result["ids_ls"][0] == ["fr", "it"]  # the bag-of-words retriever's choice, not a fixed order
+
+
+def test_langchain_otlp(langchain_otlp) -> None:
+    path, seen = langchain_otlp
+    check_same(read(path, format="otlp"), seen, scores=False)
+
+
+def test_langsmith_runs(langsmith_runs) -> None:
+    path, seen = langsmith_runs
+    check_same(read(path), seen, scores=False)  # auto: recognised by its content
+
+
+def test_one_request_per_file(llamaindex_otlp, tmp_path: Path) -> None:
+    """The Collector may write one (pretty-printed) request per file: .json, recognised by content."""
+    path, seen = llamaindex_otlp
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(first, indent=2), encoding="utf-8")
+    check_same(read(single), seen[:1], scores=True)
+
+
+def test_group_by_and_choice(llamaindex_otlp) -> None:
+    path, seen = llamaindex_otlp
+    grouped = read(path, group_by="metadata.app_version")
+    assert grouped["group_ls"] == [s["app_version"] for s in seen]
+    assert grouped["data_info"]["group_by"] == "metadata.app_version"
+    v2 = read(path, filters={"equals": {"metadata.app_version": "v2"}})
+    assert v2["q_ls"] == [s["question"] for s in seen if s["app_version"] == "v2"]
+    assert v2["data_info"]["dropped_reasons"] == {"filtered out (metadata.app_version = 'v2')": 4}
+    unique = read(path, dedup="question")
+    assert unique["q_ls"] == list(dict.fromkeys(s["question"] for s in seen))
+    strata = read(path, sample={"n": 2, "strategy": "stratified", "by": "metadata.app_version"})
+    assert sorted(m["app_version"] for m in strata["meta_ls"]) == ["v1", "v2"]
+    recent = read(path, sample={"n": 2, "strategy": "recent"})
+    assert recent["q_ls"] == [s["question"] for s in seen[-2:]]
+    later = read(path, filters={"since": recent["start_ls"][0]})
+    assert later["q_ls"] == recent["q_ls"]
+    session = read(path, filters={"matches": {"session_id": "^s[12]$"}, "with_retrieval": True})
+    assert session["session_ls"] == ["s1", "s1", "s2", "s2"]

@@ -1,0 +1,81 @@
+"""The labelling page in a real headless Chromium (Debian's, over the DevTools pipe): keys label, undo, move back
+and relabel, a reload resumes, the judge's verdict shows only when asked for, and a hostile answer runs nothing.
+The SQLite rows are checked after each step. ``ULTRA_ANNOTATE_SCREENSHOT=PATH`` saves the docs' screenshot."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.client.annotate.serving import HOSTILE, annotate_server, write_dataset
+from tests.support.chromium import Browser, chromium_missing
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+SHOWN = "document.getElementById('where').textContent"
+
+
+def current(store: Path) -> list[tuple]:
+    """Per item the latest action not undone (a relabel supersedes the earlier label), in the order given."""
+    with sqlite3.connect(store) as db:
+        actions = db.execute("SELECT key, kind, value, comment FROM labels WHERE undone = 0 ORDER BY id").fetchall()
+    latest = {row[0]: row for row in actions}
+    return sorted(latest.values(), key=actions.index)
+
+
+def test_keyboard_labelling_in_chromium(tmp_path) -> None:
+    data = write_dataset(tmp_path, n=6)
+    store = tmp_path / "output" / "labels.sqlite"
+    args = (str(data), "--scale", "binary", "--annotator", "kb", "--select", "uniform", "--seed", "1")
+    with annotate_server(tmp_path, *args) as (base, _), Browser() as browser:
+        tab = browser.visit(base + "/")
+        browser.wait_until(tab, "document.body.dataset.ready === '1'")
+        first = browser.evaluate(tab, SHOWN).strip("()")
+        assert browser.evaluate(tab, "document.getElementById('judge').hidden") is True
+        browser.press(tab, "1")
+        browser.wait_until(tab, f"{SHOWN} !== '({first})'")
+        assert current(store) == [(first, "label", 1.0, None)]
+        second = browser.evaluate(tab, SHOWN).strip("()")
+        browser.press(tab, "0")
+        browser.wait_until(tab, f"{SHOWN} !== '({second})'")
+        browser.press(tab, "u")  # undo the 0 on the second item: it comes back
+        browser.wait_until(tab, f"{SHOWN} === '({second})'")
+        assert current(store) == [(first, "label", 1.0, None)]
+        browser.press(tab, "k")  # back to the first item, relabel it 0
+        browser.wait_until(tab, f"{SHOWN} === '({first})'")
+        assert "your label: 1" in browser.evaluate(tab, "document.getElementById('status').textContent")
+        browser.press(tab, "0")
+        browser.wait_until(tab, f"{SHOWN} !== '({first})'")
+        assert current(store) == [(first, "label", 0.0, None)]
+        browser.press(tab, "s")  # skip
+        browser.wait_until(tab, "document.getElementById('count').textContent.includes('skipped 1')")
+        shown = browser.evaluate(tab, SHOWN).strip("()")
+        browser.press(tab, "f")
+        browser.wait_until(tab, "document.activeElement.id === 'comment'")
+        browser.evaluate(tab, "document.getElementById('comment').value = 'answer cut off'")
+        browser.press(tab, "Enter")
+        browser.wait_until(tab, "document.getElementById('count').textContent.includes('flagged 1')")
+        assert current(store)[-1] == (shown, "flag", None, "answer cut off")
+        browser.press(tab, "v")  # the judge's verdict, on demand
+        browser.wait_until(tab, "!document.getElementById('judge').hidden")
+        assert "reason" in browser.evaluate(tab, "document.getElementById('verdict').textContent")
+        if os.environ.get("ULTRA_ANNOTATE_SCREENSHOT"):
+            Path(os.environ["ULTRA_ANNOTATE_SCREENSHOT"]).write_bytes(browser.screenshot(tab))
+        tab = browser.visit(base + "/")  # a reload resumes where the person was
+        browser.wait_until(tab, "document.body.dataset.ready === '1'")
+        assert "flagged 1" in browser.evaluate(tab, "document.getElementById('count').textContent")
+        # label the rest, whatever comes, until the page says nothing is left; the hostile item among them
+        for _ in range(10):
+            if "Nothing left" in browser.evaluate(tab, "document.getElementById('question').textContent"):
+                break
+            if "onerror" in browser.evaluate(tab, "document.getElementById('answer').textContent"):
+                assert browser.evaluate(tab, "document.getElementById('answer').textContent") == HOSTILE
+            shown = browser.evaluate(tab, SHOWN)
+            browser.press(tab, "1")
+            browser.wait_until(tab, f"{SHOWN} !== {shown!r}")
+        assert browser.evaluate(tab, "window.pwned === undefined && document.querySelectorAll('img').length === 0")
+    kinds = [row[1] for row in current(store)]
+    assert kinds.count("label") == 4 and kinds.count("skip") == 1 and kinds.count("flag") == 1

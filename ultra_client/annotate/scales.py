@@ -1,0 +1,92 @@
+"""The scale people label on: a built-in judge's (``scales.yaml``: UMBRELA 0-3, faithfulness, binary), or a rubric
+declared as ``rubric_judge`` reads it (``name``, ``criteria``, ``steps``, ``scale``: integer bounds ``[1, 5]`` or
+labels with values ``{pass: 1, fail: 0}``). Each value gets a key 0-9 on the page; the stored label is its value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from ultra_base.errors import InputError
+from ultra_kit.yaml_files.lines import line_of, load_yaml_with_lines, plain
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice: the key that gives it, its name, the value stored."""
+
+    key: int
+    label: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A scale: its name, the text shown beside the item, and its options (at most ten: keys 0-9)."""
+
+    name: str
+    text: str
+    options: tuple[Option, ...]
+
+    def value_of(self, value: Any) -> float | None:
+        """The option's value for ``value`` (a number on the scale), None when it is not on the scale."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return next((o.value for o in self.options if o.value == value), None)
+
+    def digest(self) -> str:
+        """The scale's hash: labels given on another scale are recognisable as such."""
+        text = json.dumps([self.name, self.text, [(o.key, o.label, o.value) for o in self.options]])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "text": self.text, "hash": self.digest(),
+                "options": [{"key": o.key, "label": o.label, "value": o.value} for o in self.options]}  # fmt: skip
+
+
+def built_in() -> dict[str, Scale]:
+    """The built-in scales, from ``scales.yaml``."""
+    import yaml
+
+    data = yaml.safe_load(files("ultra_client.annotate").joinpath("scales.yaml").read_text(encoding="utf-8"))
+    return {name: Scale(name, spec["text"], tuple(Option(key, str(label), float(value))
+                                               for key, (label, value) in enumerate(spec["options"])))
+            for name, spec in data.items()}  # fmt: skip
+
+
+def read_scale(name: str) -> Scale:
+    """A built-in scale by name, or the first rubric of a YAML declaration file."""
+    known = built_in()
+    if name in known:
+        return known[name]
+    path = Path(name).expanduser()
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        raise InputError(f"--scale must be one of {sorted(known)} or a rubric declaration file (.yaml)")
+    data = load_yaml_with_lines(path, kind="rubric")
+    rubric = data[0] if isinstance(data, list) and data else data
+    if not isinstance(rubric, dict) or not {"name", "criteria", "scale"} <= set(rubric):
+        raise InputError("expected a rubric (name, criteria, scale), as rubric_judge reads", path=str(path),
+                         line=line_of(rubric))  # fmt: skip
+    steps = rubric.get("steps") or []
+    text = str(rubric["criteria"]).strip() + "".join(f"\n- {s}" for s in steps if isinstance(s, str))
+    return Scale(str(rubric["name"]), text, _options(plain(rubric["scale"]), str(path), line_of(rubric, "scale")))
+
+
+def _options(scale: Any, path: str, line: int | None) -> tuple[Option, ...]:
+    if isinstance(scale, list) and len(scale) == 2 and all(isinstance(v, int) for v in scale):
+        low, high = scale
+        values = [(str(v), float(v)) for v in range(low, high + 1)]
+    elif isinstance(scale, dict) and all(isinstance(v, (int, float)) for v in scale.values()):
+        values = sorted(((str(k), float(v)) for k, v in scale.items()), key=lambda kv: kv[1])
+    else:
+        raise InputError("scale must be [low, high] (whole numbers) or labels with values {pass: 1, fail: 0}",
+                         path=path, line=line)  # fmt: skip
+    if not 2 <= len(values) <= 10:
+        raise InputError(f"the scale has {len(values)} values; the page labels 2 to 10 (keys 0-9)", path=path,
+                         line=line)  # fmt: skip
+    return tuple(Option(i, label, value) for i, (label, value) in enumerate(values))

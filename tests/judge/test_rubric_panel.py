@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from servers.judge.common.reliability import krippendorff_alpha
+from ultra_kit.reliability import krippendorff_alpha
 from servers.judge.tools.rubric import rubric_judge
 from tests.judge.conftest import SECRET, call_job, llm_settings
 from tests.judge.test_rubric_judge import GROUNDED, POLITE, STEPS, item_of, scripted

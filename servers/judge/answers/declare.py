@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.judge.common.reliability import LEVELS, Level
+from ultra_kit.reliability import LEVELS, Level
 from ultra_llm.replies import Reply
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.judge.common.reliability import cohen_kappa
 from ultra_base.errors import InputError
+from ultra_kit.reliability import cohen_kappa, confusion_matrix
 
 __all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_qrels"]
 
@@ -37,15 +37,6 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             docid = docid.decode("utf-8", "surrogateescape")
         qrels.setdefault(table.qids[qid_code], {})[docid] = int(grade)
     return qrels
-
-
-def confusion_matrix(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) -> list[list[int]]:
-    """``matrix[i][j]`` = pairs with human label ``labels[i]`` and LLM label ``labels[j]``."""
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = [[0] * len(labels) for _ in labels]
-    for human, llm in pairs:
-        matrix[index[human]][index[llm]] += 1
-    return matrix
 
 
 def label_agreement(

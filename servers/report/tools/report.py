@@ -43,7 +43,9 @@ def report(
         str | None, Field(description="a result file or run folder from an earlier step (e.g. evaluate's result_path)")
     ] = None,
     q_ls: Annotated[list[str] | None, Field(description="the questions, shown in the per-query table")] = None,
-    pred_ls: Annotated[list[str] | None, Field(description="the answers, shown in the per-query table")] = None,
+    pred_ls: Annotated[
+        list[str | None] | None, Field(description="the answers, shown in the per-query table (None: failed)")
+    ] = None,
     id_ls: Annotated[list[Any] | None, Field(description="the item ids q_ls and pred_ls belong to")] = None,
     out_dir: Annotated[
         str | None, Field(description="write into this folder as is (default: a new report_<timestamp>/ in save_path)")

@@ -149,7 +149,9 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             continue
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
-    superseded = {name for kind in KINDS if any(f.kind == kind.name for f in found) for name in kind.supersedes}
+    superseded = {
+        name for kind in KINDS.values() if any(f.kind == kind.name for f in found) for name in kind.supersedes
+    }
     nuggets = {}  # what a left-out nuggetize file knew: each run's supported vital nuggets
     for item in found:
         if item.kind in superseded:

@@ -17,7 +17,7 @@ from typing import Any
 from ultra_base.errors import InputError
 from ultra_kit.reliability import cohen_kappa, confusion_matrix
 
-__all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_qrels"]
+__all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_human", "read_qrels"]
 
 Qrels = dict[str, dict[str, int]]
 
@@ -37,6 +37,18 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             docid = docid.decode("utf-8", "surrogateescape")
         qrels.setdefault(table.qids[qid_code], {})[docid] = int(grade)
     return qrels
+
+
+def read_human(path: str | os.PathLike[str]) -> Qrels:
+    """The human grades: a qrels file, or the label store ``ultra annotate`` wrote (``.sqlite``: an UMBRELA
+    labelling's items are (query, passage) pairs, the system the query id, the item id the passage's; an item
+    labelled by several people gets their mean, rounded, as ``--export`` writes it)."""
+    from ultra_kit.labels.store import is_label_store, labels_by_system
+
+    if not is_label_store(path):
+        return read_qrels(path)
+    return {system or "q": {item: int(round(value)) for item, value in items.items()}
+            for system, items in labels_by_system(path).items()}  # fmt: skip
 
 
 def label_agreement(

@@ -13,7 +13,12 @@ from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output
 
 ExamplesParam = Annotated[
-    int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)
+    int,
+    Field(
+        description="comparison: the largest regressions and improvements shown per metric; "
+        "a label store: the largest judge-people disagreements shown",
+        ge=0,
+    ),
 ]
 ScatterParam = Annotated[
     int, Field(description="comparison: items per run in each scatter; beyond, a seeded sample", ge=1)

@@ -152,7 +152,7 @@ def main() -> None:
 
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # results go to the bench's temporary folder
     work = Path(tempfile.mkdtemp(prefix="target_bench_"))
-    from ultra_kit.errors import add_read_root
+    from ultra_base.errors import add_read_root
 
     add_read_root(work)
     ask = ask_tool()

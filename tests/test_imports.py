@@ -232,8 +232,30 @@ def _tool_names() -> dict[str, str]:
     return names
 
 
-def _code_strings(path: Path) -> list[tuple[int, str]]:
-    """The string constants of ``path`` that are not docstrings."""
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _used_as_a_tool_name(node: ast.Constant, parents: dict[int, ast.AST]) -> bool:
+    """The string decides which tool code deals with: compared (``tool == "x"``, ``in ("x", "y")``) or
+    passed to a call that names a tool (``call_tool("x")``); a data value or a dict key is not."""
+    parent = parents.get(id(node))
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        parent = parents.get(id(parent))
+    if isinstance(parent, ast.Compare):
+        return True
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    return isinstance(parent, ast.Call) and any(word in _callee(parent).lower() for word in ("tool", "call"))
+
+
+def _code_strings(path: Path) -> list[tuple[int, str, bool]]:
+    """The string constants of ``path`` that are not docstrings: (line, text, used as a tool's name)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     docstrings = set()
     for node in ast.walk(tree):
@@ -241,16 +263,25 @@ def _code_strings(path: Path) -> list[tuple[int, str]]:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
+    parents = _parents(tree)
     return [
-        (node.lineno, node.value)
+        (node.lineno, node.value, _used_as_a_tool_name(node, parents))
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
     ]
 
 
+def _names_a_tool(text: str, used: bool, names: set[str], servers: set[str]) -> bool:
+    """``server.tool`` anywhere, or a bare tool name where the code uses it as one."""
+    server, dot, tool = text.partition(".")
+    return (bool(dot) and server in servers and tool in names) or (used and text in names)
+
+
 def test_the_client_writes_no_tool_name() -> None:
-    """The client learns what a tool does from its schema, so no string of its code is a tool's name
-    (``tool`` or ``server.tool``; examples inside a help or error text are fine).
+    """The client learns what a tool does from its schema, so its code names no tool: no ``server.tool``
+    string, and no bare tool name that the code compares or passes to a call naming a tool (a word that
+    happens to be a tool's name, such as a data column ``score``, is not one; examples inside a help or
+    error text are fine).
 
     A tool named like its server (``report.report``) is exempt: the client names servers.
     """
@@ -263,10 +294,20 @@ def test_the_client_writes_no_tool_name() -> None:
         f"{path.relative_to(ROOT)}:{line} {text!r}"
         for path in client
         if str(path.relative_to(ROOT)) not in NAMES_A_TOOL
-        for line, text in _code_strings(path)
-        if text in names or (text.partition(".")[2] in names and text.partition(".")[0] in servers)
+        for line, text, used in _code_strings(path)
+        if _names_a_tool(text, used, names, servers)
     ]
     assert not found, "tool names in the client:\n" + "\n".join(found)
+
+
+def test_the_tool_name_check_finds_a_tool_name_used_as_one(tmp_path: Path) -> None:
+    source = tmp_path / "client.py"
+    source.write_text(
+        'COLUMNS = {"score": 1}\nif step.tool == "score":\n    pass\npool.call_tool("score", {})\n'
+        'ROW = ["score"]\nTARGET = "judge.score"\n'
+    )
+    strings = _code_strings(source)
+    assert sorted(line for line, text, used in strings if _names_a_tool(text, used, {"score"}, {"judge"})) == [2, 4, 6]
 
 
 @pytest.mark.parametrize(

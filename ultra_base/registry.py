@@ -56,7 +56,8 @@ def fail(what: str, name: str, field: str, problem: str) -> RegistryError:
 class Registry(Mapping[str, E], Generic[E]):
     """Frozen entries with unique names and aliases, checked when built (see the module docstring).
 
-    It reads as a mapping ``{name: entry}`` in registry order; looking up an alias finds its entry too.
+    It reads as a mapping ``{name: entry}`` in registry order (a drop-in for the dicts it replaces);
+    ``find`` looks a name or an alias up.
 
     ``what`` names an entry in messages (``answer metric``); ``choices`` maps a field to its allowed
     values (a field holding a mapping or a tuple has each value checked); ``check(entry)`` may raise
@@ -127,12 +128,11 @@ class Registry(Mapping[str, E], Generic[E]):
                 raise fail(self.what, name, "aliases" if spelling != name else self._name_field, problem)
 
     def replaced(self, entry: E) -> Registry[E]:
-        """A new registry with the entry of ``entry``'s name replaced by it (a test stands a marker in)."""
+        """A new registry with ``entry`` in place of the entry of its name, or added at the end if there is
+        none (a test stands a marker in, or tries a new entry); checked as the registry was."""
         name = self.name_of(entry)
-        if name not in self._by_name:
-            raise KeyError(name)
         entries = [entry if self.name_of(e) == name else e for e in self._entries]
-        return Registry(self.what, entries, **self._options)
+        return Registry(self.what, entries if name in self._by_name else [*entries, entry], **self._options)
 
     # -- reading
     def __iter__(self) -> Iterator[str]:
@@ -141,12 +141,13 @@ class Registry(Mapping[str, E], Generic[E]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._key(name) in self._by_spelling
-
     def __getitem__(self, name: str) -> E:
-        """The entry named ``name`` or one of its aliases; KeyError if none."""
-        return self._by_spelling[self._key(name)]
+        """The entry named ``name`` (its name, as a dict's key; ``find`` also takes an alias)."""
+        return self._by_name[name]
+
+    def find(self, spelling: str) -> E | None:
+        """The entry whose name or alias is ``spelling`` (lower-cased first if the registry folds), or None."""
+        return self._by_spelling.get(self._key(spelling)) if isinstance(spelling, str) else None
 
     @property
     def names(self) -> tuple[str, ...]:

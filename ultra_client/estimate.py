@@ -195,14 +195,23 @@ async def estimate_run(
     pipeline_file: str, param_file: str | None, timeout: float | None, stdio: bool, gate: list[Any]
 ) -> list[StepEstimate]:
     """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
-    checked as ``ultra run`` checks them (a gate is judged only after a real run)."""
+    checked as ``ultra run`` checks them (a gate is judged only after a real run). A NeMo job is compiled and
+    built first, as ``ultra run`` does, and its pipeline estimated."""
     from ultra_client import locate
+    from ultra_client.building import build
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
+    from ultra_client.compat.nemo import compile_if_job
     from ultra_client.gates.spec import check_gate_variables
     from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
+    from ultra_client.pipeline.setting_checks import check_setting_values
 
+    job = compile_if_job(pipeline_file, param_file)
+    if job is not None:
+        job.export_secrets()
+        await build(str(job.pipeline), stdio)
+        pipeline_file, param_file = str(job.pipeline), str(job.parameters)
     pipeline = load_pipeline(require_file(pipeline_file))
     target = Path(param_file) if param_file else parameter_path(pipeline.path)
     if not target.is_file():
@@ -219,6 +228,7 @@ async def estimate_run(
         (scratch / "logs").mkdir()
         async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
             check_dataflow(pipeline, locate.tool_table(pool), raw)
+            check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
             check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
             settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)

@@ -117,6 +117,15 @@ def _unique(path: Path) -> Path:
         counter += 1
 
 
+def new_path(path: str | os.PathLike[str]) -> Path:
+    """Reserve exactly ``path`` (a file, ``O_EXCL``), or an InputError when something is there: never overwritten."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not _reserve(path):
+        raise InputError(f"{path} exists and is not overwritten: give another name or remove it")
+    return path
+
+
 def timestamped_path(directory: str | os.PathLike[str], stem: str, suffix: str) -> Path:
     """A new, reserved path ``directory/stem_YYYYmmdd_HHMMSS<suffix>``."""
     stamp = datetime.now().strftime("%Y%m%d_%H%M%S")

@@ -8,7 +8,7 @@
 
 Runs and qrels may be file paths or in-memory mappings (``{qid: {docid: score}}``, a run also
 ``{qid: [docid, ...]}`` in rank order; ``{qid: {docid: grade}}`` for qrels). Semantics (see
-METRICS.md "Retrieval"): the evaluated set is the qrels queries; a qrels query missing from the
+docs/metrics.md, "Retrieval"): the evaluated set is the qrels queries; a qrels query missing from the
 run scores 0 on every measure and counts in the mean (trec_eval ``-c``); run queries absent from
 the qrels are ignored; both are counted. Values are full-precision floats.
 """
@@ -137,7 +137,7 @@ def evaluate(
 
     ``measures`` are names such as ``map``, ``mrr``, ``mrr@10``, ``P@5``, ``recall@100``,
     ``ndcg@10``, ``ndcg``, ``success@1``, ``hits@10``, ``map@10``, ``R-prec`` (the registry in
-    ``measures.py`` lists them all); bare ``precision``/``recall``/``ndcg``/``success``/``hits``
+    ``registry.py`` lists them all); bare ``precision``/``recall``/``ndcg``/``success``/``hits``
     expand over ``ks``. A document is relevant when its grade >= ``relevance_level``;
     nDCG gains are the grades (> 0) whatever the level. ``max_depth`` cuts each ranking (``-M``).
     """

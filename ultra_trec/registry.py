@@ -15,6 +15,7 @@ import ultra_trec.scoring as scoring
 import ultra_trec.scoring_gain as scoring_gain
 import ultra_trec.scoring_judged as scoring_judged
 import ultra_trec.scoring_sets as scoring_sets
+from ultra_base.registry import Registry, Valued, fail
 
 CUTOFF_RULES = ("none", "optional", "required")
 PARAMS = ("rank", "fraction")
@@ -27,7 +28,7 @@ TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default c
 
 
 @dataclass(frozen=True)
-class Family:
+class Family(Valued):
     """A kind of measure, declared once: everything the parser, engine and documentation need.
 
     ``trec_name`` / ``trec_cut_name``: trec_eval's name without / with a parameter (``ndcg`` /
@@ -41,7 +42,10 @@ class Family:
     is exp of their mean), sum (counts), text (per-query strings, no summary);
     ``options``: the kind of trec_eval's parameters of the measure itself (one of OPTIONS), passed to
     ``compute`` instead of a cutoff; ``options_help`` says
-    what they mean; ``definition`` (a formula) and ``citation`` feed the docs' Definitions.
+    what they mean; ``definition`` (a formula) and ``citation`` feed the docs' Definitions;
+    ``kind``: ``count`` for a number of things summed over queries (``num_ret``: not a metric, a report
+    or comparison may leave it out), ``text`` for per-query strings, else ``continuous``; ``better``:
+    every trec_eval measure is higher-is-better.
     """
 
     name: str
@@ -60,6 +64,8 @@ class Family:
     options_help: str = ""
     definition: str = ""
     citation: str = ""
+    kind: str = "continuous"
+    better: str = "higher"
 
     def spellings(self) -> list[str]:
         """Every accepted name without cutoff, lower-cased."""
@@ -78,8 +84,22 @@ class Family:
         return bare + ([f"{self.trec_cut_name}_{suffix}"] if self.cutoff != "none" and self.trec_cut_name else [])
 
 
+# A family summed over queries counts things (num_ret); one printed per query is text (runid).
+KIND_OF_AGGREGATE = {"sum": "count", "text": "text"}
+
+
 def _family(name: str, description: str, compute: Callable[..., Any], **fields: Any) -> Family:
+    fields.setdefault("kind", KIND_OF_AGGREGATE.get(fields.get("aggregate", "mean"), "continuous"))
     return Family(name=name, description=description, compute=compute, **fields)
+
+
+def _check_family(family: Family) -> None:
+    """An entry's own rules (the registry checks the enumerations): a bare family does not expand over ks;
+    a count is summed."""
+    if family.expands_over_ks and family.cutoff == "none":
+        raise fail("measure family", family.name, "cutoff", f"{family.cutoff!r} cannot expand over ks")
+    if (family.kind == "count") != (family.aggregate == "sum"):
+        raise fail("measure family", family.name, "kind", f"is {family.kind!r}; a count is summed, and a sum counts")
 
 
 TREC_EVAL = "trec_eval 10.0 (NIST), usnistgov/trec_eval"
@@ -94,9 +114,9 @@ _JUDGED = {"needs_judged_nonrelevant": True}
 
 # One entry per family, two or three lines each: the registry reads as a table.
 # fmt: off
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
+FAMILIES: Registry[Family] = Registry(
+    "measure family",
+    (
         _family("runid", "the run's tag (sixth column of its first line): text, per query", scoring_judged.runid,
                 trec_name="runid", aggregate="text",
                 definition="the sixth column of the run's first line, printed per query",
@@ -263,8 +283,10 @@ FAMILIES: dict[str, Family] = {
                 definition="documents of the top k present in the qrels / min(k, retrieved)",
                 citation=("S. MacAvaney, C. Macdonald and I. Ounis, Streamlining Evaluation with ir-measures, ECIR "
                           "2022")),
-    )
-}
+    ),
+    choices={"cutoff": CUTOFF_RULES, "param": PARAMS, "aggregate": AGGREGATES, "options": OPTIONS},
+    check=_check_family,
+)
 
 # trec_eval's measure lists (``-m official``, ``-m all_trec``, ``-m set``), in its printing order.
 NICKNAMES: dict[str, tuple[str, ...]] = {
@@ -322,16 +344,14 @@ WHOLE_RANKING = {"precision": "set_P", "recall": "set_recall", "r": "set_recall"
 
 
 def check_registry() -> None:
-    """Each spelling names one family; each rule is known (checked once, at import)."""
+    """Each spelling names one family (trec_eval's names, aliases, lower-cased; checked once, at import)."""
     owners: dict[str, str] = {}
     for family in FAMILIES.values():
-        if family.cutoff not in CUTOFF_RULES or (family.expands_over_ks and family.cutoff == "none"):
-            raise AssertionError(f"{family.name}: cutoff {family.cutoff!r} cannot expand over ks")
-        if family.param not in PARAMS or family.aggregate not in AGGREGATES or family.options not in OPTIONS:
-            raise AssertionError(f"{family.name}: unknown param, aggregate or options kind")
         for spelling in family.spellings():
             if owners.setdefault(spelling, family.name) != family.name:
-                raise AssertionError(f"{spelling!r} names both {owners[spelling]} and {family.name}")
+                raise fail(
+                    "measure family", family.name, "aliases", f"spelling {spelling!r} also names {owners[spelling]}"
+                )
     trec = {n for f in FAMILIES.values() for n in (f.trec_name, f.trec_cut_name) if n}
     if set(TREC_EVAL_ORDER) != trec:
         raise AssertionError(f"TREC_EVAL_ORDER must list each trec_eval name: {sorted(trec ^ set(TREC_EVAL_ORDER))}")

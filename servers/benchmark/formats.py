@@ -17,6 +17,7 @@ from typing import Any
 
 from servers.benchmark.traces import reader as traces
 from ultra_base.errors import InputError, existing_file, readable_path
+from ultra_base.registry import Registry
 from ultra_kit.readers import check_file_size, read_csv, read_json, read_jsonl, read_parquet
 
 Record = dict[str, Any]
@@ -305,6 +306,7 @@ class Format:
     """A dataset format: its reader, the file extensions that name it, and (when several formats share an
     extension) how its content is recognised, with that shape in words for the error message."""
 
+    name: str  # what ``format`` names it (``jsonl``)
     words: str  # its name in messages
     read: Callable[[Path, str | None], list[Record]]  # (path, split) -> records
     suffixes: tuple[str, ...] = ()
@@ -316,52 +318,61 @@ class Format:
 
 
 # Format name -> Format: the one entry a new format needs.
-READERS: dict[str, Format] = {
-    "jsonl": Format("JSON Lines", lambda source, _: _numbered(read_jsonl(source), start=1), (".jsonl", ".ndjson")),
-    "json": Format(
-        "JSON list",
-        lambda source, _: _json_list(read_json(source), str(source)),
-        (".json",),
-        matches=lambda data: isinstance(data, list),
-        layout="a list of records",
-    ),
-    "csv": Format("CSV", lambda source, _: _csv_rows(source), (".csv",)),
-    "tsv": Format("TSV", lambda source, _: _csv_rows(source), (".tsv",)),
-    "parquet": Format("Parquet", lambda source, _: _numbered(read_parquet(source), start=1), (".parquet",)),
-    "beir": Format("BEIR", read_beir, folder=True),
-    "squad": Format(
-        "SQuAD",
-        lambda source, _: read_squad(read_json(source), str(source)),
-        (".json",),
-        matches=lambda data: isinstance(data, dict) and isinstance(data.get("data"), list),
-        layout="{'data': [...]}",
-    ),
-    "ragas": Format(
-        "RAGAS",
-        lambda source, _: read_ragas(read_json(source), str(source)),
-        (".json",),
-        matches=_is_ragas,
-        layout="{'question' or 'user_input': [...], ...}",
-    ),
-    "otlp": Format(
-        "OTLP JSON traces",
-        lambda source, settings: traces.read_traces("otlp", source, settings),
-        (".json", ".jsonl", ".ndjson"),
-        sniff=traces.sniff_otlp,
-        settings="traces",
-    ),
-    "langfuse": Format(
-        "Langfuse traces export",
-        lambda source, settings: traces.read_traces("langfuse", source, settings),
-        (".json",),
-        sniff=traces.sniff_langfuse,
-        settings="traces",
-    ),
-    "langsmith": Format(
-        "LangSmith runs export",
-        lambda source, settings: traces.read_traces("langsmith", source, settings),
-        (".jsonl", ".ndjson"),
-        sniff=traces.sniff_langsmith,
-        settings="traces",
-    ),
-}
+READERS: Registry[Format] = Registry(
+    "data format",
+    [
+        Format("jsonl", "JSON Lines", lambda source, _: _numbered(read_jsonl(source), start=1), (".jsonl", ".ndjson")),
+        Format(
+            "json",
+            "JSON list",
+            lambda source, _: _json_list(read_json(source), str(source)),
+            (".json",),
+            matches=lambda data: isinstance(data, list),
+            layout="a list of records",
+        ),
+        Format("csv", "CSV", lambda source, _: _csv_rows(source), (".csv",)),
+        Format("tsv", "TSV", lambda source, _: _csv_rows(source), (".tsv",)),
+        Format("parquet", "Parquet", lambda source, _: _numbered(read_parquet(source), start=1), (".parquet",)),
+        Format("beir", "BEIR", read_beir, folder=True),
+        Format(
+            "squad",
+            "SQuAD",
+            lambda source, _: read_squad(read_json(source), str(source)),
+            (".json",),
+            matches=lambda data: isinstance(data, dict) and isinstance(data.get("data"), list),
+            layout="{'data': [...]}",
+        ),
+        Format(
+            "ragas",
+            "RAGAS",
+            lambda source, _: read_ragas(read_json(source), str(source)),
+            (".json",),
+            matches=_is_ragas,
+            layout="{'question' or 'user_input': [...], ...}",
+        ),
+        Format(
+            "otlp",
+            "OTLP JSON traces",
+            lambda source, settings: traces.read_traces("otlp", source, settings),
+            (".json", ".jsonl", ".ndjson"),
+            sniff=traces.sniff_otlp,
+            settings="traces",
+        ),
+        Format(
+            "langfuse",
+            "Langfuse traces export",
+            lambda source, settings: traces.read_traces("langfuse", source, settings),
+            (".json",),
+            sniff=traces.sniff_langfuse,
+            settings="traces",
+        ),
+        Format(
+            "langsmith",
+            "LangSmith runs export",
+            lambda source, settings: traces.read_traces("langsmith", source, settings),
+            (".jsonl", ".ndjson"),
+            sniff=traces.sniff_langsmith,
+            settings="traces",
+        ),
+    ],
+)

@@ -30,19 +30,6 @@ def save_result(tool: str, save_path: str, eval_res: dict[str, Any], settings: d
     return str(path)
 
 
-def answered_items(pred_ls: list[Any], **aligned: list[Any] | None) -> tuple[list[Any], dict[str, Any], list[Any]]:
-    """The items a system answered: ``pred_ls`` without its None entries (items the target failed to answer,
-    never scored), the ``aligned`` lists cut the same way, and the ids (or positions) of the items left out."""
-    if not isinstance(pred_ls, list) or all(p is not None for p in pred_ls):
-        return pred_ls, aligned, []
-    kept = [i for i, p in enumerate(pred_ls) if p is not None]
-    ids = aligned.get("id_ls")
-    failed = [ids[i] if isinstance(ids, list) and i < len(ids) else i for i, p in enumerate(pred_ls) if p is None]
-    cut = {name: [values[i] for i in kept] if isinstance(values, list) and len(values) == len(pred_ls) else values
-           for name, values in aligned.items()}  # fmt: skip
-    return [pred_ls[i] for i in kept], cut, failed
-
-
 def item_ids(id_ls: list[Any] | None, count: int) -> list[Any]:
     """The items' ids: ``id_ls`` (one per prediction, kept as given) or the positions 0..count-1."""
     if id_ls is None:

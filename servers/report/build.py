@@ -77,6 +77,7 @@ def write_report(
         judged,
         max_table_rows=max_table_rows,
         headline_metrics=headline_metrics,
+        examples=examples_per_metric,
         comparison={"html": comparison.html} if comparison else None,
         **settings,
     )

@@ -20,6 +20,7 @@ from servers.report.plots import Plot, metric_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
+from ultra_kit.labels.page import section
 
 TEMPLATES = Path(__file__).parent / "templates"  # report.html, compare.html, comparison.html and their partials
 TEXT_CHARS = 240  # question and answer cells are cut here (the result files hold the whole text)
@@ -118,9 +119,10 @@ def render_html(
     seed: int,
     max_table_rows: int,
     headline_metrics: Sequence[str],
+    examples: int,
     comparison: dict[str, Any] | None = None,
 ) -> str:
-    """The whole report page."""
+    """The whole report page; ``examples``: the largest disagreements listed per label store."""
     from servers.report.headline import headline
     from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view
@@ -143,6 +145,7 @@ def render_html(
         fills=[item for item in judged if item["tool"] == "fill_qrels"],
         constants=drawn.constants,
         comparison=comparison,
+        labels=[{**item, "html": section(item["report"], None, top=examples, level=4)} for item in collected.labels],
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=[_run_view(run) for run in collected.runs],

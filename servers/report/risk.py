@@ -125,7 +125,7 @@ def _texts(memory: Any) -> dict[str, dict[str, str]]:
     return {
         str(qid): {
             "question": str(questions[i]) if i < len(questions) else "",
-            "answer": str(answers[i]) if i < len(answers) else "",
+            "answer": str(answers[i]) if i < len(answers) and answers[i] is not None else "",  # None: failed
         }
         for i, qid in enumerate(memory["id_ls"])
     }

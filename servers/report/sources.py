@@ -3,7 +3,8 @@
 A run folder (``memory.json`` + ``files/``) is one run: its result files are joined on ids, and its
 questions and answers (``q_ls``, ``pred_ls``, ``id_ls`` in ``memory.json``), ``parameters.yaml`` and
 ``timings.json`` come along. A file that holds several runs (``evaluate_trec_pvalue``, ``nuggetize``,
-``trec_rag_table``) gives one run each.
+``trec_rag_table``) gives one run each. A label store of ``ultra annotate`` (``.sqlite``) gives the section on what
+people and the judge disagree on (``ultra_kit.labels.agreement``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from servers.report.kinds import KINDS, expected_shapes, kind_of
 from servers.report.model import Found, Run, unique_ids
 from ultra_base.errors import InputError, readable_path
+from ultra_kit.labels.agreement import disagreement_report
+from ultra_kit.labels.store import is_label_store
 
 
 @dataclass
@@ -29,6 +32,7 @@ class Collected:
     sweeps: list[dict[str, Any]] = field(default_factory=list)
     risks: list[dict[str, Any]] = field(default_factory=list)  # risk tables: label, path, rows, examples, note
     judged: list[dict[str, Any]] = field(default_factory=list)  # ppi / compare_judged / fill_qrels: label, tool ...
+    labels: list[dict[str, Any]] = field(default_factory=list)  # label stores: label, path, report (agreement)
     notes: list[str] = field(default_factory=list)
 
 
@@ -42,7 +46,7 @@ def collect(paths: Sequence[str], labels: Mapping[str, str]) -> Collected:
     collected = Collected()
     for path in paths:
         _add_source(collected, Path(path), by_path.get(_key(path)))
-    if not collected.runs and not collected.scalars and not collected.risks and not collected.judged:
+    if not (collected.runs or collected.scalars or collected.risks or collected.judged or collected.labels):
         raise InputError(f"none of {list(paths)} holds per-query values or results to report")
     _unique_labels(collected.runs)
     collected.notes += list(dict.fromkeys(note for run in collected.runs for note in run.notes))
@@ -69,6 +73,9 @@ def _add_source(collected: Collected, path: Path, label: str | None) -> None:
                 "folder); give a run folder or a result file",
                 path=str(path),
             )
+    if is_label_store(path):  # ultra annotate's labels.sqlite: what people and the judge disagree on
+        collected.labels.append({"label": label or path.name, "path": str(path), "report": disagreement_report(path)})
+        return
     if path.name == "memory.json":
         collected.runs += read_run_folder(path.parent, label, collected)
         return
@@ -142,7 +149,9 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             continue
         found.append(kind.read(document, str(file)))
     collected.notes += [f"{folder.name}: {reason} (skipped)" for reason in skipped]
-    superseded = {name for kind in KINDS if any(f.kind == kind.name for f in found) for name in kind.supersedes}
+    superseded = {
+        name for kind in KINDS.values() if any(f.kind == kind.name for f in found) for name in kind.supersedes
+    }
     nuggets = {}  # what a left-out nuggetize file knew: each run's supported vital nuggets
     for item in found:
         if item.kind in superseded:

@@ -56,16 +56,17 @@ async def ask(
             journal.close(finished=finished)
         if cache is not None:
             cache.close()
+    usage = results.usage_summary(records, kind=str(target["kind"]))
     info = {
         "kind": str(target["kind"]), "items": len(records), "answered": len(records) - failed["count"],
         "resumed": resumed, "cached": sum(bool(r.get("cached")) for r in records),
         "empty": sum("empty" in r["flags"] for r in records),
-        "too_long": sum("too_long" in r["flags"] for r in records),
-        "requests": sum(r["attempts"] for r in records if not (r.get("cached") or r.get("resumed"))),
+        "too_long": sum("too_long" in r["flags"] for r in records), "requests": usage["requests"],
         "seconds": round(time.perf_counter() - started, 3),
     }  # fmt: skip
     return {**results.outputs(records), "run_path": str(run_path), "latency": results.latency_summary(records),
-            "failed": failed, "result_path": str(save), "target_info": info}  # fmt: skip
+            "failed": failed, "result_path": str(save), "target_info": info,
+            "usage": usage}  # fmt: skip
 
 
 def _folder(save_path: str) -> Path:

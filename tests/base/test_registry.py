@@ -22,8 +22,9 @@ class Metric(Valued):
 def test_entries_are_found_by_name_and_alias_in_order() -> None:
     table = Registry("metric", [Metric("f1", aliases=("F-1",)), Metric("em", kind="binary")], fold=True)
     assert table.names == ("f1", "em")
-    assert table["f-1"] is table["F1"] is table.as_dict()["f1"]
-    assert "EM" in table and "bleu" not in table and table.get("bleu") is None
+    assert table.find("f-1") is table.find("F1") is table["f1"] is table.as_dict()["f1"]
+    assert "em" in table and "EM" not in table and table.find("EM") is table["em"] and table.find("bleu") is None
+    assert "F-1" not in table and table.get("bleu") is None  # a mapping of names, as the dicts it replaces
     assert list(table) == ["f1", "em"] and [m.name for m in table.values()] == ["f1", "em"] and len(table) == 2
 
 

@@ -303,9 +303,9 @@ def test_format_messages_list_what_readers_holds(tmp_path: Path, monkeypatch: py
         return [{"question": "q", "_line": 1}]
 
     entry = formats.Format(
-        "Demo", fake, (".demo",), matches=lambda data: data == {"demo": True}, layout="{'demo': true}"
+        "demo", "Demo", fake, (".demo",), matches=lambda data: data == {"demo": True}, layout="{'demo': true}"
     )
-    monkeypatch.setitem(formats.READERS, "demo", entry)
+    monkeypatch.setattr(formats, "READERS", formats.READERS.replaced(entry))
     (tmp_path / "d.xml").write_text("<x/>")
     with pytest.raises(InputError) as unsupported:
         formats.read_records(str(tmp_path / "d.xml"))
@@ -327,6 +327,6 @@ def test_format_messages_list_what_readers_holds(tmp_path: Path, monkeypatch: py
         formats.detect_format(tmp_path / "d.json")
     for words in ("JSON list (a list of records)", "SQuAD ({'data': [...]})", "RAGAS ({'question' or 'user_input'"):
         assert words in str(layout.value)
-    monkeypatch.setitem(formats.READERS, "demo", dataclasses.replace(entry, suffixes=(".json",)))
+    monkeypatch.setattr(formats, "READERS", formats.READERS.replaced(dataclasses.replace(entry, suffixes=(".json",))))
     (tmp_path / "demo.json").write_text('{"demo": true}')
     assert formats.detect_format(tmp_path / "demo.json") == "demo"

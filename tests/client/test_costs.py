@@ -165,3 +165,23 @@ def test_a_jury_step_gets_a_row_per_member_model_priced_as_that_model(monkeypatc
     # one model: one row, as before
     assert step_records("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE}) == [
         step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})]  # fmt: skip
+
+
+def test_a_system_under_test_shows_its_requests_and_tokens_unpriced_and_out_of_the_total(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    target = {"kind": "openai", "model_id": "gpt-4o-mini", "base_url": "http://x/v1"}  # the system's own model
+    spent = {"requests": 12, "cache_hits": 3, "prompt_tokens": 900, "completion_tokens": 80, "items_with_tokens": 9,
+             "system_under_test": "openai"}  # fmt: skip
+    row = step_record("target.ask", {"target": target}, {"usage": spent, "failed": {"count": 1, "total": 10}})
+    assert row["model"] == "target:openai" and row["requests"] == 12 and row["failed"] == {"count": 1, "total": 10}
+    judge = step_record("judge.a", {"judge_llm": JUDGE_LLM}, {"usage": USAGE})
+    usage = priced([row, judge])
+    assert usage["steps"][0]["cost_usd"] is None  # never priced as gpt-4o-mini: it is the user's system
+    assert usage["total"]["cost_usd"] == pytest.approx(0.75) and usage["total"]["requests"] == 10
+    lines = cost_lines(usage)
+    assert next(line for line in lines if line.startswith("target.ask")).split() == [
+        "target.ask", "target:openai", "12", "3", "900", "80", "unknown"]  # fmt: skip
+    assert "target.ask: the system under test, not priced and not in the total" in lines
+    assert not any(line.startswith("no price for") for line in lines)

@@ -47,8 +47,22 @@ def gate_file(tmp_path: Path, conditions: list[dict]) -> Path:
 
 
 def verdict_row(stdout: str, condition: str) -> list[str]:
-    (line,) = [line for line in stdout.splitlines() if line.startswith(condition + " ")]
-    return line[len(condition) :].split(None, 3)
+    """[value, baseline, verdict, "better" and the condition's note] from the table and the note under it."""
+    lines = stdout.splitlines()
+    (line,) = [line for line in lines if line.startswith(condition + " ")]
+    first = next(i for i, shown in enumerate(lines) if shown.startswith("condition "))
+    last = next(i for i, shown in enumerate(lines) if shown.startswith("gate: ") and i > first)
+    assert all(len(shown) <= 100 for shown in lines[first : last + 1]), lines[first : last + 1]  # fits 100
+    note: list[str] = []
+    for index, shown in enumerate(lines):  # "  <condition>: note", continued on lines indented further
+        if shown.startswith(f"  {condition}: "):
+            note.append(shown[len(condition) + 4 :])
+            for more in lines[index + 1 :]:
+                if not more.startswith("      "):
+                    break
+                note.append(more.strip())
+    value, baseline, status, better = line[len(condition) :].split(None, 3)
+    return [value, baseline, status, " ".join([better.strip(), *note])]
 
 
 def test_absolute_conditions_pass_and_fail_with_exit_0_and_1(tmp_path: Path) -> None:
@@ -86,7 +100,8 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_junit(tmp_path: Path) -> N
     (tmp_path / "reports").mkdir()
     done, _ = run_gated(tmp_path, "--gate", str(gate), "--junit", str(junit))
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "the run has no scalar result eval_res.ndgc@10; did you mean 'eval_res.ndcg@10'?" in done.stdout
+    said = " ".join(done.stdout.split())  # the note wraps at 100 columns
+    assert "the run has no scalar result eval_res.ndgc@10; did you mean 'eval_res.ndcg@10'?" in said
     suites = check_junit(junit)
     (suite,) = suites.findall("testsuite")
     cases = suite.findall("testcase")
@@ -132,7 +147,8 @@ def test_baseline_max_drop_and_a_missing_baseline(tmp_path: Path) -> None:
     assert row[:3] == [f"{value:.4f}", f"{value + 0.02:.4f}", "FAIL"] and "dropped 0.02 from the baseline" in row[3]
     nowhere = gate_file(tmp_path, [{"metric": "eval_res.map", "baseline": str(tmp_path / "none"), "max_drop": 0}])
     missing = run_ultra("gate", str(folder), "--gate", str(nowhere), cwd=tmp_path)
-    assert missing.returncode == 2 and "is not a finished run folder (it has no memory.json)" in missing.stdout
+    said = " ".join(missing.stdout.split())  # the note wraps at 100 columns
+    assert missing.returncode == 2 and "is not a finished run folder (it has no memory.json)" in said
 
 
 @pytest.mark.parametrize(

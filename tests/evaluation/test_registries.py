@@ -16,6 +16,7 @@ from servers.evaluation.tools import answers as answer_tools
 from servers.evaluation.tools import mtrag as mtrag_tools
 from tests.evaluation.helpers import score_answers, score_mtrag
 from ultra_base.errors import InputError
+from ultra_base.registry import Registry, RegistryError
 from ultra_trec.measures import describe_names
 
 
@@ -65,7 +66,9 @@ def test_each_answer_metric_is_computed_by_its_entry(name: str, monkeypatch: pyt
     def marker(batch: Batch) -> Scored:
         return Scored([0.25] * len(batch.items), {"marked": name})
 
-    monkeypatch.setitem(answers.METRICS, name, dataclasses.replace(answers.METRICS[name], compute=marker))
+    monkeypatch.setattr(
+        answers, "METRICS", answers.METRICS.replaced(dataclasses.replace(answers.METRICS[name], compute=marker))
+    )
     result = score_answers(["a b", "c"], ["a", "d"], [name])
     assert result == {name: [0.25, 0.25], f"avg_{name}": 0.25, "marked": name}
 
@@ -78,7 +81,7 @@ def test_each_mtrag_metric_is_computed_by_its_entry(name: str, monkeypatch: pyte
         def marker(records, result, metric=metric):
             return {metric.name: [mark[metric.name] + i for i in range(len(records.predictions))]}
 
-        monkeypatch.setitem(mtrag.METRICS, metric.name, dataclasses.replace(metric, compute=marker))
+        monkeypatch.setattr(mtrag, "METRICS", mtrag.METRICS.replaced(dataclasses.replace(metric, compute=marker)))
     result = score_mtrag(["x", "y"], ["a", "b"], mtrag_metrics=[name])
     for chosen in mtrag.resolve_mtrag_metrics([name]):
         assert result[chosen] == [mark[chosen], mark[chosen] + 1]
@@ -94,3 +97,24 @@ def test_settings_read_are_recorded_only_when_used() -> None:
     assert answers.settings_read(["em", "meteor"]) == ["wordnet_path"]
     assert mtrag.settings_read(["Recall", "Length"]) == []
     assert mtrag.settings_read(mtrag.resolve_mtrag_metrics(["RB_agg"])) == ["bertscore_model", "bertscore_layer"]
+
+
+@pytest.mark.parametrize("module", [answers, mtrag], ids=["answers", "mtrag"])
+def test_a_wrong_entry_fails_naming_the_entry_and_the_field(module) -> None:
+    """A misspelled kind, direction or extra, or a second entry of one name, is refused when the registry
+    is built (at import), and the message names the registry, the entry and the field."""
+    first = next(iter(module.METRICS.values()))
+    for field, value in (("kind", "binry"), ("better", "up"), ("extra", "bleux")):
+        with pytest.raises(RegistryError, match=rf"metric '{first.name}': field '{field}' is '{value}'"):
+            module.METRICS.replaced(dataclasses.replace(first, **{field: value}))
+    twice = [*module.METRICS.values(), dataclasses.replace(first, description="a second one")]
+    with pytest.raises(RegistryError, match=rf"'{first.name}': field 'name' is declared twice"):
+        Registry(module.METRICS.what, twice)
+
+
+def test_directions_come_from_the_registries() -> None:
+    """``SPEC.metric_directions`` reads the registries: every metric, each with its declared direction."""
+    directions = SPEC.directions()
+    for module in (answers, mtrag):
+        for metric in module.METRICS.values():
+            assert directions[metric.name] is (metric.better == "higher")

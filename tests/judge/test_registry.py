@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from servers.judge.answers import judges as judge_modules
-from servers.judge.answers.declare import AnswerJudge, declared
+from servers.judge.answers.declare import SCALES, AnswerJudge, declared
 from servers.judge.answers.judges.basic import IDK, judge_idk
 from servers.judge.answers.registry import JUDGES, registry_markdown
 from servers.judge.answers.run import items_for, run_answer_judge
@@ -23,6 +23,7 @@ from servers.judge.tools.answers import FAILING, answer_tool
 from servers.judge.tools.answers import TOOLS as ANSWER_TOOLS
 from tests.judge.conftest import ROOT, declared_reply, llm_settings
 from tests.support.openai_stub import OpenAIStub
+from ultra_base.registry import Registry, RegistryError
 from ultra_kit.inprocess import local_tools
 from ultra_kit.settings import defaults
 
@@ -51,7 +52,7 @@ def test_declarations_are_complete_and_unique() -> None:
         assert f"<!-- generated: tool judge.{judge.name} -->" in cards, f"docs/tools/judge.md: add a ## {judge.name}"
         for name in judge.prompts:
             assert (PROMPT_DIR / f"{name}.txt").is_file(), (judge.name, name)
-    with pytest.raises(ValueError, match="inputs must start with q_ls"):
+    with pytest.raises(RegistryError, match="field .inputs. must start with q_ls"):
         dataclasses.replace(JUDGES[0], inputs=("pred_ls", "q_ls"))
 
 
@@ -154,22 +155,15 @@ async def test_in_process_and_mcp_calls_give_the_same_result(tmp_path) -> None:
     assert local == remote_result and local["aggregate"]["idk"] == 0.5
 
 
-def test_a_metric_is_charted_as_its_level_unless_declared_otherwise() -> None:
-    """``scales`` gives the report's chart too (nominal: binary, ordinal: graded, interval: continuous);
-    ``kinds`` only where the chart differs: toxicity_llm's 0 / 1 toxicity is drawn as the classifier's."""
-    labelled = {
-        "idk_judge": (
-            {"idk": "graded", "answer_attempted": "binary"},
-            {"idk": "ordinal", "answer_attempted": "nominal"},
-        ),
-        "rag_judge": ({"rag_score": "graded"}, {"rag_score": "ordinal"}),
-        "guardrail_judge": ({"safe": "binary"}, {"safe": "nominal"}),
-        "toxicity": ({"toxicity": "continuous", "toxic": "binary"}, {"toxicity": "interval", "toxic": "nominal"}),
-        "toxicity_llm": ({"toxicity": "continuous", "toxic": "binary"}, {"toxicity": "nominal", "toxic": "nominal"}),
-        "bias": ({"bias": "continuous", "no_opinion": "binary"}, {"bias": "interval", "no_opinion": "nominal"}),
-    }
+def test_a_metric_is_charted_and_combined_by_its_one_scale() -> None:
+    """``scales`` is the one declaration: a metric's level (how a jury combines it) and its kind (how the
+    report charts it) both come from its scale (``SCALES``); a metric not named is on the interval scale."""
     for judge in JUDGES:
-        kinds, levels = labelled.get(judge.name, ({m: "continuous" for m in judge.metrics}, {}))
-        assert judge.metric_kinds == kinds, judge.name
-        assert judge.levels == {m: levels.get(m, "interval") for m in judge.metrics}, judge.name
-    assert set(labelled) <= {judge.name for judge in JUDGES}
+        for metric in judge.metrics:
+            level, kind = SCALES[judge.scales.get(metric, "interval")]
+            assert (judge.levels[metric], judge.metric_kinds[metric]) == (level, kind), (judge.name, metric)
+    assert SCALES["probability"] == ("nominal", "continuous")  # a 0 / 1 label charted as a probability
+    with pytest.raises(RegistryError, match=r"answer judge 'idk_judge': field 'scales' is 'ordnial' for 'idk'"):
+        dataclasses.replace(next(j for j in JUDGES if j.name == "idk_judge"), scales={"idk": "ordnial"})
+    with pytest.raises(RegistryError, match=r"answer judge 'idk_judge': field 'name' is declared twice"):
+        Registry("answer judge", [*JUDGES, next(j for j in JUDGES if j.name == "idk_judge")])

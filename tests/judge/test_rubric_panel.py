@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from servers.judge.common.reliability import krippendorff_alpha
 from servers.judge.tools.rubric import rubric_judge
 from tests.judge.conftest import SECRET, call_job, llm_settings
 from tests.judge.test_rubric_judge import GROUNDED, POLITE, STEPS, item_of, scripted
 from tests.report.helpers import build
 from tests.support.batch_server import BatchStub
 from tests.support.openai_stub import OpenAIStub, content_of
+from ultra_kit.reliability import krippendorff_alpha
 
 pytestmark = pytest.mark.anyio
 

@@ -34,7 +34,7 @@ def test_every_tool_that_writes_a_result_file_has_a_renderer() -> None:
     unclaimed = [
         name
         for name, outputs in writers.items()
-        if name not in NOT_RESULTS and not any(kind.claims(name, outputs) for kind in KINDS)
+        if name not in NOT_RESULTS and not any(kind.claims(name, outputs) for kind in KINDS.values())
     ]
     assert unclaimed == [], f"result kinds without a renderer in servers/report/kinds/__init__.py: {unclaimed}"
     assert set(NOT_RESULTS) <= set(tools)  # no stale exclusions
@@ -43,7 +43,7 @@ def test_every_tool_that_writes_a_result_file_has_a_renderer() -> None:
 def test_a_tool_without_a_renderer_is_found() -> None:
     """The check above would fail on a tool whose file no kind claims."""
     outputs = ["result_path", "score"]
-    assert not any(kind.claims("made_up_tool", outputs) for kind in KINDS)
+    assert not any(kind.claims("made_up_tool", outputs) for kind in KINDS.values())
 
 
 def test_every_declared_metric_has_a_chart_kind() -> None:

@@ -90,7 +90,8 @@ def test_a_gate_against_a_baseline_pairs_the_latency_quantiles(two_runs) -> None
     )
     done = run_ultra("gate", str(second), "--gate", str(gate), cwd=tmp_path, env=ENV, timeout=300)
     line = next(line for line in done.stdout.splitlines() if line.startswith("latency.p95"))
-    assert done.returncode in (0, 1) and "ERROR" not in line and "p (Holm)" in line and "lower" in line
+    note = " ".join(done.stdout.split("\n  latency.p95", 1)[1].split("\ngate: ")[0].split())  # under the table
+    assert done.returncode in (0, 1) and "ERROR" not in line and "p (Holm)" in note and "lower" in line
 
 
 def test_sweep_over_a_target_setting_ranks_trials_with_the_latency_beside(tmp_path: Path) -> None:

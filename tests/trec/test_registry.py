@@ -82,7 +82,7 @@ def test_the_entry_compute_function_is_what_the_engine_calls(
     def marker(judged, k):
         return np.full(judged.num_queries, value(k))
 
-    monkeypatch.setitem(FAMILIES, family.name, dataclasses.replace(family, compute=marker))
+    monkeypatch.setattr(measures, "FAMILIES", FAMILIES.replaced(dataclasses.replace(family, compute=marker)))
     qrels, run = {"q1": {"d1": 1}, "q2": {"d2": 2}}, {"q1": {"d1": 1.0}, "q2": {"d3": 1.0}}
     result = evaluate(qrels, run, measures_of(family))
     for measure in measures_of(family):

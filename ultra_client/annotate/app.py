@@ -4,7 +4,8 @@ Safety: every POST carries the page's CSRF token (``X-CSRF-Token``) and a JSON b
 ``MAX_BODY_BYTES``; the Host header must name the address served (no DNS rebinding); served on another
 interface than 127.0.0.1, every request carries the access token printed at start (``?token=`` once, then a
 cookie). Item text reaches the page as JSON and is set as text, never as HTML; the page's policy runs only its
-own script. No request names a file: the store and SOURCE are fixed when the server starts.
+own script (``/disagreements``: none at all, ``ultra_kit.labels.page``). No request names a file: the store and
+SOURCE are fixed when the server starts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,11 +23,20 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ultra_client.annotate import MAX_BODY_BYTES, MAX_COMMENT_CHARS
+from ultra_client.annotate import MAX_BODY_BYTES, MAX_COMMENT_CHARS, SHOWN
 from ultra_client.annotate.source import Item
 from ultra_client.annotate.store import LabelStore
+from ultra_kit.labels.agreement import disagreement_report
+from ultra_kit.labels.page import POLICY
+from ultra_kit.labels.page import page as page_of
 
 TOKEN_COOKIE = "ultra_annotate_token"
+
+
+def disagreements_page(store: str | Path, items: dict[str, Item], *, top: int) -> str:
+    """The disagreements page of ``store``, with the question and answer of each item from SOURCE."""
+    texts = {key: (item.question, item.answer) for key, item in items.items()}
+    return page_of(disagreement_report(store), texts, top=top, title="What people and the judge disagree on")
 
 
 @dataclass
@@ -38,6 +49,7 @@ class Served:
     hosts: set[str]
     access_token: str | None = None  # set when serving beyond 127.0.0.1
     csrf_token: str = ""
+    shown: int = SHOWN  # the largest disagreements /disagreements lists
 
     def __post_init__(self) -> None:
         self.csrf_token = self.csrf_token or secrets.token_urlsafe(32)
@@ -126,6 +138,13 @@ def build_app(served: Served) -> Starlette:
             response.set_cookie(TOKEN_COOKIE, served.access_token, httponly=True, samesite="strict")
         return response
 
+    async def disagreements(request: Request) -> Response:
+        check(request)
+        html = disagreements_page(served.store.path, served.items, top=served.shown)
+        headers = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff",
+                   "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}  # fmt: skip
+        return HTMLResponse(html, headers=headers)
+
     async def next_item(request: Request) -> Response:
         check(request)
         key = served.store.next_key(served.annotator)
@@ -180,7 +199,8 @@ def build_app(served: Served) -> Starlette:
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     routes = [
-        Route("/", page), Route("/api/next", next_item), Route("/api/item", one_item),
+        Route("/", page), Route("/disagreements", disagreements), Route("/api/next", next_item),
+        Route("/api/item", one_item),
         Route("/api/history", history), Route("/api/progress", progress),
         Route("/api/label", label, methods=["POST"]), Route("/api/skip", skip, methods=["POST"]),
         Route("/api/flag", flag, methods=["POST"]), Route("/api/undo", undo, methods=["POST"]),

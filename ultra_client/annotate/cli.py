@@ -12,7 +12,10 @@ from typing import Any
 
 from ultra_client import annotate as defaults
 
-HELP = "label items in a browser page on 127.0.0.1 (labels go to output/labels.sqlite); --export writes them out"
+HELP = (
+    "label items in a browser page on 127.0.0.1 (labels go to output/labels.sqlite); --export writes them out, "
+    "--disagreements shows where people and judge disagree, --align adds those items to a rubric as examples"
+)
 ANNOTATOR = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 
 
@@ -32,6 +35,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     cmd.add_argument("--seed", type=int, default=defaults.SEED)
     cmd.add_argument("--judge-metric", default="", help="the judge result's metric read as its score")
     cmd.add_argument("--export", metavar="FOLDER", help="write the labels for ppi, judge_agreement, compare_judged")
+    cmd.add_argument("--disagreements", metavar="FILE", help="write the disagreements page (HTML) of the store")
+    cmd.add_argument("--shown", type=int, default=defaults.SHOWN, help="disagreements listed on that page")
+    cmd.add_argument("--align", metavar="RUBRIC", help="write a copy of RUBRIC with the disagreements as examples")
+    cmd.add_argument("--align-out", metavar="FILE", help="where (default output/<rubric>.aligned.yaml; never replaced)")
+    cmd.add_argument("--examples", type=int, default=defaults.EXAMPLES, help="--align: examples added")
     return cmd
 
 
@@ -45,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         for name, path in export(args.store, args.export).items():
             print(f"{name}: {path}")
         return 0
+    if args.disagreements or args.align:
+        return _disagreements(args)
     if not args.source or not args.scale:
         raise InputError("give SOURCE and --scale (e.g. ultra annotate data.jsonl --scale binary), or --export")
     annotator = args.annotator or getpass.getuser()
@@ -62,6 +72,39 @@ def run(args: argparse.Namespace) -> int:
         print("served beyond 127.0.0.1: every request must carry the token in the URL above", file=sys.stderr)
     uvicorn.run(build_app(served), host=args.host, port=args.port, log_level="warning")
     served.store.close()
+    return 0
+
+
+def _disagreements(args: argparse.Namespace) -> int:
+    """``--disagreements FILE`` and ``--align RUBRIC``: read the store (and SOURCE), write a file."""
+    from pathlib import Path
+
+    from ultra_base.errors import InputError, existing_file
+    from ultra_kit.paths.output_root import check_inside_output
+
+    if args.shown < 1 or args.examples < 1:
+        raise InputError("--shown and --examples are positive numbers")
+    store = str(existing_file(args.store, what="label store (--store)"))
+    if args.disagreements:
+        from ultra_client.annotate.source import read_items
+        from ultra_kit.files import atomic_write_text
+        from ultra_kit.labels.agreement import disagreement_report
+        from ultra_kit.labels.page import page
+
+        texts = {i.key: (i.question, i.answer) for i in read_items(args.source, args.judge_metric)} \
+            if args.source else None  # fmt: skip
+        html = page(disagreement_report(store), texts, top=args.shown, title="What people and the judge disagree on")
+        target = check_inside_output(args.disagreements, setting="--disagreements")
+        print(f"disagreements: {atomic_write_text(target, html)}")
+    if args.align:
+        from ultra_client.annotate.align import align
+
+        if not args.source:
+            raise InputError("--align needs SOURCE: the examples carry the items' question, answer and passages")
+        out = args.align_out or f"output/{Path(args.align).stem}.aligned.yaml"
+        path, added = align(store, args.source, args.align, out, examples=args.examples,
+                            judge_metric=args.judge_metric)  # fmt: skip
+        print(f"aligned rubric ({added} examples): {path}")
     return 0
 
 
@@ -88,4 +131,4 @@ def prepare(args: argparse.Namespace, annotator: str) -> tuple[Any, str]:
     token = None if local else secrets.token_urlsafe(24)
     hosts = {f"{h}:{args.port}" for h in ("127.0.0.1", "localhost", args.host)}
     url = f"http://{args.host}:{args.port}/" + (f"?token={token}" if token else "")
-    return Served(store, {i.key: i for i in items}, annotator, hosts, token), url
+    return Served(store, {i.key: i for i in items}, annotator, hosts, token, shown=args.shown), url

@@ -5,7 +5,8 @@
 A dataset row may name its fields in the common ways: the id (``id``, ``item_id``, ``task_id``), the system
 (``system``, ``model_id``; default none), the question (``question``, ``query``), the answer (``answer``,
 ``prediction``, ``response``), the passages (``passages``, ``contexts``: texts or ``{text}``), the judge's
-score (``judge``, ``judge_score``), its samples (``judge_samples``, ``sample_values``) and its reasoning
+score (``judge``, ``judge_score``), the reference answer (``reference``, ``gt``, ``ground_truth``; only
+``--align`` uses it), its samples (``judge_samples``, ``sample_values``) and its reasoning
 (``judge_reasoning``, ``reasoning``). Every text is cut to ``MAX_FIELD_CHARS``; nothing is interpreted.
 """
 
@@ -30,6 +31,7 @@ ALIASES = {
     "answer": ("answer", "prediction", "response", "pred"),
     "passages": ("passages", "contexts", "ret_psg"),
     "judge": ("judge", "judge_score"),
+    "reference": ("reference", "gt", "ground_truth"),
     "samples": ("judge_samples", "sample_values"),
     "reasoning": ("judge_reasoning", "reasoning"),
 }
@@ -47,6 +49,7 @@ class Item:
     judge: float | None = None
     samples: list[float] = field(default_factory=list)
     reasoning: str = ""
+    reference: str = ""  # not shown to annotators; an example of --align carries it when the rubric asks for it
 
     @property
     def key(self) -> str:
@@ -104,7 +107,7 @@ def item_from_row(row: Any, line: int, where: str) -> Item:
         question=_text(_first(row, "question")), answer=_text(_first(row, "answer")),
         passages=_passages(_first(row, "passages")), judge=_number(_first(row, "judge"), "judge", where),
         samples=[float(s) for s in samples or [] if isinstance(s, (int, float))],
-        reasoning=_text(_first(row, "reasoning")),
+        reasoning=_text(_first(row, "reasoning")), reference=_text(_first(row, "reference")),
     )  # fmt: skip
 
 
@@ -133,12 +136,13 @@ def _memory_items(folder: Path) -> dict[str, Item]:
     questions = memory.get("q_ls") if isinstance(memory, dict) else None
     if not isinstance(questions, list):
         raise InputError("memory.json has no q_ls: nothing to label in this run folder", path=str(folder))
-    ids, answers, passages = (memory.get(k) or [] for k in ("id_ls", "pred_ls", "ret_psg"))
+    ids, answers, passages, references = (memory.get(k) or [] for k in ("id_ls", "pred_ls", "ret_psg", "gt_ls"))
     items = {}
     for i, question in enumerate(questions):
         item_id = str(ids[i]) if i < len(ids) else str(i)
         items[item_id] = Item("", item_id, _text(question), _text(answers[i] if i < len(answers) else ""),
-                              _passages(passages[i] if i < len(passages) else None))  # fmt: skip
+                              _passages(passages[i] if i < len(passages) else None),
+                              reference=_text(references[i] if i < len(references) else ""))  # fmt: skip
     return items
 
 

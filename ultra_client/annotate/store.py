@@ -40,6 +40,7 @@ class LabelStore:
 
     def __init__(self, path: str | Path, scale: Scale) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(path)
         self.connection = connect(path)
         self.scale = scale
         self.lock = threading.Lock()
@@ -67,6 +68,7 @@ class LabelStore:
                 stored = {row[0] for row in db.execute("SELECT key FROM items")}
                 if stored != {item.key for item in items}:
                     raise InputError("this label store holds other items than SOURCE's: use another --store")
+                self._reasons(db, items)
                 return False
             db.executemany(
                 "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -75,7 +77,14 @@ class LabelStore:
             )  # fmt: skip
             meta = {**meta, "scale": json.dumps(self.scale.as_dict()), "scale_hash": self.scale.digest()}
             db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+            self._reasons(db, items)
         return True
+
+    @staticmethod
+    def _reasons(db: Any, items: list[Item]) -> None:
+        """The judge's reasoning per item (what the disagreements page and the report show beside a verdict)."""
+        db.executemany("INSERT OR REPLACE INTO reasons VALUES (?, ?)",
+                       [(item.key, item.reasoning) for item in items if item.reasoning])  # fmt: skip
 
     def claimed(self, annotator: str) -> str | None:
         """The item this annotator holds and has not acted on (after a reload or a restart)."""

@@ -21,9 +21,18 @@ def run(args: argparse.Namespace) -> int:
     target, report = anyio.run(build, args.pipeline, args.stdio)
     print(f"wrote {target}")
     if report.added:
-        print(f"  added: {', '.join(report.added)}")
+        print(listed("  added: ", report.added))
     if report.dropped:
-        print(f"  dropped (no longer used): {', '.join(report.dropped)}")
+        print(listed("  dropped (no longer used): ", report.dropped))
     if report.rewritten:
         print("  written anew (a section in flow style could not be edited line by line): comments dropped")
     return 0
+
+
+def listed(head: str, names: list[str], width: int = 100) -> str:
+    """``head`` and the names, comma-separated, wrapped at ``width`` columns under the first name."""
+    import textwrap
+
+    text = head + ", ".join(names)
+    indent = " " * len(head)
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False)) or text

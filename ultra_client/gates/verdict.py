@@ -210,14 +210,22 @@ def exit_code(verdicts: list[Verdict]) -> int:
 
 
 def verdict_lines(verdicts: list[Verdict]) -> list[str]:
-    """The verdict table: condition, value, baseline, verdict, which way is better, and why a condition failed."""
-    rows = [["condition", "value", "baseline", "verdict", "better", "note"]]
+    """The verdict table (condition, value, baseline, verdict, which way is better), then each condition's
+    note (why it failed, or what it counted) on lines of its own, wrapped to fit 100 columns."""
+    import textwrap
+
+    rows = [["condition", "value", "baseline", "verdict", "better"]]
     for v in verdicts:
-        rows.append(
-            [v.describe(), cell(v.value), cell(v.baseline), v.status.upper(), word(v.higher_is_better), v.message]
-        )
-    lines = align(rows, [False, True, True, False, False, False])
+        rows.append([v.describe(), cell(v.value), cell(v.baseline), v.status.upper(), word(v.higher_is_better)])
+    lines = align(rows, [False, True, True, False, False])
     lines.insert(1, "-" * max(len(line) for line in lines))
+    for v in verdicts:
+        if v.message:
+            lines += textwrap.wrap(f"  {v.describe()}: {v.message}", NOTE_WIDTH, subsequent_indent="      ",
+                                   break_long_words=False, break_on_hyphens=False)  # fmt: skip
     passed = sum(1 for v in verdicts if v.status == PASS)
     lines.append(f"gate: {passed} of {len(verdicts)} condition(s) passed; exit status {exit_code(verdicts)}")
     return lines
+
+
+NOTE_WIDTH = 100

@@ -10,7 +10,9 @@ the results: tokens in/out and cost per step, and the total. Prices come from ``
 several LLM settings (which tokens went to which model is not recorded), has cost ``unknown``, never 0 (and so
 has the total); the local backend's models cost 0. A price file that cannot be read never fails the run: every
 cost is unknown and the table says why. Tokens answered from the judge cache were paid for by an earlier run
-and cost nothing now.
+and cost nothing now. A usage mapping with ``system_under_test`` (``target.ask``: the system being evaluated,
+named by its kind) gets a row with its requests and reported tokens, model ``target:<kind>`` and cost unknown,
+and stays out of the total: the total is what the evaluation itself spent.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ultra_llm.prices import LOCAL_PREFIX, PRICES_ENV, SHIPPED, Price, dollars, 
 USAGE_FILE = "usage.json"
 COUNTS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
+TARGET_PREFIX = "target:"  # a system under test's row: its cost is the user's own, unknown here
 
 
 def usage_in(outputs: dict[str, Any]) -> dict[str, Any] | None:
@@ -53,6 +56,9 @@ def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dic
     if usage is None and not has_failed:
         return None
     record: dict[str, Any] = {"step": name, "model": ", ".join(models_of(args))}
+    system = usage.get("system_under_test") if usage is not None else None
+    if isinstance(system, str):  # the system being evaluated: its tokens are not priced as its model_id's
+        record.update(model=f"{TARGET_PREFIX}{system}", system_under_test=True)
     for key in COUNTS:
         value = usage.get(key) if usage is not None else None
         record[key] = value if isinstance(value, int) else 0
@@ -99,7 +105,10 @@ def step_price(record: dict[str, Any], table: dict[str, Price]) -> Price | None:
 
 
 def step_cost(record: dict[str, Any], table: dict[str, Price]) -> float | None:
-    """USD of one step's tokens, 0 for the local backend, None (unknown) for a model with no price."""
+    """USD of one step's tokens, 0 for the local backend, None (unknown) for a model with no price or a system
+    under test."""
+    if record.get("system_under_test"):
+        return None
     if not record["prompt_tokens"] and not record["completion_tokens"]:
         return 0.0  # nothing was sent (every reply came from the cache, or the step asked no LLM)
     price = step_price(record, table)
@@ -115,8 +124,9 @@ def priced(records: list[dict[str, Any]]) -> dict[str, Any]:
         table, problem = {}, str(exc)
     # priced by the real model id; a model id from a ${VAR} is shown and written as *** (ultra_base.redact)
     steps = [{**record, "cost_usd": step_cost(record, table), "model": redact(record["model"])} for record in records]
-    costs = [step["cost_usd"] for step in steps]
-    total = {key: sum(step[key] for step in steps) for key in COUNTS}
+    own = [step for step in steps if not step.get("system_under_test")]  # the evaluation's own spend
+    costs = [step["cost_usd"] for step in own]
+    total = {key: sum(step[key] for step in own) for key in COUNTS}
     total["cost_usd"] = None if any(cost is None for cost in costs) else sum(costs)
     total["known_cost_usd"] = sum(cost for cost in costs if cost is not None)
     usage = {"steps": steps, "total": total, "prices": _sources(table)}
@@ -150,8 +160,12 @@ def cost_lines(usage: dict[str, Any]) -> list[str]:
     notes = [f"prices: {usage['prices']} (USD per 1M tokens; a file named by ${PRICES_ENV} overrides them)"]
     if usage.get("prices_problem"):
         notes.append(f"prices not read: {usage['prices_problem']}")
+    systems = [s["step"] for s in usage["steps"] if s.get("system_under_test")]
+    if systems:
+        notes.append(f"{', '.join(systems)}: the system under test, not priced and not in the total")
     if total["cost_usd"] is None:
-        unknown = sorted({s["model"] or "no model" for s in usage["steps"] if s["cost_usd"] is None})
+        unknown = sorted({s["model"] or "no model" for s in usage["steps"]
+                          if s["cost_usd"] is None and not s.get("system_under_test")})  # fmt: skip
         notes.append(f"no price for {'; '.join(unknown)}: the known part is {dollars(total['known_cost_usd'])}")
     return ["", *lines, *notes]
 

@@ -46,6 +46,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help=f"refuse a sweep of more trials than N (default {DEFAULTS['max_trials']:,})",
     )
     sweep.add_argument("--timeout", type=float, help="seconds each step may take unless the step sets its own")
+    sweep.add_argument(
+        "--stdio", action="store_true", help="run every server as an MCP subprocess instead of in this process"
+    )
     shared = sweep.add_argument_group("a study shared by many workers (docs/sweeps.md, 'On many machines')")
     shared.add_argument(
         "--storage",

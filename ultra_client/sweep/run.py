@@ -103,7 +103,7 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     if raw is not None:
         check_keys(spec, raw, target)  # before any server starts
     search = make_search(spec)
-    locations = pipeline_locations(pipeline)
+    locations = pipeline_locations(pipeline, bool(getattr(args, "stdio", False)))
     try:
         spec.output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

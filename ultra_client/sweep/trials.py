@@ -13,7 +13,9 @@ import copy
 import hashlib
 import json
 import math
+import os
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -197,6 +199,10 @@ class TrialRunner:
         self.references: dict[str, set[str]] = {}
         self.starts = 0
         self.pipeline_text = pipeline.path.read_text(encoding="utf-8")
+        # the running trial's parameters, as `ultra run` names its parameter file to the servers it starts: a
+        # stdio server trusts the keys only a parameter file may set (ultra_kit.wrapping.pinned) from it, read
+        # at each call, so one file per runner (this host and process) serves every trial in turn
+        self.parameter_file = log_root / f"trial_parameters.{socket.gethostname()}.{os.getpid()}.yaml"
 
     async def start(self, references: dict[str, set[str]]) -> ServerPool:
         await self.close()
@@ -205,7 +211,7 @@ class TrialRunner:
         if self.starts:
             say(f"restarting the servers (restart {self.starts}; logs in {logs})")
         self.starts += 1
-        pool = ServerPool(self.locations, logs, self.references)
+        pool = ServerPool(self.locations, logs, self.references, self.parameter_file)
         await pool.__aenter__()
         self.pool = pool
         return pool
@@ -235,6 +241,8 @@ class TrialRunner:
             raw, sort_keys=False, allow_unicode=True, default_flow_style=False
         )
         write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, text))
+        write_output(self.parameter_file, lambda p: (p.parent.mkdir(parents=True, exist_ok=True),
+                                                     atomic_write_text(p, text)))  # fmt: skip
         record: dict[str, Any] = {"status": "ok", "error": None}
         runner = None
         try:

@@ -5,7 +5,8 @@ Tables: ``meta`` (key, value: the scale, its hash, how items were selected), ``i
 label: ``key`` = ``system::id`` or ``id``, its system and id, content hash, queue position, sampling probability
 and whether it was drawn, how many annotators it needs), ``labels`` (one row per action, never deleted: a label,
 a skip or a flag, with the annotator, the time, the item's content hash and the scale's hash; ``undone`` marks one
-taken back) and ``claims`` (which annotator holds which item now).
+taken back), ``reasons`` (the judge's reasoning per item, where SOURCE gave one) and ``claims`` (which annotator
+holds which item now).
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ CREATE TABLE IF NOT EXISTS labels (
     kind TEXT NOT NULL CHECK (kind IN ('label', 'skip', 'flag')), value REAL, comment TEXT, time TEXT NOT NULL,
     content_hash TEXT NOT NULL, scale_hash TEXT NOT NULL, undone INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS labels_by_key ON labels (key, annotator);
+CREATE TABLE IF NOT EXISTS reasons (key TEXT PRIMARY KEY REFERENCES items(key), reasoning TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS claims (key TEXT NOT NULL, annotator TEXT NOT NULL, time TEXT NOT NULL,
     PRIMARY KEY (key, annotator));
 """
 
 # the latest action per item and annotator that was not taken back
 CURRENT = """
-SELECT i.system, i.item_id, l.annotator, l.kind, l.value, l.comment, l.time FROM labels l JOIN items i ON i.key = l.key
+SELECT l.key, i.system, i.item_id, l.annotator, l.kind, l.value, l.comment, l.time
+FROM labels l JOIN items i ON i.key = l.key
 WHERE l.undone = 0 AND l.id = (SELECT MAX(id) FROM labels WHERE key = l.key AND annotator = l.annotator AND undone = 0)
 ORDER BY l.id
 """
@@ -53,7 +56,7 @@ def is_label_store(path: str | Path) -> bool:
     return Path(path).suffix in (".sqlite", ".db")
 
 
-def _open_existing(path: str | Path) -> sqlite3.Connection:
+def open_store(path: str | Path) -> sqlite3.Connection:
     file = existing_file(path, what="label store (ultra annotate writes output/labels.sqlite)")
     try:
         connection = sqlite3.connect(f"file:{file.resolve()}?mode=ro", uri=True, timeout=30)
@@ -66,7 +69,7 @@ def _open_existing(path: str | Path) -> sqlite3.Connection:
 
 def current_labels(path: str | Path) -> list[dict]:
     """Every annotator's current label (not skips or flags, nothing undone): system, item_id, annotator, value."""
-    with _open_existing(path) as connection:
+    with open_store(path) as connection:
         rows = connection.execute(CURRENT).fetchall()
     return [dict(row) for row in rows if row["kind"] == "label"]
 
@@ -92,7 +95,7 @@ def sampling_probs(path: str | Path) -> dict[str, dict[str, float]]:
     item i was labelled with probability prob_i * k / m.
     """
     labelled = {(r["system"], r["item_id"]) for r in current_labels(path)}
-    with _open_existing(path) as connection:
+    with open_store(path) as connection:
         rows = connection.execute("SELECT system, item_id, prob FROM items WHERE drawn = 1").fetchall()
     if not rows or any(row["prob"] is None for row in rows):
         return {}

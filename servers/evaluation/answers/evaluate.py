@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from servers.evaluation.answers import metrics as registry
 from servers.evaluation.answers.items import Batch, Gold, Item, answer_sets, check_inputs
-from servers.evaluation.answers.metrics import METRICS, resolve_metrics
 from servers.evaluation.answers.no_answer import mean, merge_no_answer, split_means
 from servers.evaluation.answers.per_language import item_languages, languages_found, rules_by_language
 
@@ -46,7 +46,7 @@ def evaluate_answers(
     ``languages`` (items per language), detected in ``questions`` if given, else in the golds.
     """
     check_inputs(pred_ls, gt_ls)
-    names = resolve_metrics(metrics)
+    names = registry.resolve_metrics(metrics)
     sets = [answer_sets(g, i) for i, g in enumerate(gt_ls)]
     languages = item_languages(language, pred_ls, [[a for s in item for a in s] for item in sets], questions)
     rules = rules_by_language(languages, normalize, rouge_stemmer)
@@ -56,7 +56,7 @@ def evaluate_answers(
     per_item: dict[str, list[float]] = {}
     extra: dict[str, Any] = {}
     for done, name in enumerate(names):
-        metric = METRICS[name]
+        metric = registry.METRICS[name]
         scored = metric.compute(answerable if metric.uses_gold else Batch(items, wordnet_path, language_min_confidence))
         extra.update(scored.extra)
         per_item[name] = merge_no_answer(items, has_answer, scored.values) if metric.uses_gold else scored.values

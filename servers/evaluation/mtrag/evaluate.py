@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from servers.evaluation.mtrag import metrics as registry
 from servers.evaluation.mtrag.columns import Columns, Records
-from servers.evaluation.mtrag.metrics import METRICS, resolve_mtrag_metrics
 from servers.evaluation.mtrag.scores import answerability_label, idk_value, texts_of
 from ultra_base.errors import InputError
 
@@ -48,7 +48,7 @@ def evaluate_mtrag_records(
     for index, prediction in enumerate(pred_ls):
         if not isinstance(prediction, str):
             raise InputError(f"pred_ls[{index}] is a {type(prediction).__name__}, expected a string")
-    names = resolve_mtrag_metrics(mtrag_metrics)
+    names = registry.resolve_mtrag_metrics(mtrag_metrics)
     contexts = [[] for _ in range(n)] if ctx_ls is None else ctx_ls
     passages = [texts_of(v, "ctx_ls", i, allow_empty=True) for i, v in enumerate(contexts)]
     labels = None if answerability_ls is None else [answerability_label(v, i) for i, v in enumerate(answerability_ls)]
@@ -64,9 +64,9 @@ def evaluate_mtrag_records(
     )
     result: Columns = {}
     for done, name in enumerate(names):
-        result.update(METRICS[name].compute(records, result))
+        result.update(registry.METRICS[name].compute(records, result))
         if progress is not None:
             progress(done + 1, len(names), name)
-    own_lists = {name for name in names if METRICS[name].per_passage}
+    own_lists = {name for name in names if registry.METRICS[name].per_passage}
     averages = {f"avg_{name}": _mean(values) for name, values in result.items() if name not in own_lists}
     return {**result, **averages, "n_records": n}

@@ -20,10 +20,11 @@ from servers.evaluation.mtrag.columns import (
     rouge_l_column,
 )
 from ultra_base.errors import InputError
+from ultra_base.registry import Registry, Valued, fail
 
 
 @dataclass(frozen=True)
-class MtragMetric:
+class MtragMetric(Valued):
     """An MT-RAG metric, declared once: the registry entry the tool, errors and docs are built from.
 
     ``compute`` returns the metric's result columns (it may read earlier columns: ``needs``);
@@ -37,14 +38,28 @@ class MtragMetric:
     needs: tuple[str, ...] = ()
     per_passage: bool = False
     reads: tuple[str, ...] = ()  # settings it reads, recorded with the result
-    higher_is_better: bool = True  # gates, compare and ultra sweep read it (SPEC.metric_directions)
+    kind: str = "continuous"  # what its values are (ultra_base.registry.KINDS)
+    better: str = "higher"  # gates, compare and ultra sweep read it (SPEC.metric_directions)
 
 
 _BERT = ("bertscore_model", "bertscore_layer")
 
-METRICS: dict[str, MtragMetric] = {
-    m.name: m
-    for m in (
+
+def _needs_come_first() -> Callable[[MtragMetric], None]:
+    """A metric's needs come before it, so computing in registry order has them ready."""
+    seen: list[str] = []
+
+    def check(metric: MtragMetric) -> None:
+        if not set(metric.needs) <= set(seen):
+            raise fail("MT-RAG metric", metric.name, "needs", f"names {list(metric.needs)}, which must come before it")
+        seen.append(metric.name)
+
+    return check
+
+
+METRICS: Registry[MtragMetric] = Registry(
+    "MT-RAG metric",
+    (
         MtragMetric("Recall", "share of the target's SQuAD-normalised tokens found in the prediction", recall),
         MtragMetric("RougeL_stemFalse", "rouge-score rougeL F-measure, no stemmer, vs the target", rouge_l_column),
         MtragMetric("BertscoreP", "BERTScore precision vs the target", bertscore_p, "bertscore", reads=_BERT),
@@ -62,38 +77,33 @@ METRICS: dict[str, MtragMetric] = {
             "RB_agg", "harmonic mean of (BertscoreR+1)/2, RougeL, (BertKPrec_max+1)/2; RB_agg_idk with IDK inputs",
             rb_agg_column, "bertscore", needs=("RougeL_stemFalse", "BertscoreR", "BertKPrec"),
         ),
-    )
-}  # fmt: skip
-MTRAG_METRICS = tuple(METRICS)
+    ),
+    choices={"extra": (None, "bertscore"), "reads": _BERT, "kind": ("binary", "graded", "continuous")},
+    check=_needs_come_first(),
+)  # fmt: skip
+MTRAG_METRICS = METRICS.names
 
 
 def higher_is_better() -> dict[str, bool]:
     """``{metric: higher_is_better}`` of every MT-RAG metric (``SPEC.metric_directions``)."""
-    return {m.name: m.higher_is_better for m in METRICS.values()}
-
-
-def _check_registry() -> None:
-    """A metric's needs come before it, so computing in registry order has them ready."""
-    for position, metric in enumerate(METRICS.values()):
-        if not set(metric.needs) <= set(MTRAG_METRICS[:position]):
-            raise AssertionError(f"{metric.name} needs {metric.needs}, which must come before it")
-
-
-_check_registry()
+    return METRICS.directions()
 
 
 def describe_names() -> str:
     """The metric names, with the extra each needs (for the tool's field description)."""
-    return ", ".join(m.name + (f" (extra {m.extra})" if m.extra else "") for m in METRICS.values())
+    return METRICS.describe(lambda m: m.name + (f" (extra {m.extra})" if m.extra else ""))
 
 
 def registry_markdown() -> str:
     """A Markdown table of the MT-RAG metrics of ``evaluate_mtrag``."""
-    rows = ["| name | extra | needs | description |", "|---|---|---|---|"]
-    rows += [
-        f"| {m.name} | {m.extra or '-'} | {', '.join(m.needs) or '-'} | {m.description} |" for m in METRICS.values()
-    ]
-    return "\n".join(rows) + "\n"
+    return METRICS.table(
+        [
+            ("name", lambda m: m.name),
+            ("extra", lambda m: m.extra or "-"),
+            ("needs", lambda m: ", ".join(m.needs) or "-"),
+            ("description", lambda m: m.description),
+        ]
+    )
 
 
 def settings_read(names: Sequence[str]) -> list[str]:

@@ -15,7 +15,8 @@ from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
 from servers.evaluation.answers.evaluate import evaluate_answers
-from servers.evaluation.results import EvaluateResult, SavePathParam, answered_items, item_ids, save_result
+from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from ultra_kit.answered import answered_items
 from ultra_kit.factory import tool_hints
 from ultra_kit.languages import script_warning
 from ultra_kit.progress import progress_from_context

@@ -22,6 +22,7 @@ from servers.evaluation.mtrag import metrics as mtrag
 from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records
 from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
 from ultra_base.errors import InputError
+from ultra_kit.answered import answered_items
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
 from ultra_kit.progress import progress_from_context
@@ -53,7 +54,9 @@ class EvaluatedRecords(TypedDict):
 @tool_hints(read_only=False, idempotent=True)
 def evaluate_mtrag(
     *,
-    pred_ls: Annotated[list[str], Field(description="predictions, one per record")],
+    pred_ls: Annotated[
+        list[str | None], Field(description="predictions, one per record; None = the system failed (skipped, counted)")
+    ],
     gt_ls: Annotated[
         list[str | list[PassageInput]],
         Field(description="targets per record: a string or a list of strings / {'text': ...} objects"),
@@ -87,10 +90,15 @@ def evaluate_mtrag(
     The metrics are listed with the `mtrag_metrics` field. BERTScore runs on a local model (extra
     `bertscore`; by default all-MiniLM-L6-v2, not MT-RAG's deberta-xlarge-mnli, so absolute values
     differ). With answerability_ls and idk_ls: RB_agg_idk, MT-RAG's IDK conditioning. Writes the
-    result with id_ls (the record ids the per-record lists follow) to a JSON file.
+    result with id_ls (the record ids the per-record lists follow) to a JSON file. A record whose prediction
+    is None (target.ask: the system failed) is left out and listed in settings.failed_items.
     """
     report = progress_from_context(ctx)
-    ids = item_ids(id_ls, len(pred_ls))
+    pred_ls, kept, failed = answered_items(
+        pred_ls, gt_ls=gt_ls, ctx_ls=ctx_ls, answerability_ls=answerability_ls, idk_ls=idk_ls, id_ls=id_ls
+    )
+    gt_ls, ctx_ls, answerability_ls, idk_ls = kept["gt_ls"], kept["ctx_ls"], kept["answerability_ls"], kept["idk_ls"]
+    ids = item_ids(kept["id_ls"], len(pred_ls))
     eval_res = evaluate_mtrag_records(
         pred_ls,
         gt_ls,
@@ -107,6 +115,7 @@ def evaluate_mtrag(
         "mtrag_metrics": names,
         "idk_conditioning": idk_ls is not None,
         "n_records": len(pred_ls),
+        "failed_items": failed,  # ids of the records the system did not answer (pred_ls None): not scored
         "higher_is_better": {name: mtrag.METRICS[name].higher_is_better for name in names},  # compare's
     }
     given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}

@@ -10,15 +10,24 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers.judge.common.reliability import LEVELS, Level
+from ultra_base.registry import fail
+from ultra_kit.reliability import Level
 from ultra_llm.replies import Reply
 
 JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
 INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
-METRIC_KINDS = ("binary", "graded", "continuous")  # 0/1 per item; a few ordered grades; any number
-# how the report charts a metric of each level, unless ``kinds`` says otherwise (a nominal value here is 0 / 1)
-LEVEL_KINDS: dict[str, str] = {"nominal": "binary", "ordinal": "graded", "interval": "continuous"}
+# A metric's scale, its one declaration: -> (its level: how a jury combines and compares it,
+# its kind: how the report charts it). A metric a judge does not name is on the interval scale.
+SCALES: dict[str, tuple[Level, str]] = {
+    "nominal": ("nominal", "binary"),  # a label, 0 / 1 here
+    "ordinal": ("ordinal", "graded"),  # a few ordered grades
+    "interval": ("interval", "continuous"),  # any number
+    # a 0 / 1 label that stands for a probability: combined as a label, charted as a probability
+    # (toxicity_llm's toxicity, drawn as the toxicity classifier's)
+    "probability": ("nominal", "continuous"),
+}
 AGGREGATE_DIRECTIONS = {"num_excluded": False}  # every judge's aggregate: items not judged ok, fewer is better
+AGGREGATE_COUNTS = ("num_excluded",)  # aggregate names that are counts, not metrics
 
 
 @dataclass(frozen=True)
@@ -33,36 +42,46 @@ class AnswerJudge:
     requests: str  # LLM requests per item
     # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result
     replies: Mapping[str, Reply] = field(default_factory=dict)
-    kinds: Mapping[str, str] = field(default_factory=dict)  # metric -> its chart, where not its level's (LEVEL_KINDS)
-    # metric -> nominal / ordinal (labels) or interval (scores, the default): how a jury combines and compares it,
-    # and how the report charts it (LEVEL_KINDS)
+    # metric -> its scale (SCALES: nominal, ordinal, interval, probability; interval where not named): how a jury
+    # combines and compares it, and how the report charts it
     scales: Mapping[str, str] = field(default_factory=dict)
     lower_is_better: tuple[str, ...] = ()  # metrics where a lower value is better (toxicity); the others higher
 
     def __post_init__(self) -> None:
+        """A wrong declaration fails when its module is imported, naming the judge and the field."""
         if self.inputs[:1] != ("q_ls",) or list(self.inputs) != sorted(self.inputs, key=INPUT_NAMES.index):
-            raise ValueError(f"{self.name}: inputs must start with q_ls and follow {INPUT_NAMES}")
-        if not set(self.kinds) <= set(self.metrics) or not set(self.kinds.values()) <= set(METRIC_KINDS):
-            raise ValueError(f"{self.name}: kinds must map its metrics to one of {METRIC_KINDS}")
-        if set(self.scales) - set(self.metrics) or set(self.scales.values()) - set(LEVELS):
-            raise ValueError(f"{self.name}: scales map its metrics to {LEVELS}")
+            raise fail("answer judge", self.name, "inputs", f"must start with q_ls and follow {INPUT_NAMES}")
+        for metric, scale in self.scales.items():
+            if metric not in self.metrics:
+                raise fail("answer judge", self.name, "scales", f"names {metric!r}, not one of its metrics")
+            if scale not in SCALES:
+                raise fail(
+                    "answer judge", self.name, "scales", f"is {scale!r} for {metric!r}; expected one of {list(SCALES)}"
+                )
         if not set(self.lower_is_better) <= set(self.metrics):
-            raise ValueError(f"{self.name}: lower_is_better names metrics it does not have")
+            raise fail("answer judge", self.name, "lower_is_better", "names metrics it does not have")
+
+    def _scale(self, metric: str) -> tuple[Level, str]:
+        return SCALES[self.scales.get(metric, "interval")]
 
     @property
     def metric_kinds(self) -> dict[str, str]:
-        """Each metric's kind (how the report charts it), written into the result file: declared, or its level's."""
-        return {name: self.kinds.get(name) or LEVEL_KINDS[level] for name, level in self.levels.items()}
+        """Each metric's kind (how the report charts it), written into the result file: its scale's."""
+        return {name: self._scale(name)[1] for name in self.metrics}
 
     @property
     def higher_is_better(self) -> dict[str, bool]:
         """Each metric's direction (gates, ``compare``, ``ultra sweep``), written into the result file."""
         return {name: name not in self.lower_is_better for name in self.metrics}
 
+    def directions(self) -> dict[str, bool]:
+        """``higher_is_better``, as the registry (``ultra_base.registry.Registry.directions``) reads it."""
+        return self.higher_is_better
+
     @property
     def levels(self) -> dict[str, Level]:
-        """Every metric's level (``servers.judge.common.jury``): declared, or interval."""
-        return {metric: self.scales.get(metric, "interval") for metric in self.metrics}  # type: ignore[misc]
+        """Every metric's level (``servers.judge.common.jury``): its scale's."""
+        return {name: self._scale(name)[0] for name in self.metrics}
 
     @property
     def kind(self) -> str:
@@ -96,7 +115,6 @@ def answer_judge(
     requests: str,
     description: str,
     replies: Mapping[str, Reply] | None = None,
-    kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, str] | None = None,
     lower_is_better: tuple[str, ...] = (),
 ) -> Callable[[JudgeFunction], JudgeFunction]:
@@ -111,7 +129,6 @@ def answer_judge(
             description,
             requests,
             dict(replies or {}),
-            dict(kinds or {}),
             dict(scales or {}),
             tuple(lower_is_better),
         )

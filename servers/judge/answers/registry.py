@@ -13,6 +13,7 @@ import pkgutil
 
 from servers.judge.answers import judges as judge_modules
 from servers.judge.answers.declare import AGGREGATE_DIRECTIONS, AnswerJudge, declared
+from ultra_base.registry import Registry
 
 
 def collect() -> tuple[AnswerJudge, ...]:
@@ -24,14 +25,11 @@ def collect() -> tuple[AnswerJudge, ...]:
             judge = declared(value)
             if judge is not None and getattr(value, "__module__", None) == module.__name__:
                 found.append(judge)
-    names = [judge.name for judge in found]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ValueError(f"answer judges declared twice: {twice}")
     return tuple(found)
 
 
-JUDGES: tuple[AnswerJudge, ...] = collect()
+REGISTRY: Registry[AnswerJudge] = Registry("answer judge", collect())  # a name declared twice fails here
+JUDGES: tuple[AnswerJudge, ...] = tuple(REGISTRY.values())
 BY_KIND = {judge.kind: judge for judge in JUDGES}
 
 
@@ -46,12 +44,7 @@ def judge_of_kind(kind: str) -> AnswerJudge:
 def higher_is_better() -> dict[str, bool]:
     """``{metric: higher_is_better}`` of every answer judge's metrics and aggregate counts (``SPEC.metric_directions``);
     a metric two judges share (``toxicity``) must have one direction."""
-    found = dict(AGGREGATE_DIRECTIONS)
-    for judge in JUDGES:
-        for name, up in judge.higher_is_better.items():
-            if found.setdefault(name, up) != up:
-                raise ValueError(f"{judge.name}: {name} is declared higher-is-better by one judge, lower by another")
-    return found
+    return {**AGGREGATE_DIRECTIONS, **REGISTRY.directions()}
 
 
 def registry_markdown() -> str:

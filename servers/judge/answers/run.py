@@ -24,6 +24,7 @@ from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.prompting import load_prompt
 from ultra_base.errors import InputError
 from ultra_kit import failures
+from ultra_kit.answered import UNANSWERED
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.cache import open_cache
@@ -43,7 +44,8 @@ class AnswerJudgeResult(TypedDict):
     items: Annotated[
         list[dict[str, Any]],
         Field(
-            description="per item: id, status (ok / parse_error / error / a 'nothing to judge' status), requests, "
+            description="per item: id, status (ok / parse_error / error / unanswered: pred_ls None, never judged / "
+            "a 'nothing to judge' status), requests, "
             "cached, the judge's values; error and raw (the last reply) when it failed"
         ),
     ]
@@ -60,7 +62,7 @@ class AnswerJudgeResult(TypedDict):
 
 def build_items(
     q_ls: list[str],
-    pred_ls: list[str],
+    pred_ls: list[str | None],
     *,
     ret_psg: list[list[str]] | None = None,
     gt_ls: list[Any] | None = None,
@@ -68,7 +70,10 @@ def build_items(
     need_passages: bool = False,
     need_reference: bool = False,
 ) -> list[dict[str, Any]]:
-    """One item per question: the question, the answer, and the passages / reference when the judge needs them."""
+    """One item per question: the question, the answer, and the passages / reference when the judge needs them.
+
+    An answer that is None (``target.ask``: the system failed) makes an ``unanswered`` item: never judged.
+    """
     n = len(q_ls)
     lists = {"pred_ls": pred_ls, "ret_psg": ret_psg, "gt_ls": gt_ls, "id_ls": id_ls}
     for name, values in lists.items():
@@ -90,6 +95,7 @@ def build_items(
                 "answer": str(pred_ls[i] or ""),
                 "passages": [str(p) for p in (ret_psg[i] if ret_psg is not None else [])],
                 "reference": str(reference),
+                **({"unanswered": True} if pred_ls[i] is None else {}),
             }
         )
     return items
@@ -132,7 +138,7 @@ async def run_answer_judge(
         judged = await judge_items(
             settings,
             cache,
-            lambda client: asyncio.gather(*(judge.judge(client, item, client.settings.max_retries) for item in items)),
+            lambda client: asyncio.gather(*(_judged(judge, client, item) for item in items)),
             scales=judge.levels,
             tool=judge.name,
         )
@@ -173,6 +179,13 @@ async def run_answer_judge(
         prompt=prompt,
         reliability=judged.reliability,
     )
+
+
+async def _judged(judge: AnswerJudge, client: Any, item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` judged, or its ``unanswered`` status (no request: the system under test failed on it)."""
+    if item.get("unanswered"):
+        return {"status": UNANSWERED, "requests": 0, "cached": False}
+    return await judge.judge(client, item, client.settings.max_retries)
 
 
 def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:

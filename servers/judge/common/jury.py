@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servers.judge.common import reliability as stats
-from servers.judge.common.reliability import Level
 from ultra_base.errors import InputError
+from ultra_kit import reliability as stats
+from ultra_kit.reliability import Level
 from ultra_llm.cache import AnswerCache, NoCache
 from ultra_llm.panel import MemberRun, run_panel, total_usage
 from ultra_llm.settings import LLMSettings

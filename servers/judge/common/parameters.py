@@ -23,7 +23,10 @@ FailedFraction = Annotated[
 # The lists an answer judge takes (each judge's ``inputs`` names some of them, q_ls always).
 INPUT_TYPES: dict[str, Any] = {
     "q_ls": Annotated[list[str], Field(description="the questions, one per item")],
-    "pred_ls": Annotated[list[str], Field(description="the answers to judge, one per question")],
+    "pred_ls": Annotated[
+        list[str | None],
+        Field(description="the answers to judge, one per question; None = the system failed (status unanswered)"),
+    ],
     "gt_ls": Annotated[list[Any], Field(description="reference answers, a text (or a list, first used) per question")],
     "ret_psg": Annotated[list[list[str]], Field(description="the passages shown with each question, in rank order")],
 }

@@ -18,6 +18,7 @@ from pydantic import Field
 from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
 from ultra_base.errors import InputError
 from ultra_kit import failures
+from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
@@ -49,7 +50,9 @@ def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_s
     from servers.judge.hallucination.hhem import consistency_scores
 
     encoder = _encoder(model, device)
-    todo = [i for i, item in enumerate(items) if item["passages"] and item["answer"].strip()]
+    todo = [
+        i for i, item in enumerate(items) if item["passages"] and item["answer"].strip() and not item.get("unanswered")
+    ]
     pairs = [("\n\n".join(items[i]["passages"]), items[i]["answer"]) for i in todo]
     scores = dict(zip(todo, consistency_scores(encoder, pairs, batch_size), strict=True))
     results = []
@@ -59,7 +62,7 @@ def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_s
             results.append({"id": item["id"], "status": "ok", "factual_consistency": value,
                             "hallucinated": float(value < THRESHOLD)})  # fmt: skip
         else:
-            status = "no_passages" if not item["passages"] else "no_answer"
+            status = UNANSWERED if item.get("unanswered") else "no_passages" if not item["passages"] else "no_answer"
             results.append({"id": item["id"], "status": status, "factual_consistency": None, "hallucinated": None})
     return results, {"hhem_model": model, "batch_size": batch_size, **encoder.describe()}
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.judge.common.reliability import cohen_kappa
 from ultra_base.errors import InputError
+from ultra_kit.reliability import cohen_kappa, confusion_matrix
 
-__all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_qrels"]
+__all__ = ["cohen_kappa", "confusion_matrix", "label_agreement", "ranking_agreement", "read_human", "read_qrels"]
 
 Qrels = dict[str, dict[str, int]]
 
@@ -39,13 +39,16 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     return qrels
 
 
-def confusion_matrix(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) -> list[list[int]]:
-    """``matrix[i][j]`` = pairs with human label ``labels[i]`` and LLM label ``labels[j]``."""
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = [[0] * len(labels) for _ in labels]
-    for human, llm in pairs:
-        matrix[index[human]][index[llm]] += 1
-    return matrix
+def read_human(path: str | os.PathLike[str]) -> Qrels:
+    """The human grades: a qrels file, or the label store ``ultra annotate`` wrote (``.sqlite``: an UMBRELA
+    labelling's items are (query, passage) pairs, the system the query id, the item id the passage's; an item
+    labelled by several people gets their mean, rounded, as ``--export`` writes it)."""
+    from ultra_kit.labels.store import is_label_store, labels_by_system
+
+    if not is_label_store(path):
+        return read_qrels(path)
+    return {system or "q": {item: int(round(value)) for item, value in items.items()}
+            for system, items in labels_by_system(path).items()}  # fmt: skip
 
 
 def label_agreement(

@@ -194,11 +194,9 @@ def run_agreement(
 ) -> AgreementResult:
     """``judge_agreement`` for Python callers."""
     llm = agreement.read_qrels(llm_qrels_path)
-    human = agreement.read_qrels(human_qrels_path)
+    human = agreement.read_human(human_qrels_path)
     labels = agreement.label_agreement(llm, human, relevant_grade=relevant_grade)
-    ranking = (
-        agreement.ranking_agreement(llm_qrels_path, human_qrels_path, run_paths, measure=measure) if run_paths else None
-    )
+    ranking = agreement.ranking_agreement(llm_qrels_path, human, run_paths, measure=measure) if run_paths else None
     out = result_path(save_path, "judge_agreement")
     document = {
         "tool": "judge_agreement",

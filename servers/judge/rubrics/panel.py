@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from servers.judge.common.jury import Judged, judge_items
-from servers.judge.common.reliability import Level
 from servers.judge.rubrics.declaration import Rubric, Scale
+from ultra_kit.reliability import Level
 from ultra_llm.cache import AnswerCache, NoCache
 from ultra_llm.settings import LLMSettings
 

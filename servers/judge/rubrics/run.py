@@ -31,6 +31,7 @@ from servers.judge.rubrics.panel import judge_units
 from servers.judge.rubrics.weighting import weighted_score
 from ultra_base.errors import InputError
 from ultra_kit import failures
+from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
@@ -127,6 +128,8 @@ async def judge_one(
     sampling: dict[str, Any],
 ) -> dict[str, Any]:
     """One (item, rubric) judgment: its status, score, value, reasoning and weighted score."""
+    if item.get("unanswered"):  # the system under test failed on it (pred_ls None): never judged
+        return {"status": UNANSWERED, "requests": 0, "cached": False}
     if steps["steps"] is None:
         status = steps["status"] if steps["status"] in ("error", "parse_error") else "error"
         return {"status": status, "requests": 0, "cached": True, "error": f"no steps: {steps['error']}"}

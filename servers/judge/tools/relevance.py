@@ -81,7 +81,9 @@ async def umbrela_judge(
 def judge_agreement(
     *,
     llm_qrels_path: Annotated[str, Field(description="qrels written by umbrela_judge")],
-    human_qrels_path: Annotated[str, Field(description="human qrels over the same pairs")],
+    human_qrels_path: Annotated[
+        str, Field(description="human qrels over the same pairs, or the label store of ultra annotate (.sqlite)")
+    ],
     run_paths: Annotated[list[str], Field(description="runs to rank under both qrels (may be empty)")],
     measure: Annotated[str, Field(description="the measure that ranks the runs, e.g. ndcg@10")],
     relevant_grade: Annotated[int, Field(description="binary relevance: grade >= this")],

@@ -112,7 +112,10 @@ async def rubric_judge(
 
 
 def rubric_items(rubrics: list[Rubric], lists: dict[str, Any], id_ls: list[str] | None) -> list[dict[str, Any]]:
-    """The items: one per position of the lists the rubrics' inputs need (each of them given, all as long)."""
+    """The items: one per position of the lists the rubrics' inputs need (each of them given, all as long).
+
+    A None in pred_ls (the system under test failed) makes the item ``unanswered`` on every rubric, never judged.
+    """
     needed = [INPUTS[name] for name in INPUTS if any(name in r.inputs for r in rubrics)]
     missing = [name for name in needed if lists[name] is None]
     if missing:
@@ -123,7 +126,7 @@ def rubric_items(rubrics: list[Rubric], lists: dict[str, Any], id_ls: list[str] 
     blank = [""] * n
     return build_items(
         lists["q_ls"] if "q_ls" in needed else blank,
-        lists["pred_ls"] if "pred_ls" in needed else blank,
+        lists["pred_ls"] if "pred_ls" in needed or lists["pred_ls"] is not None else blank,  # None: unanswered
         ret_psg=lists["ret_psg"] if "ret_psg" in needed else None,
         gt_ls=lists["gt_ls"] if "gt_ls" in needed else None,
         id_ls=id_ls,

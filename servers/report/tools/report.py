@@ -13,7 +13,12 @@ from ultra_kit.limits.caps import capped
 from ultra_kit.paths.output_root import check_inside_output
 
 ExamplesParam = Annotated[
-    int, Field(description="comparison: the largest regressions and improvements shown per metric", ge=0)
+    int,
+    Field(
+        description="comparison: the largest regressions and improvements shown per metric; "
+        "a label store: the largest judge-people disagreements shown",
+        ge=0,
+    ),
 ]
 ScatterParam = Annotated[
     int, Field(description="comparison: items per run in each scatter; beyond, a seeded sample", ge=1)
@@ -38,7 +43,9 @@ def report(
         str | None, Field(description="a result file or run folder from an earlier step (e.g. evaluate's result_path)")
     ] = None,
     q_ls: Annotated[list[str] | None, Field(description="the questions, shown in the per-query table")] = None,
-    pred_ls: Annotated[list[str] | None, Field(description="the answers, shown in the per-query table")] = None,
+    pred_ls: Annotated[
+        list[str | None] | None, Field(description="the answers, shown in the per-query table (None: failed)")
+    ] = None,
     id_ls: Annotated[list[Any] | None, Field(description="the item ids q_ls and pred_ls belong to")] = None,
     out_dir: Annotated[
         str | None, Field(description="write into this folder as is (default: a new report_<timestamp>/ in save_path)")

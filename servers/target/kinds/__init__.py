@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ultra_base.errors import InputError
+from ultra_base.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -24,17 +25,18 @@ class Kind:
     extra: str = ""
 
 
-KINDS: dict[str, Kind] = {
-    kind.name: kind
-    for kind in (
+KINDS: Registry[Kind] = Registry(
+    "target kind",
+    (
         Kind("http", "servers.target.kinds.http"),
         Kind("openai", "servers.target.kinds.openai"),
         Kind("python", "servers.target.kinds.python"),
         Kind("langchain", "servers.target.kinds.langchain", extra="langchain"),
         Kind("llamaindex", "servers.target.kinds.llamaindex", extra="llamaindex"),
         Kind("mcp", "servers.target.kinds.mcp"),
-    )
-}
+    ),
+    choices={"extra": ("", "langchain", "llamaindex")},
+)
 
 # The keys every kind reads (the runner's), and those that only a parameter file may set (never a tool
 # call over MCP): where requests go, what they carry and which code runs.
@@ -44,6 +46,7 @@ COMMON_KEYS = (
 )  # fmt: skip
 PINNED_KEYS = (
     "kind", "url", "method", "headers", "base_url", "api_key", "function", "runnable", "engine", "command", "tool",
+    "max_response_bytes", "max_json_depth", "max_workers", "rate_limit",  # limits an agent may not raise
 )  # fmt: skip
 
 

@@ -17,6 +17,10 @@ from servers.target.kinds.base import TargetReply
 from servers.target.runner.calls import Outcome
 
 RUN_TAG = "target"
+TOKEN_NAMES = {
+    "prompt_tokens": ("prompt_tokens", "input_tokens"),
+    "completion_tokens": ("completion_tokens", "output_tokens"),
+}
 LATENCY_KEYS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 
@@ -95,3 +99,23 @@ def latency_summary(records: Sequence[dict[str, Any]]) -> dict[str, float | int 
     summary["max"] = round(float(array.max()), 6)
     summary["count"] = len(values)
     return summary
+
+
+def usage_summary(records: Sequence[dict[str, Any]], *, kind: str) -> dict[str, Any]:
+    """What this call sent (the ``usage`` output the cost table reads): requests (retries included; resumed and
+    cached items sent none), cache hits (``target_cache``), and the tokens the system reported for the items it
+    answered now (``items_with_tokens`` of them). ``system_under_test`` names the kind: the cost table shows the
+    row with cost unknown and leaves it out of the run's total (docs/cost.md)."""
+    sent = [r for r in records if not (r.get("cached") or r.get("resumed"))]
+    tokens = {name: 0 for name in TOKEN_NAMES}
+    reported = 0
+    for record in sent:
+        usage = record.get("usage") if record["status"] == "ok" else None
+        if not isinstance(usage, dict):
+            continue
+        reported += 1
+        for name, keys in TOKEN_NAMES.items():
+            value = next((usage[k] for k in keys if isinstance(usage.get(k), int)), 0)
+            tokens[name] += value
+    return {"requests": sum(r["attempts"] for r in sent), "cache_hits": sum(bool(r.get("cached")) for r in records),
+            **tokens, "items_with_tokens": reported, "system_under_test": kind}  # fmt: skip

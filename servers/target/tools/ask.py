@@ -41,6 +41,17 @@ class TargetInfo(TypedDict):
     seconds: float
 
 
+class TargetUsage(TypedDict):
+    """What this call sent: the cost table's row (cost unknown: the system under test is yours, docs/cost.md)."""
+
+    requests: int  # requests sent, retries included (resumed and cached items sent none)
+    cache_hits: int  # replies read from target_cache
+    prompt_tokens: int  # as the system reported them (0 when it reports none)
+    completion_tokens: int
+    items_with_tokens: int  # the items whose reply carried token usage
+    system_under_test: str  # the kind
+
+
 class AskResult(TypedDict):
     pred_ls: list[str | None]
     ret_psg: list[list[str]]
@@ -51,6 +62,7 @@ class AskResult(TypedDict):
     failed: FailedSummary
     result_path: str
     target_info: TargetInfo
+    usage: TargetUsage
 
 
 @tool_hints(read_only=False, idempotent=False, open_world=True)

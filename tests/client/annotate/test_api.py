@@ -157,3 +157,12 @@ def test_export_round_trips_into_ppi_and_judge_agreement(tmp_path, monkeypatch) 
         "llm_qrels_path": str(out / "qrels.human.txt"), "human_qrels_path": str(out / "qrels.human.txt"),
         "run_paths": []})  # fmt: skip
     assert agreement["num_pairs"] == len(given) and agreement["kappa_graded"] == pytest.approx(1.0)
+    llm = tmp_path / "output" / "qrels.llm.txt"  # the judge grades every third item one higher than people did
+    llm.write_text("".join(f"A 0 {k} {min(3, v + (int(k[1:]) % 3 == 0))}\n" for k, v in given.items()))
+    settings = {"llm_qrels_path": str(llm), "run_paths": []}
+    exported = anyio.run(call_local_tool, local_tools(JUDGE)["judge_agreement"],
+                         {**settings, "human_qrels_path": str(out / "qrels.human.txt")})  # fmt: skip
+    direct = anyio.run(call_local_tool, local_tools(JUDGE)["judge_agreement"],
+                       {**settings, "human_qrels_path": str(store)})  # fmt: skip
+    assert direct["confusion"] == exported["confusion"] and direct["kappa_graded"] == exported["kappa_graded"]
+    assert direct["num_pairs"] == len(given) and direct["exact_agreement"] < 1

@@ -10,7 +10,6 @@ mapping setting key by key). The run folder keeps the pipeline (``pipeline.yaml`
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -59,13 +58,17 @@ class NemoRun:
 
 
 def is_nemo_job(path: Path) -> Any:
-    """The parsed job if ``path`` is a NeMo job (a .json object with ``type`` and ``tasks``), else None."""
+    """The parsed job if ``path`` is a NeMo job (a .json object with ``type`` and ``tasks``), else None. Read within
+    the limits of the files people write (``ultra_kit.limits.json_files``: 1 MiB, 100 levels deep)."""
+    from ultra_base.errors import InputError
+    from ultra_kit.limits.json_files import load_json_file
+
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UltraError(f"{path}: not readable as JSON ({exc})") from None
+        data = load_json_file(path, kind="NeMo job")
+    except InputError as exc:
+        raise UltraError(f"{exc} (not readable as a NeMo job)") from None
     return data if isinstance(data, dict) and "type" in data and "tasks" in data else None
 
 

@@ -7,6 +7,7 @@ metrics}}}``. Every field is either translated or an error naming it: nothing is
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,8 @@ class JobReader:
             raise self.fail(f"{where}.type", f"unknown task type {body['type']!r}; known: {list(TASK_TYPES)}")
         dataset = self.mapping(body["dataset"], f"{where}.dataset", ("files_url",), ("files_url",))
         params = self.mapping(body.get("params") or {}, f"{where}.params", PARAM_KEYS)
-        limits = {LIMITS[key]: self.number(params[key], f"{where}.params.{key}") for key in LIMITS if key in params}
+        limits = {LIMITS[key]: self.number(params[key], f"{where}.params.{key}", whole=key != "judge_timeout")
+                  for key in LIMITS if key in params}  # fmt: skip
         return Task(
             name=name,
             type=body["type"],
@@ -127,10 +129,13 @@ class JobReader:
             limits=limits,
         )
 
-    def number(self, value: Any, where: str) -> int | float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise self.fail(where, f"expected a number >= 0, got {json.dumps(value)}")
-        return value
+    def number(self, value: Any, where: str, *, whole: bool) -> int | float:
+        """A finite number >= 0 (NaN and infinity are refused); ``whole``: a count (retries, workers), no fraction."""
+        finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not finite or value < 0 or (whole and value != int(value)):
+            expected = "a whole number >= 0" if whole else "a finite number >= 0"
+            raise self.fail(where, f"expected {expected}, got {json.dumps(value)}")
+        return int(value) if whole else value
 
     def endpoint(self, value: Any, where: str) -> Endpoint | None:
         if value is None:

@@ -163,11 +163,10 @@ async def judge_toxicity(client: LLMClient, item: dict[str, Any], retries: int) 
     name="toxicity_llm",
     inputs=("q_ls", "pred_ls"),
     metrics=("toxicity", "toxic"),
-    kinds={"toxicity": "continuous"},  # charted as the classifier's probability, though 0 / 1 here
     lower_is_better=("toxicity", "toxic"),
     requests="1",
     replies={"toxicity_v1": TOXICITY},
-    scales={"toxicity": "nominal", "toxic": "nominal"},
+    scales={"toxicity": "probability", "toxic": "nominal"},  # toxicity: 0 / 1 here, charted as the classifier's
     description="Toxicity judged by the LLM (insulting, hateful, harassing, threatening, obscene, demeaning; "
     "neutral quoting is not toxic): `toxic` yes / no = 1 / 0 with a rationale. 1 request per answer.",
 )

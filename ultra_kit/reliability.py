@@ -3,7 +3,8 @@
 - ``krippendorff_alpha``: Krippendorff's alpha from its definition (coincidence matrix, Krippendorff 2011,
   "Computing Krippendorff's Alpha-Reliability") at the nominal, ordinal or interval level; any number of
   raters per unit, missing values allowed.
-- ``cohen_kappa``: Cohen's kappa of two raters' labels.
+- ``cohen_kappa``: Cohen's kappa of two raters' labels; ``weighted_kappa``: with linear or quadratic weights
+  (ordered labels: a near miss counts less than a far one); ``confusion_matrix``: the counts behind them.
 - ``majority``: the most frequent value; a tie goes to the lowest of the tied values (for grades, the stricter).
 - ``spread``: the sample standard deviation (n - 1) of scores, or the entropy in bits of labels.
 - ``within_share``: the share of the total sum of squares that lies within items (a judge's own noise).
@@ -68,6 +69,35 @@ def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
     if math.isclose(expected, 1.0):
         return None
     return (observed - expected) / (1.0 - expected)
+
+
+def weighted_kappa(pairs: Sequence[tuple[float, float]], labels: Sequence[float], weights: str) -> float | None:
+    """Cohen's kappa with ``weights`` "linear" or "quadratic" over the ordered ``labels`` (as
+    ``sklearn.metrics.cohen_kappa_score``: disagreement weight |i - j| or (i - j)^2 between label positions);
+    None when undefined (no pairs, or no expected disagreement)."""
+    if not pairs:
+        return None
+    matrix = confusion_matrix(pairs, labels)
+    size, n = len(labels), len(pairs)
+    rows = [sum(row) for row in matrix]
+    columns = [sum(matrix[i][j] for i in range(size)) for j in range(size)]
+    power = 1 if weights == "linear" else 2
+    observed = expected = 0.0
+    for i in range(size):
+        for j in range(size):
+            weight = abs(i - j) ** power
+            observed += weight * matrix[i][j]
+            expected += weight * rows[i] * columns[j] / n
+    return None if expected == 0 else 1.0 - observed / expected
+
+
+def confusion_matrix(pairs: Sequence[tuple[Hashable, Hashable]], labels: Sequence[Hashable]) -> list[list[int]]:
+    """``matrix[i][j]`` = pairs whose first label is ``labels[i]`` and second ``labels[j]``."""
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for first, second in pairs:
+        matrix[index[first]][index[second]] += 1
+    return matrix
 
 
 def majority(values: Sequence[Any]) -> Any:

@@ -1,0 +1,51 @@
+"""Every command's output fits 100 columns (``--full`` prints wider): the tool listing of every server, a
+NeMo job's build notes, the runs listing, a comparison and a gate's verdicts. The end of each example run
+is checked by its own test (tests/support/summary_check.py, every example: tests/client/test_summary_fit.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import ROOT, run_ultra
+
+WIDTH = 100
+
+
+def widest(text: str) -> tuple[int, str]:
+    """The widest line of ``text`` and its width, a file's path counted as 4 columns (a path is as long as
+    it is; what is around it must fit)."""
+    import re
+
+    shown = [re.sub(r"(?<!\S)/\S+", "PATH", line) for line in text.splitlines()]  # absolute paths
+    line = max(shown, key=len, default="")
+    return len(line), line
+
+
+def test_every_command_fits_100_columns(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data").symlink_to(ROOT / "data")
+    (project / "t.yaml").write_text(
+        "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
+    )
+    shutil.copytree(ROOT / "examples/compat/nemo", project / "nemo")
+    gate = project / "gate.yaml"
+    gate.write_text(yaml.safe_dump({"gate": [{"metric": "eval_res.map", "min": 0.99}, {"metric": "eval_res.nope",
+                                                                                         "min": 0}]}))  # fmt: skip
+    outputs = {"tools": run_ultra("tools", cwd=project, timeout=300)}
+    outputs["build (NeMo job)"] = run_ultra("build", "nemo/beir_standard.json", cwd=project)
+    for _ in range(2):
+        assert run_ultra("run", "t.yaml", cwd=project).returncode == 0
+    runs = sorted(str(p) for p in (project / "output").glob("t_*"))
+    outputs["runs"] = run_ultra("runs", cwd=project)
+    outputs["compare"] = run_ultra("compare", *runs, "--out", str(tmp_path / "cmp"), cwd=project)
+    outputs["gate"] = run_ultra("gate", runs[0], "--gate", str(gate), cwd=project)
+    for name, done in outputs.items():
+        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, (name, done.stderr[-2000:])
+        width, line = widest(done.stdout)
+        assert width <= WIDTH, f"ultra {name}: a line of {width} columns:\n{line}"
+        assert done.stdout.strip(), name
+    assert widest(run_ultra("tools", "--full", cwd=project, timeout=300).stdout)[0] > WIDTH  # --full: whole values

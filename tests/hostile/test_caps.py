@@ -1,0 +1,226 @@
+"""Counts that multiply a call's work are capped by the server's parameter.yaml (issue 40, majors 1 and 4; M7-M9,
+M18, M19), through a real MCP stdio client, the real CLI and ``ultra run --estimate``.
+
+Each repro of the issue took gigabytes before a request was sent; here each is refused at once, naming the value,
+the cap (``caps.<name>``) and the file that sets it, and no request reaches the local stub.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.conftest import ROOT, run_ultra
+from tests.hostile.conftest import clear_error
+from tests.hostile.test_keys_hosts import server_env, text_of
+from tests.support.openai_stub import OpenAIStub
+from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
+
+SAMPLED = {"api_key": "", "temperature": 0.7}
+
+
+def caps(server: str) -> dict[str, int]:
+    return load_caps(SERVERS_DIR / server / "parameter.yaml")
+
+
+async def call_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict) -> Any:
+    """Start ``python -m servers.<server>`` over stdio (reading and writing in tmp_path), call ``tool``; the result."""
+    env = {**server_env(tmp_path, key=False), "ULTRA_READ_ROOTS": str(tmp_path)}
+    params = StdioServerParameters(command=sys.executable, args=["-m", f"servers.{server}"], cwd=str(ROOT), env=env)
+    with (tmp_path / f"{server}.stderr.log").open("w") as err:
+        async with Client(stdio_client(params, errlog=err)) as client:
+            return await client.call_tool(tool, arguments)
+
+
+def refused_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict, *fragments: str) -> None:
+    result = anyio.run(call_over_mcp, tmp_path, server, tool, arguments)
+    text = text_of(result)
+    assert result.is_error, text
+    assert "Traceback" not in text and "Unable to allocate" not in text, text
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+def test_every_cap_is_a_documented_whole_number() -> None:
+    """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
+    expected = {
+        "judge": {"samples", "jury_members", "rubrics", "fill_resamples"},
+        "evaluation": {"n_resamples"},
+        "report": {"bootstrap_resamples"},
+        "synth": {"n_per_kind"},
+    }
+    for server, names in expected.items():
+        assert set(caps(server)) == names
+        assert all(isinstance(v, int) and v >= 1 for v in caps(server).values())
+        text = (SERVERS_DIR / server / "parameter.yaml").read_text()
+        assert all(f"  {name}: {caps(server)[name]}" in text and "#" in text.split(f"  {name}:")[1].splitlines()[0]
+                   for name in names)  # fmt: skip
+        card = (ROOT / "docs" / "tools" / f"{server}.md").read_text()
+        assert all(f"caps.{name}" in card for name in names), server
+
+
+def test_idk_judge_samples_a_billion_over_mcp(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        llm = {**SAMPLED, "base_url": stub.base_url, "samples": 1_000_000_000}
+        refused_over_mcp(tmp_path, "judge", "idk_judge",
+                         {"q_ls": ["q"], "pred_ls": ["a"], "judge_llm": llm, "judge_cache": "",
+                          "save_path": str(tmp_path / "j")},
+                         "judge_llm.samples 1,000,000,000 is more than the cap caps.samples = "
+                         f"{caps('judge')['samples']}",
+                         "servers/judge/parameter.yaml")  # fmt: skip
+        assert stub.request_count == 0
+
+
+def test_idk_judge_samples_a_billion_through_ultra_call(tmp_path: Path) -> None:
+    llm = json.dumps({**SAMPLED, "base_url": "http://127.0.0.1:9/v1", "samples": 1_000_000_000})
+    done = run_ultra("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={llm}", "judge_cache=",
+                     f"save_path={tmp_path / 'j'}", cwd=tmp_path)  # fmt: skip
+    clear_error(done, "judge_llm.samples 1,000,000,000 is more than the cap caps.samples")
+
+
+@pytest.mark.parametrize(("samples", "expected"), [
+    ("1000000000", "judge_llm.samples 1,000,000,000 is more than the cap caps.samples"),
+    ("1e9", "judge_llm.samples must be a whole number, got '1e9'"),  # YAML 1.1 reads 1e9 as a string
+])  # fmt: skip
+def test_umbrela_estimate_with_samples_a_billion(tmp_path: Path, samples: str, expected: str) -> None:
+    text = (ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text()
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        text.replace("    max_workers: 8\n", f"    max_workers: 8\n    temperature: 0.7\n    samples: {samples}\n", 1)
+    )
+    done = run_ultra("run", "examples/umbrela.yaml", "--param", str(params), "--estimate", cwd=ROOT, timeout=300)
+    clear_error(done, f"{params}:", expected)
+
+
+def test_rubric_judge_samples_ten_to_the_18_over_mcp(tmp_path: Path) -> None:
+    rubric = {"name": "clear", "criteria": "Is the answer clear?", "scale": [1, 5], "inputs": ["answer"]}
+    with OpenAIStub() as stub:
+        refused_over_mcp(tmp_path, "judge", "rubric_judge",
+                         {"pred_ls": ["a"], "rubrics": [rubric], "judge_cache": "", "save_path": str(tmp_path / "j"),
+                          "judge_llm": {**SAMPLED, "base_url": stub.base_url, "samples": 10**18}},
+                         "judge_llm.samples 1,000,000,000,000,000,000 is more than the cap")  # fmt: skip
+        assert stub.request_count == 0
+
+
+def test_a_jury_larger_than_the_cap_over_mcp(tmp_path: Path) -> None:
+    members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(50)]
+    refused_over_mcp(tmp_path, "judge", "idk_judge",
+                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
+                      "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members}},
+                     "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "shown"), [(1.5, "1.5"), (True, "True"), ("2", "'2'")])
+def test_jury_min_must_be_a_whole_number(tmp_path: Path, value: object, shown: str) -> None:
+    members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(2)]
+    llm = json.dumps({"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members, "jury_min": value})
+    done = run_ultra("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={llm}", "judge_cache=",
+                     f"save_path={tmp_path / 'j'}", cwd=tmp_path)  # fmt: skip
+    clear_error(done, f"judge_llm.jury_min must be a whole number, got {shown}")
+
+
+def test_5000_rubrics_in_one_file_are_refused(tmp_path: Path) -> None:
+    rubric = "- {{name: r{i}, criteria: 'Is it clear', scale: [1, 5], inputs: [answer]}}\n"
+    (tmp_path / "rubrics.yaml").write_text("".join(rubric.format(i=i) for i in range(5000)))
+    with OpenAIStub() as stub:
+        refused_over_mcp(tmp_path, "judge", "rubric_judge",
+                         {"pred_ls": ["a"], "rubrics_path": str(tmp_path / "rubrics.yaml"), "judge_cache": "",
+                          "save_path": str(tmp_path / "j"), "judge_llm": {"api_key": "", "base_url": stub.base_url}},
+                         "rubrics.yaml", "rubrics (declarations in one call) 5,000 is more than the cap "
+                         f"caps.rubrics = {caps('judge')['rubrics']}")  # fmt: skip
+        assert stub.request_count == 0
+
+
+@pytest.mark.parametrize("worth", [".nan", ".inf"])
+def test_a_rubric_label_worth_nan_is_refused(tmp_path: Path, worth: str) -> None:
+    (tmp_path / "rubrics.yaml").write_text(
+        f"- {{name: ok, criteria: 'Is it ok', scale: {{pass: {worth}, fail: 0}}, inputs: [answer]}}\n"
+    )
+    done = run_ultra("call", "judge.rubric_judge", 'pred_ls=["a"]', f"rubrics_path={tmp_path / 'rubrics.yaml'}",
+                     "judge_cache=", f"save_path={tmp_path / 'j'}", 'judge_llm={"api_key": ""}',
+                     cwd=tmp_path)  # fmt: skip
+    clear_error(done, "rubrics.yaml:1:", "scale label 'pass' must be a non-empty label with a finite number")
+
+
+def write_samples(tmp_path: Path) -> dict:
+    return {s: {f"q{i}": [0.1 * (i % 3), 0.2] for i in range(20)} for s in ("a", "b")}
+
+
+@pytest.mark.parametrize("n", [10_000_000, 10**12])
+def test_compare_judged_n_resamples_over_the_cap(tmp_path: Path, n: int) -> None:
+    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
+                     {"samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")},
+                     f"n_resamples {n:,} is more than the cap caps.n_resamples = {caps('evaluation')['n_resamples']:,}",
+                     "servers/evaluation/parameter.yaml")  # fmt: skip
+
+
+def test_compare_judged_at_the_cap_stays_small(tmp_path: Path) -> None:
+    """At the cap the bootstrap is drawn in chunks: the process stays far below the 3 GB the issue measured."""
+    import resource
+    import subprocess
+    import sys
+
+    script = (
+        "import anyio, json, resource, sys\n"
+        "from servers.evaluation.server import SPEC\n"
+        "from ultra_kit.inprocess import call_local_tool, local_tools\n"
+        "args = json.loads(sys.argv[1])\n"
+        "anyio.run(call_local_tool, local_tools(SPEC)['compare_judged'], args)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    arguments = {"samples": write_samples(tmp_path), "n_resamples": caps("evaluation")["n_resamples"],
+                 "save_path": str(tmp_path / "c.json")}  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(arguments)], capture_output=True, text=True,
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"},
+                          timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) < 1_000_000  # KiB: under 1 GB
+    del resource
+
+
+def test_fill_budget_true_is_not_one(tmp_path: Path) -> None:
+    done = run_ultra("call", "judge.fill_qrels", "fill_budget=true", "judge_cache=", f"save_path={tmp_path / 'f'}",
+                     'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}', cwd=ROOT)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "fill_budget" in done.stderr and "integer" in done.stderr
+
+
+def test_fill_resamples_over_the_cap(tmp_path: Path) -> None:
+    done = run_ultra("call", "judge.fill_qrels", "fill_resamples=1000000000000", "judge_cache=",
+                     f"save_path={tmp_path / 'f'}", 'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}',
+                     cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+    clear_error(done, "fill_resamples 1,000,000,000,000 is more than the cap caps.fill_resamples")
+
+
+def test_report_bootstrap_resamples_over_the_cap(tmp_path: Path) -> None:
+    result = ROOT / "tests" / "data"
+    refused_over_mcp(tmp_path, "report", "compare",
+                     {"run_paths": [str(result), str(result)], "bootstrap_resamples": 10**12,
+                      "save_path": str(tmp_path / "r")},
+                     "bootstrap_resamples 1,000,000,000,000 is more than the cap caps.bootstrap_resamples")  # fmt: skip
+
+
+def test_evaluate_trec_pvalue_n_resamples_over_the_cap(tmp_path: Path) -> None:
+    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
+                     {"n_resamples": 10**12, "save_path": str(tmp_path / "p.json")},
+                     "n_resamples 1,000,000,000,000 is more than the cap caps.n_resamples")  # fmt: skip
+
+
+def test_n_per_kind_over_the_cap(tmp_path: Path) -> None:
+    refused_over_mcp(tmp_path, "synth", "generate_queries",
+                     {"n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
+                      "synth_cache": "", "dataset_dir": str(tmp_path / "d")},
+                     "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")  # fmt: skip
+
+
+def test_a_caller_cannot_pass_the_caps(tmp_path: Path) -> None:
+    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
+                     {"samples": write_samples(tmp_path), CAPS_KEY: {"n_resamples": 10**12}},
+                     "caps")  # fmt: skip

@@ -7,9 +7,9 @@ request, five spans per trace (a CHAIN root, a RETRIEVER with 1-8 passages of va
 scores, an EMBEDDING, a PROMPT, an LLM with tokens and output messages), OpenInference attributes,
 sessions of 1-6 turns, three app versions, and ~1% of traces with an error status. Seeded, varied.
 
-Reported (best of ``--repeats``, CPU time of a fresh subprocess after its imports): ``json.loads`` over every line (the floor:
-parsing alone, nothing built), ``get_data`` (read, join, records, key_map) and their ratio (target
-at most 2x), and the peak memory (max RSS) of each, measured in a fresh subprocess.
+Reported (best of ``--repeats``, CPU time of a fresh subprocess after its imports): ``json.loads``
+over every line (the floor: parsing alone, nothing built), ``get_data`` (read, join, records,
+key_map) and their ratio (target at most 2x), and the peak memory (max RSS) of each, measured in a fresh subprocess.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = "the capital river tower bridge museum city north south water built flows century king library".split()
+WORDS = ("the capital river tower bridge museum city north south water built flows century king library").split()  # noqa: SIM905
 
 
 def text(rng: random.Random, low: int, high: int) -> str:

@@ -42,6 +42,8 @@ class Run:
     notes: list[str] = field(default_factory=list)
     samples: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # metric -> id -> its judge samples
     quantiles: dict[str, tuple[float, ...]] = field(default_factory=dict)  # metric -> percentiles compare also tests
+    groups: dict[str, str] = field(default_factory=dict)  # id -> its group (memory.json's group_ls: report.groups)
+    group_by: str = ""  # the attribute the groups are values of (benchmark.group_by)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def add_column(self, name: str, ids: Sequence[Any], values: Sequence[Any] | np.ndarray, *, source: str) -> str:

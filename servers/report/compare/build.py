@@ -111,8 +111,10 @@ def write_compare(
     seed: int,
     examples_per_metric: int,
     max_scatter_points: int,
+    groups: Sequence[str] = (),
 ) -> CompareFiles:
-    """Read the runs of ``paths`` (run folders or result files), compare them, write the files."""
+    """Read the runs of ``paths`` (run folders or result files), compare them, write the files; with
+    ``groups`` [A, B], the two groups of the one run given (``servers.report.groups``: unpaired)."""
     from servers.report import sources
     from servers.report.output import check_settings, output_folder, write_bytes
     from servers.report.page import templates
@@ -121,14 +123,19 @@ def write_compare(
 
     check_settings(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=1)
     runs = sources.collect(paths, labels).runs
-    computed = section(
-        runs,
-        resamples=bootstrap_resamples,
-        confidence=confidence,
-        seed=seed,
-        examples_per_metric=examples_per_metric,
-        max_scatter_points=max_scatter_points,
-    )
+    if groups:  # two groups of one run: an unpaired comparison
+        from servers.report.groups import group_section
+
+        runs, computed = group_section(runs, groups, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
+    else:
+        computed = section(
+            runs,
+            resamples=bootstrap_resamples,
+            confidence=confidence,
+            seed=seed,
+            examples_per_metric=examples_per_metric,
+            max_scatter_points=max_scatter_points,
+        )
     template = templates(keep_trailing_newline=True).get_template("compare.html")
     page = template.render(
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

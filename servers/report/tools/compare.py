@@ -43,6 +43,10 @@ def compare(
     seed: Annotated[int, Field(description="seed of the tests and of the scatters' sample", ge=0)],
     examples_per_metric: ExamplesParam,
     max_scatter_points: ScatterParam,
+    groups: Annotated[
+        list[str],
+        Field(description="two groups [A, B] of the one run given (its benchmark.group_by values), compared unpaired"),
+    ],
 ) -> CompareResult:
     """Compare runs item by item (matched on ids, never positions; runs sharing no id are refused).
 
@@ -52,6 +56,10 @@ def compare(
     table with significance letters, per-item scatters, the largest regressions and improvements with both
     answers and both judges' reasons, vital nuggets gained and lost) and comparison.json; returns the aligned
     text table.
+
+    With ``groups`` [A, B] and one run (read with ``benchmark.group_by``): group B against group A of that run.
+    The groups hold different items, so the test is unpaired (a permutation of the group labels, a bootstrap
+    resampling each group on its own), with Holm across metrics; no scatters, examples or wins/ties/losses.
     """
     from servers.report.compare.build import write_compare
 
@@ -71,6 +79,7 @@ def compare(
         seed=seed,
         examples_per_metric=examples_per_metric,
         max_scatter_points=max_scatter_points,
+        groups=groups,
     )
     return {
         "compare_path": str(files.compare_path),

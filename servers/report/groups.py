@@ -132,12 +132,12 @@ def _permutation_p(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> f
 
 def group_section(
     runs: Sequence[Run], values: Sequence[str], *, resamples: int, confidence: float, seed: int
-) -> tuple[list[Run], Any]:
-    """The two groups of the one run in ``runs`` as runs, and their comparison as ``compare`` writes it."""
+) -> tuple[list[Run], list[Row], str, dict[str, Any]]:
+    """The two groups of the one run in ``runs`` as runs, and their comparison as ``compare`` writes it: the
+    rows, the page section (HTML) and comparison.json's document."""
     from dataclasses import asdict
 
     from servers.report.compare import render
-    from servers.report.compare.build import Section
     from servers.report.page import templates
 
     if len(runs) != 1:
@@ -178,7 +178,7 @@ def group_section(
         "changes": [],
         "nuggets": [],
     }
-    return parts, Section(rows, table(rows, confidence), html, [], document)
+    return parts, rows, html, document
 
 
 def table(rows: Sequence[Row], confidence: float) -> str:

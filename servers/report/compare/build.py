@@ -4,7 +4,7 @@ is computed, each file atomically).
 
 files = write_compare(["output/run_a", "output/run_b"], labels={}, out_dir=None, save_path="output/report",
                       bootstrap_resamples=1000, confidence=0.95, seed=42, examples_per_metric=10,
-                      max_scatter_points=2000)
+                      max_scatter_points=2000, groups=[])
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def write_compare(
     seed: int,
     examples_per_metric: int,
     max_scatter_points: int,
-    groups: Sequence[str] = (),
+    groups: Sequence[str],
 ) -> CompareFiles:
     """Read the runs of ``paths`` (run folders or result files), compare them, write the files; with
     ``groups`` [A, B], the two groups of the one run given (``servers.report.groups``: unpaired)."""
@@ -124,9 +124,12 @@ def write_compare(
     check_settings(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=1)
     runs = sources.collect(paths, labels).runs
     if groups:  # two groups of one run: an unpaired comparison
-        from servers.report.groups import group_section
+        from servers.report.groups import group_section, table
 
-        runs, computed = group_section(runs, groups, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
+        runs, rows, html, document = group_section(
+            runs, groups, resamples=bootstrap_resamples, confidence=confidence, seed=seed
+        )
+        computed = Section(rows, table(rows, confidence), html, [], document)
     else:
         computed = section(
             runs,

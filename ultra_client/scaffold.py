@@ -32,7 +32,7 @@ def files(name: str, tool: str, summary: str) -> dict[str, str]:
             f'"""The {name} server\'s MCP tools, one module per tool family."""\n\n'
             f'from ultra_kit.factory import tool_modules\n\nload_tools = tool_modules(__name__, "{tool}")\n'
         ),
-        f"servers/{name}/parameter.yaml": f"# Defaults of the {name} server's settings (the single source of these defaults).\n",
+        f"servers/{name}/parameter.yaml": f"# Defaults of the {name} server's settings (their single source).\n",
         f"tests/{name}/__init__.py": "",
         f"docs/tools/{name}.md": (
             f"# {title} server\n\n`python -m servers.{name}` serves {summary[:1].lower() + summary[1:]} Its settings' "

@@ -63,13 +63,15 @@ def test_normalisations_differ_where_documented() -> None:
     assert ultrarag_normalize("True") == "yes" and squad_normalize("True") == "true"
 
 
-def test_gold_that_normalises_to_nothing_keeps_its_lowercased_text() -> None:
+def test_gold_that_normalises_to_nothing_keeps_its_lowercased_text_for_substring_metrics() -> None:
     assert normalize_gold("A", squad_normalize) == "a"
     assert normalize_gold("The", squad_normalize) == "the"
-    # Otherwise the gold "A" would match an empty prediction exactly and be inside every prediction.
-    result = score_answers(["", "nothing here"], ["A", "A"], ["em", "acc"])
-    assert result["em"] == [0.0, 0.0]
-    assert result["acc"] == [0.0, 0.0]
+    # EM, acc and F1 follow SQuAD v2's script (the gold "A" is the empty answer: tests/hostile/test_empty_golds.py);
+    # acc never takes an emptied gold for a substring of every prediction.
+    result = score_answers(["", "nothing here"], ["A", "A"], ["em", "acc", "stringem"])
+    assert result["em"] == [1.0, 0.0]
+    assert result["acc"] == [1.0, 0.0]
+    assert result["stringem"] == [0.0, 0.0]  # "a" (the raw text) is not in either
 
 
 def test_exact_match_and_accuracy() -> None:

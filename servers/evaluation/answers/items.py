@@ -45,6 +45,7 @@ class Item:
         self.language = rules.language
         self._normalize = rules.normalize
         self._rouge = rules.rouge
+        self._mlqa = rules.mlqa
 
     @cached_property
     def pred_norm(self) -> str:
@@ -60,6 +61,17 @@ class Item:
         return {gold: normalize_gold(gold, self._normalize) for gold in self.golds}
 
     @cached_property
+    def matched_golds(self) -> list[str]:
+        """The normalised golds EM, acc and F1 compare with, as the official scripts treat a gold that normalises to
+        nothing ("A", "?", "。", Spanish "La"): SQuAD v2's drops it, and an item left with no gold is compared with
+        the empty answer (a prediction that normalises to nothing scores 1); MLQA's keeps it (it equals such a
+        prediction). The other metrics read ``gold_norms``, where such a gold keeps its raw text."""
+        norms = list(dict.fromkeys(self._normalize(gold) for gold in self.golds))
+        if self._mlqa:
+            return norms
+        return [norm for norm in norms if norm] or [""]
+
+    @cached_property
     def gold_tokens(self) -> list[list[str]]:
         return [norm.split() for norm in dict.fromkeys(self.gold_norms.values())]
 
@@ -73,12 +85,19 @@ class Item:
 
     @cached_property
     def overlap(self) -> list[tuple[float, float, float]]:
-        """SQuAD (precision, recall, f1) against each gold."""
-        return [token_overlap(self.pred_tokens, gold) for gold in self.gold_tokens]
+        """SQuAD (precision, recall, f1) against each of ``matched_golds``."""
+        empty_agrees = not self._mlqa  # SQuAD v2: an empty gold and an empty prediction agree; MLQA: F1 0
+        return [token_overlap(self.pred_tokens, gold.split(), empty_agrees) for gold in self.matched_golds]
 
 
-def token_overlap(prediction: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
-    """SQuAD token precision, recall and F1 (multiset intersection); zeros when nothing is shared."""
+def token_overlap(
+    prediction: Sequence[str], gold: Sequence[str], empty_agrees: bool = False
+) -> tuple[float, float, float]:
+    """SQuAD token precision, recall and F1 (multiset intersection); zeros when nothing is shared. With
+    ``empty_agrees`` (SQuAD v2's script), a side without tokens scores 1 if the other has none either, else 0."""
+    if empty_agrees and (not prediction or not gold):
+        agree = float(not prediction and not gold)
+        return agree, agree, agree
     common = Counter(prediction) & Counter(gold)
     same = sum(common.values())
     if same == 0:

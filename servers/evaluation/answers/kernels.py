@@ -15,13 +15,12 @@ from servers.evaluation.answers.rouge import rouge_l, rouge_n
 
 
 def exact_match(item: Item) -> float:
-    return float(any(item.pred_norm == gold for gold in item.gold_norms.values()))
+    return float(any(item.pred_norm == gold for gold in item.matched_golds))
 
 
 def accuracy(item: Item) -> float:
-    if not item.pred_norm:
-        return 0.0
-    return float(any(gold in item.pred_norm for gold in item.gold_norms.values()))
+    """A gold within the prediction; a gold that normalises to nothing is within only an empty prediction."""
+    return float(any(gold in item.pred_norm if gold else not item.pred_norm for gold in item.matched_golds))
 
 
 def cover_exact_match(item: Item) -> float:

@@ -6,9 +6,11 @@ white space (SQuAD v1.1, FlashRAG, MT-RAG).
 curly quotes, acute accent and backtick *replaced by a space*, articles removed, white space
 collapsed (UltraRAG's ``normalize_text``).
 
-A gold answer that normalises to the empty string keeps its lower-cased raw text instead
-(``normalize_gold``): otherwise a gold such as "A" or "?" would equal every empty prediction and be
-a substring of every prediction.
+For the substring and ROUGE metrics (coverem, stringem, rouge-*), a gold answer that normalises to the
+empty string keeps its lower-cased raw text instead (``normalize_gold``): otherwise a gold such as "A" or
+"?" would be a substring of every prediction. EM, acc and F1 follow the official scripts instead
+(``items.Item.matched_golds``): SQuAD v2's drops such a gold (an item left with none is the empty answer),
+MLQA's (``normalize: mlqa``) keeps it.
 """
 
 from __future__ import annotations

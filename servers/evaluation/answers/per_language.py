@@ -23,11 +23,13 @@ from ultra_kit.languages import (
 
 @dataclass(frozen=True)
 class LanguageRules:
-    """One language's normalisation and ROUGE scorer (``und``: en's rules)."""
+    """One language's normalisation and ROUGE scorer (``und``: en's rules). ``mlqa``: EM and F1 treat a gold that
+    normalises to nothing as MLQA's script does (kept), else as SQuAD v2's (dropped; ``items.Item.matched_golds``)."""
 
     language: str
     normalize: Callable[[str], str]
     rouge: RougeScorer
+    mlqa: bool = False
 
 
 def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: bool) -> dict[str, LanguageRules]:
@@ -37,7 +39,7 @@ def rules_by_language(languages: Sequence[str], normalize: str, rouge_stemmer: b
         code = "en" if language == UNDETERMINED else language
         normalizer = language_normalizer(code, normalize, NORMALIZERS)
         scorer = RougeScorer(use_stemmer=bool(rouge_stemmer), multilingual=code != "en")
-        rules[language] = LanguageRules(language, normalizer, scorer)
+        rules[language] = LanguageRules(language, normalizer, scorer, mlqa=normalize == "mlqa")
     return rules
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from servers.report.cells import number
 from servers.report.charts import Charts
-from servers.report.plots import Plot, metric_names
+from servers.report.model import counts_of
+from servers.report.plots import Plot, column_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
@@ -38,7 +39,7 @@ def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, s
 
 def per_query_csv(collected: Collected) -> str:
     """per_query.csv: every (run, query) row with its question, answer and every metric (long format)."""
-    names = metric_names(collected.runs)
+    names = column_names(collected.runs)  # the counts too: num_ret per query
     lines = []
     for run in collected.runs:
         matrix = np.column_stack([run.columns.get(n, np.full(len(run.ids), np.nan)) for n in names]).astype(object)
@@ -51,7 +52,7 @@ def per_query_csv(collected: Collected) -> str:
 
 def query_table(collected: Collected, *, limit: int, seed: int) -> dict[str, Any]:
     """The per-query table on the page: every row up to ``limit``, beyond that a seeded sample, said so."""
-    names = metric_names(collected.runs)
+    names = column_names(collected.runs)  # the counts too: num_ret per query
     sizes = [len(run.ids) for run in collected.runs]
     total = sum(sizes)
     chosen = np.arange(total) if total <= limit else np.sort(np.random.default_rng(seed).choice(total, limit, False))
@@ -158,7 +159,21 @@ def render_html(
             for p in plots
         ],
         table=query_table(collected, limit=max_table_rows, seed=seed),
+        counts=count_table(collected.runs),
     )
+
+
+def count_table(runs: Sequence[Any]) -> dict[str, Any] | None:
+    """The counts (``num_ret``, ``num_rel`` ...): per run, the sum over its queries; None when there are none."""
+    counts = counts_of(runs)
+    names = [name for name in column_names(runs) if name in counts]
+    if not names:
+        return None
+    rows = []
+    for run in runs:
+        sums = [run.columns[n][np.isfinite(run.columns[n])].sum() if n in run.columns else None for n in names]
+        rows.append([run.label, str(len(run.ids)), *("" if s is None else number(int(s)) for s in sums)])
+    return {"names": names, "rows": rows}
 
 
 def side_by_side(summary: Sequence[Summary], runs: Sequence[str]) -> dict[str, Any] | None:

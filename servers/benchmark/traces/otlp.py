@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,25 @@ def is_otlp(data: Any) -> bool:
     return isinstance(first, dict) and isinstance(first.get("resourceSpans"), list)
 
 
-def read_spans(source: Path, cap: int, problems: Problems) -> list[Span]:
-    """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped."""
+def read_spans(source: Path, cap: int, problems: Problems, names: list[str]) -> list[Span]:
+    """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped.
+
+    Each line is turned into spans as it is parsed, and only the attributes named in ``names`` (and
+    OpenInference's ``metadata``) are kept. The cyclic garbage collector is paused meanwhile: the
+    reader builds many objects and no cycles, and its passes would cost more than the parsing.
+    """
     conventions.require_conventions()
+    keep = (*names, "metadata")
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(source, cap, problems, keep)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read(source: Path, cap: int, problems: Problems, keep: tuple[str, ...]) -> list[Span]:
     spans: list[Span] = []
     with open(source, "rb") as handle:
         text = handle.read()
@@ -45,11 +62,13 @@ def read_spans(source: Path, cap: int, problems: Problems) -> list[Span]:
             if not is_otlp(item):
                 problems.add("lines without resourceSpans, skipped", f"line {line}")
                 continue
-            _request_spans(item, line, cap, problems, spans)
+            _request_spans(item, line, cap, problems, spans, keep)
     return spans
 
 
-def _request_spans(request: dict[str, Any], line: int, cap: int, problems: Problems, spans: list[Span]) -> None:
+def _request_spans(
+    request: dict[str, Any], line: int, cap: int, problems: Problems, spans: list[Span], keep: tuple[str, ...]
+) -> None:
     for resource_spans in request["resourceSpans"]:
         resource = resource_spans.get("resource") or {}
         resource_attrs = {a.get("key"): a.get("value") for a in resource.get("attributes") or ()}
@@ -57,6 +76,8 @@ def _request_spans(request: dict[str, Any], line: int, cap: int, problems: Probl
             for raw in scope_spans.get("spans") or ():
                 span = _span(raw, line, cap, problems)
                 if span is not None:
+                    attrs = span.attributes
+                    span.attributes = {name: attrs[name] for name in keep if name in attrs}
                     span.attributes["__resource__"] = resource_attrs
                     spans.append(span)
 

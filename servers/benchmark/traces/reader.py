@@ -30,7 +30,7 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InputError(f"benchmark.traces.metadata must be a list of attribute names, not {names!r}")
     problems = Problems()
-    spans = READ[fmt](source, cap, problems)
+    spans = READ[fmt](source, cap, problems, names)
     if not spans:
         found = ", ".join(f"{reason}: {n}" for reason, n in problems.counter().items()) or "the file holds none"
         raise InputError(f"no {fmt} span read ({found})", path=str(source))

@@ -217,7 +217,11 @@ def evaluate_trec_pvalue(
         "baseline": comparison.baseline,
         "runs": comparison.runs,
         "num_q": comparison.num_queries,
-        "settings": {**comparison.settings, "qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
+        "settings": {
+            **comparison.settings,
+            **{"qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
+            "metric_kinds": comparison.results[0].kinds,  # num_ret ... are counts: the report never compares them
+        },
         "per_query": {
             "baseline": comparison.results[0].per_query,
             **{name: result.per_query for name, result in zip(comparison.runs, comparison.results[1:], strict=True)},

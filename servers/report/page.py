@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import csv
-import io
 import json
 import math
 from collections.abc import Sequence
@@ -21,6 +19,7 @@ from servers.report.plots import Plot, column_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
+from ultra_kit.files import csv_text
 from ultra_kit.labels.page import section
 
 TEMPLATES = Path(__file__).parent / "templates"  # report.html, compare.html, comparison.html and their partials
@@ -30,30 +29,25 @@ SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", 
 
 def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, seed: int) -> str:
     """summary.csv: a row per (run, metric), full precision, with the bootstrap's settings."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*SUMMARY_COLUMNS, "confidence", "resamples", "seed"])
+    lines = []
     for row in rows:
         values = [getattr(row, c) for c in SUMMARY_COLUMNS]
-        writer.writerow(
-            ["" if isinstance(v, float) and math.isnan(v) else v for v in values] + [confidence, resamples, seed]
-        )
-    return buffer.getvalue()
+        cells = ["" if isinstance(v, float) and math.isnan(v) else v for v in values]
+        lines.append([*cells, confidence, resamples, seed])
+    return csv_text([*SUMMARY_COLUMNS, "confidence", "resamples", "seed"], lines)
 
 
 def per_query_csv(collected: Collected) -> str:
     """per_query.csv: every (run, query) row with its question, answer and every metric (long format)."""
     names = column_names(collected.runs)  # the counts too: num_ret per query
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["run", "id", "question", "answer", *names])
+    lines = []
     for run in collected.runs:
         matrix = np.column_stack([run.columns.get(n, np.full(len(run.ids), np.nan)) for n in names]).astype(object)
         matrix[np.isnan(matrix.astype(np.float64))] = None  # an empty cell; floats are written with repr
         for key, cells in zip(run.ids, matrix.tolist(), strict=True):
             text = run.texts.get(key, {})
-            writer.writerow([run.label, key, text.get("question", ""), text.get("answer", ""), *cells])
-    return buffer.getvalue()
+            lines.append([run.label, key, text.get("question", ""), text.get("answer", ""), *cells])
+    return csv_text(["run", "id", "question", "answer", *names], lines)  # a cell starting = + - @ is neutralised
 
 
 def query_table(collected: Collected, *, limit: int, seed: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from servers.report.compare.pairs import Row
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 from servers.report.stats import Summary, resample_means, summarise
 from ultra_base.errors import InputError
 
@@ -81,7 +81,8 @@ def unpaired(a: Run, b: Run, *, resamples: int, confidence: float, seed: int) ->
 
     tail = 100 * (1 - confidence) / 2
     found = []
-    for name in (n for n in a.columns if n in b.columns):
+    counts = counts_of([a, b])  # numbers of things (num_ret), never compared as metrics
+    for name in (n for n in a.columns if n in b.columns and n not in counts):
         x, y = a.columns[name], b.columns[name]
         x, y = x[np.isfinite(x)], y[np.isfinite(y)]
         if len(x) and len(y):

@@ -20,7 +20,7 @@ from typing import Any
 
 from servers.report.compare import examples, pairs, render
 from servers.report.compare.latency import quantile_rows
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 from servers.report.plots import Plot
 
 NUGGET_ROWS = 200  # queries with gained or lost nuggets shown on the page
@@ -83,6 +83,7 @@ def section(
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed},
         "verdict": render.verdict(rows, confidence),
+        "counts": sorted(counts_of(runs)),  # num_ret ...: numbers of things, not compared
         "changes": changes,
         "nuggets": nuggets,
     }

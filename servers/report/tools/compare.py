@@ -22,6 +22,7 @@ class CompareResult(TypedDict):
     plot_paths: list[str]
     runs: list[str]
     rows: list[dict[str, Any]]
+    counts: list[str]  # the runs' counts (num_ret ...): numbers of things, never compared
     text: str
 
 
@@ -52,10 +53,10 @@ def compare(
 
     For every metric two runs share: each run's mean, the paired difference with its bootstrap interval, the
     paired randomisation p-value with Holm across metrics, and wins/ties/losses (better / equal / worse: lower
-    is better for a metric its result file declares so, e.g. toxicity). Writes compare.html (ranx-style
-    table with significance letters, per-item scatters, the largest regressions and improvements with both
-    answers and both judges' reasons, vital nuggets gained and lost) and comparison.json; returns the aligned
-    text table.
+    is better for a metric its result file declares so, e.g. toxicity); counts (num_ret) are not compared.
+    Writes compare.html (ranx-style table with significance letters, per-item scatters, the largest regressions
+    and improvements with both answers and both judges' reasons, vital nuggets gained and lost) and
+    comparison.json; returns the aligned text table.
 
     With ``groups`` [A, B] and one run (read with ``benchmark.group_by``): group B against group A of that run.
     The groups hold different items, so the test is unpaired (a permutation of the group labels, a bootstrap
@@ -87,6 +88,7 @@ def compare(
         "plot_paths": [str(p) for p in files.plot_paths],
         "runs": files.runs,
         "rows": files.section.document["rows"],
+        "counts": files.section.document["counts"],
         "text": files.section.text,
     }
 

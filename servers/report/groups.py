@@ -176,6 +176,7 @@ def group_section(
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed, "groups": list(values)},
         "verdict": render.verdict(rows, confidence),
+        "counts": sorted(counts_of(parts)),  # num_ret ...: numbers of things, not compared
         "changes": [],
         "nuggets": [],
     }

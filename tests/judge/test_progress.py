@@ -68,3 +68,15 @@ async def test_hallucination_fallback_reports_each_answer(tmp_path: Path) -> Non
     data, updates = await call("hallucination_judge", arguments, responder)
     assert data["method"] == "llm_faithfulness"
     assert [u[0] for u in updates] == [1, 2] and updates[-1][1:] == (2, "judged 2/2 answers")
+
+
+async def test_nuggetize_reports_each_query_then_each_answer(tmp_path: Path) -> None:
+    from tests.judge.nugget_stub import nugget_responder
+
+    passages = {f"d{i}": f"fact {i}" for i in range(1, 4)}
+    arguments = {"query": "q?", "passages": passages, "answers": {"runA": "{}", "runB": "{}"},
+                 "judge_cache": "", "save_path": str(tmp_path)}  # fmt: skip
+    data, updates = await call("nuggetize", arguments, nugget_responder)
+    assert data["counts"]["nuggets"] == 3
+    assert [u[0] for u in updates] == [1, 2, 3]  # the query's nuggets, then two answers
+    assert updates[0][1] == 1 and updates[-1][1] == 3 and updates[-1][2].startswith("judged 3/3 steps")

@@ -29,11 +29,12 @@ def reporter(ctx: Any | None, noun: str) -> Progress | None:
     return report
 
 
-def panel_progress(progress: Progress | None, total: int) -> Progress | None:
-    """One count over every (member, sample) run: ``progress(done, total)`` as each of ``total`` steps ends."""
+def panel_progress(progress: Progress | None, total: int, start: int = 0) -> Progress | None:
+    """One count over every (member, sample) run: ``progress(done, total)`` as each of ``total`` steps ends
+    (``start``: steps an earlier stage counted, so the count only grows)."""
     if progress is None:
         return None
-    done = 0
+    done = start
 
     async def step(_done: int = 0, _total: int = 0) -> None:
         nonlocal done

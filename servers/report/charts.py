@@ -21,6 +21,7 @@ import numpy as np
 from servers.report.model import Run
 from servers.report.plots import (
     Plot,
+    chart_labels,
     file_name,
     grouped_boxplot,
     metric_names,
@@ -105,10 +106,8 @@ def _frame(figure_class, runs: Sequence[Run], extra: float = 0.0):
 
 
 def _run_ticks(axes, runs: Sequence[Run]) -> None:
-    from servers.report.plots import short
-
     tilt = {"rotation": 15, "ha": "right"} if len(runs) > 2 else {"fontsize": 8}
-    axes.set_xticks(range(len(runs)), [short(run.label) for run in runs], **tilt)
+    axes.set_xticks(range(len(runs)), chart_labels([run.label for run in runs]), **tilt)
 
 
 def _rates(figure_class, runs: Sequence[Run], name: str, values: list[np.ndarray]):
@@ -154,10 +153,9 @@ def _grades(figure_class, runs: Sequence[Run], name: str, values: list[np.ndarra
 
 
 def _ecdf(figure_class, runs: Sequence[Run], name: str, values: list[np.ndarray]):
-    from servers.report.plots import short
-
     figure, axes = _frame(figure_class, runs, extra=1.4)
-    for index, (run, column) in enumerate(zip(runs, values, strict=True)):
+    labels = chart_labels([run.label for run in runs])
+    for index, column in enumerate(values):
         if not len(column):
             continue
         ordered = np.sort(column)
@@ -165,7 +163,7 @@ def _ecdf(figure_class, runs: Sequence[Run], name: str, values: list[np.ndarray]
         every = max(1, len(ordered) // 10)  # a marker per tenth: runs apart in greyscale, thousands of points light
         axes.step(ordered, share, where="post", color="black", linestyle=LINES[index % len(LINES)],
                   marker=MARKERS[index % len(MARKERS)], markevery=every, markersize=4,
-                  label=short(run.label, 20))  # fmt: skip
+                  label=labels[index])  # fmt: skip
     axes.set_ylim(0, 1.05)
     few = max(len(v) for v in values) < ECDF_BELOW
     axes.set_title(f"{name}: ECDF" + (" (few values per run)" if few else ", share of items at or below"), fontsize=10)

@@ -15,7 +15,7 @@ import numpy as np
 from servers.report.cells import number
 from servers.report.charts import Charts
 from servers.report.model import counts_of
-from servers.report.plots import Plot, column_names
+from servers.report.plots import Plot, chart_labels, column_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
@@ -143,7 +143,10 @@ def render_html(
         labels=[{**item, "html": section(item["report"], None, top=examples, level=4)} for item in collected.labels],
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
-        runs=[_run_view(run) for run in collected.runs],
+        runs=[
+            {**_run_view(run), "chart": chart}
+            for run, chart in zip(collected.runs, chart_labels([run.label for run in collected.runs]), strict=True)
+        ],
         notes=collected.notes,
         summary=[{c: number(getattr(row, c)) for c in SUMMARY_COLUMNS} for row in summary],
         side_by_side=side_by_side(summary, [run.label for run in collected.runs]),

@@ -4,7 +4,6 @@ scatter of per-item values of the first run against each other run, per metric."
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 from servers.report.cells import number
 from servers.report.compare.pairs import Pair, Row
 from servers.report.model import Run
-from servers.report.plots import Plot, file_name, render, short
+from servers.report.plots import Plot, elide, file_name, letter, render
 from ultra_base.errors import require
 
 DISCRETE = 11  # values at most this many distinct values are drawn as counted points, not scattered
@@ -21,11 +20,6 @@ COLUMNS = ("metric", "B vs A", "n", "mean A", "mean B", "B - A", "CI of B - A", 
 COLUMNS += ("test", "p (judge exact)")  # which test gave p; the judge-noise-aware test's p with the judge exact
 ONLY_IF_EXACT = "significant only if the judge is taken as exact"
 LOWER_MARK = "(lower is better)"  # after a metric declared lower-is-better (its tool's registry)
-
-
-def letter(index: int) -> str:
-    """The run's letter: a, b, ... z, then a2, b2 ..."""
-    return string.ascii_lowercase[index % 26] + (str(index // 26 + 1) if index >= 26 else "")
 
 
 def row_cells(row: Row, *, flag: str = ONLY_IF_EXACT) -> list[str]:
@@ -128,7 +122,7 @@ def _counts(axes, x: np.ndarray, y: np.ndarray, marker: str, *, offset: float) -
     axes.scatter(pairs[:, 0] + offset, pairs[:, 1], s=20 + 400 * counts / counts.max(), marker=marker,
                  facecolors="none", edgecolors="black", linewidths=0.7)  # fmt: skip
     for (a, b), count in zip(pairs, counts, strict=True):
-        axes.annotate(str(count), (a + offset, b), textcoords="offset points", xytext=(6, 6), fontsize=7)
+        axes.annotate(str(count), (a + offset, b), textcoords="offset points", xytext=(6, 6), fontsize=9)
 
 
 def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: int) -> tuple[list[Plot], str]:
@@ -159,7 +153,7 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
             if not len(keep):
                 continue
             low, high = min(low, x[keep].min(), y[keep].min()), max(high, x[keep].max(), y[keep].max())
-            marker, label = MARKERS[number_ % len(MARKERS)], f"{letter(pair.b)}: {short(runs[pair.b].label, 20)}"
+            marker, label = MARKERS[number_ % len(MARKERS)], f"{letter(pair.b)}: {elide(runs[pair.b].label, 20)}"
             discrete = len(np.unique(np.concatenate([x[keep], y[keep]]))) <= DISCRETE
             if discrete:
                 _counts(axes, x[keep], y[keep], marker, offset=0.03 * number_)
@@ -169,7 +163,7 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
         if np.isfinite(low):
             axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.8, label="y = x")
         axes.set_title(f"{name}: per item, each run against a", fontsize=9)
-        axes.set_xlabel(f"{name} of a: {short(runs[0].label, 24)}")
+        axes.set_xlabel(f"{name} of a: {elide(runs[0].label, 24)}")
         axes.set_ylabel(f"{name} of the other run")
         axes.legend(fontsize=6, loc="best")
         plots.append(Plot(f"scatter_{file_name(name)}.png", name, render(figure), "scatter"))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from servers.report.judged.tables import ESTIMATES
-from servers.report.plots import Plot, file_name, render, short
+from servers.report.plots import Plot, chart_labels, file_name, render
 from ultra_base.errors import require
 
 MARKERS = ("o", "s", "^", "D")
@@ -41,7 +41,7 @@ def _forest(axes, rows: Sequence[Row], *, zero: bool) -> None:
                       markerfacecolor=FILLS[index % len(FILLS)], markersize=5)  # fmt: skip
     if zero:
         axes.axvline(0, color="#737373", linewidth=0.8, linestyle="--")
-    axes.set_yticks(range(len(rows)), [short(label, 32) for label, _ in rows], fontsize=8)
+    axes.set_yticks(range(len(rows)), chart_labels([label for label, _ in rows], 32), fontsize=8)
     axes.set_ylim(len(rows) - 0.5, -0.5)
     axes.grid(axis="x", alpha=0.3)
 

@@ -101,7 +101,7 @@ def draw_everything() -> dict[str, int]:
 
 def test_every_figure_fits_with_long_run_names(drawn: list[dict]) -> None:
     counts = draw_everything()
-    assert KINDS <= set(counts) and counts["scatter"] == 5
+    assert set(counts) >= KINDS and counts["scatter"] == 5
     assert len(drawn) == sum(counts.values())
     for figure in drawn:
         width, height = figure["size"]
@@ -111,9 +111,7 @@ def test_every_figure_fits_with_long_run_names(drawn: list[dict]) -> None:
         pixels = png_size(figure["png"])
         assert abs(pixels[0] - width * plots.DPI) < 1 and abs(pixels[1] - height * plots.DPI) < 1
     # the long names did overflow the figures as first laid out: the fitting is what keeps them inside
-    overflowing = [
-        f for f in drawn if f["before"].x0 < 0 or f["before"].y0 < 0 or f["before"].x1 > f["size_before"][0]
-    ]
+    overflowing = [f for f in drawn if f["before"].x0 < 0 or f["before"].y0 < 0 or f["before"].x1 > f["size_before"][0]]
     assert len(overflowing) >= 5
     assert all(f["size"][0] > f["size_before"][0] for f in overflowing if f["before"].x1 > f["size_before"][0])
     # short unique labels: the first two names differ only by their date, far beyond 24 characters
@@ -128,5 +126,6 @@ def test_every_figure_fits_with_long_run_names(drawn: list[dict]) -> None:
 def test_chart_labels_stay_unique() -> None:
     assert plots.chart_labels(["a", "b"]) == ["a", "b"]
     same_ends = ["x" * 30 + "middle_one" + "y" * 30, "x" * 30 + "middle_two" + "y" * 30]
-    assert plots.chart_labels(same_ends) == ["a: " + plots.elide(same_ends[0], 21), "b: " + plots.elide(same_ends[1], 21)]
+    expected = ["a: " + plots.elide(same_ends[0], 21), "b: " + plots.elide(same_ends[1], 21)]
+    assert plots.chart_labels(same_ends) == expected
     assert len(plots.elide(LONG[0], 24)) == 24

@@ -148,9 +148,15 @@ class Browser:
         shutil.rmtree(self._profile, ignore_errors=True)
 
     def open(
-        self, path: Path, *, checks: dict[str, str] | None = None, screenshot: tuple[int, int] | None = None
+        self,
+        path: Path,
+        *,
+        checks: dict[str, str] | None = None,
+        screenshot: tuple[int, int] | None = None,
+        viewport: tuple[int, int] | None = None,
     ) -> Page:
-        """Load ``path``, wait for its load event, evaluate ``checks`` ({name: JS expression})."""
+        """Load ``path``, wait for its load event, evaluate ``checks`` ({name: JS expression}); ``viewport``: the
+        window's size in CSS pixels (``screenshot``'s size when one is taken)."""
         if self._snap_dir is not None:  # a copy the snap can read (the report is one self-contained file)
             path = Path(shutil.copy(path, Path(self._profile) / path.name))
         url = path.resolve().as_uri()
@@ -158,8 +164,8 @@ class Browser:
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Network", "Page"):
             self.call(f"{domain}.enable", session=session)
-        if screenshot:
-            width, height = screenshot
+        if screenshot or viewport:
+            width, height = screenshot or viewport
             metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
             self.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
         self._events.clear()

@@ -22,7 +22,7 @@ def load_json(data: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
     size = len(data.encode() if isinstance(data, str) else data)
     if size > max_bytes:
         raise TargetCallError("unreadable", f"the reply is {size} bytes, more than max_response_bytes {max_bytes}")
-    if _depth_of_text(data) > max_depth:
+    if _opening_brackets(data) > max_depth and _depth_of_text(data) > max_depth:
         raise TargetCallError("unreadable", f"the reply is nested deeper than max_json_depth {max_depth}")
     try:
         return json.loads(data)
@@ -33,6 +33,14 @@ def load_json(data: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal (its escapes included)
 _BRACKET = re.compile(r"[\[\]{}]")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _opening_brackets(data: bytes | str) -> int:
+    """How many ``[`` and ``{`` ``data`` holds, strings included: a bound on its depth found at C speed, so a
+    reply with fewer brackets than ``max_json_depth`` (the common one) is not scanned further."""
+    if isinstance(data, bytes):
+        return data.count(b"[") + data.count(b"{")
+    return data.count("[") + data.count("{")
 
 
 def _depth_of_text(data: bytes | str) -> int:
@@ -80,6 +88,14 @@ class ReplyPaths:
     context_id: Any
     context_score: Any
     citations: Any
+
+    def __post_init__(self) -> None:
+        # The field names of context_text, context_id and context_score ('' where unset) when each is one field
+        # or unset (the usual {text, id, score} passages, read with dict.get); None when one is a longer expression.
+        paths = (self.context_text, self.context_id, self.context_score)
+        simple = all(path is None or path.field is not None for path in paths)
+        fields = tuple(path.field if path is not None else "" for path in paths) if simple else None
+        object.__setattr__(self, "_fields", fields)
 
     @classmethod
     def of(cls, target: Mapping[str, Any], *, answer_required: bool = True) -> ReplyPaths:
@@ -129,6 +145,21 @@ class ReplyPaths:
         return tuple(self._passage(element) for element in found)
 
     def _passage(self, element: Any) -> Passage:
+        fields = self._fields  # type: ignore[attr-defined]
+        if fields is not None and isinstance(element, dict):
+            text_key, id_key, score_key = fields
+            text = element.get(text_key) if text_key else element
+            ident = element.get(id_key) if id_key else None
+            score = element.get(score_key) if score_key else None
+        else:
+            text, ident, score = self._passage_parts(element)
+        return Passage(
+            text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False),
+            None if ident is None else str(ident),
+            float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+        )
+
+    def _passage_parts(self, element: Any) -> tuple[Any, Any, Any]:
         text = self.context_text.search(element) if self.context_text is not None else element
         if text is None and isinstance(element, str):
             text = element
@@ -136,11 +167,7 @@ class ReplyPaths:
         score = (
             self.context_score.search(element) if self.context_score is not None and isinstance(element, dict) else None
         )
-        return Passage(
-            text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False),
-            None if ident is None else str(ident),
-            float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-        )
+        return text, ident, score
 
     def citation_list(self, document: Any) -> tuple[Any, ...]:
         """The citations ``citations`` selects (a list, or one value)."""

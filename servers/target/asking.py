@@ -3,13 +3,12 @@ from the journal, reading the cache when one is named), write the result file an
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.target import config
+from servers.target import config, fastjson
 from servers.target.conversations import plan as plan_turns
 from servers.target.kinds import kind_module
 from servers.target.records import failures, results
@@ -44,7 +43,7 @@ async def ask(
     finished = False
     try:
         records, lines, resumed = await ask_all(plan, run)
-        atomic_write(save, lambda h: h.writelines(line or json.dumps(r, ensure_ascii=False) + "\n"
+        atomic_write(save, lambda h: h.writelines((line or fastjson.dumps(r) + b"\n").decode()
                                                   for r, line in zip(records, lines, strict=True)))  # fmt: skip
         run_path = atomic_write(
             save.with_suffix(".trec"), lambda h: h.writelines(f"{x}\n" for x in results.run_lines(records))

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from servers.target import fastjson
 from servers.target.kinds.base import KindContext, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.replies import ReplyPaths, load_json
 from servers.target.kinds.templates import RequestTemplate
@@ -139,7 +140,7 @@ class HttpAsker:
             return {"params": params}, self._headers_of[object]
         if isinstance(rendered, str):
             return {"data": rendered.encode()}, self._headers_of[str]
-        return {"data": json.dumps(rendered, ensure_ascii=False).encode()}, self._headers_of[object]
+        return {"data": fastjson.dumps(rendered)}, self._headers_of[object]
 
     def _redirected(self, response: Any, url: str, method: str, headers: dict[str, str], kwargs: dict[str, Any]):
         """The next request of a redirect: another origin gets none of the configured headers."""

@@ -9,10 +9,10 @@ redirects elsewhere drop it, size and depth limits apply).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from servers.target import fastjson
 from servers.target.kinds.base import KindContext, TurnRequest
 from servers.target.kinds.http import HttpAsker
 from ultra_base.errors import InputError
@@ -51,4 +51,4 @@ class ChatAsker(HttpAsker):
         messages += [{"role": t["role"], "content": t["content"]} for t in request.history]
         messages.append({"role": "user", "content": request.question})
         body = {"model": self.model, "messages": messages, **dict(request.settings)}
-        return {"data": json.dumps(body, ensure_ascii=False).encode()}, self._chat_headers
+        return {"data": fastjson.dumps(body)}, self._chat_headers

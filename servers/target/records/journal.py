@@ -5,8 +5,9 @@ The journal is ``<save folder>/.resume/ask_<fingerprint>.jsonl``; the fingerprin
 runner's knobs) and the items, so another target or other questions start afresh. Records are written in
 batches, one ``write`` in append mode each: at most ``FLUSH_SECONDS`` after an answer arrives (or sooner, every
 ``FLUSH_LINES`` records) its line is in the file, so a kill (SIGKILL included) loses at most the answers of the
-last ``FLUSH_SECONDS``, which the next start asks again. Each batch is then ``fsync``-ed in a worker thread (one at a
-time), so the lines survive a crash of the machine too, a moment later. A line cut by a kill is ignored. Failed
+last ``FLUSH_SECONDS``, which the next start asks again. The file is then ``fsync``-ed in a worker thread (one
+at a time; a batch written during one is synced ``FLUSH_SECONDS`` after it ends), so the lines survive a crash
+of the machine too, that much later. A line cut by a kill is ignored. Failed
 items are asked again. The journal is removed when a run completes; it is not a cache across runs
 (``target_cache`` is).
 """
@@ -20,6 +21,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from servers.target import fastjson
 
 FLUSH_SECONDS = 0.2  # an answer's line reaches the file at most this long after it arrives
 FLUSH_LINES = 256  # ... or as soon as this many lines wait
@@ -39,7 +42,7 @@ class Journal:
     def __init__(self, folder: Path, key: str) -> None:
         self.path = folder / ".resume" / f"ask_{key[:20]}.jsonl"
         self._fd: int | None = None
-        self._pending: list[str] = []
+        self._pending: list[bytes] = []
         self._timer: asyncio.TimerHandle | None = None
         self._syncing: Any = None  # the fsync in flight (a future), at most one
         self._unsynced = False  # lines written since the last fsync began
@@ -60,9 +63,9 @@ class Journal:
                 done[str(record["id"])] = record
         return done
 
-    def append(self, record: dict[str, Any]) -> str:
+    def append(self, record: dict[str, Any]) -> bytes:
         """Queue ``record``'s line (written within ``FLUSH_SECONDS``); the line, which the result file reuses."""
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        line = fastjson.dumps(record) + b"\n"
         self._pending.append(line)
         if len(self._pending) >= FLUSH_LINES:
             self.flush()
@@ -83,7 +86,7 @@ class Journal:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            data = "".join(self._pending).encode()
+            data = b"".join(self._pending)
             self._pending.clear()
             while data:
                 data = data[os.write(self._fd, data) :]

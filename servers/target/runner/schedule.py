@@ -34,12 +34,12 @@ class Run:
 PROGRESS_SECONDS = 0.5  # ``on_done`` is called at most this often (and for the last item)
 
 
-async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], list[str | None], int]:
+async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], list[bytes | None], int]:
     """The record of every item in input order, its journal line (None where the journal has none: resumed
     items, or no journal), and how many were resumed from the journal."""
     resumed = run.journal.completed() if run.journal is not None else {}
     records: list[dict[str, Any] | None] = [None] * len(plan.items)
-    lines: list[str | None] = [None] * len(plan.items)
+    lines: list[bytes | None] = [None] * len(plan.items)
     for item in plan.items:
         if item.id in resumed:
             records[item.index] = {**resumed[item.id], "index": item.index, "resumed": True}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ultra_client.calls.locate import pipeline_locations, scratch_logs, tool_table
 from ultra_client.calls.server_pool import ServerPool
 from ultra_client.gates.spec import check_gate_variables
-from ultra_client.locate import pipeline_locations, scratch_logs, tool_table
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables, settings_used
 from ultra_client.pipeline.model import Pipeline, load_pipeline, require_file
 from ultra_client.pipeline.params import (

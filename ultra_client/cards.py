@@ -178,7 +178,7 @@ def with_skeletons(server: str, text: str, tools: list[str]) -> str:
 
 def add_skeletons(check: bool) -> list[str]:
     """Give each tool without a card a skeleton section (unless ``check``); the docs that lack one."""
-    from ultra_client.locate import builtin_servers
+    from ultra_client.calls.locate import builtin_servers
 
     lacking = []
     for server in builtin_servers():

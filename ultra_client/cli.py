@@ -17,6 +17,7 @@ USAGE_EXAMPLES = """examples:
   ultra mcp-config --host claude|vscode|cursor
   ultra report output/<run folder> [more runs or result files] [--out DIR] [--label NAME=PATH]
   ultra compare output/<run A> output/<run B> [more runs] [--out DIR] [--label NAME=PATH]
+  ultra compare output/<run> --groups A B            (two groups of one run: benchmark.group_by)
   ultra run examples/umbrela.yaml --gate gate.yaml [--junit gate.xml]   (exit 1: a condition failed; docs/ci.md)
   ultra runs [--pipeline NAME] [--since 2026-11-01] [--rebuild]
   ultra export mlflow output/<run folder> [--tracking-uri URI] [--experiment NAME]

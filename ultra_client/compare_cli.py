@@ -26,6 +26,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument(
         "--label", action="append", default=[], metavar="NAME=PATH", help="show PATH as NAME; repeatable"
     )
+    compare.add_argument(
+        "--groups",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare group B against group A of the one run given (its benchmark.group_by values); unpaired test",
+    )
     return compare
 
 
@@ -35,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     labels = labels_of(args.label)
     arguments = {"run_paths": list(args.paths), "labels": labels}
+    if args.groups:
+        arguments["groups"] = list(args.groups)
     result = call_tool("compare", arguments, [*args.paths, *labels.values()], args.out)
     print(result["text"], end="")
     print(f"wrote {result['compare_path']}")

@@ -197,8 +197,8 @@ async def estimate_run(
     """Run the pipeline in estimate mode; its LLM steps' estimates. The ``gate`` conditions' variables are
     checked as ``ultra run`` checks them (a gate is judged only after a real run). A NeMo job is compiled and
     built first, as ``ultra run`` does, and its pipeline estimated."""
-    from ultra_client import locate
     from ultra_client.building import build
+    from ultra_client.calls import locate
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
     from ultra_client.compat.nemo import compile_if_job
     from ultra_client.gates.spec import check_gate_variables

@@ -53,8 +53,8 @@ def call_tool(tool: str, arguments: dict[str, Any], paths: list[str], out: str |
 
     from ultra_base.errors import add_read_root
     from ultra_client.calls.calling import ToolCallFailed, call_in_process
+    from ultra_client.calls.locate import locate_named_server
     from ultra_client.errors import UltraError
-    from ultra_client.locate import locate_named_server
     from ultra_kit.inprocess import load_spec
     from ultra_kit.paths.output_root import ALLOW_OUTSIDE_ENV
 

@@ -14,10 +14,10 @@ import anyio
 
 from ultra_base.errors import add_read_root
 from ultra_client.building import build, build_parameters
+from ultra_client.calls.locate import logs_with_content, pipeline_locations, tool_table
 from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
 from ultra_client.errors import UltraError, as_ultra_error, write_output
 from ultra_client.gates.spec import check_gate_variables
-from ultra_client.locate import logs_with_content, pipeline_locations, tool_table
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables, settings_used
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file

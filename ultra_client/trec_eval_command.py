@@ -45,6 +45,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-M", "--Max_retrieved_per_topic", dest="depth", type=int, default=None, help="cut each ranking"
     )
+    parser.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="collection_size",
+        type=int,
+        default=None,
+        metavar="NUM",
+        help="trec_eval's number of documents in the collection: parsed, then refused: not supported",
+    )
     parser.add_argument("qrels", metavar="QRELS")
     parser.add_argument("run", metavar="RUN")
 
@@ -77,6 +86,11 @@ def report(args: argparse.Namespace) -> str:
     measures = measures_from_options(args.measures)
     if args.depth is not None and args.depth < 1:
         raise InputError(f"-M {args.depth}: give the number of documents to keep per query (>= 1)")
+    if args.collection_size is not None:
+        raise InputError(
+            f"-N {args.collection_size}: the number of documents in the collection is not supported here; "
+            "leave -N out (use the trec_eval binary for a measure that needs it)"
+        )
     qrels = load_qrels(args.qrels)
     ranked = load_run(args.run)
     result = evaluate_tables(

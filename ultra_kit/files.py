@@ -300,3 +300,26 @@ def _where_hint() -> str:
         f"; relative paths start at the working directory {os.getcwd()}: start the server with "
         f"{PROJECT_ROOT_ENV}=<project folder> (`ultra mcp-config` writes it), or give save_path a writable folder"
     )
+
+
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read as the start of a formula
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV cell no spreadsheet evaluates (OWASP's advice on CSV injection): text that begins with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``; any other value is returned as it
+    is (a negative number stays a number)."""
+    return "'" + value if isinstance(value, str) and value.startswith(CSV_FORMULA_STARTS) else value
+
+
+def csv_text(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
+    """CSV text (``\\n`` line ends): the header, then each row; every cell through ``csv_cell``. The one writer
+    of every CSV file the project writes. A field holding a comma, a quote, a line feed or a carriage return is
+    quoted (Python's csv module before 3.12 leaves a lone carriage return unquoted, which splits the row)."""
+    lines = [",".join(_csv_field(csv_cell(cell)) for cell in row) for row in (header, *rows)]
+    return "".join(line + "\n" for line in lines)
+
+
+def _csv_field(cell: Any) -> str:
+    text = "" if cell is None else str(cell)
+    return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\r\n') else text

@@ -64,8 +64,13 @@ def _sentence(error: dict[str, Any], loc: tuple[Any, ...], schema: dict[str, Any
     if isinstance(value, str) and len(loc) > 1:  # JSON text for a list or mapping, parsed before validation
         with contextlib.suppress(ValueError, RecursionError):
             value = json.loads(value)
-    for part in loc[1:]:  # follow list items and mapping keys; stop at a union's member tag
+    for part in loc[1:]:  # follow list items and mapping keys into the union member the value is
         node = _resolve(node, defs)
+        options = node.get("anyOf") or node.get("oneOf")
+        if options:
+            node = _member(options, value, defs)
+            if isinstance(part, str) and not (isinstance(value, dict) and part in value):
+                continue  # pydantic's tag of the member it tried (``dict[str,float]``), not a key
         if isinstance(part, int) and node.get("type") == "array" and isinstance(value, list | tuple):
             node, value = node.get("items") or {}, value[part] if part < len(value) else None
         elif isinstance(part, str) and node.get("type") == "object" and isinstance(value, dict) and part in value:
@@ -84,6 +89,14 @@ def _sentence(error: dict[str, Any], loc: tuple[Any, ...], schema: dict[str, Any
         if expected:
             return f"{where} must be {expected}, got {describe_value(value)}"
     return f"{where} {_lower_message(str(error.get('msg', 'is invalid')))}, got {_short(error.get('input', value))}"
+
+
+def _member(options: list[dict[str, Any]], value: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """The member of a union whose JSON type the value has (a mapping: the object member), else the union."""
+    wanted = "object" if isinstance(value, dict) else "array" if isinstance(value, list | tuple) else None
+    members = [_resolve(option, defs) for option in options]
+    matching = [member for member in members if member.get("type") == wanted] if wanted else []
+    return matching[0] if len(matching) == 1 else {"anyOf": options}
 
 
 def _lower_message(message: str) -> str:

@@ -203,6 +203,16 @@ class ReadOnlyCache(AnswerCache):
         return None
 
 
+class EmptyCache(ReadOnlyCache):
+    """A cache with no answers, in memory: what ``--estimate`` reads where no cache file exists yet (none is made)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(SCHEMA)
+        self._lock = threading.Lock()
+
+
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
     """The cache at ``path``, or a no-op cache when ``path`` is empty or None; a tool opens (reads and
     writes) a cache only inside the read roots (``ultra_base.errors.readable_path``). Under
@@ -211,5 +221,5 @@ def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:
         return NoCache()
     path = readable_path(path, setting="the answer cache file")
     if os.environ.get(ESTIMATE_ENV, "").strip():
-        return ReadOnlyCache(path) if Path(path).expanduser().is_file() else NoCache()
+        return ReadOnlyCache(path) if Path(path).expanduser().is_file() else EmptyCache(path)
     return AnswerCache(path)

@@ -76,6 +76,15 @@ class TrecResult:
         }
 
     @property
+    def kinds(self) -> dict[str, str]:
+        """What each per-query value is, from the registry (``metric_kinds`` of the result file): ``count`` for
+        ``num_ret``, ``num_rel``, ``num_rel_ret`` and ``num_q`` (numbers of things, never compared as metrics)."""
+        from ultra_trec.registry import FAMILIES
+
+        kinds = {m.name: FAMILIES[m.family].kind for m in self.measures}
+        return {**kinds, **{name: FAMILIES[name].kind for name in ("num_ret", "num_rel", "num_rel_ret")}}
+
+    @property
     def per_query(self) -> dict[str, dict[str, float]]:
         """``{qid: {measure: value, "num_ret": n, "num_rel": n, "num_rel_ret": n}}``."""
         columns = {name: column.tolist() for name, column in self.values.items()}
@@ -119,6 +128,7 @@ class TrecResult:
                 **({"runid": self.text["runid"][0]} if self.text.get("runid") else {}),
                 "relevance_level": self.relevance_level,
                 "max_depth": self.max_depth,
+                "metric_kinds": self.kinds,
                 **self.settings,
             },
         }
@@ -277,6 +287,10 @@ class _Renamed:
     @property
     def aggregate(self) -> str:
         return self.measure.aggregate
+
+    @property
+    def family(self) -> str:
+        return self.measure.family
 
 
 def _check_int(value: Any, name: str, *, minimum: int) -> int:

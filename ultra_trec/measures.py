@@ -12,6 +12,7 @@ Names are matched against the registry (longest spelling first), never ``eval``;
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,10 +158,14 @@ def parse_options(family: Family, text: str) -> Any:
 
 
 def _number_of(text: str, where: str) -> float:
+    """A finite number: ``nan`` and ``inf`` (which Python's float reads, and C's atof too) give no usable gain."""
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         raise InputError(f"{where}: {text!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InputError(f"{where}: {text!r} is not a finite number")
+    return number
 
 
 def describe_names() -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report import charts, page, sources, stats
+from servers.report.groups import group_summaries
 from servers.report.judged.charts import judged_chart
 from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
@@ -62,6 +63,7 @@ def write_report(
         for key, text in (texts or {}).items():
             run.texts.setdefault(str(key), dict(text))
     summary = stats.summarise(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
+    summary += group_summaries(collected.runs, resamples=bootstrap_resamples, confidence=confidence, seed=seed)
     drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
     risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
     judged = unique_names([judged_chart(item, title(item, item["label"])) for item in collected.judged])

@@ -2,7 +2,7 @@
 
 The key metrics are ``headline_metrics`` when given (those the runs have), else the first metric of each kind
 of result file (evaluate, each judge, evaluate_trec ...), then the second of each ..., at most ``KEY_METRICS``,
-leaving out the metrics that are constant over every item (they tell nothing apart).
+leaving out the metrics that are constant over every item (they tell nothing apart) and the counts (``num_ret``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 from servers.report.stats import Summary
 
 KEY_METRICS = 4
@@ -31,10 +31,11 @@ def key_metrics(runs: Sequence[Run], chosen: Sequence[str]) -> list[str]:
     names = list(dict.fromkeys(name for run in runs for name in run.columns))
     if chosen:
         return [name for name in chosen if name in names]
+    counts = counts_of(runs)
     by_tool: dict[str, list[str]] = {}
     for run in runs:
         for name in run.columns:
-            if constant(runs, name):
+            if name in counts or constant(runs, name):
                 continue
             metrics = by_tool.setdefault(run.origin.get(name, ""), [])
             if name not in metrics:

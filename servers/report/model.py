@@ -36,12 +36,14 @@ class Run:
     failures: dict[str, int] = field(default_factory=dict)  # tool -> items it failed to judge (no value)
     nuggets: dict[str, set[str]] = field(default_factory=dict)  # id -> the vital nuggets its answer supports
     origin: dict[str, str] = field(default_factory=dict)  # metric -> the kind of file it came from
-    kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous, as declared
+    kinds: dict[str, str] = field(default_factory=dict)  # metric -> binary / graded / continuous / count, as declared
     lower_is_better: set[str] = field(default_factory=set)  # metrics declared lower-is-better (toxicity); others higher
     rationales: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # id -> [(judge, verdict, why)]
     notes: list[str] = field(default_factory=list)
     samples: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # metric -> id -> its judge samples
     quantiles: dict[str, tuple[float, ...]] = field(default_factory=dict)  # metric -> percentiles compare also tests
+    groups: dict[str, str] = field(default_factory=dict)  # id -> its group (memory.json's group_ls: report.groups)
+    group_by: str = ""  # the attribute the groups are values of (benchmark.group_by)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def add_column(self, name: str, ids: Sequence[Any], values: Sequence[Any] | np.ndarray, *, source: str) -> str:
@@ -113,6 +115,12 @@ class Run:
             self.rationales.setdefault(key, []).extend(said)
         for key, text in other.texts.items():
             self.texts.setdefault(key, text)
+
+
+def counts_of(runs: Sequence[Run]) -> set[str]:
+    """The columns a result file declared counts (``kind: count``: ``num_ret``, ``num_rel``): numbers of things,
+    shown as counts (per query, in totals), never summarised, charted, led with or compared as metrics."""
+    return {name for run in runs for name, kind in run.kinds.items() if kind == "count"}
 
 
 def numeric_column(values: Sequence[Any]) -> np.ndarray | None:

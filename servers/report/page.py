@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import csv
-import io
 import json
 import math
 from collections.abc import Sequence
@@ -16,10 +14,12 @@ import numpy as np
 
 from servers.report.cells import number
 from servers.report.charts import Charts
-from servers.report.plots import Plot, metric_names
+from servers.report.model import counts_of
+from servers.report.plots import Plot, column_names
 from servers.report.sources import Collected
 from servers.report.stats import Summary
 from ultra_kit.factory import __version__
+from ultra_kit.files import csv_text
 from ultra_kit.labels.page import section
 
 TEMPLATES = Path(__file__).parent / "templates"  # report.html, compare.html, comparison.html and their partials
@@ -29,35 +29,30 @@ SUMMARY_COLUMNS = ("run", "metric", "mean", "median", "ci_low", "ci_high", "n", 
 
 def summary_csv(rows: Sequence[Summary], *, confidence: float, resamples: int, seed: int) -> str:
     """summary.csv: a row per (run, metric), full precision, with the bootstrap's settings."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*SUMMARY_COLUMNS, "confidence", "resamples", "seed"])
+    lines = []
     for row in rows:
         values = [getattr(row, c) for c in SUMMARY_COLUMNS]
-        writer.writerow(
-            ["" if isinstance(v, float) and math.isnan(v) else v for v in values] + [confidence, resamples, seed]
-        )
-    return buffer.getvalue()
+        cells = ["" if isinstance(v, float) and math.isnan(v) else v for v in values]
+        lines.append([*cells, confidence, resamples, seed])
+    return csv_text([*SUMMARY_COLUMNS, "confidence", "resamples", "seed"], lines)
 
 
 def per_query_csv(collected: Collected) -> str:
     """per_query.csv: every (run, query) row with its question, answer and every metric (long format)."""
-    names = metric_names(collected.runs)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["run", "id", "question", "answer", *names])
+    names = column_names(collected.runs)  # the counts too: num_ret per query
+    lines = []
     for run in collected.runs:
         matrix = np.column_stack([run.columns.get(n, np.full(len(run.ids), np.nan)) for n in names]).astype(object)
         matrix[np.isnan(matrix.astype(np.float64))] = None  # an empty cell; floats are written with repr
         for key, cells in zip(run.ids, matrix.tolist(), strict=True):
             text = run.texts.get(key, {})
-            writer.writerow([run.label, key, text.get("question", ""), text.get("answer", ""), *cells])
-    return buffer.getvalue()
+            lines.append([run.label, key, text.get("question", ""), text.get("answer", ""), *cells])
+    return csv_text(["run", "id", "question", "answer", *names], lines)  # a cell starting = + - @ is neutralised
 
 
 def query_table(collected: Collected, *, limit: int, seed: int) -> dict[str, Any]:
     """The per-query table on the page: every row up to ``limit``, beyond that a seeded sample, said so."""
-    names = metric_names(collected.runs)
+    names = column_names(collected.runs)  # the counts too: num_ret per query
     sizes = [len(run.ids) for run in collected.runs]
     total = sum(sizes)
     chosen = np.arange(total) if total <= limit else np.sort(np.random.default_rng(seed).choice(total, limit, False))
@@ -164,7 +159,21 @@ def render_html(
             for p in plots
         ],
         table=query_table(collected, limit=max_table_rows, seed=seed),
+        counts=count_table(collected.runs),
     )
+
+
+def count_table(runs: Sequence[Any]) -> dict[str, Any] | None:
+    """The counts (``num_ret``, ``num_rel`` ...): per run, the sum over its queries; None when there are none."""
+    counts = counts_of(runs)
+    names = [name for name in column_names(runs) if name in counts]
+    if not names:
+        return None
+    rows = []
+    for run in runs:
+        sums = [run.columns[n][np.isfinite(run.columns[n])].sum() if n in run.columns else None for n in names]
+        rows.append([run.label, str(len(run.ids)), *("" if s is None else number(int(s)) for s in sums)])
+    return {"names": names, "rows": rows}
 
 
 def side_by_side(summary: Sequence[Summary], runs: Sequence[str]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 
 DPI = 120  # sharp in print at column width (a 4-inch figure is 480 pixels wide)
 _HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")  # runs apart in greyscale too
@@ -32,9 +32,15 @@ def file_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "metric"
 
 
-def metric_names(runs: Sequence[Run]) -> list[str]:
-    """Every metric of any run, in first-seen order."""
+def column_names(runs: Sequence[Run]) -> list[str]:
+    """Every column of any run (metrics and counts), in first-seen order."""
     return list(dict.fromkeys(name for run in runs for name in run.columns))
+
+
+def metric_names(runs: Sequence[Run]) -> list[str]:
+    """Every metric of any run, in first-seen order: the columns without the counts (``num_ret``)."""
+    counts = counts_of(runs)
+    return [name for name in column_names(runs) if name not in counts]
 
 
 def render(figure) -> bytes:

@@ -157,8 +157,10 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         if item.kind in superseded:
             collected.notes.append(f"{folder.name}: {item.kind} is left out; trec_rag_table joins its values")
             nuggets.update({run.label: run.nuggets for run in item.runs if run.nuggets})
-    texts = texts_from_memory(_json(folder / "memory.json"), folder / "memory.json")
+    memory = _json(folder / "memory.json")
+    texts = texts_from_memory(memory, folder / "memory.json")
     own = Run(label=label or folder.name)
+    own.groups, own.group_by = groups_from_memory(memory, folder / "memory.json")
     others: list[Run] = []
     scalars = False
     for item in (f for f in found if f.kind not in superseded):
@@ -199,6 +201,20 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         if parameters.is_file():
             run.parameters.setdefault("parameters.yaml", _text(parameters))
     return runs
+
+
+def groups_from_memory(memory: Any, path: Path) -> tuple[dict[str, str], str]:
+    """({id: group}, the attribute) from a run's ``group_ls`` (benchmark.group_by) aligned with ``id_ls``."""
+    groups = memory.get("group_ls") if isinstance(memory, dict) else None
+    if not isinstance(groups, list):
+        return {}, ""
+    ids = memory.get("id_ls")
+    if not isinstance(ids, list) or len(ids) != len(groups):
+        raise InputError(f"group_ls has {len(groups)} values but id_ls is not a list of as many ids", path=str(path))
+    info = memory.get("data_info")
+    group_by = info.get("group_by", "") if isinstance(info, dict) else ""
+    keys = unique_ids([str(key) for key in ids])
+    return {key: "" if g is None else str(g) for key, g in zip(keys, groups, strict=True)}, str(group_by or "")
 
 
 def texts_from_memory(memory: Any, path: Path) -> dict[str, dict[str, str]]:

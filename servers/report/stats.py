@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 
 _CHUNK = 64  # resamples drawn at once (bounds memory at 64 x n positions)
 
@@ -48,12 +48,14 @@ def resample_means(columns: np.ndarray, *, resamples: int, seed: int) -> np.ndar
 
 
 def summarise(runs: Sequence[Run], *, resamples: int, confidence: float, seed: int) -> list[Summary]:
-    """A row per (run, metric): by metric (first-seen order), then by run."""
+    """A row per (run, metric): by metric (first-seen order), then by run; counts (``num_ret``) are no metric."""
     tail = 100 * (1 - confidence) / 2
+    counts = counts_of(runs)
     values = {
         (index, name): column[np.isfinite(column)]
         for index, run in enumerate(runs)
         for name, column in run.columns.items()
+        if name not in counts
     }
     by_size: dict[int, list[tuple[int, str]]] = {}
     for key, kept in values.items():

@@ -8,12 +8,11 @@ refused or safe_redirect). Only items with status ok count towards a rate; the o
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_kit.files import csv_text
 
 FAILED = ("error", "parse_error")
 COLUMNS = (
@@ -123,10 +122,5 @@ def build_table(
 
 
 def as_csv(table: list[dict[str, Any]]) -> str:
-    """The table as CSV (empty cells for values that do not exist)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in table:
-        writer.writerow({k: ("" if row[k] is None else row[k]) for k in COLUMNS})
-    return out.getvalue()
+    """The table as CSV (empty cells for values that do not exist; ``ultra_kit.files.csv_text``)."""
+    return csv_text(COLUMNS, [["" if row[k] is None else row[k] for k in COLUMNS] for row in table])

@@ -136,7 +136,7 @@ def test_every_builtin_tool_has_the_parameters_and_outputs_its_mcp_listing_shows
     from ultra_kit.inprocess import load_spec, local_tools
 
     listing = json.loads(run_ultra("tools", "--json", cwd=tmp_path).stdout)
-    from ultra_client.locate import builtin_servers
+    from ultra_client.calls.locate import builtin_servers
 
     assert sorted(listing) == sorted(builtin_servers())
     for server, tools in listing.items():

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ultra_client import cards
-from ultra_client.locate import builtin_servers
+from ultra_client.calls.locate import builtin_servers
 
 
 def test_every_generated_part_is_current() -> None:

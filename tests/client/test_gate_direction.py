@@ -101,8 +101,8 @@ def test_every_registered_metric_declares_or_inherits_a_direction() -> None:
     from servers.judge.answers.registry import JUDGES
     from servers.judge.hallucination.run import METRICS as HHEM_METRICS
     from servers.judge.server import SPEC as JUDGE
+    from ultra_client.calls.locate import builtin_servers, locate_named_server
     from ultra_client.gates.direction import builtin_directions
-    from ultra_client.locate import builtin_servers, locate_named_server
     from ultra_kit.inprocess import load_spec
 
     judged = JUDGE.directions()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ultra_client.locate import builtin_servers
+from ultra_client.calls.locate import builtin_servers
 from ultra_kit.inprocess import load_spec, tool_names
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from ultra_base.errors import InputError
-from ultra_client.locate import builtin_servers, locate_named_server
+from ultra_client.calls.locate import builtin_servers, locate_named_server
 from ultra_kit.inprocess import ToolFailure, call_local_tool, input_schema, load_spec, local_tools
 
 PATH_NAME = re.compile(r"(path|_paths|_dir|_dirs|_files)$")  # the answer caches: test_an_answer_cache_...

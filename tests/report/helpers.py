@@ -13,7 +13,7 @@ from ultra_kit.settings import defaults
 
 def build(paths: list[Path | str], out: Path, labels: dict[str, str] | None = None, **overrides: Any) -> ReportFiles:
     """``write_report`` into ``out`` with the report server's defaults, except ``overrides``."""
-    settings = {k: v for k, v in defaults("report").items() if k not in ("result_paths", "labels")}
+    settings = {k: v for k, v in defaults("report").items() if k not in ("result_paths", "labels", "groups")}
     settings.update(overrides)
     return write_report([str(p) for p in paths], labels=labels or {}, out_dir=out, **settings)
 

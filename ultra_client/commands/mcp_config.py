@@ -43,8 +43,8 @@ def mcp_config(host: str) -> dict[str, Any]:
     in), so the defaults' relative paths (``data/...``) resolve and results go under ``<project>/output``.
     """
     from ultra_base.environment import PROJECT_ROOT_ENV
+    from ultra_client.calls.locate import builtin_servers
     from ultra_client.calls.server_pool import ULTRA_HOME
-    from ultra_client.locate import builtin_servers
 
     home = checkout_of(Path.cwd().resolve()) or ULTRA_HOME
     entries: dict[str, Any] = {}

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
 def serve(server: str) -> None:
     """``ultra serve name``: run one built-in server in this process over stdio."""
-    from ultra_client.locate import locate_named_server
+    from ultra_client.calls.locate import locate_named_server
 
     location = locate_named_server(server)
     sys.path.insert(0, str(location.root))

@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def list_tools(server: str | None) -> dict[str, dict[str, ToolInfo]]:
     """``ultra tools [server]``: every tool of the built-in servers (or of one)."""
+    from ultra_client.calls.locate import builtin_servers, locate_named_server, scratch_logs, tool_table
     from ultra_client.calls.server_pool import ServerPool, locate_server
-    from ultra_client.locate import builtin_servers, locate_named_server, scratch_logs, tool_table
 
     if server is not None:
         locations = [dataclasses.replace(locate_named_server(server), stdio=True)]

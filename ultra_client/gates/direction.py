@@ -32,7 +32,7 @@ def spec_directions(specs: Iterable[Any]) -> dict[str, bool]:
 
 def pipeline_directions(pipeline: Any) -> dict[str, bool]:
     """The directions declared by the servers of ``pipeline`` (a ``Pipeline``), read from their SPECs."""
-    from ultra_client.locate import pipeline_locations
+    from ultra_client.calls.locate import pipeline_locations
     from ultra_kit.inprocess import load_spec
 
     return spec_directions(load_spec(at.module, at.root) for at in pipeline_locations(pipeline))
@@ -40,7 +40,7 @@ def pipeline_directions(pipeline: Any) -> dict[str, bool]:
 
 def builtin_directions() -> dict[str, bool]:
     """The directions declared by every built-in server (``ultra gate RUN``: the run's pipeline is not at hand)."""
-    from ultra_client.locate import builtin_servers, locate_named_server
+    from ultra_client.calls.locate import builtin_servers, locate_named_server
     from ultra_kit.inprocess import load_spec
 
     locations = [locate_named_server(name) for name in builtin_servers()]

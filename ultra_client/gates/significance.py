@@ -18,8 +18,8 @@ from ultra_client.errors import did_you_mean
 OUT_FOLDER = "gate_compare"
 
 
-def compare_rows(run: Path, baseline: Path) -> list[dict[str, Any]] | str:
-    """The rows of ``compare`` (baseline = A, run = B), or why there are none (a message)."""
+def compare_rows(run: Path, baseline: Path) -> dict[str, Any] | str:
+    """``compare``'s result (baseline = A, run = B: its ``rows`` and ``counts``), or why there is none (a message)."""
     from ultra_client.errors import UltraError
     from ultra_client.report_cli import call_tool
 
@@ -28,14 +28,17 @@ def compare_rows(run: Path, baseline: Path) -> list[dict[str, Any]] | str:
         result = call_tool("compare", {"run_paths": [str(baseline), str(run)], "labels": {}}, [str(baseline)], str(out))
     except UltraError as exc:
         return f"the compare tool could not pair this run with baseline {baseline}: {exc}"
-    return result["rows"]
+    return result
 
 
-def find_row(rows: list[dict[str, Any]], metric: str) -> dict[str, Any] | str:
+def find_row(compared: dict[str, Any], metric: str) -> dict[str, Any] | str:
     """The row of ``metric`` (a gate's ``variable.key``: compare names per-item metrics by key), or a message."""
+    rows, counts = compared["rows"], compared.get("counts", [])
     _, _, key = metric.partition(".")
     quantile = metric.replace(".", " ", 1)  # compare's latency rows: latency.p95 -> "latency p95"
     candidates = [metric, quantile, key, key.removeprefix("avg_")] if key else [metric]
+    if any(name in counts for name in candidates):
+        return f"{metric} is a count (kind count in its registry), not a metric: no paired test; gate it with min/max"
     for name in candidates:
         for row in rows:
             if row.get("metric") == name:

@@ -131,7 +131,7 @@ def judge(conditions: list[Condition], run: RunResults, directions: dict[str, bo
     higher_is_better}`` of the run's servers (``gates.direction``; by default every built-in server's)."""
     table = builtin_directions() if directions is None else directions
     baselines: dict[str, RunResults | str] = {}
-    paired: dict[str, list[dict[str, Any]] | str] = {}  # compare's rows per baseline: one Holm family each
+    paired: dict[str, dict[str, Any] | str] = {}  # compare's result per baseline: one Holm family each
     verdicts = []
     for condition in with_implicit(conditions, run):
         baseline = None
@@ -153,12 +153,12 @@ def judge(conditions: list[Condition], run: RunResults, directions: dict[str, bo
     return verdicts
 
 
-def _paired_verdict(verdict: Verdict, rows: list[dict[str, Any]] | str) -> Verdict:
+def _paired_verdict(verdict: Verdict, rows: dict[str, Any] | str) -> Verdict:
     """The verdict with the paired test's outcome added: a significant drop fails, no paired values is an error."""
     from ultra_client.gates.significance import dropped, find_row, note
 
     up = verdict.higher_is_better
-    row = find_row(rows, verdict.condition.metric) if isinstance(rows, list) else rows
+    row = find_row(rows, verdict.condition.metric) if isinstance(rows, dict) else rows
     if isinstance(row, str):
         return Verdict(verdict.condition, ERROR, verdict.value, verdict.baseline, row, up)
     drop = dropped(row, up)

@@ -8,15 +8,13 @@ server's defaults (``servers/evaluation/parameter.yaml``).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 from ultra_client.errors import write_output
-from ultra_kit.files import atomic_write_json, atomic_write_text
+from ultra_kit.files import atomic_write_json, atomic_write_text, csv_text
 
 FIXED_COLUMNS = ("trial", "rank", "best", "status")
 TEST_COLUMNS = ("p_value", "p_value_holm", "significant")
@@ -102,27 +100,23 @@ def table(rows: list[dict[str, Any]], keys: list[str], metric: str | None) -> tu
     return columns, flat
 
 
-def csv_text(columns: list[str], flat: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for line in flat:
-        writer.writerow([_cell(line.get(name)) for name in columns])
-    return buffer.getvalue()
+def sweep_csv(columns: list[str], flat: list[dict[str, Any]]) -> str:
+    """sweep.csv: a row per trial (``ultra_kit.files.csv_text``: no cell a spreadsheet would evaluate)."""
+    return csv_text(columns, [[_cell(line.get(name)) for name in columns] for line in flat])
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    return value
 
 
 def write_tables(folder: Path, spec: Any, rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
     """Write ``sweep.csv`` and ``sweep.json`` (atomically); return the flat rows in table order."""
     columns, flat = table(rows, spec.keys, spec.metric)
-    write_output(folder / "sweep.csv", lambda p: atomic_write_text(p, csv_text(columns, flat)))
+    write_output(folder / "sweep.csv", lambda p: atomic_write_text(p, sweep_csv(columns, flat)))
     payload = {
         "pipeline": str(spec.pipeline),
         "method": spec.method,

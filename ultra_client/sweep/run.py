@@ -15,10 +15,10 @@ from typing import Any
 import anyio.lowlevel
 
 from ultra_client.building import build_parameters
+from ultra_client.calls.locate import pipeline_locations, tool_table
 from ultra_client.calls.server_pool import parameter_references
 from ultra_client.errors import UltraError, as_ultra_error, did_you_mean
 from ultra_client.gates.direction import pipeline_directions
-from ultra_client.locate import pipeline_locations, tool_table
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file

@@ -40,8 +40,10 @@ def require_conventions() -> None:
 
 def value(raw: Any) -> Any:
     """An OTLP ``AnyValue`` ({"stringValue": ...}, {"intValue": "3"}, arrays, key-value lists) as a Python value."""
-    if not isinstance(raw, dict):
+    if raw.__class__ is not dict:
         return raw
+    if "stringValue" in raw:  # the common case first
+        return raw["stringValue"]
     for key, inner in raw.items():
         if key == "stringValue" or key == "doubleValue" or key == "boolValue":
             return inner
@@ -67,10 +69,13 @@ def fill(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
 
 
 def _text(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
+    if raw is None:
+        return None
     text = value(raw)
     if text is None:
         return None
-    text = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+    if text.__class__ is not str:
+        text = json.dumps(text, ensure_ascii=False)
     if len(text) > cap:
         notes.add(f"attributes longer than {cap} characters, cut", f"span {where.span_id}")
         return text[:cap]

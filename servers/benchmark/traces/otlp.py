@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from servers.benchmark.traces.spans import Problems, Span
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
+_NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
 
 
 def is_otlp(data: Any) -> bool:
@@ -22,34 +24,61 @@ def is_otlp(data: Any) -> bool:
     return isinstance(first, dict) and isinstance(first.get("resourceSpans"), list)
 
 
-def read_spans(source: Path, cap: int, problems: Problems) -> list[Span]:
-    """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped."""
+def read_spans(source: Path, cap: int, problems: Problems, names: list[str]) -> list[Span]:
+    """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped.
+
+    The file is streamed: each line is turned into spans as it is parsed, and only the attributes named in
+    ``names`` (and OpenInference's ``metadata`` and the resource's, when names are given) are kept.
+    """
     conventions.require_conventions()
+    return _read(source, cap, problems, (*names, "metadata") if names else ())
+
+
+def _read(source: Path, cap: int, problems: Problems, keep: tuple[str, ...]) -> list[Span]:
     spans: list[Span] = []
-    with open(source, "rb") as handle:
-        text = handle.read()
-    if text.lstrip()[:1] == b"{" and b"\n{" not in text.strip():
-        chunks = [(1, text)]  # one request in the file, perhaps pretty-printed
-    else:
-        chunks = list(enumerate(text.split(b"\n"), start=1))
-    for line, chunk in chunks:
-        if not chunk.strip():
-            continue
-        try:
-            request = orjson.loads(chunk)
-        except orjson.JSONDecodeError:
-            check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
-            problems.add("lines that are not JSON, skipped", f"line {line}")
-            continue
-        for item in request if isinstance(request, list) else [request]:
+    for line, request in _requests(source, problems):
+        for item in request if isinstance(request, list) else (request,):
             if not is_otlp(item):
                 problems.add("lines without resourceSpans, skipped", f"line {line}")
                 continue
-            _request_spans(item, line, cap, problems, spans)
+            _request_spans(item, line, cap, problems, spans, keep)
     return spans
 
 
-def _request_spans(request: dict[str, Any], line: int, cap: int, problems: Problems, spans: list[Span]) -> None:
+def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line, parsed line), streamed: one line is held at a time. A first line that is not JSON but opens an
+    object or a list may start one pretty-printed request: then the whole file is that request, if it parses."""
+    seen_first = False
+    with open(source, "rb") as handle:
+        for line, chunk in enumerate(handle, start=1):
+            try:
+                parsed = orjson.loads(chunk)
+            except orjson.JSONDecodeError:
+                if not chunk.strip():
+                    continue
+                if not seen_first and chunk.lstrip()[:1] in (b"{", b"["):
+                    whole = _whole(source)
+                    if whole is not None:
+                        yield 1, whole
+                        return
+                check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
+                problems.add("lines that are not JSON, skipped", f"line {line}")
+                seen_first = True
+                continue
+            seen_first = True
+            yield line, parsed
+
+
+def _whole(source: Path) -> Any:
+    try:
+        return orjson.loads(source.read_bytes())
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _request_spans(
+    request: dict[str, Any], line: int, cap: int, problems: Problems, spans: list[Span], keep: tuple[str, ...]
+) -> None:
     for resource_spans in request["resourceSpans"]:
         resource = resource_spans.get("resource") or {}
         resource_attrs = {a.get("key"): a.get("value") for a in resource.get("attributes") or ()}
@@ -57,12 +86,21 @@ def _request_spans(request: dict[str, Any], line: int, cap: int, problems: Probl
             for raw in scope_spans.get("spans") or ():
                 span = _span(raw, line, cap, problems)
                 if span is not None:
-                    span.attributes["__resource__"] = resource_attrs
+                    if keep:  # named metadata is looked up in what is kept
+                        attrs = span.attributes
+                        span.attributes = {name: attrs[name] for name in keep if name in attrs}
+                        span.attributes["__resource__"] = resource_attrs
+                    else:
+                        span.attributes = _NONE
                     spans.append(span)
 
 
 def _span(raw: dict[str, Any], line: int, cap: int, problems: Problems) -> Span | None:
-    trace_id, span_id = _hex(raw.get("traceId"), 32), _hex(raw.get("spanId"), 16)
+    trace_id, span_id = raw.get("traceId"), raw.get("spanId")
+    if trace_id.__class__ is not str or len(trace_id) != 32 or not trace_id.islower():
+        trace_id = _hex(trace_id, 32)
+    if span_id.__class__ is not str or len(span_id) != 16 or not span_id.islower():
+        span_id = _hex(span_id, 16)
     if not trace_id or not span_id:
         problems.add("spans without a trace id or span id, skipped", f"line {line}, span '{raw.get('name')}'")
         return None
@@ -74,7 +112,7 @@ def _span(raw: dict[str, Any], line: int, cap: int, problems: Problems) -> Span 
     span = Span(
         trace_id,
         span_id,
-        _hex(raw.get("parentSpanId"), 16) or None,
+        _parent(raw.get("parentSpanId")),
         raw.get("name") or "",
         None,
         int(raw.get("startTimeUnixNano") or 0) / 1e9,
@@ -85,6 +123,12 @@ def _span(raw: dict[str, Any], line: int, cap: int, problems: Problems) -> Span 
     )
     conventions.fill(span, attrs, cap, problems)
     return span
+
+
+def _parent(identifier: Any) -> str | None:
+    if identifier.__class__ is str and len(identifier) == 16 and identifier.islower():
+        return identifier
+    return _hex(identifier, 16) or None
 
 
 def _hex(identifier: Any, width: int) -> str | None:

@@ -34,11 +34,17 @@ class Judged:
     failed: set[str] = field(default_factory=set)
 
 
+MAX_MAGNITUDE = 1e100  # a score or label beyond this overflows the variances (their squares pass 1e308)
+
+
 def _number(value: Any, what: str, path: str | None = None) -> float:
     if isinstance(value, bool):
         return float(value)
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"{what} must be a finite number, got {value!r}", path=path)
+    if abs(value) > MAX_MAGNITUDE:
+        raise InputError(f"{what} is {value:g}: scores and labels must lie within ±{MAX_MAGNITUDE:g} (their "
+                         "variances would overflow); rescale them", path=path)  # fmt: skip
     return float(value)
 
 
@@ -153,7 +159,12 @@ def item_samples(items: list[Any], judged: Judged, metric: str, path: str | None
         item_id = str(item.get("id"))
         if item_id not in judged.scores:
             continue
-        recorded = (item.get("sample_values") or {}).get(metric)
+        values = item.get("sample_values") or {}
+        if not isinstance(values, dict):
+            where = f"{path}: " if path else ""
+            raise InputError(f"{where}item {item_id}'s sample_values must be a mapping {{metric: [k samples]}} (as a "
+                             f"judge run with judge_llm.samples k writes it), got {type(values).__name__}")  # fmt: skip
+        recorded = values.get(metric)
         known = [_number(v, f"a sample of item {item_id}'s {metric}", path) for v in recorded or [] if v is not None]
         out[item_id] = known or [judged.scores[item_id]]
     return out

@@ -8,14 +8,12 @@ takes precedence over the matching ``*_path`` setting.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
-from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.files import atomic_write_text, compact_json, result_path
 from ultra_kit.inprocess import OUTPUTS_FROM
@@ -177,60 +175,27 @@ def evaluate_trec_pvalue(
     Holm-adjusted p-values. Each row has significant (adjusted p < alpha) and significant_raw
     (p < alpha). Queries missing from a run score 0. Deterministic for a given seed.
     """
-    from ultra_trec.comparison import compare_runs
-    from ultra_trec.measures import parse_measure
+    from servers.evaluation.pvalue import run_pvalue
 
     check_save_path(save_path, "evaluate_trec_pvalue", ".json")
     capped(n_resamples, "n_resamples", server="evaluation", name="n_resamples", minimum=1)
-    report = progress_from_context(ctx)
-    new_runs: list[Any]
-    if run_new is not None:
-        new_runs = [run_new]
-    elif run_paths:
-        new_runs = list(run_paths)
-    else:
-        new_runs = [run_new_path]
-    if not all(isinstance(r, (str, dict)) for r in new_runs):
-        raise InputError("run_paths must be a list of file paths")
-    report(0, 2, f"evaluating {len(new_runs) + 1} runs and testing")
-    run_labels = [r if isinstance(r, str) else "run_new" for r in new_runs]
-    comparison = compare_runs(
-        qrels_path,
-        new_runs,
-        run_old if run_old is not None else run_old_path,
-        ir_metrics,
+    runs = {"run_new_path": run_new_path, "run_old_path": run_old_path, "run_paths": run_paths}
+    return run_pvalue(  # type: ignore[return-value]
+        **runs,
+        qrels_path=qrels_path,
+        ir_metrics=ir_metrics,
         ks=ks,
         relevance_level=relevance_level,
         n_resamples=n_resamples,
         seed=seed,
         alpha=alpha,
         correction=correction,
-        run_names=run_labels,
+        names=names,
+        save_path=save_path,
+        run_new=run_new,
+        run_old=run_old,
+        report=progress_from_context(ctx),
     )
-    report(1, 2, "writing the result file")
-    if names == "trec_eval":
-        for row in comparison.rows:
-            row["metric"] = parse_measure(row["metric"]).trec_name
-    data = {
-        "eval_res": comparison.by_metric(),
-        "table": comparison.rows,
-        "baseline": comparison.baseline,
-        "runs": comparison.runs,
-        "num_q": comparison.num_queries,
-        "settings": {**comparison.settings, "qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
-        "per_query": {
-            "baseline": comparison.results[0].per_query,
-            **{name: result.per_query for name, result in zip(comparison.runs, comparison.results[1:], strict=True)},
-        },
-    }
-    path = atomic_write_text(result_path(save_path, "evaluate_trec_pvalue"), json.dumps(data))
-    report(2, 2, "done")
-    return {
-        "eval_res": data["eval_res"],
-        "table": comparison.rows,
-        "num_q": comparison.num_queries,
-        "result_path": str(path),
-    }  # type: ignore[typeddict-item]
 
 
 TOOLS = [evaluate_trec, evaluate_trec_pvalue]

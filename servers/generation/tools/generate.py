@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.generation.llm import generate_all, llm_settings, shared_client
-from ultra_base.errors import InputError
+from servers.generation.llm import llm_settings
 from ultra_kit.factory import tool_hints
-from ultra_kit.files import atomic_write_jsonl, result_path
 from ultra_kit.llm_mapping import llm_mapping_description
 
 if TYPE_CHECKING:
@@ -95,52 +92,17 @@ async def generate(
     gets "" and is counted in errors (the saved JSONL names the error); if every request fails the
     tool fails with the first error.
     """
-    started = time.perf_counter()
-    settings = llm_settings(generation_llm=generation_llm)
-    sampling = dict(sampling_params)
-    if not prompt_ls:
-        raise InputError("prompt_ls is empty; run a prompt tool (e.g. prompt.qa_rag_boxed) first")
-    client, owned = shared_client(settings, generation_cache)
+    from servers.generation.answering import run_generate
 
-    async def on_done(done: int, total: int) -> None:
-        if ctx is not None:
-            await ctx.report_progress(done, total, f"answered {done}/{total}")
-
-    if ctx is not None:
-        loading = " (loading the local model first)" if settings.backend == "local" else ""
-        await ctx.report_progress(0, len(prompt_ls), f"generating{loading}")
-    try:
-        results, usage = await generate_all(client, prompt_ls, sampling, system_prompt=system_prompt, on_done=on_done)
-    finally:
-        if owned:
-            await client.aclose()
-            client.cache.close()
-    errors = [r for r in results if r.status != "ok"]
-    if errors and len(errors) == len(results):
-        raise InputError(f"every generation request failed; the first error: {errors[0].error}")
-    rows = [
-        {
-            "index": i,
-            "prompt": prompt,
-            "answer": r.answer,
-            "status": r.status,
-            "error": r.error,
-            "prompt_tokens": r.prompt_tokens,
-            "completion_tokens": r.completion_tokens,
-            "cached": r.cached,
-        }
-        for i, (prompt, r) in enumerate(zip(prompt_ls, results, strict=True))
-    ]
-    path = atomic_write_jsonl(result_path(save_path, "generate", ".jsonl"), rows)
-    info: GenerateInfo = {
-        "backend": settings.backend,
-        "model_id": settings.model_id,
-        "answers": len(results) - len(errors),
-        "errors": len(errors),
-        "usage": usage,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    return {"ans_ls": [r.answer for r in results], "generate_info": info, "result_path": str(path)}
+    return await run_generate(  # type: ignore[return-value]
+        prompt_ls,
+        generation_llm=generation_llm,
+        sampling_params=sampling_params,
+        system_prompt=system_prompt,
+        generation_cache=generation_cache,
+        save_path=save_path,
+        ctx=ctx,
+    )
 
 
 TOOLS = [generation_init, generate]

@@ -21,6 +21,7 @@ from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.progress import Progress, panel_steps, ticked
 from servers.judge.common.prompting import load_prompt
 from ultra_base.errors import InputError
 from ultra_kit import failures
@@ -124,23 +125,27 @@ async def run_answer_judge(
     save_path: str,
     max_failed_fraction: float,
     recorded: dict[str, Any] | None = None,
+    progress: Progress | None = None,
     **pacing: float,
 ) -> AnswerJudgeResult:
     """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file.
 
-    ``recorded``: more fields for the result file, after ``tool`` (a caller's ``method`` and ``note``).
+    ``recorded``: more fields for the result file, after ``tool`` (a caller's ``method`` and ``note``);
+    ``progress(done, total)``: one step per item judged by each member and sample.
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
     failures.check_fraction(max_failed_fraction)
     settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
+    step = panel_steps(progress, len(items), settings)
     cache = open_cache(judge_cache)
     try:
         judged = await judge_items(
             settings,
             cache,
-            lambda client: asyncio.gather(*(_judged(judge, client, item) for item in items)),
+            lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, item)) for item in items)),
             scales=judge.levels,
             tool=judge.name,
+            progress=progress,
         )
     finally:
         cache.close()

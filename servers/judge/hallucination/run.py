@@ -16,6 +16,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
+from servers.judge.common.progress import Progress
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
@@ -77,13 +78,15 @@ async def run_hallucination(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    progress: Progress | None = None,
 ) -> HallucinationResult:
-    """``hallucination_judge`` for Python callers: ``items`` as ``answers.run.build_items`` makes them."""
+    """``hallucination_judge`` for Python callers: ``items`` as ``answers.run.build_items`` makes them
+    (``progress``: the LLM fallback's, per answer judged)."""
     if not hhem_model:
         method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(
             "faithfulness", items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-            max_failed_fraction=max_failed_fraction, recorded=method,
+            max_failed_fraction=max_failed_fraction, recorded=method, progress=progress,
         )  # fmt: skip
         return {**method, **result}
     results, model = await anyio.to_thread.run_sync(

@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.progress import Progress, panel_progress, ticked
 from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
 from ultra_base.errors import InputError, existing_file
@@ -120,6 +121,7 @@ async def run_nuggetize(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    progress: Progress | None = None,
     **pacing: float,
 ) -> NuggetizeResult:
     """Nuggets per query (created and scored once, or reused from ``nuggets_path``), assigned for every answer.
@@ -167,14 +169,16 @@ async def run_nuggetize(
                 return item
 
             qids = sorted(set(all_answers) | set(wanted))
-            prepared = await in_passes(client, lambda: asyncio.gather(*(prepare(qid) for qid in qids)))
+            made = panel_progress(progress, len(qids))  # a step per query's nuggets, then per answer assigned
+            prepared = await in_passes(client, lambda: asyncio.gather(*(ticked(made, prepare(q)) for q in qids)))
             usage = client.usage.as_dict()
         work = [
             (qid, run, item, text, nuggets.selected(item, nugget_top_k))
             for qid, item in zip(qids, prepared, strict=True)
             for run, text in all_answers.get(qid, {}).items()
         ]
-        assigned, judged = await assigning.assign_all(work, settings, cache)
+        steps = len(qids) + len(work) * len(settings.members()) * settings.samples
+        assigned, judged = await assigning.assign_all(work, settings, cache, panel_progress(progress, steps, len(qids)))
     finally:
         cache.close()
     answers: dict[str, list[dict[str, Any]]] = {}

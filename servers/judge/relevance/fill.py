@@ -13,6 +13,7 @@ from typing import Any
 
 from servers.judge.common import inputs
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.progress import Progress
 from servers.judge.relevance import holes, umbrela
 from servers.judge.relevance.agreement import read_qrels
 from servers.judge.relevance.fill_report import changes
@@ -54,9 +55,11 @@ async def run_fill_qrels(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    progress: Progress | None = None,
     **pacing: float,
 ) -> dict[str, Any]:
-    """``fill_qrels`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests)."""
+    """``fill_qrels`` for Python callers (``progress(done, total)`` per hole judged; ``pacing``: ``backoff_base`` /
+    ``backoff_max``, for tests)."""
     failures.check_fraction(max_failed_fraction)
     if not run_paths:
         raise InputError("run_paths is empty: give the runs whose top fill_depth documents are to be judged")
@@ -76,7 +79,7 @@ async def run_fill_qrels(
     usage: dict[str, Any] = {}
     if chosen:
         pairs = _pairs(chosen, queries_path, corpus_path)
-        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache)
+        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
         usage = judged.usage
     if judgments:
         failed, ok = failures.summarise((j.status, j.error) for j in judgments)

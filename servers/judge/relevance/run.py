@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged, judge_items
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.progress import panel_steps
 from servers.judge.relevance import agreement, umbrela
 from ultra_base.errors import InputError
 from ultra_kit import failures
@@ -103,7 +104,7 @@ async def judge_umbrela_pairs(
     pairs: list[inputs.Pair], settings: LLMSettings, judge_cache: str, progress: umbrela.Progress | None = None
 ) -> tuple[list[umbrela.Judgment], Judged]:
     """UMBRELA's judgments of ``pairs`` (per jury member and sample, through the cache and batch passes)."""
-    step = umbrela.panel_progress(progress, len(pairs) * len(settings.members()) * settings.samples)
+    step = panel_steps(progress, len(pairs), settings)
     cache = open_cache(judge_cache)
     try:
         judged = await judge_items(

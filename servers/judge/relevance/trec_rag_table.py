@@ -9,8 +9,6 @@ rows = build_rows(umbrela_per_query, nugget_per_query, citation_items, idk_items
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from ultra_base.errors import InputError
-from ultra_kit.files import atomic_write_json, atomic_write_text, result_path, unique_path
+from ultra_kit.files import atomic_write_json, atomic_write_text, csv_text, result_path, unique_path
 
 CITATION_FIELDS = ("citation_precision", "citation_recall", "citation_f1", "num_citations", "invalid_citations")
 IDK_FIELDS = ("idk", "answer_attempted")
@@ -156,13 +154,8 @@ def _number(value: Any) -> bool:
 
 
 def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
-    """CSV text with a header row; a missing value is an empty cell."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: "" if row.get(c) is None else row[c] for c in columns})
-    return buffer.getvalue()
+    """CSV text with a header row; a missing value is an empty cell (``ultra_kit.files.csv_text``)."""
+    return csv_text(columns, [["" if row.get(c) is None else row[c] for c in columns] for row in rows])
 
 
 def write_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], save_path: str) -> tuple[Path, Path]:

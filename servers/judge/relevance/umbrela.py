@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from servers.judge.common.inputs import Pair
 from servers.judge.common.parsing import ParsedScore, parse_grade
+from servers.judge.common.progress import Progress
 from servers.judge.common.prompting import Prompt, load_prompt
 from ultra_kit.files import atomic_write
 from ultra_llm.asking import from_cache_note
@@ -43,8 +44,6 @@ SCORE_SCHEMA = {
         },
     },
 }
-
-Progress = Callable[[int, int], Awaitable[None] | None]
 
 
 @dataclass
@@ -76,22 +75,6 @@ class Judgment:
         score = item.get("score")
         fields = {k: v for k, v in item.items() if k in cls.__dataclass_fields__}
         return cls(**{**fields, "score": None if score is None else math.ceil(score - 0.5)})
-
-
-def panel_progress(progress: Progress | None, total: int) -> Progress | None:
-    """One count over every (member, sample) run of the pairs: ``progress(done, total)`` as each pair is judged."""
-    if progress is None:
-        return None
-    done = 0
-
-    async def step(_done: int, _total: int) -> None:
-        nonlocal done
-        done += 1
-        result = progress(done, total)
-        if asyncio.iscoroutine(result):
-            await result
-
-    return step
 
 
 def umbrela_prompts() -> tuple[Prompt, Prompt]:

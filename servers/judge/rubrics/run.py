@@ -24,6 +24,7 @@ from typing import Any
 from servers.judge.answers.common import status_fields
 from servers.judge.common.asking import SAMPLING, Answer, ask
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.progress import Progress, panel_steps, ticked
 from servers.judge.common.prompting import load_prompt
 from servers.judge.rubrics import prompt as prompts
 from servers.judge.rubrics.declaration import Rubric
@@ -52,13 +53,16 @@ async def run_rubric_judge(
     top_logprobs: int,
     source: str,
     language: str,
+    progress: Progress | None = None,
     **pacing: float,
 ) -> dict[str, Any]:
-    """Judge every item on every rubric, summarise, write the result file; its content is returned."""
+    """Judge every item on every rubric, summarise, write the result file; its content is returned
+    (``progress(done, total)``: one step per (item, rubric) judged by each member and sample)."""
     failures.check_fraction(max_failed_fraction)
     if isinstance(top_logprobs, bool) or not isinstance(top_logprobs, int) or not 0 <= top_logprobs <= 20:
         raise InputError(f"rubric_top_logprobs must be a whole number from 0 to 20 (0: none), got {top_logprobs!r}")
     settings = judge_settings(judge_llm, **pacing)
+    counter = panel_steps(progress, len(items) * len(rubrics), settings)
     sampling = {**SAMPLING, "logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else SAMPLING
     cache = open_cache(judge_cache)
     try:  # the steps once, by the first member (sample 0); then every member and sample judges the units
@@ -70,8 +74,8 @@ async def run_rubric_judge(
             steps_usage = client.usage.as_dict()
         judged, panel = await judge_units(
             settings, cache, rubrics, steps, items,
-            lambda client, rubric, step, item: judge_one(
-                client, rubric, step, item, client.settings.max_retries, sampling),
+            lambda client, rubric, step, item: ticked(counter, judge_one(
+                client, rubric, step, item, client.settings.max_retries, sampling)),
         )  # fmt: skip
     finally:
         cache.close()

@@ -25,6 +25,7 @@ from servers.judge.common.parameters import (
     PromptFiles,
     SavePath,
 )
+from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam, judge_language
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
@@ -45,6 +46,7 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
     parameters = [inspect.Parameter(name, keyword, annotation=INPUT_TYPES[name]) for name in judge.inputs]
     parameters.append(inspect.Parameter("id_ls", keyword, default=None, annotation=Ids))
     parameters += [inspect.Parameter(name, keyword, annotation=kind) for name, kind in SETTINGS.items()]
+    parameters.append(inspect.Parameter("ctx", keyword, default=None, annotation="Context | None"))  # MCP progress
     signature = inspect.Signature(parameters, return_annotation=AnswerJudgeResult)
 
     async def tool(**arguments: Any) -> AnswerJudgeResult:
@@ -58,7 +60,8 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
             extra: dict[str, Any] = {"language": language}
             if overrides:
                 extra["prompt_overrides"] = recorded(overrides, values["prompt_file"])
-            return await run_answer_judge(judge, items, recorded=extra, **settings)
+            progress = reporter(values["ctx"], "answers")
+            return await run_answer_judge(judge, items, recorded=extra, progress=progress, **settings)
 
     tool.__name__ = tool.__qualname__ = judge.name
     tool.__doc__ = judge.description + FAILING

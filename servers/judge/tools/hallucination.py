@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from servers.judge.answers.run import build_items
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.hallucination.run import HallucinationResult, run_hallucination
 from ultra_kit.factory import expands_own_env, tool_hints
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 Questions, Answers, Passages = (INPUT_TYPES[name] for name in ("q_ls", "pred_ls", "ret_psg"))
 
@@ -33,6 +37,7 @@ async def hallucination_judge(
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
     language: LanguageParam,
+    ctx: Context | None = None,
 ) -> HallucinationResult:
     """Hallucination (HHEM-style): a cross-encoder's factual-consistency score (0-1) of each answer with its passages.
 
@@ -45,6 +50,7 @@ async def hallucination_judge(
         return await run_hallucination(
             items, hhem_model=hhem_model, hhem_batch_size=hhem_batch_size, hhem_device=hhem_device, judge_llm=judge_llm,
             judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
+            progress=reporter(ctx, "answers"),
         )  # fmt: skip
 
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
+from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
 from servers.judge.nuggets.stages import prompts
 from ultra_kit.factory import tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 
 @runs_in_passes
@@ -48,6 +52,7 @@ async def nuggetize(
     max_failed_fraction: FailedFraction,
     prompt_file: PromptFiles,
     language: LanguageParam,
+    ctx: Context | None = None,
 ) -> NuggetizeResult:
     """Nugget evaluation of answers (AutoNuggetizer, TREC 2024 RAG): create, score and assign nuggets.
 
@@ -79,6 +84,7 @@ async def nuggetize(
             judge_cache=judge_cache,
             save_path=save_path,
             max_failed_fraction=max_failed_fraction,
+            progress=reporter(ctx, "steps (each query's nuggets, then each answer per member and sample)"),
         )
 
 

@@ -11,6 +11,7 @@ from typing_extensions import TypedDict
 
 from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
+from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
@@ -55,10 +56,6 @@ async def umbrela_judge(
     counts the failures otherwise. prompt_file {umbrela_v1: file}: your own version of the prompt.
     """
 
-    async def progress(done: int, total: int) -> None:
-        if ctx is not None:
-            await ctx.report_progress(done, total, f"judged {done}/{total} passages")
-
     with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))), judge_language(language):
         return await run_umbrela(
             query=query,
@@ -73,7 +70,7 @@ async def umbrela_judge(
             judge_cache=judge_cache,
             save_path=save_path,
             max_failed_fraction=max_failed_fraction,
-            progress=progress,
+            progress=reporter(ctx, "passages"),
         )
 
 
@@ -176,6 +173,7 @@ async def fill_qrels(
     judge_cache: CachePath,
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
+    ctx: Context | None = None,
 ) -> FillQrelsResult:
     """Judge the holes of a pool with UMBRELA (only them, within a budget) and report what the filling changed.
 
@@ -190,6 +188,7 @@ async def fill_qrels(
         fill_depth=fill_depth, fill_budget=fill_budget, fill_measures=fill_measures, relevant_grade=relevant_grade,
         fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed, judge_llm=judge_llm,
         judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
+        progress=reporter(ctx, "holes"),
     )  # type: ignore[return-value]  # fmt: skip
 
 

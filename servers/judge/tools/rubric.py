@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 from servers.judge.answers.run import build_items
 from servers.judge.common.jury import RELIABILITY
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
+from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam, judge_language
 from servers.judge.rubrics.declaration import INPUTS, Rubric
 from servers.judge.rubrics.run import run_rubric_judge
@@ -18,6 +19,9 @@ from ultra_base.errors import InputError
 from ultra_kit.factory import tool_hints
 from ultra_kit.failures import FailedSummary
 from ultra_llm.batch_mode.passes import runs_in_passes
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 Rubrics = Annotated[
     list[dict[str, Any]],
@@ -89,6 +93,7 @@ async def rubric_judge(
     save_path: SavePath,
     max_failed_fraction: FailedFraction,
     language: LanguageParam,
+    ctx: Context | None = None,
 ) -> RubricJudgeResult:
     """Judges declared in YAML (G-Eval), one metric each: rubrics [{name, criteria, steps?, scale, inputs, examples?}].
 
@@ -106,7 +111,7 @@ async def rubric_judge(
         result = await run_rubric_judge(
             found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
             max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
-            source=rubrics_path or "the rubrics setting", language=code,
+            source=rubrics_path or "the rubrics setting", language=code, progress=reporter(ctx, "(item, rubric) units"),
         )  # fmt: skip
     return RubricJudgeResult(**{key: result[key] for key in RubricJudgeResult.__annotations__})  # type: ignore[typeddict-item]
 

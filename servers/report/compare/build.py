@@ -4,7 +4,7 @@ is computed, each file atomically).
 
 files = write_compare(["output/run_a", "output/run_b"], labels={}, out_dir=None, save_path="output/report",
                       bootstrap_resamples=1000, confidence=0.95, seed=42, examples_per_metric=10,
-                      max_scatter_points=2000)
+                      max_scatter_points=2000, groups=[])
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from servers.report.compare import examples, pairs, render
 from servers.report.compare.latency import quantile_rows
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 from servers.report.plots import Plot
 
 NUGGET_ROWS = 200  # queries with gained or lost nuggets shown on the page
@@ -83,6 +83,7 @@ def section(
         "rows": [{k: None if isinstance(v, float) and v != v else v for k, v in asdict(row).items()} for row in rows],
         "settings": {"bootstrap_resamples": resamples, "confidence": confidence, "seed": seed},
         "verdict": render.verdict(rows, confidence),
+        "counts": sorted(counts_of(runs)),  # num_ret ...: numbers of things, not compared
         "changes": changes,
         "nuggets": nuggets,
     }
@@ -111,8 +112,10 @@ def write_compare(
     seed: int,
     examples_per_metric: int,
     max_scatter_points: int,
+    groups: Sequence[str],
 ) -> CompareFiles:
-    """Read the runs of ``paths`` (run folders or result files), compare them, write the files."""
+    """Read the runs of ``paths`` (run folders or result files), compare them, write the files; with
+    ``groups`` [A, B], the two groups of the one run given (``servers.report.groups``: unpaired)."""
     from servers.report import sources
     from servers.report.output import check_settings, output_folder, write_bytes
     from servers.report.page import templates
@@ -121,14 +124,22 @@ def write_compare(
 
     check_settings(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=1)
     runs = sources.collect(paths, labels).runs
-    computed = section(
-        runs,
-        resamples=bootstrap_resamples,
-        confidence=confidence,
-        seed=seed,
-        examples_per_metric=examples_per_metric,
-        max_scatter_points=max_scatter_points,
-    )
+    if groups:  # two groups of one run: an unpaired comparison
+        from servers.report.groups import group_section, table
+
+        runs, rows, html, document = group_section(
+            runs, groups, resamples=bootstrap_resamples, confidence=confidence, seed=seed
+        )
+        computed = Section(rows, table(rows, confidence), html, [], document)
+    else:
+        computed = section(
+            runs,
+            resamples=bootstrap_resamples,
+            confidence=confidence,
+            seed=seed,
+            examples_per_metric=examples_per_metric,
+            max_scatter_points=max_scatter_points,
+        )
     template = templates(keep_trailing_newline=True).get_template("compare.html")
     page = template.render(
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servers.report.model import Run
+from servers.report.model import Run, counts_of
 from ultra_base.errors import InputError
 
 ALL_PAIRS_UP_TO = 8  # runs compared pair by pair; with more (a sweep's trials), each against the first
@@ -98,8 +98,9 @@ def pairs_of(runs: Sequence[Run]) -> list[Pair]:
 
 
 def shared_metrics(runs: Sequence[Run], pair: Pair) -> list[str]:
-    """The metrics both runs of the pair have, in first-seen order."""
-    return [name for name in runs[pair.a].columns if name in runs[pair.b].columns]
+    """The metrics both runs of the pair have, in first-seen order; counts (``num_ret``) are never compared."""
+    counts = counts_of([runs[pair.a], runs[pair.b]])
+    return [name for name in runs[pair.a].columns if name in runs[pair.b].columns and name not in counts]
 
 
 def higher_is_better(runs: Sequence[Run], pair: Pair, name: str) -> bool:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from servers.report.kinds.judges import panel_scalars
-from servers.report.kinds.shapes import TIMESTAMP, tool_of
-from servers.report.model import Found, Run, as_number, numeric_column
+from servers.report.kinds.shapes import TIMESTAMP, declared, tool_of
+from servers.report.model import Found, as_number, numeric_column
 from servers.report.readers import new_run
 from servers.report.risk import verdict
 from ultra_base.errors import InputError
@@ -30,7 +30,7 @@ def read_answer_lists(document: dict[str, Any], path: str) -> Found:
             path=path,
         )
     run = new_run(Path(path).stem, kind, path, settings)
-    _declared(run, settings)
+    declared(run, settings)
     for name, values in lists.items():
         column = numeric_column(values)
         if column is None:
@@ -55,7 +55,7 @@ def read_answer_judge(document: dict[str, Any], path: str) -> Found:
         raise InputError(f"{tool}: 'items' must be a list of objects with an 'id'", path=path)
     run = new_run(Path(path).stem, tool, path, document.get("settings"))
     ids = [str(item["id"]) for item in items]
-    _declared(run, document)
+    declared(run, document)
     for item, key in zip(items, ids, strict=True):
         said, why = verdict(item, tuple(metrics))
         if said or why:
@@ -93,15 +93,3 @@ def judge_samples(items: list[dict[str, Any]], ids: list[str], metric: str) -> d
         if values and all(math.isfinite(v) for v in values):
             found[key] = np.asarray(values)
     return found
-
-
-def _declared(run: Run, document: Any) -> None:
-    """What a result file recorded of its metrics from the tool's registry: ``metric_kinds`` (the chart) and
-    ``higher_is_better`` (compare's better and worse; a metric it does not name is higher-is-better)."""
-    kinds, directions = (
-        document.get(k) if isinstance(document, dict) else None for k in ("metric_kinds", "higher_is_better")
-    )
-    run.kinds.update({str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {})
-    run.lower_is_better.update(
-        str(k) for k, up in (directions if isinstance(directions, dict) else {}).items() if up is False
-    )

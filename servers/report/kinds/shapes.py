@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ultra_base.errors import InputError
+
+if TYPE_CHECKING:
+    from servers.report.model import Run
 
 TIMESTAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?$")
 
@@ -42,3 +45,16 @@ def answer_lists(document: Any) -> bool:
     settings = document.get("settings")
     named = isinstance(settings, dict) and ("metrics" in settings or "mtrag_metrics" in settings)
     return named or isinstance(document.get("id_ls"), list)
+
+
+def declared(run: Run, document: Any) -> None:
+    """What a result file recorded of its metrics from the tool's registry: ``metric_kinds`` (the chart) and
+    ``higher_is_better`` (compare's better and worse; a metric it does not name is higher-is-better); a
+    ``count`` (``num_ret``) is never compared nor charted as a metric."""
+    kinds, directions = (
+        document.get(k) if isinstance(document, dict) else None for k in ("metric_kinds", "higher_is_better")
+    )
+    run.kinds.update({str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {})
+    run.lower_is_better.update(
+        str(k) for k, up in (directions if isinstance(directions, dict) else {}).items() if up is False
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servers.report.kinds.shapes import mapping
+from servers.report.kinds.shapes import declared, mapping
 from servers.report.model import Found
 from servers.report.readers import new_run
 from ultra_base.errors import InputError
@@ -14,6 +14,7 @@ from ultra_base.errors import InputError
 def read_evaluate_trec(document: dict[str, Any], path: str) -> Found:
     run = new_run(Path(path).stem, "evaluate_trec", path, document.get("settings"))
     run.add_mapping(mapping(document, "per_query", path), source=f"evaluate_trec: {path}", skip=set())
+    declared(run, document.get("settings"))  # num_ret, num_rel, num_rel_ret: counts
     return Found("evaluate_trec", [run])
 
 
@@ -26,6 +27,7 @@ def read_pvalue(document: dict[str, Any], path: str) -> Found:
         if not isinstance(queries, dict):
             raise InputError(f"per_query[{name!r}] must map query ids to measures", path=path)
         run.add_mapping(queries, source=f"evaluate_trec_pvalue: {path}", skip=set())
+        declared(run, document.get("settings"))
         runs.append(run)
     if runs:
         runs[0].parameters[f"evaluate_trec_pvalue: {Path(path).name}"] = document.get("settings", {})

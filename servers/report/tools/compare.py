@@ -22,6 +22,7 @@ class CompareResult(TypedDict):
     plot_paths: list[str]
     runs: list[str]
     rows: list[dict[str, Any]]
+    counts: list[str]  # the runs' counts (num_ret ...): numbers of things, never compared
     text: str
 
 
@@ -43,15 +44,23 @@ def compare(
     seed: Annotated[int, Field(description="seed of the tests and of the scatters' sample", ge=0)],
     examples_per_metric: ExamplesParam,
     max_scatter_points: ScatterParam,
+    groups: Annotated[
+        list[str],
+        Field(description="two groups [A, B] of the one run given (its benchmark.group_by values), compared unpaired"),
+    ],
 ) -> CompareResult:
     """Compare runs item by item (matched on ids, never positions; runs sharing no id are refused).
 
     For every metric two runs share: each run's mean, the paired difference with its bootstrap interval, the
     paired randomisation p-value with Holm across metrics, and wins/ties/losses (better / equal / worse: lower
-    is better for a metric its result file declares so, e.g. toxicity). Writes compare.html (ranx-style
-    table with significance letters, per-item scatters, the largest regressions and improvements with both
-    answers and both judges' reasons, vital nuggets gained and lost) and comparison.json; returns the aligned
-    text table.
+    is better for a metric its result file declares so, e.g. toxicity); counts (num_ret) are not compared.
+    Writes compare.html (ranx-style table with significance letters, per-item scatters, the largest regressions
+    and improvements with both answers and both judges' reasons, vital nuggets gained and lost) and
+    comparison.json; returns the aligned text table.
+
+    With ``groups`` [A, B] and one run (read with ``benchmark.group_by``): group B against group A of that run.
+    The groups hold different items, so the test is unpaired (a permutation of the group labels, a bootstrap
+    resampling each group on its own), with Holm across metrics; no scatters, examples or wins/ties/losses.
     """
     from servers.report.compare.build import write_compare
 
@@ -71,6 +80,7 @@ def compare(
         seed=seed,
         examples_per_metric=examples_per_metric,
         max_scatter_points=max_scatter_points,
+        groups=groups,
     )
     return {
         "compare_path": str(files.compare_path),
@@ -78,6 +88,7 @@ def compare(
         "plot_paths": [str(p) for p in files.plot_paths],
         "runs": files.runs,
         "rows": files.section.document["rows"],
+        "counts": files.section.document["counts"],
         "text": files.section.text,
     }
 

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import time
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.retriever import bm25 as bm25_backend
-from servers.retriever import dense as dense_backend
-from servers.retriever.index import open_index
-from servers.retriever.parameters import Backend, Bm25Options, DenseOptions, IndexPath, backend_options
-from servers.retriever.progress import context_progress
-from servers.retriever.ranking import query_ids, run_lines, write_run
-from ultra_base.errors import InputError
+from servers.retriever.parameters import Backend, Bm25Options, DenseOptions, IndexPath
 from ultra_kit.factory import tool_hints
-from ultra_kit.files import result_path
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -60,46 +51,10 @@ async def retriever_search(
     the same rankings as `qid Q0 docid rank score tag` lines, which evaluation.evaluate_trec scores.
     Passages that do not match (BM25 score 0) are left out, never used as padding.
     """
-    import anyio.to_thread
+    from servers.retriever.searching import run_search
 
-    started = time.perf_counter()
-    if top_k < 1:
-        raise InputError(f"top_k must be >= 1, got {top_k}")
-    qids = query_ids(id_ls, len(q_ls))
-    options = backend_options(backend=backend, bm25=bm25, dense=dense)
-    index = await anyio.to_thread.run_sync(functools.partial(open_index, index_path=index_path, backend=backend))
-    if backend == "dense" and index.meta.get("settings") != dense_backend.identity(options):
-        raise InputError(
-            f"the dense index in {index.folder} was built with {index.meta.get('settings')}, but the dense setting "
-            f"is {dense_backend.identity(options)}; run retriever_index first"
-        )
-    report = context_progress(ctx)
-    report(0, len(q_ls), "searching")
-    if backend == "bm25":
-        stop = index.meta["settings"]["stopwords"]
-        search = functools.partial(bm25_backend.search, top_k=top_k, stopwords=stop)
-        rankings = await anyio.to_thread.run_sync(search, index.model, q_ls, index.doc_ids)
-    else:
-        vectors = await dense_backend.embed([options["query_instruction"] + q for q in q_ls], options)
-        search = functools.partial(dense_backend.search, top_k=top_k)
-        rankings = await anyio.to_thread.run_sync(search, index.model, vectors, index.doc_ids)
-    report(len(q_ls), len(q_ls), "writing the run file")
-    run_file = write_run(result_path(save_path, "retriever_search", ".trec"), run_lines(qids, rankings, run_tag))
-    info: SearchInfo = {
-        "backend": backend,
-        "top_k": top_k,
-        "queries": len(q_ls),
-        "queries_without_results": sum(not hits for hits in rankings),
-        "queries_with_fewer_than_top_k": sum(0 < len(hits) < top_k for hits in rankings),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    return {
-        "ret_psg": [[index.texts[h.index] for h in hits] for hits in rankings],
-        "ret_ids": [[h.doc_id for h in hits] for hits in rankings],
-        "ret_scores": [[h.score for h in hits] for hits in rankings],
-        "run_path": str(run_file),
-        "search_info": info,
-    }
+    options = {"backend": backend, "index_path": index_path, "top_k": top_k, "bm25": bm25, "dense": dense}
+    return await run_search(q_ls, id_ls, **options, save_path=save_path, run_tag=run_tag, ctx=ctx)  # type: ignore[return-value]
 
 
 TOOLS = [retriever_search]

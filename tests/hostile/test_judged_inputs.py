@@ -1,0 +1,40 @@
+"""``ppi`` and ``compare_judged`` name the bad value (issue 40, M15-M17), through a real MCP stdio client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.test_caps import refused_over_mcp
+
+JUDGED = {"a": {str(i): 0.1 * (i % 7) for i in range(30)}}
+HUMAN = {"a": {str(i): float(i % 2) for i in range(12)}}
+
+
+@pytest.mark.parametrize(("label", "shown"), [("yes", "got a string ('yes')"), (None, "got null")])
+def test_ppi_names_a_label_that_is_not_a_number(tmp_path: Path, label: object, shown: str) -> None:
+    human = {"a": {**HUMAN["a"], "3": label}}
+    refused_over_mcp(tmp_path, "evaluation", "ppi", {"judged": JUDGED, "human": human,
+                     "save_path": str(tmp_path / "p.json")}, f"`human.a.3` must be a number, {shown}")  # fmt: skip
+
+
+def test_compare_judged_names_a_sample_that_is_not_a_number(tmp_path: Path) -> None:
+    samples = {"a": {"1": [0.5, "x"], "2": [0.1]}, "b": {"1": [0.2], "2": [0.3]}}
+    expected = "`samples.a.1[1]` must be a number, got a string ('x')"
+    refused_over_mcp(tmp_path, "evaluation", "compare_judged", {"samples": samples,
+                     "save_path": str(tmp_path / "c.json")}, expected)  # fmt: skip
+
+
+def test_ppi_refuses_scores_that_overflow(tmp_path: Path) -> None:
+    judged = {"a": {str(i): (1e308 if i % 2 else -1e308) for i in range(30)}}
+    refused_over_mcp(tmp_path, "evaluation", "ppi", {"judged": judged, "human": HUMAN,
+                     "save_path": str(tmp_path / "p.json")}, "must lie within ±1e+100")  # fmt: skip
+
+
+def test_compare_judged_with_sample_values_a_list(tmp_path: Path) -> None:
+    items = [{"id": "1", "f": 0.5, "status": "ok", "sample_values": [1, 2]}] * 2
+    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
+                     {"judged_items": items, "system_ls": ["a", "b"], "judge_metric": "f",
+                      "save_path": str(tmp_path / "c.json")},
+                     "item 1's sample_values must be a mapping {metric: [k samples]}", "got list")  # fmt: skip

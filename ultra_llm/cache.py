@@ -86,19 +86,24 @@ class AnswerCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
+        self._db = self._open()
+        self._lock = threading.Lock()
+
+    def _open(self) -> sqlite3.Connection:
+        """The connection, the cache made if missing; a file that is not SQLite is an InputError."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
             # NORMAL keeps every committed answer across a killed process (not across a power cut).
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(SCHEMA)
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(SCHEMA)
+            return db
         except sqlite3.DatabaseError as exc:
             raise InputError(
                 f"cannot open the answer cache as SQLite ({exc}); delete the file or set another cache path",
-                path=str(path),
+                path=str(self.path),
             ) from None
-        self._lock = threading.Lock()
 
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer for ``key``, or None."""
@@ -185,19 +190,16 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
 class ReadOnlyCache(AnswerCache):
     """The answer cache as ``ultra run --estimate`` uses it: read, never created or written."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
+    def _open(self) -> sqlite3.Connection:
         try:
-            self._db = sqlite3.connect(
-                f"file:{self.path.resolve()}?mode=ro", uri=True, timeout=30, check_same_thread=False
-            )
-            self._db.execute("SELECT 1 FROM answers LIMIT 1")
+            db = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            db.execute("SELECT 1 FROM answers LIMIT 1")
+            return db
         except sqlite3.DatabaseError as exc:
             raise InputError(
                 f"cannot read the answer cache as SQLite ({exc}); delete the file or set another cache path",
-                path=str(path),
+                path=str(self.path),
             ) from None
-        self._lock = threading.Lock()
 
     def put(self, key: str, **_: Any) -> None:
         return None
@@ -206,11 +208,10 @@ class ReadOnlyCache(AnswerCache):
 class EmptyCache(ReadOnlyCache):
     """A cache with no answers, in memory: what ``--estimate`` reads where no cache file exists yet (none is made)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute(SCHEMA)
-        self._lock = threading.Lock()
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.execute(SCHEMA)
+        return db
 
 
 def open_cache(path: str | os.PathLike[str] | None) -> AnswerCache | NoCache:

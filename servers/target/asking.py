@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from servers.target import config
+from servers.target import config, fastjson
 from servers.target.conversations import plan as plan_turns
 from servers.target.kinds import kind_module
 from servers.target.records import failures, results
@@ -16,7 +16,7 @@ from servers.target.records.cache import ReplyCache
 from servers.target.records.journal import RUNNER_KEYS, Journal, fingerprint
 from servers.target.runner.estimate import EstimateAsker
 from servers.target.runner.schedule import Run, ask_all
-from ultra_kit.files import atomic_write, atomic_write_jsonl, estimating, result_path
+from ultra_kit.files import atomic_write, estimating, result_path
 
 
 async def ask(
@@ -42,8 +42,9 @@ async def ask(
               journal, cache, on_done)  # fmt: skip
     finished = False
     try:
-        records, resumed = await ask_all(plan, run)
-        atomic_write_jsonl(save, records)
+        records, lines, resumed = await ask_all(plan, run)
+        atomic_write(save, lambda h: h.writelines((line or fastjson.dumps(r) + b"\n").decode()
+                                                  for r, line in zip(records, lines, strict=True)))  # fmt: skip
         run_path = atomic_write(
             save.with_suffix(".trec"), lambda h: h.writelines(f"{x}\n" for x in results.run_lines(records))
         )

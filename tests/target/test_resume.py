@@ -65,3 +65,26 @@ def test_a_killed_run_resumes_asking_only_the_missing_items(tmp_path, service):
     assert result["target_info"]["resumed"] == len(kept)
     assert result["target_info"]["requests"] == len(ids) - len(kept)
     assert not list((tmp_path / "out" / ".resume").glob("*.jsonl"))  # a finished run leaves no journal
+
+
+def test_the_journal_writes_its_waiting_lines_when_a_run_stops(tmp_path):
+    """Lines wait at most FLUSH_SECONDS in memory; a run that stops (an error, a cancel) writes them at close, and
+    a finished run removes the file."""
+    import asyncio
+
+    from servers.target.records.journal import Journal
+
+    async def run(finished: bool) -> Journal:
+        journal = Journal(tmp_path, "k" * 64)
+        for n in range(3):
+            line = journal.append({"id": f"i{n}", "status": "ok", "answer": "é"})
+            assert json.loads(line) == {"id": f"i{n}", "status": "ok", "answer": "é"}
+        journal.append({"id": "bad", "status": "error"})
+        journal.close(finished=finished)
+        return journal
+
+    journal = asyncio.run(run(finished=False))
+    assert sorted(Journal(tmp_path, "k" * 64).completed()) == ["i0", "i1", "i2"]
+    assert journal.path.stat().st_mode & 0o777 == 0o600
+    asyncio.run(run(finished=True))
+    assert not journal.path.exists()

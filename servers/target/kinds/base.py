@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # The reasons a call can fail, as recorded in a result record's ``error`` status.
 FAILURE_REASONS = (
@@ -33,9 +33,9 @@ class TurnRequest:
     settings: Mapping[str, Any] = field(default_factory=dict)  # the target's ``settings`` mapping (e.g. top_k)
 
 
-@dataclass(frozen=True)
-class Passage:
-    """A passage the system says it used; ``id`` and ``score`` only when it gives them."""
+class Passage(NamedTuple):
+    """A passage the system says it used; ``id`` and ``score`` only when it gives them (a named tuple: a reply
+    of ten passages makes ten per request)."""
 
     text: str
     id: str | None = None

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from servers.target import fastjson
 from servers.target.kinds.base import KindContext, TargetCallError, TargetReply, TurnRequest
 from servers.target.kinds.replies import ReplyPaths, load_json
 from servers.target.kinds.templates import RequestTemplate
@@ -80,6 +81,12 @@ class HttpAsker:
             raise InputError("target.stream is true but target.stream_delta is empty; give the JMESPath of each piece")
         self.context = context
         self._session: Any = None
+        self._timeout: Any = None  # aiohttp.ClientTimeout, made with the session (aiohttp is imported late)
+        typed = self.body is None or method == "GET" or any(k.lower() == "content-type" for k in self.headers)
+        self._headers_of = {  # by the rendered body's type: the Content-Type it goes with, unless headers name one
+            kind: self.headers if typed else {**self.headers, "Content-Type": value}
+            for kind, value in ((str, "text/plain; charset=utf-8"), (object, "application/json"))
+        }
 
     async def _open(self) -> Any:
         import aiohttp
@@ -87,6 +94,7 @@ class HttpAsker:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+            self._timeout = aiohttp.ClientTimeout(total=self.context.timeout)
         return self._session
 
     async def ask(self, request: TurnRequest) -> TargetReply:
@@ -94,9 +102,9 @@ class HttpAsker:
         import aiohttp
 
         session = await self._open()
-        method, url, headers = self.method, self.url, dict(self.headers)
-        kwargs = self._payload(request, headers)
-        timeout = aiohttp.ClientTimeout(total=self.context.timeout)
+        method, url = self.method, self.url
+        kwargs, headers = self._payload(request)  # headers: shared, never changed (a redirect copies them)
+        timeout = self._timeout
         try:
             for _ in range(MAX_REDIRECTS + 1):
                 async with session.request(
@@ -122,19 +130,17 @@ class HttpAsker:
         except aiohttp.ClientError as exc:
             raise TargetCallError("connection", f"{type(exc).__name__}: {_first_line(exc)}", retryable=True) from None
 
-    def _payload(self, request: TurnRequest, headers: dict[str, str]) -> dict[str, Any]:
+    def _payload(self, request: TurnRequest) -> tuple[dict[str, Any], dict[str, str]]:
+        """The request's body as aiohttp arguments, and the headers it goes with."""
         if self.body is None:
-            return {}
+            return {}, self._headers_of[object]
         rendered = self.body.render(request)
         if self.method == "GET":
-            return {"params": {k: v if isinstance(v, str) else json.dumps(v) for k, v in rendered.items()}}
+            params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in rendered.items()}
+            return {"params": params}, self._headers_of[object]
         if isinstance(rendered, str):
-            if not any(k.lower() == "content-type" for k in headers):
-                headers["Content-Type"] = "text/plain; charset=utf-8"
-            return {"data": rendered.encode()}
-        if not any(k.lower() == "content-type" for k in headers):
-            headers["Content-Type"] = "application/json"
-        return {"data": json.dumps(rendered, ensure_ascii=False).encode()}
+            return {"data": rendered.encode()}, self._headers_of[str]
+        return {"data": fastjson.dumps(rendered)}, self._headers_of[object]
 
     def _redirected(self, response: Any, url: str, method: str, headers: dict[str, str], kwargs: dict[str, Any]):
         """The next request of a redirect: another origin gets none of the configured headers."""
@@ -165,6 +171,8 @@ class HttpAsker:
         length = response.content_length
         if length is not None and length > limit:
             raise TargetCallError("unreadable", f"the reply is {length} bytes, more than max_response_bytes {limit}")
+        if length is not None and "Content-Encoding" not in response.headers:  # read as sent: at most length
+            return await response.read()
         chunks, size = [], 0
         async for chunk in response.content.iter_chunked(CHUNK):
             size += len(chunk)

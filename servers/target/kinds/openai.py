@@ -9,10 +9,10 @@ redirects elsewhere drop it, size and depth limits apply).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from servers.target import fastjson
 from servers.target.kinds.base import KindContext, TurnRequest
 from servers.target.kinds.http import HttpAsker
 from ultra_base.errors import InputError
@@ -44,11 +44,11 @@ class ChatAsker(HttpAsker):
     def __init__(self, target: Mapping[str, Any], context: KindContext, *, model: str, system: str) -> None:
         super().__init__(target, context)
         self.model, self.system = model, system
+        self._chat_headers = {**self.headers, "Content-Type": "application/json"}
 
-    def _payload(self, request: TurnRequest, headers: dict[str, str]) -> dict[str, Any]:
+    def _payload(self, request: TurnRequest) -> tuple[dict[str, Any], dict[str, str]]:
         messages = [{"role": "system", "content": self.system}] if self.system else []
         messages += [{"role": t["role"], "content": t["content"]} for t in request.history]
         messages.append({"role": "user", "content": request.question})
-        headers["Content-Type"] = "application/json"
         body = {"model": self.model, "messages": messages, **dict(request.settings)}
-        return {"data": json.dumps(body, ensure_ascii=False).encode()}
+        return {"data": fastjson.dumps(body)}, self._chat_headers

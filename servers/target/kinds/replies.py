@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from servers.target import fastjson
 from servers.target.kinds.base import Passage, TargetCallError, TargetReply
 from ultra_base.errors import InputError
 
@@ -18,16 +19,25 @@ PATH_KEYS = ("answer", "contexts", "context_text", "context_id", "context_score"
 
 
 def load_json(data: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
-    """The JSON document ``data``; too large, unreadable or nested deeper than ``max_depth``: ``unreadable``."""
+    """The JSON document ``data``; too large, unreadable or nested deeper than ``max_depth``: ``unreadable``.
+
+    orjson reads it (``fastjson``); what orjson refuses is read as before: the depth found from the text
+    first (a deep document never reaches ``json``), then ``json.loads``."""
     size = len(data.encode() if isinstance(data, str) else data)
     if size > max_bytes:
         raise TargetCallError("unreadable", f"the reply is {size} bytes, more than max_response_bytes {max_bytes}")
-    if _depth_of_text(data) > max_depth:
+    document, depth = fastjson.loads(data, max_depth)
+    if depth < 0:
+        if _depth_of_text(data) > max_depth:
+            depth = max_depth + 1
+        else:
+            try:
+                return json.loads(data)
+            except (ValueError, RecursionError) as exc:
+                raise TargetCallError("unreadable", f"the reply is not JSON ({str(exc)[:120]})") from None
+    if depth > max_depth:
         raise TargetCallError("unreadable", f"the reply is nested deeper than max_json_depth {max_depth}")
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise TargetCallError("unreadable", f"the reply is not JSON ({str(exc)[:120]})") from None
+    return document
 
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal (its escapes included)
@@ -81,6 +91,14 @@ class ReplyPaths:
     context_score: Any
     citations: Any
 
+    def __post_init__(self) -> None:
+        # The field names of context_text, context_id and context_score ('' where unset) when each is one field
+        # or unset (the usual {text, id, score} passages, read with dict.get); None when one is a longer expression.
+        paths = (self.context_text, self.context_id, self.context_score)
+        simple = all(path is None or path.field is not None for path in paths)
+        fields = tuple(path.field if path is not None else "" for path in paths) if simple else None
+        object.__setattr__(self, "_fields", fields)
+
     @classmethod
     def of(cls, target: Mapping[str, Any], *, answer_required: bool = True) -> ReplyPaths:
         """Compile ``target``'s path keys; a bad expression is an InputError naming the key."""
@@ -129,6 +147,12 @@ class ReplyPaths:
         return tuple(self._passage(element) for element in found)
 
     def _passage(self, element: Any) -> Passage:
+        fields = self._fields  # type: ignore[attr-defined]
+        if fields is not None and isinstance(element, dict):  # the usual {text, id, score}: read with dict.get
+            return _passage(*_parts(element, *fields))
+        return _passage(*self._passage_parts(element))
+
+    def _passage_parts(self, element: Any) -> tuple[Any, Any, Any]:
         text = self.context_text.search(element) if self.context_text is not None else element
         if text is None and isinstance(element, str):
             text = element
@@ -136,11 +160,7 @@ class ReplyPaths:
         score = (
             self.context_score.search(element) if self.context_score is not None and isinstance(element, dict) else None
         )
-        return Passage(
-            text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False),
-            None if ident is None else str(ident),
-            float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-        )
+        return text, ident, score
 
     def citation_list(self, document: Any) -> tuple[Any, ...]:
         """The citations ``citations`` selects (a list, or one value)."""
@@ -148,3 +168,18 @@ class ReplyPaths:
             return ()
         found = self.citations.search(document)
         return () if found is None else tuple(found) if isinstance(found, list) else (found,)
+
+
+def _parts(element: dict, text_key: str, id_key: str, score_key: str) -> tuple[Any, Any, Any]:
+    """The text, id and score of a passage whose ``context_*`` expressions are single fields ('' = unset)."""
+    get = element.get
+    return (get(text_key) if text_key else element, get(id_key) if id_key else None,
+            get(score_key) if score_key else None)  # fmt: skip
+
+
+def _passage(text: Any, ident: Any, score: Any) -> Passage:
+    return Passage(
+        text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False),
+        None if ident is None else str(ident),
+        float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+    )

@@ -3,7 +3,8 @@ rendered value by value in the shared sandbox (``ultra_kit.jinja_sandbox``), so 
 user's problem; a string is rendered as a whole. Variables: ``question``, ``id``, ``history``, ``settings``.
 
 A value that is exactly one variable (``"{{ history }}"``, ``"{{ settings.top_k }}"``) sends the value itself,
-a list or a number, not its text.
+a list or a number, not its text. Both it and a string with no Jinja markup in it are read without Jinja; the
+other strings are compiled once, when the target is opened.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from servers.target.kinds.base import TurnRequest
 from ultra_base.errors import InputError
 
 _WHOLE_VARIABLE = re.compile(r"^\{\{\s*(question|id|history|settings)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}$")
+_MARKUP = ("{{", "{%", "{#", "\n", "\r")  # a string with none of these renders as itself (Jinja rewrites newlines)
 
 
 class _Variable:
@@ -50,6 +52,8 @@ class RequestTemplate:
 
         if isinstance(value, str) and (whole := _WHOLE_VARIABLE.match(value.strip())):
             return _Variable(whole[1], whole[2])
+        if isinstance(value, str) and not any(mark in value for mark in _MARKUP):
+            return value
         if isinstance(value, str):
             try:
                 return self._environment.from_string(value)
@@ -72,6 +76,8 @@ class RequestTemplate:
         return self._render(self._compiled, variables, self.setting)
 
     def _render(self, value: Any, variables: dict[str, Any], where: str) -> Any:
+        if isinstance(value, str):
+            return value
         import jinja2
 
         from ultra_kit.jinja_sandbox import RenderLimitError, render_limited

@@ -75,12 +75,17 @@ def run_lines(records: Sequence[dict[str, Any]]) -> list[str]:
     so trec_eval keeps that order); passages without an id, and repeats of an id, are left out."""
     lines = []
     for record in records:
-        if record["status"] != "ok" or any(ch.isspace() for ch in record["id"]):
+        if record["status"] != "ok" or not _one_word(record["id"]):
             continue
-        ids = [c["id"] for c in record["contexts"] if c["id"] and not any(ch.isspace() for ch in c["id"])]
+        ids = [c["id"] for c in record["contexts"] if c["id"] and _one_word(c["id"])]
         ids = list(dict.fromkeys(ids))
         lines += [f"{record['id']} Q0 {doc} {rank} {len(ids) - rank + 1} {RUN_TAG}" for rank, doc in enumerate(ids, 1)]
     return lines
+
+
+def _one_word(text: str) -> bool:
+    """Whether ``text`` has no whitespace (``str.split`` cuts at what ``str.isspace`` calls space): a TREC field."""
+    return text.split() == [text] or not text
 
 
 def latency_summary(records: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from servers.target.kinds.base import Asker, TargetCallError, TargetReply, TurnRequest
 
@@ -59,10 +61,11 @@ async def ask_once(asker: Asker, request: TurnRequest, policy: Policy, limiter: 
     while True:
         attempts += 1
         async with slots:
-            await limiter.wait()
+            if limiter.interval:
+                await limiter.wait()
             started = time.perf_counter()
             try:
-                reply = await asyncio.wait_for(asker.ask(request), timeout=policy.timeout)
+                reply = await _within(asker.ask(request), policy.timeout)
                 return Outcome(reply, None, time.perf_counter() - started, attempts)
             except asyncio.TimeoutError:
                 error = TargetCallError("timeout", f"no complete reply within {policy.timeout:g} s", retryable=True)
@@ -71,6 +74,18 @@ async def ask_once(asker: Asker, request: TurnRequest, policy: Policy, limiter: 
         if not error.retryable or attempts > policy.max_retries:
             return Outcome(None, error, None, attempts)
         await asyncio.sleep(backoff(attempts, error.retry_after))
+
+
+async def _within(call: Coroutine[Any, Any, TargetReply], seconds: float) -> TargetReply:
+    """``await call`` cancelled after ``seconds`` (``asyncio.TimeoutError``): in this task where Python has
+    ``asyncio.timeout`` (3.11), where ``wait_for`` made a task per request."""
+    if _timeout is None:
+        return await asyncio.wait_for(call, timeout=seconds)
+    async with _timeout(seconds):
+        return await call
+
+
+_timeout = getattr(asyncio, "timeout", None)
 
 
 def backoff(attempt: int, retry_after: float | None) -> float:

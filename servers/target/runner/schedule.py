@@ -4,6 +4,7 @@ conversation one after another, each answer journaled as it arrives and resumed 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,23 +31,29 @@ class Run:
     on_done: Callable[[int, int], Awaitable[None]] | None = None
 
 
-async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], int]:
-    """The record of every item in input order, and how many were resumed from the journal."""
+PROGRESS_SECONDS = 0.5  # ``on_done`` is called at most this often (and for the last item)
+
+
+async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], list[bytes | None], int]:
+    """The record of every item in input order, its journal line (None where the journal has none: resumed
+    items, or no journal), and how many were resumed from the journal."""
     resumed = run.journal.completed() if run.journal is not None else {}
     records: list[dict[str, Any] | None] = [None] * len(plan.items)
+    lines: list[bytes | None] = [None] * len(plan.items)
     for item in plan.items:
         if item.id in resumed:
             records[item.index] = {**resumed[item.id], "index": item.index, "resumed": True}
     limiter = RateLimiter(run.policy.rate_limit)
     slots = asyncio.Semaphore(max(1, run.policy.max_workers))
     done = sum(r is not None for r in records)
+    reported = 0.0  # when on_done was last called
 
     def answer_of(index: int) -> str:
         record = records[index]
         return (record or {}).get("answer") or ""
 
     async def ask_turn(index: int, earlier: list[int], turn: int) -> None:
-        nonlocal done
+        nonlocal done, reported
         item = plan.items[index]
         history = plan.history_of(item, [plan.items[i] for i in earlier], answer_of)
         request = TurnRequest(item.question, item.id, history, run.settings)
@@ -63,9 +70,10 @@ async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], int]:
                 run.cache.put(key, record)
         records[index] = record
         if run.journal is not None:
-            run.journal.append(record)
+            lines[index] = run.journal.append(record)
         done += 1
-        if run.on_done is not None:
+        if run.on_done is not None and (done == len(records) or time.monotonic() - reported >= PROGRESS_SECONDS):
+            reported = time.monotonic()
             await run.on_done(done, len(records))
 
     async def thread(indices: list[int]) -> None:  # history: own, each turn waits for the one before
@@ -78,7 +86,8 @@ async def ask_all(plan: Plan, run: Run) -> tuple[list[dict[str, Any]], int]:
     else:  # history: reference needs no earlier answer: every turn at once
         await asyncio.gather(*(ask_turn(index, t[:k], k) for t in plan.threads for k, index in enumerate(t)
                                if records[index] is None))  # fmt: skip
-    return [r for r in records if r is not None], sum(item.id in resumed for item in plan.items)
+    kept = [i for i, r in enumerate(records) if r is not None]
+    return [records[i] for i in kept], [lines[i] for i in kept], sum(item.id in resumed for item in plan.items)
 
 
 def _cached_outcome() -> Any:

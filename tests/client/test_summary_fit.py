@@ -121,6 +121,7 @@ ENDS_CHECKED_BY = {
     "judge_calibration": "tests/evaluation/test_judge_calibration_example.py",
     "eval_target_python": "tests/target/test_examples_end.py",
     "eval_target_http": "tests/target/test_examples_end.py",
+    "eval_traces": "tests/benchmark/traces/test_example_end.py",
 }
 SWEEPS = {"sweep_rag", "sweep_retrieval"}  # `ultra sweep` specs, not pipelines (tests/client/test_sweep.py)
 

@@ -78,8 +78,9 @@ def test_generated_signatures() -> None:
     for judge, tool in zip(JUDGES, ANSWER_TOOLS, strict=True):
         signature = inspect.signature(tool)
         assert tool.__name__ == judge.name and tool.__doc__ == judge.description + FAILING
-        assert list(signature.parameters) == [*judge.inputs, "id_ls", *SETTINGS]
+        assert list(signature.parameters) == [*judge.inputs, "id_ls", *SETTINGS, "ctx"]  # ctx: MCP progress
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in signature.parameters.values())
+        assert signature.parameters["ctx"].default is None  # injected by the MCP server; None in process
         no_default = [n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty]
         assert no_default == [*judge.inputs, *SETTINGS]  # the settings' defaults come from parameter.yaml only
         assert inspect.iscoroutinefunction(tool)

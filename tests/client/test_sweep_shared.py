@@ -169,6 +169,14 @@ def test_three_workers_share_one_study_on_postgresql(project: Path, tmp_path_fac
     assert files == [] and not any(password in text for text in texts)
 
 
+def study_exists(store: object, name: str) -> bool:
+    """Whether the study is there yet; False while the workers are still creating the storage's tables."""
+    try:
+        return name in optuna.get_all_study_names(store)
+    except Exception:  # noqa: BLE001 - sqlalchemy's OperationalError while the tables are being made
+        return False
+
+
 @pytest.mark.parametrize("storage", ["sqlite", "journal"])
 def test_two_local_workers_share_one_study(project: Path, storage: str, tmp_path: Path, one_process_best) -> None:
     given = ["--storage", "journal:sw/study.journal"] if storage == "journal" else []
@@ -182,7 +190,7 @@ def test_two_local_workers_share_one_study(project: Path, storage: str, tmp_path
         url, store = "journal:sw/study.journal", optuna.storages.JournalStorage(backend)
     else:
         url = store = f"sqlite:///{path}"
-    while "nap" not in optuna.get_all_study_names(store) and time.monotonic() < deadline:
+    while not study_exists(store, "nap") and time.monotonic() < deadline:
         time.sleep(0.1)
     study = optuna.load_study(study_name="nap", storage=store)
     killed = kill_mid_trial(study, [parent])

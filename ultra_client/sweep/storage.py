@@ -12,6 +12,7 @@ a worker whose sweep differs is refused with the first difference.
 from __future__ import annotations
 
 import re
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,15 +95,24 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
             if full.startswith("sqlite:///"):
                 Path(full.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
             engine = {"connect_args": {"timeout": 60}} if full.startswith("sqlite") else {"pool_pre_ping": True}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # heartbeat_interval is "experimental"
-                storage = optuna.storages.RDBStorage(
-                    full,
-                    engine_kwargs=engine,
-                    heartbeat_interval=heartbeat,
-                    grace_period=grace,
-                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1),
-                )
+            for attempt in range(3):  # workers started together race to create the tables: the loser retries
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # heartbeat_interval is "experimental"
+                        storage = optuna.storages.RDBStorage(
+                            full,
+                            engine_kwargs=engine,
+                            heartbeat_interval=heartbeat,
+                            grace_period=grace,
+                            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
+                                max_retry=1
+                            ),
+                        )
+                    break
+                except Exception as exc:  # noqa: BLE001 - sqlalchemy's OperationalError, not imported here
+                    if "already exists" not in str(exc) or attempt == 2:
+                        raise
+                    time.sleep(0.5)
             if full.startswith("sqlite"):
                 _write_ahead(storage.engine)
     except Exception as exc:  # the driver's errors (connection refused, bad database, missing module)

@@ -117,7 +117,7 @@ async def run_pipeline(
             f"(servers stopped, no memory.json written); raise --deadline to give it more time"
         ) from None
     saved: dict[str, str] = {}  # the run's files, brought into files/: memory.json names them relative to the folder
-    write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p, started, runner.step_outputs)))
+    write_output(folder / "files", lambda p: saved.update(link_written_files(memory, p, started, runner.step_strings)))
     write_output(folder / "memory.json", lambda p: atomic_write_json(p, relative_memory(memory, saved)))
     timings = {"steps": runner.timings, "total_seconds": round(time.time() - started, 3)}
     write_output(folder / "timings.json", lambda p: atomic_write_json(p, timings))

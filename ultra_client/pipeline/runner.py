@@ -39,7 +39,7 @@ class Runner:
         self.timings: list[tuple[str, float]] = []
         self.producers: dict[str, str] = {}  # variable -> the step that last wrote it, in the order written
         self.accounting: list[dict[str, Any]] = []  # per LLM step: tokens, failures, model (ultra_client.summary.costs)
-        self.step_outputs: list[tuple[str, Memory]] = []  # (step name, its outputs) of every call, in order
+        self.step_strings: list[tuple[str, list[str]]] = []  # (step name, the strings of its outputs) per call
         self.warned: set[str] = set()  # the warnings a step's outputs gave, each printed once
 
     @property
@@ -112,7 +112,7 @@ class Runner:
                 self.warned.add(warning)
                 print(f"[ultra] warning: {step.name}: {warning}", file=sys.stderr, flush=True)
         named = {step.outputs.get(name, name): value for name, value in outputs.items()}
-        self.step_outputs.append((step.name, named))
+        self.step_strings.append((step.name, list(strings_inside(named))))  # not the outputs: a loop's stay small
         for name in named:
             self.producers.pop(name, None)
             self.producers[name] = step.name
@@ -148,7 +148,7 @@ def failure_summary(name: str, failed: Any) -> str | None:
 
 
 def link_written_files(
-    memory: Memory, folder: Path, started: float, step_outputs: list[tuple[str, Memory]]
+    memory: Memory, folder: Path, started: float, step_strings: list[tuple[str, list[str]]]
 ) -> dict[str, str]:
     """Bring into ``folder`` (the run folder's ``files/``) every file written during this run that a
     variable names: the final variables' files in ``files/`` itself, and the files that only an earlier
@@ -163,9 +163,10 @@ def link_written_files(
     folder = run_folder / folder.name
     saved: dict[str, str] = {}
     taken: dict[Path, str] = {}  # real source -> its path relative to the run folder
-    sources = [(folder, memory)] + [(folder / _folder_name(step), outputs) for step, outputs in step_outputs]
-    for into, variables in sources:
-        for value in strings_inside(variables):
+    sources = [(folder, list(strings_inside(memory)))]
+    sources += [(folder / _folder_name(step), strings) for step, strings in step_strings]
+    for into, strings in sources:
+        for value in strings:
             if value in saved or len(value) > 4096 or "\n" in value:
                 continue
             source = _written_file(value, started)

@@ -259,7 +259,7 @@ class TrialRunner:
             memory = None
         if memory is not None:
             saved: dict[str, str] = {}  # as `ultra run`: the trial's files in files/, memory.json names them there
-            linked = lambda p: link_written_files(memory, p.resolve(), started, runner.step_outputs)  # noqa: E731
+            linked = lambda p: link_written_files(memory, p.resolve(), started, runner.step_strings)  # noqa: E731
             write_output(folder / "files", lambda p: saved.update(linked(p)))
             write_output(folder / "memory.json", lambda p: atomic_write_json(p, relative_memory(memory, saved)))
             tools = {alias: server.tools for alias, server in pool.servers.items()}

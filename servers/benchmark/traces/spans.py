@@ -44,6 +44,7 @@ class Span:
     session: str | None = None
     error: bool = False
     attributes: dict[str, Any] = field(default_factory=dict)  # named metadata is looked up here
+    pending: Any = None  # attributes not yet read into the fields (a span read only if it becomes the root)
 
 
 class Problems:

@@ -69,11 +69,11 @@ def load_dataset(
     sources = list(dict.fromkeys(key_map.values()))
     for record in records:
         values = [field_value(record, source) for source in sources]
-        missing = next((s for s, value in zip(sources, values) if value is MISSING or value is None), None)
+        missing = next((s for s, value in zip(sources, values, strict=True) if value is MISSING or value is None), None)
         if missing is not None:
             dropped[f"missing or null field '{missing}'"] += 1
             continue
-        not_a_number = next((s for s, value in zip(sources, values) if holds_nan(value)), None)
+        not_a_number = next((s for s, value in zip(sources, values, strict=True) if holds_nan(value)), None)
         if not_a_number is not None:
             dropped[f"NaN in field '{not_a_number}'"] += 1  # JSON NaN would become null in the lists
         else:

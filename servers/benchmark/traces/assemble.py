@@ -127,7 +127,7 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
             model = span.model or model
         elif kind == RETRIEVER and span.documents:
             retrieved = span.documents
-        if fallback_question is None and span.input and (kind == LLM or kind == RETRIEVER):
+        if fallback_question is None and span.input and kind in (LLM, RETRIEVER):
             fallback_question = span.input
         session = session or span.session
         error = error or span.error

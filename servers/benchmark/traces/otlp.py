@@ -140,7 +140,7 @@ class _Reading:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
             return span
         span.kind = kind = str(conventions.value(kind)).upper()
-        if kind == LLM or kind == RETRIEVER or parent is None or name == self.answer_span:
+        if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
             conventions.openinference(span, attrs, self.cap, self.problems)
         else:  # read only if it turns out to be the root (its parent absent from the file)
             span.pending = {key: attrs[key] for key in ROOT_KEYS if key in attrs}

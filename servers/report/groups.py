@@ -30,9 +30,14 @@ def label_of(run: Run, value: str) -> str:
     return f"{run.label} [{run.group_by or 'group'}={value}]"
 
 
+def group_values(run: Run) -> list[str]:
+    """``run``'s groups in first-seen order (an item without one is in the group "")."""
+    return list(dict.fromkeys(run.groups.get(key, "") for key in run.ids))
+
+
 def split(run: Run, values: Sequence[str] | None = None) -> list[Run]:
     """``run``'s items by group (every group in first-seen order, or the ``values`` asked for)."""
-    present = list(dict.fromkeys(run.groups.get(key, "") for key in run.ids))
+    present = group_values(run)
     if values is None:
         values = present
     for value in values:

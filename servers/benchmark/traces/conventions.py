@@ -155,7 +155,8 @@ def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
 
 
 def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, notes: Any) -> None:
-    get, documents, index = attrs.get, span.documents, 0
+    get, index = attrs.get, 0
+    span.documents = documents = []
     while True:
         content_key, id_key, score_key = KEYS.document(index)
         content, doc_id = get(content_key), get(id_key)
@@ -206,6 +207,8 @@ def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     span.tokens_out = value(get(GenAI.GEN_AI_USAGE_OUTPUT_TOKENS))
     span.session = value(get(GenAI.GEN_AI_CONVERSATION_ID))
     documents = _json(_text(get(GenAI.GEN_AI_RETRIEVAL_DOCUMENTS), cap, notes, span))
+    if isinstance(documents, list):
+        span.documents = []
     for doc in documents if isinstance(documents, list) else ():
         if isinstance(doc, dict):
             score = doc.get("score")

@@ -17,12 +17,13 @@ from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
+_EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
 KEY_VALUE = operator.attrgetter("key", "value")
 if conventions.OI is not None:  # else the extra is missing: read_spans says so
     from servers.benchmark.traces import otlp_json as schema
 
     KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
-    ROOT_KEYS = (conventions.OI.INPUT_VALUE, conventions.OI.OUTPUT_VALUE, conventions.OI.SESSION_ID)
+    SESSION = conventions.OI.SESSION_ID
 
 
 def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> list[Span]:
@@ -31,22 +32,26 @@ def read_spans(source: Path, cap: int, problems: Problems, names: list[str], ans
     The file is streamed: each line is decoded into typed structs (``otlp_json``) and turned into spans, and
     only the attributes named in ``names`` (and OpenInference's ``metadata`` and the resource's, when names are
     given) are kept. The spans a record is made of (LLM, retriever, parentless, the ``answer_span``) are read
-    in full; of the others the ids, kind, status and session, their input and output kept unread (``complete``).
+    in full; of the others the ids, kind, status and session, and where their line starts: should one become a
+    root (its parent absent from the file), ``complete`` reads that line again.
     """
     conventions.require_conventions()
     reading = _Reading(cap, problems, (*names, "metadata") if names else (), answer_span)
-    for line, request in _requests(source, problems):
+    for offset, line, request in _requests(source, problems):
+        reading.offset, reading.ids = offset, {}
         for item in request if request.__class__ is list else (request,):
             reading.request(item, line)
     return reading.spans
 
 
-def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
-    """(line, decoded request), streamed: one line is held at a time. A first line that is not JSON but opens
-    an object or a list may start one pretty-printed request: then the whole file is that request, if it is."""
-    seen_first, decode = False, schema.DECODER.decode
+def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]]:
+    """(byte offset, line, decoded request), streamed: one line is held at a time. A first line that is not
+    JSON but opens an object or a list may start one pretty-printed request: then the whole file is that
+    request, if it is one (offset -1)."""
+    seen_first, decode, offset = False, schema.DECODER.decode, 0
     with open(source, "rb") as handle:
         for line, chunk in enumerate(handle, start=1):
+            start, offset = offset, offset + len(chunk)
             try:
                 decoded = decode(chunk)
             except schema.NOT_OTLP as exc:
@@ -61,14 +66,14 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
                 if not seen_first and chunk.lstrip()[:1] in (b"{", b"["):
                     whole = _whole(source)
                     if whole is not None:
-                        yield 1, whole
+                        yield -1, 1, whole
                         return
                 check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
                 problems.add("lines that are not JSON, skipped", f"line {line}")
                 seen_first = True
                 continue
             seen_first = True
-            yield line, decoded
+            yield start, line, decoded
 
 
 def _whole(source: Path) -> Any:
@@ -86,6 +91,9 @@ class _Reading:
     def __init__(self, cap: int, problems: Problems, keep: tuple[str, ...], answer_span: str) -> None:
         self.spans: list[Span] = []
         self.cap, self.problems, self.keep, self.answer_span = cap, problems, keep, answer_span
+        self.offset = 0  # where the line being read starts
+        self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
+        self.sessions: dict[str, str] = {}
 
     def request(self, request: schema.Request, line: int) -> None:
         keep, spans, read = self.keep, self.spans, self.span
@@ -116,22 +124,28 @@ class _Reading:
             return None
         if parent.__class__ is not str or len(parent) != 16 or not parent.islower():
             parent = _hex(parent, 16) or None
+        ids = self.ids
+        trace_id = ids.setdefault(trace_id, trace_id)
+        span_id = ids.setdefault(span_id, span_id)
+        if parent is not None:
+            parent = ids.setdefault(parent, parent)
         attrs = _attributes(raw.attributes) if raw.attributes else {}
         if raw.events:
             _event_attributes(attrs, raw.events)
         status, name = raw.status, raw.name or ""
+        name = ids.setdefault(name, name) if name.__class__ is str else str(name)
         span = Span(
             trace_id,
             span_id,
             parent,
-            name if name.__class__ is str else str(name),
+            name,
             None,
             _seconds(raw.startTimeUnixNano),
             _seconds(raw.endTimeUnixNano),
             line,
             None,
             None,
-            [],
+            _EMPTY,
             error=status is not None and status.code in ERROR_CODES,
             attributes=attrs,
         )
@@ -142,17 +156,34 @@ class _Reading:
         span.kind = kind = str(conventions.value(kind)).upper()
         if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
             conventions.openinference(span, attrs, self.cap, self.problems)
-        else:  # read only if it turns out to be the root (its parent absent from the file)
-            span.pending = {key: attrs[key] for key in ROOT_KEYS if key in attrs}
-            session = attrs.get(ROOT_KEYS[2])
+        else:  # read again only if it turns out to be a root (its parent absent from the file)
+            span.pending = self.offset
+            session = attrs.get(SESSION)
             span.session = None if session is None else conventions.value(session)
+        if span.session.__class__ is str:  # on every span of every turn: held once
+            span.session = self.sessions.setdefault(span.session, span.session)
         return span
 
 
-def complete(span: Span, cap: int, problems: Problems) -> None:
-    """Read what ``span`` left unread (it has become a record's root)."""
-    pending, span.pending = span.pending, None
-    conventions.openinference(span, pending, cap, problems)
+def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
+    """Read what ``span`` left unread (it has become a record's root): its line is decoded again."""
+    offset, span.pending = span.pending, None
+    if offset < 0:
+        request = schema.DECODER.decode(source.read_bytes())
+    else:
+        with open(source, "rb") as handle:
+            handle.seek(offset)
+            request = schema.DECODER.decode(handle.readline())
+    for item in request if request.__class__ is list else (request,):
+        for resource_spans in item.resourceSpans:
+            for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
+                for raw in scope_spans.spans or ():
+                    if raw.spanId == span.span_id or _hex(raw.spanId, 16) == span.span_id:
+                        attrs = _attributes(raw.attributes)
+                        if raw.events:
+                            _event_attributes(attrs, raw.events)
+                        conventions.openinference(span, attrs, cap, problems)
+                        return
 
 
 def _attributes(items: list[schema.KeyValue] | None) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
             answer_span=settings["answer_span"] or "",
             metadata=names,
             lookup=LOOKUP[fmt],
-            complete=lambda span: otlp.complete(span, cap, problems),
+            complete=lambda span: otlp.complete(span, source, cap, problems),
         )
     finally:
         if paused:

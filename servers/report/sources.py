@@ -117,11 +117,9 @@ def read_result_file(path: Path) -> Found:
     try:
         document = _document(path)
     except InputError as exc:  # missing, too large, too deep (each said with its limit), or not JSON
-        problem = str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
-        if not problem.startswith("invalid JSON"):
+        if "invalid JSON" not in str(exc):
             raise
-        raise InputError(f"not JSON (line {exc.line}: {problem}); expected one of: {expected_shapes()}",
-                         path=str(path)) from None  # fmt: skip
+        raise InputError(f"not JSON ({_problem(exc)}); expected one of: {expected_shapes()}", path=str(path)) from None
     kind = kind_of(document)
     if kind is None:
         raise InputError(f"not a result file the report knows; expected one of: {expected_shapes()}", path=str(path))
@@ -142,7 +140,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
         try:
             document = _document(file)
         except InputError as exc:  # too large, too deep, not JSON: the reason, with its limit
-            skipped.append(f"{name} is not readable JSON ({str(exc).removeprefix(f'{exc.path}: ')})")
+            skipped.append(f"{name} is not readable JSON ({_problem(exc)})")
             continue
         kind = kind_of(document)
         if kind is None or kind.name == "sweep":
@@ -262,6 +260,15 @@ def texts_by_id(
         }
         for i, key in enumerate(unique_ids([str(k) for k in ids]))
     }
+
+
+def _problem(exc: InputError) -> str:
+    """An InputError's message without the file it starts with (``line N: ...`` when it names a line)."""
+    if exc.path is None:
+        return str(exc)
+    if exc.line is None:
+        return str(exc).removeprefix(f"{exc.path}: ")
+    return f"line {exc.line}: " + str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
 
 
 def _confined(path: Path) -> Path:

@@ -13,7 +13,8 @@ from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import confine_process_reads, confined_reads
-from ultra_kit.files import counted_standins, released_on_failure
+from ultra_base.write_hooks import tool_call
+from ultra_kit.files import released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
@@ -265,12 +266,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counted_standins():
+            with errors(), released_on_failure(), confined_reads(), tool_call():
                 return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counted_standins():
+            with errors(), released_on_failure(), confined_reads(), tool_call():
                 return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

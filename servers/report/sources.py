@@ -232,6 +232,17 @@ def texts_from_memory(memory: Any, path: Path) -> dict[str, dict[str, str]]:
     return texts_by_id(ids, lists.get("q_ls"), lists.get("pred_ls"), where=str(path))
 
 
+def given_texts(
+    ids: Sequence[Any] | None, questions: Sequence[Any] | None, answers: Sequence[Any] | None
+) -> dict[str, dict[str, str]] | None:
+    """The ``report`` tool's q_ls / pred_ls by id (positions when id_ls is None); None when neither is given."""
+    if questions is None and answers is None:
+        return None
+    size = len(questions if questions is not None else answers or [])
+    return texts_by_id(ids if ids is not None else list(range(size)), questions, answers,
+                       where="q_ls / pred_ls / id_ls")  # fmt: skip
+
+
 def texts_by_id(
     ids: Sequence[Any], questions: Sequence[Any] | None, answers: Sequence[Any] | None, *, where: str
 ) -> dict[str, dict[str, str]]:

@@ -7,7 +7,9 @@ module that is added or moved:
 - ``ultra_base`` (the base: errors, redaction, environment names, the registry type) imports only itself;
 - ``ultra_trec`` and ``ultra_llm`` import their own package and the base only;
   ``ultra_trec`` never imports the MCP SDK or pydantic, ``ultra_llm`` not at module level;
-- the rest of ``ultra_kit`` imports the kit and the libraries, never a server or the client;
+- the rest of ``ultra_kit`` imports the kit and the libraries, never a server or the client; of ``ultra_llm`` only
+  ``ultra_kit.llm_mapping`` imports (the LLM settings it publishes): estimate mode registers itself with the
+  writer (``ultra_base.write_hooks``) instead of the kit importing it;
 - a server (``servers/<name>/``) imports its own modules, the kit and the libraries: never another
   server, never the client;
 - the client (``ultra_client``, ``ultra.py``) imports the kit and the libraries; it reaches a server
@@ -180,6 +182,22 @@ def test_the_libraries_do_without_the_mcp_sdk_and_pydantic() -> None:
         and (_within(i.importer, "ultra_trec") or (_within(i.importer, "ultra_llm") and i.level == "module"))
     ]
     assert not wrong, "\n".join(wrong)
+
+
+# The one kit module that imports ultra_llm, and why (keep this short).
+KIT_USES_LLM = {"ultra_kit.llm_mapping": "a server's LLM mapping setting: LLMSettings and the keys it publishes"}
+
+
+def test_the_kit_reaches_ultra_llm_only_for_the_llm_mapping() -> None:
+    """The writer and the tool wrapper know nothing of the LLM library: estimate mode registers its check with
+    the writer (``ultra_base.write_hooks``) when ``ultra_llm.estimate`` is imported."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.importer, "ultra_kit") and _within(i.module, "ultra_llm") and i.importer not in KIT_USES_LLM
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert all(name in MODULES for name in KIT_USES_LLM)
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:

@@ -38,6 +38,17 @@ class ReportFiles:
     runs: list[str]
     summary: list[stats.Summary]
 
+    def as_result(self) -> dict[str, Any]:
+        """The ``report`` tool's result: the paths as text, the summary rows with NaN as null."""
+        return {
+            "report_path": str(self.report_path),
+            "summary_csv_path": str(self.summary_csv_path),
+            "per_query_csv_path": str(self.per_query_csv_path),
+            "plot_paths": [str(p) for p in self.plot_paths],
+            "runs": self.runs,
+            "summary": [{k: None if v != v else v for k, v in vars(row).items()} for row in self.summary],
+        }
+
 
 def write_report(
     paths: Sequence[str],

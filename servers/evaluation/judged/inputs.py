@@ -170,6 +170,23 @@ def item_samples(items: list[Any], judged: Judged, metric: str, path: str | None
     return out
 
 
+def samples_of_systems(
+    samples: dict[str, Any] | None,
+    judged_items: list[Any] | None,
+    system_ls: list[Any] | None,
+    sample_files: dict[str, Any],
+    judge_metric: str,
+) -> dict[str, dict[str, list[float]]]:
+    """``compare_judged``'s samples per system, per item: from ``samples``, else ``judged_items`` with
+    ``system_ls``, else ``sample_files`` (of at least two systems)."""
+    source = samples if samples is not None else sample_files
+    if samples is None and judged_items is not None:
+        return samples_by_system(judged_items, system_ls, judge_metric)
+    if not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems, or judged_items with system_ls")
+    return judge_samples(dict(source), judge_metric)
+
+
 def samples_by_system(
     items: list[Any], system_ls: list[Any] | None, judge_metric: str
 ) -> dict[str, dict[str, list[float]]]:

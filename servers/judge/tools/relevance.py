@@ -17,7 +17,7 @@ from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
 from servers.judge.relevance.umbrela import PROMPT_NAME, REPAIR_PROMPT_NAME
-from ultra_kit.factory import tool_hints
+from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ class FillQrelsResult(TypedDict):
 
 @runs_in_passes
 @tool_hints(read_only=False, idempotent=True, open_world=True)
+@expands_own_env("judge_llm")  # read only when the holes are judged live: recorded grades need no key
 async def fill_qrels(
     *,
     human_qrels_path: Annotated[str, Field(description="the qrels to fill (their grades are kept)")],
@@ -169,6 +170,9 @@ async def fill_qrels(
     fill_alpha: Annotated[float, Field(description="significance level of the pairwise run tests", gt=0, lt=1)],
     fill_resamples: Annotated[int, Field(description="random sign flips of the pairwise run tests", ge=1)],
     fill_seed: Annotated[int, Field(description="seed of the pairwise run tests", ge=0)],
+    fill_recorded_qrels: Annotated[
+        str, Field(description="qrels of grades made earlier, read for the holes instead of asking ('' = UMBRELA)")
+    ],
     judge_llm: LLMSpec,
     judge_cache: CachePath,
     save_path: SavePath,
@@ -182,11 +186,13 @@ async def fill_qrels(
     qrels (human grades kept, LLM grades added) and a side file of the LLM-origin grades. Reports per run and
     measure the value before and after, Judged@fill_depth before and after, Kendall's tau-b between the runs'
     rankings under the two qrels, and every pair of runs whose paired-test decision (p < fill_alpha) flips.
+    With fill_recorded_qrels the holes' grades are read from that file (a hole it lacks fails, counted), nothing sent.
     """
     return await run_fill_qrels(
         human_qrels_path=human_qrels_path, run_paths=run_paths, queries_path=queries_path, corpus_path=corpus_path,
         fill_depth=fill_depth, fill_budget=fill_budget, fill_measures=fill_measures, relevant_grade=relevant_grade,
-        fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed, judge_llm=judge_llm,
+        fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed,
+        fill_recorded_qrels=fill_recorded_qrels, judge_llm=judge_llm,
         judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
         progress=reporter(ctx, "holes"),
     )  # type: ignore[return-value]  # fmt: skip

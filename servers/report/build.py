@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from servers.report import charts, page, sources, stats
-from servers.report.groups import group_summaries
+from servers.report.groups import group_summaries, slice_views
 from servers.report.judged.charts import judged_chart
 from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
 from servers.report.plots import unique_names
-from servers.report.slices import slice_views
 from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_text
 

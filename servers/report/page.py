@@ -119,7 +119,7 @@ def render_html(
     slices: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The whole report page; ``examples``: the largest disagreements listed per label store; ``slices``: the
-    per-group views (``slices.slice_views``)."""
+    per-group views (``groups.slice_views``)."""
     from servers.report.headline import headline
     from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view

@@ -100,10 +100,11 @@ def label_all(base: str, seen: list[str]) -> None:
         seen.append(item["item_id"])
 
 
-@pytest.mark.parametrize("overlap", [0.0, 1.0])
-def test_two_annotators_at_once_share_the_items(tmp_path, overlap) -> None:
+@pytest.mark.parametrize(("overlap", "select"), [(0.0, "uniform"), (1.0, "uniform"), (0.0, "active")])
+def test_two_annotators_at_once_share_the_items(tmp_path, overlap, select) -> None:
     data = write_dataset(tmp_path, n=30)
-    common = (str(data), "--scale", "binary", "--select", "uniform", "--overlap", str(overlap))
+    common = (str(data), "--scale", "binary", "--select", select, "--overlap", str(overlap), "--budget", "15",
+              "--fit-after", "5")  # fmt: skip
     seen: dict[str, list[str]] = {"a": [], "b": []}
     with annotate_server(tmp_path, *common, "--annotator", "a") as (base_a, _), \
             annotate_server(tmp_path, *common, "--annotator", "b") as (base_b, _):  # fmt: skip
@@ -114,7 +115,13 @@ def test_two_annotators_at_once_share_the_items(tmp_path, overlap) -> None:
             thread.join()
     stored = [(r["key"], r["annotator"]) for r in rows(tmp_path / "output" / "labels.sqlite")]
     assert len(stored) == len(set(stored))  # no annotator labelled an item twice
-    if overlap == 0:
+    with sqlite3.connect(tmp_path / "output" / "labels.sqlite") as db:
+        drawn = {key for (key,) in db.execute("SELECT key FROM items WHERE drawn = 1")}
+        undecided = db.execute("SELECT COUNT(*) FROM items WHERE drawn IS NULL").fetchone()[0]
+    assert undecided == 0
+    if select == "active":
+        assert sorted(seen["a"] + seen["b"]) == sorted(drawn) and 5 <= len(drawn) < 30  # each drawn item once
+    elif overlap == 0:
         assert sorted(seen["a"] + seen["b"]) == sorted(f"A::q{i}" for i in range(30))  # each item once
         assert seen["a"] and seen["b"]
     else:

@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import umbrela_inputs  # noqa: E402
 from bench.tools import call, tool  # noqa: E402
 
 PER_QUERY = 20
@@ -40,14 +41,8 @@ PER_QUERY = 20
 
 def write_pairs(n: int, folder: Path) -> dict[str, str]:
     """``n`` distinct (query, passage) pairs, 20 passages per query, as the tool's files: {setting: path}."""
-    queries = [{"qid": f"q{q}", "query": f"what is topic {q}?"} for q in range((n + PER_QUERY - 1) // PER_QUERY)]
-    corpus = [{"docid": f"d{i}", "text": f"Passage {i} talks about topic {i // PER_QUERY} at length."} for i in range(n)]
-    run = [f"q{i // PER_QUERY} Q0 d{i} {i % PER_QUERY + 1} {PER_QUERY - i % PER_QUERY} bench\n" for i in range(n)]
-    paths = {name: str(folder / name) for name in ("queries.jsonl", "corpus.jsonl", "run.trec")}
-    for name, rows in (("queries.jsonl", queries), ("corpus.jsonl", corpus)):
-        Path(paths[name]).write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    Path(paths["run.trec"]).write_text("".join(run), encoding="utf-8")
-    return {"queries_path": paths["queries.jsonl"], "corpus_path": paths["corpus.jsonl"], "run_path": paths["run.trec"]}
+    return umbrela_inputs.write_pairs(n, folder, per_query=PER_QUERY, query="what is topic {q}?",
+                                      passage="Passage {i} talks about topic {q} at length.")  # fmt: skip
 
 
 def umbrela(pairs: dict[str, str], judge_llm: dict, cache_path: Path) -> dict:

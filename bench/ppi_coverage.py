@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import sys
+import tempfile
 import time
 from itertools import combinations
 from pathlib import Path

@@ -7,7 +7,6 @@ result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA":
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from ultra_base.errors import InputError, existing_file
 from ultra_kit import failures
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from ultra_kit.limits.json_files import load_jsonl_file
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
@@ -326,4 +326,4 @@ def _mean(answers: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dump(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a JSONL file this module wrote (for callers and tests)."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return load_jsonl_file(path, kind="nuggets")

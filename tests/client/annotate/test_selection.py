@@ -121,3 +121,32 @@ def test_the_server_fits_the_error_model_on_the_labels_so_far(tmp_path) -> None:
     short_p = np.mean([p for odd, p in fitted if not odd])
     assert long_p > 2 * short_p
     assert sampling_probs(store) == {"": pytest.approx({i: p for i, p, d, _ in decided if d})}
+
+
+def test_people_stopping_early_scale_the_recorded_probabilities(tmp_path) -> None:
+    """Active selection stopped after five labels, one drawn item still held: each labelled item's probability
+    is its own times d / N (the share of items decided) times k / m (the labelled share of the drawn ones)."""
+    from ultra_client.annotate.scales import read_scale
+    from ultra_client.annotate.select import plan
+    from ultra_client.annotate.source import Item
+    from ultra_client.annotate.store import LabelStore
+
+    items = [Item("", f"q{i}", f"Q{i}?", "yes " * (1 + i % 5), judge=(i % 7) / 6) for i in range(60)]
+    store = LabelStore(tmp_path / "output" / "labels.sqlite", read_scale("binary"))
+    queue, used = plan([i.judge for i in items], select="active", seed=3, overlap=0.0)
+    meta = {"select": used, "seed": 3, "budget": 20, "uniform_share": 0.5, "fit_after": 20, "source": "x"}
+    assert used == "active" and store.setup(items, queue, meta)
+    store.follow_selection(items, low=0.0, high=1.0)
+    for _ in range(5):
+        key = store.next_key("ann")
+        store.record("ann", key, "label", 1.0, None)
+    held = store.next_key("ann")  # drawn, not labelled
+    assert held is not None
+    rows = store.connection.execute("SELECT key, prob, drawn, source FROM items").fetchall()
+    store.close()
+    decided = [r for r in rows if r["drawn"] is not None]
+    drawn = [r for r in decided if r["drawn"]]
+    assert len(drawn) == 6 and len(decided) < 60 and {r["source"] for r in decided} == {"judge's uncertainty"}
+    share = len(decided) / 60 * 5 / 6
+    expected = {r["key"]: r["prob"] * share for r in drawn if r["key"] != held}
+    assert sampling_probs(tmp_path / "output" / "labels.sqlite") == {"": pytest.approx(expected)}

@@ -115,3 +115,55 @@ def test_report_refuses_a_deep_memory_of_a_run_folder(tmp_path: Path) -> None:
     done = run_ultra("report", str(folder), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"error: {folder / 'memory.json'}:1: {DEPTH}" in done.stderr, done.stderr
+
+
+def test_judge_queries_with_a_deep_line(tmp_path: Path) -> None:
+    from servers.judge.common.inputs import read_queries
+    from ultra_base.errors import InputError
+
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "q1", "question": "a"}\n{"id": "q2", "question": ' + DEEP + "}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_queries(queries)
+    assert str(caught.value).startswith(f"{queries}:2: {DEPTH}")
+
+
+def test_a_deep_index_meta_is_no_index(tmp_path: Path) -> None:
+    from servers.retriever.index import META, read_meta
+
+    (tmp_path / META).write_text(DEEP, encoding="utf-8")
+    assert read_meta(tmp_path) is None  # rebuilt, as a missing or malformed one is
+    (tmp_path / META).write_text('{"backend": "bm25"}', encoding="utf-8")
+    assert read_meta(tmp_path) == {"backend": "bm25"}
+
+
+def test_runs_lists_a_tampered_index_row_as_unreadable(tmp_path: Path) -> None:
+    import sqlite3
+
+    output = tmp_path / "output"
+    folder = output / "good_20260101_101010"
+    folder.mkdir(parents=True)
+    (folder / "memory.json").write_text('{"eval_res": {"map": 0.5}}', encoding="utf-8")
+    assert run_ultra("runs", "--output-dir", str(output), cwd=tmp_path).returncode == 0  # builds the index
+    with sqlite3.connect(output / "runs.sqlite") as connection:
+        connection.execute("UPDATE runs SET metrics = ?", ('{"a": ' + DEEP + "}",))
+    done = run_ultra("runs", "--output-dir", str(output), "--json", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"runs.sqlite (good_20260101_101010):1: {DEPTH}" in done.stderr and "ultra runs --rebuild" in done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["status"] == "unreadable" and row["metrics"] == {}
+
+
+def test_annotate_refuses_a_deep_body_with_400(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.client.annotate.serving import Client, annotate_server, write_dataset
+
+    data = write_dataset(tmp_path)
+    with annotate_server(tmp_path, str(data), "--scale", "binary", "--annotator", "ann") as (base, _):
+        client = Client(base)
+        deep = '{"item_id": "x", "value": ' + "[" * 2000 + "]" * 2000 + "}"
+        headers = {"X-CSRF-Token": client.csrf, "Content-Type": "application/json"}
+        answer = httpx.post(base + "/api/label", content=deep, headers=headers, timeout=30)
+        assert answer.status_code == 400 and DEPTH in answer.text, answer.text
+        assert client.next() is not None  # the server goes on

@@ -78,6 +78,7 @@ async def run_fill_qrels(
     if fill_budget is not None:
         count(fill_budget, "fill_budget (null: no limit)")
     capped(fill_resamples, "fill_resamples", server="judge", name="fill_resamples", minimum=1)
+    capped(fill_depth, "fill_depth", server="judge", name="fill_depth", minimum=1)
     check_save_path(save_path, "fill_qrels", ".json")
     settings = None if fill_recorded_qrels else judge_settings(judge_llm, **pacing)
     human = read_qrels(human_qrels_path)

@@ -23,6 +23,7 @@ from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path, unique_path
+from ultra_kit.limits.caps import capped
 from ultra_llm.cache import open_cache
 from ultra_llm.settings import LLMSettings
 
@@ -82,6 +83,7 @@ async def run_umbrela(
     Raises ``InputError`` and writes nothing when every pair failed, or more than ``max_failed_fraction``.
     """
     failures.check_fraction(max_failed_fraction)
+    capped(depth, "depth", server="judge", name="depth", minimum=1)
     k_values = list(k_values)
     if not k_values or any(not isinstance(k, int) or k < 1 for k in k_values):
         raise InputError(f"k_values must be positive integers, got {k_values!r}")

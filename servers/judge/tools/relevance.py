@@ -37,7 +37,9 @@ async def umbrela_judge(
     queries_path: Annotated[str, Field(description="file mode: queries JSONL or TSV (qid, query)")],
     run_path: Annotated[str, Field(description="file mode: TREC run whose top `depth` passages are judged")],
     corpus_path: Annotated[str, Field(description="file mode: corpus JSONL (docid, text, optional title)")],
-    depth: Annotated[int, Field(description="passages judged per query in file mode", ge=1)],
+    depth: Annotated[
+        int, Field(description="passages judged per query in file mode (at most caps.depth)", ge=1, strict=True)
+    ],
     k_values: Annotated[list[int], Field(description="cut-offs for P@k and AP@k")],
     judge_llm: LLMSpec,
     judge_cache: CachePath,
@@ -163,7 +165,14 @@ async def fill_qrels(
     run_paths: Annotated[list[str], Field(description="the runs whose top fill_depth documents are looked at")],
     queries_path: Annotated[str, Field(description="queries JSONL or TSV (qid, query)")],
     corpus_path: Annotated[str, Field(description="corpus JSONL (docid, text, optional title)")],
-    fill_depth: Annotated[int, Field(description="holes: unjudged documents in each run's top fill_depth", ge=1)],
+    fill_depth: Annotated[
+        int,
+        Field(
+            description="holes: unjudged documents in each run's top fill_depth (caps.fill_depth or less)",
+            ge=1,
+            strict=True,
+        ),
+    ],
     fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0, strict=True)],
     fill_measures: Annotated[list[str], Field(description="measures compared before and after, e.g. ndcg@20")],
     relevant_grade: Annotated[int, Field(description="relevant = grade >= this (trec_eval -l)")],

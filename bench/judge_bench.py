@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from servers.judge.common.inputs import Pair  # noqa: E402
+from servers.judge.common.prompting import Prompts  # noqa: E402
 from servers.judge.relevance.umbrela import judge_pairs  # noqa: E402
 from ultra_llm.cache import AnswerCache  # noqa: E402
 from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
@@ -65,7 +66,7 @@ async def judge(pairs: list[Pair], base_url: str, workers: int, cache_path: Path
     cache = AnswerCache(cache_path)
     started = time.perf_counter()
     async with LLMClient(settings, cache) as client:
-        judgments = await judge_pairs(pairs, client, max_retries=3)
+        judgments = await judge_pairs(pairs, client, prompts=Prompts.as_written(), max_retries=3)
         usage = client.usage.as_dict()
     elapsed = time.perf_counter() - started
     cache.close()
@@ -87,7 +88,8 @@ async def jury_time(pairs: list[Pair], urls: list[str], workers: int, cache_path
     cache = AnswerCache(cache_path)
     started = time.perf_counter()
     judged = await judge_items(
-        settings, cache, lambda client: pair_items(pairs, client, progress=None), scales={"score": "ordinal"},
+        settings, cache, lambda client: pair_items(pairs, client, prompts=Prompts.as_written(), progress=None),
+        scales={"score": "ordinal"},
         tool="bench",
     )  # fmt: skip
     elapsed = time.perf_counter() - started

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from servers.judge.common.inputs import Pair  # noqa: E402
+from servers.judge.common.prompting import Prompts  # noqa: E402
 from servers.judge.relevance.umbrela import judge_pairs  # noqa: E402
 from ultra_llm.batch_mode import api as batch_api  # noqa: E402
 from ultra_llm.batch_mode.passes import in_passes  # noqa: E402
@@ -99,7 +100,9 @@ async def batch_run(pairs: list[Pair], base_url: str, cache_path: Path) -> dict[
     started, cpu = time.perf_counter(), time.process_time()
     try:
         async with LLMClient(settings, cache) as client:
-            judgments = await in_passes(client, lambda: judge_pairs(pairs, client, max_retries=3))
+            judgments = await in_passes(
+                client, lambda: judge_pairs(pairs, client, prompts=Prompts.as_written(), max_retries=3)
+            )
     finally:
         cache.close()
         batch_api.BatchRunner._follow = follow  # type: ignore[method-assign]
@@ -141,7 +144,7 @@ async def pool_run(pairs: list[Pair], urls: list[str], slots: int) -> tuple[floa
     settings = LLMSettings.from_mapping({**mapping, "drain_after": 3, "cool_down": 30}, name="bench judge")
     started = time.perf_counter()
     async with LLMClient(settings) as client:
-        judgments = await judge_pairs(pairs, client, max_retries=3)
+        judgments = await judge_pairs(pairs, client, prompts=Prompts.as_written(), max_retries=3)
         usage = client.usage.as_dict()
     elapsed = time.perf_counter() - started
     if any(j.status != "ok" for j in judgments):

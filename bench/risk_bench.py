@@ -80,7 +80,16 @@ def bench_local(n: int) -> dict:
         with tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
             result = asyncio.run(
-                run_answer_judge(kind, items, judge_llm=llm, judge_cache="", save_path=folder, max_failed_fraction=1.0)
+                run_answer_judge(
+                    kind,
+                    items,
+                    judge_llm=llm,
+                    judge_cache="",
+                    save_path=folder,
+                    max_failed_fraction=1.0,
+                    prompt_file={},
+                    language="en",
+                )
             )
             seconds = time.perf_counter() - started
         out_tokens = result["usage"].get("completion_tokens", 0)
@@ -150,7 +159,7 @@ def bench_toxicity() -> dict:
         with tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
             asyncio.run(run_answer_judge("toxicity", items, judge_llm=llm, judge_cache="", save_path=folder,
-                                         max_failed_fraction=0.0))  # fmt: skip
+                                         max_failed_fraction=0.0, prompt_file={}, language="en"))  # fmt: skip
             tool.append(len(answers) / (time.perf_counter() - started))
     return {
         "bench": "toxicity_classifier",

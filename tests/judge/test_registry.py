@@ -68,7 +68,7 @@ async def test_every_json_judge_reads_replies_made_from_its_declaration(tmp_path
             llm = llm_settings(stub, structured_output=True, max_retries=0)
             result = await run_answer_judge(
                 judge, items_for(judge, lists, None), judge_llm=llm, judge_cache="", save_path=str(tmp_path),
-                max_failed_fraction=0.0,
+                max_failed_fraction=0.0, prompt_file={}, language="en",
             )  # fmt: skip
         assert result["counts"] == {"items": 1, "ok": 1}, (judge.name, result["items"])
         assert all(result["aggregate"][f"num_{metric}"] == 1 for metric in judge.metrics), judge.name

@@ -2,6 +2,8 @@
 
 - ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
   (``ultra_kit.paths.project_root.enter_project_root``).
+- A failure outside a tool's body says why (the SDK's own message is the bare ``Error executing tool <name>``): a
+  result that does not match the declared result type names the keys and what is wrong (``unexpected_reason``).
 - Unknown arguments are rejected, naming the closest parameter (``ultra_kit.wrapping.argument_check.ArgumentCheck``),
   and every input schema says ``additionalProperties: false``.
 - The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
@@ -58,9 +60,11 @@ def server_class() -> type:
             _running[0] += 1
             try:
                 return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError as exc:  # outside the tool's body (the kit maps the body's own crashes)
+                raise ToolError(f"Error executing tool {name}: {unexpected_reason(name, exc.__cause__)}") from exc
             except ToolError as exc:
                 cause = exc.__cause__
-                if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                if not isinstance(cause, ValidationError):
                     raise
                 from ultra_kit.validation import describe_errors
 
@@ -91,6 +95,23 @@ def server_class() -> type:
             await serve_stdio(lowlevel)
 
     return UltraServer
+
+
+def unexpected_reason(name: str, cause: BaseException | None) -> str:
+    """Why the SDK failed a call outside the tool's body, for its caller (the traceback goes to the log): a result
+    that does not match the declared result type (a bug in the tool) names each key and what is wrong with it."""
+    from pydantic import ValidationError
+
+    log.error("%s failed outside its body", name, exc_info=cause)
+    if isinstance(cause, ValidationError):
+        problems = [
+            f"{'.'.join(map(str, e.get('loc') or ())) or 'the result'}: {e.get('msg', '')}" for e in cause.errors()
+        ]
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        return f"its result does not match its declared result type (a bug in the tool): {shown}"
+    text = str(cause or "").strip()
+    kind = type(cause).__name__ if cause is not None else "an error"
+    return f"unexpected error: {kind}: {text}" if text else f"unexpected error: {kind}"
 
 
 async def serve_stdio(lowlevel: Any) -> None:

@@ -325,6 +325,7 @@ def innermost_errors(exc: BaseException) -> list[BaseException]:
 
 def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:
     """ToolInfo from an MCP tool listing entry and the server's parameter.yaml."""
+    from ultra_kit.factory import OWN_ENV_META
     from ultra_kit.inprocess import OUTPUTS_FROM
 
     schema = tool.input_schema or {}
@@ -340,6 +341,7 @@ def tool_info(tool: Any, settings: dict[str, Any]) -> ToolInfo:
         input_schema=schema,
         required_outputs=set(output_schema.get("required") or []),
         outputs_from=output_schema.get(OUTPUTS_FROM),
+        own_env=frozenset((getattr(tool, "meta", None) or {}).get(OWN_ENV_META, ())),
     )
 
 

@@ -34,7 +34,7 @@ def is_langsmith(run: Any) -> bool:
     return isinstance(run, dict) and "run_type" in run and ("child_runs" in run or "parent_run_id" in run)
 
 
-def read_langfuse(source: Path, cap: int, problems: Problems, _names: list[str]) -> list[Span]:
+def read_langfuse(source: Path, cap: int, problems: Problems, _names: list[str], _answer: str) -> list[Span]:
     """Each trace becomes a root span (its input, output, session, metadata) over its observations."""
     data = read_json(source)
     traces = data.get("data") if isinstance(data, dict) else data
@@ -87,7 +87,7 @@ def _observation(trace_id: str, item: dict[str, Any], number: int) -> Span:
     return span
 
 
-def read_langsmith(source: Path, cap: int, problems: Problems, _names: list[str]) -> list[Span]:
+def read_langsmith(source: Path, cap: int, problems: Problems, _names: list[str], _answer: str) -> list[Span]:
     """Runs, one per line, with their nested ``child_runs``; a broken line is counted and skipped."""
     spans: list[Span] = []
     with open(source, "rb") as handle:

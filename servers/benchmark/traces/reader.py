@@ -34,12 +34,17 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
     gc.disable()  # many objects and no cycles are built: the collector's passes would cost more than the parsing
     try:
         problems = Problems()
-        spans = READ[fmt](source, cap, problems, names)
+        spans = READ[fmt](source, cap, problems, names, settings["answer_span"] or "")
         if not spans:
             found = ", ".join(f"{reason}: {n}" for reason, n in problems.counter().items()) or "the file holds none"
             raise InputError(f"no {fmt} span read ({found})", path=str(source))
         return records_from_spans(
-            spans, problems, answer_span=settings["answer_span"] or "", metadata=names, lookup=LOOKUP[fmt]
+            spans,
+            problems,
+            answer_span=settings["answer_span"] or "",
+            metadata=names,
+            lookup=LOOKUP[fmt],
+            complete=lambda span: otlp.complete(span, source, cap, problems),
         )
     finally:
         if paused:

@@ -125,11 +125,11 @@ class CompareJudgedResult(TypedDict):
 def compare_judged(
     *,
     samples: Annotated[
-        dict[str, dict[str, list[float]] | list[str] | str] | None,
+        dict[str, dict[str, list[float]] | list[str] | str] | str | None,
         Field(
             description="{system: {item_id: [k judge scores]}}, or {system: judge result file(s)}: a file of a "
-            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; "
-            "overrides sample_files"
+            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; or "
+            "ultra annotate's labels.sqlite (each item's annotators' labels); overrides sample_files"
         ),
     ] = None,
     judged_items: Annotated[

@@ -19,6 +19,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.recorded import recorded_results
 from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
@@ -130,6 +131,7 @@ async def run_answer_judge(
     language: str,
     recorded: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    replay: str | None = None,
     **pacing: float,
 ) -> AnswerJudgeResult:
     """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file.
@@ -137,28 +139,35 @@ async def run_answer_judge(
     ``prompt_file``: the user's own versions of the judge's prompts ({prompt name: file}; ``common.overrides``),
     ``language``: the items' language; both recorded in the result file, then ``recorded``: more fields for it
     (a caller's ``method`` and ``note``); ``progress(done, total)``: one step per item judged by each member and
-    sample.
+    sample; ``replay``: a file of judgments made earlier (the ``recorded_judgments`` setting), read instead of
+    asking ``judge_llm`` (``answers.recorded``).
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
     prompts = call_prompts(language, prompt_file, names=judge.prompts)
     recorded = {**prompts_recorded(prompts, prompt_file), **(recorded or {})}
     failures.check_fraction(max_failed_fraction)
-    settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
-    step = panel_steps(progress, len(items), settings)
-    cache = open_cache(judge_cache)
-    try:
-        judged = await judge_items(
-            settings,
-            cache,
-            lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, prompts, item)) for item in items)),
-            scales=judge.levels,
-            tool=judge.name,
-            progress=progress,
-        )
-    finally:
-        cache.close()
-    usage = judged.usage
-    results = [{"id": item["id"], **result} for item, result in zip(items, judged.items, strict=True)]
+    if replay:
+        results, usage, panel = recorded_results(judge, items, replay), {}, {}
+        used: dict[str, Any] = {"recorded_judgments": replay}  # no LLM, no cache
+        reliability: dict[str, dict[str, Any]] = {}
+    else:
+        settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
+        step = panel_steps(progress, len(items), settings)
+        cache = open_cache(judge_cache)
+        try:
+            judged = await judge_items(
+                settings,
+                cache,
+                lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, prompts, item)) for item in items)),
+                scales=judge.levels,
+                tool=judge.name,
+                progress=progress,
+            )
+        finally:
+            cache.close()
+        usage, panel, reliability = judged.usage, judged.panel(settings), judged.reliability
+        used = {"judge_llm": settings.public()}
+        results = [{"id": item["id"], **result} for item, result in zip(items, judged.items, strict=True)]
     aggregate = summarise(judge.metrics, results)
     counts: dict[str, int] = {"items": len(results)}
     for result in results:
@@ -178,8 +187,8 @@ async def run_answer_judge(
         "items": results,
         "usage": usage,
         "prompt": prompt,
-        "panel": judged.panel(settings),
-        "settings": {"judge_llm": settings.public()},
+        "panel": panel,
+        "settings": used,
     }
     atomic_write_json(out, document)
     return AnswerJudgeResult(
@@ -190,7 +199,7 @@ async def run_answer_judge(
         failed=failed,
         usage=usage,
         prompt=prompt,
-        reliability=judged.reliability,
+        reliability=reliability,
     )
 
 

@@ -7,7 +7,6 @@ result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA":
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +26,8 @@ from ultra_base.errors import InputError, existing_file
 from ultra_kit import failures
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from ultra_kit.limits.caps import capped, count
+from ultra_kit.limits.json_files import load_jsonl_file
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
@@ -133,8 +134,9 @@ async def run_nuggetize(
     batch failed, or more than ``max_failed_fraction`` of them, it raises ``InputError`` and writes nothing.
     """
     failures.check_fraction(max_failed_fraction)
-    if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
-        raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
+    capped(depth, "depth", server="judge", name="depth", minimum=1)
+    capped(max_nuggets, "max_nuggets", server="judge", name="max_nuggets", minimum=1)
+    count(nugget_top_k, "nugget_top_k (0 = assign every nugget)")
     prompts = call_prompts(language, prompt_file, names=nuggets.PROMPT_NAMES)
     settings = judge_settings(judge_llm, **pacing)
     retries = settings.members()[0].max_retries
@@ -331,4 +333,4 @@ def _mean(answers: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dump(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a JSONL file this module wrote (for callers and tests)."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return load_jsonl_file(path, kind="nuggets")

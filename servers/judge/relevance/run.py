@@ -26,6 +26,7 @@ from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path, unique_path
+from ultra_kit.limits.caps import capped
 from ultra_llm.cache import open_cache
 from ultra_llm.settings import LLMSettings
 
@@ -89,6 +90,7 @@ async def run_umbrela(
     """
     prompts = call_prompts(language, prompt_file, names=(umbrela.PROMPT_NAME, umbrela.REPAIR_PROMPT_NAME))
     failures.check_fraction(max_failed_fraction)
+    capped(depth, "depth", server="judge", name="depth", minimum=1)
     k_values = list(k_values)
     if not k_values or any(not isinstance(k, int) or k < 1 for k in k_values):
         raise InputError(f"k_values must be positive integers, got {k_values!r}")

@@ -40,9 +40,11 @@ async def nuggetize(
     run_path: Annotated[str, Field(description="file mode: TREC run whose top `depth` passages make the nuggets")],
     corpus_path: Annotated[str, Field(description="file mode: corpus JSONL (docid, text, optional title)")],
     answers_path: Annotated[str, Field(description="file mode: JSONL answers (qid, answer, optional run)")],
-    depth: Annotated[int, Field(description="passages per query in file mode", ge=1)],
+    depth: Annotated[int, Field(description="passages per query in file mode (at most caps.depth)", ge=1, strict=True)],
     min_judgment: Annotated[int, Field(description="with scores: use passages graded >= this")],
-    max_nuggets: Annotated[int, Field(description="nuggets per query at most", ge=1, le=100)],
+    max_nuggets: Annotated[
+        int, Field(description="nuggets per query at most (caps.max_nuggets or less)", ge=1, strict=True)
+    ],
     nugget_top_k: Annotated[int, Field(description="assign the first k nuggets, vital first; 0 = all", ge=0)],
     judge_llm: LLMSpec,
     judge_cache: CachePath,

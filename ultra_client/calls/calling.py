@@ -210,8 +210,12 @@ async def call_in_process(
         except ToolFailure as exc:
             raise ToolCallFailed(f"{target} failed: {exc}", exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
+            from ultra_kit.wrapping.errors import ToolCrash, in_process_crash
+
             handler.stream.write(traceback.format_exc())
-            raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
+            crash = exc if isinstance(exc, ToolCrash) else in_process_crash(type(exc).__name__, str(exc))  # outside it
+            message = f"{target} failed: Error executing tool {name}: {crash}"
+            raise UltraError(f"{message}\n  (full log: {log_path})") from None
         finally:
             if bar is not None:
                 bar.close()

@@ -51,3 +51,12 @@ def test_an_unexpected_error_says_unexpected_error_and_its_type(tmp_path: Path, 
     done = run_ultra("call", *how, "toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "Error executing tool boom: unexpected error: RuntimeError: cannot count apples-x" in done.stderr
+
+
+@pytest.mark.parametrize("how", [[], ["--stdio"]])
+def test_ultra_call_on_a_server_named_by_its_path(tmp_path: Path, how: list[str]) -> None:
+    """``ultra call mine/toyspec.boom``: the server's log is named without the slash (it was a missing folder)."""
+    shutil.copytree(TOY_SPEC, tmp_path / "mine" / "toyspec", ignore=shutil.ignore_patterns("__pycache__"))
+    done = run_ultra("call", *how, "mine/toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
+    assert done.returncode == 1 and "No such file" not in done.stderr, done.stderr
+    assert "unexpected error: RuntimeError: cannot count apples-x" in done.stderr and "mine_toyspec" in done.stderr

@@ -13,7 +13,7 @@ from ultra_base.errors import unknown_names_message
 from ultra_client.calls.local_server import ToolRefused
 from ultra_client.calls.locate import locate_named_server, scratch_logs
 from ultra_client.calls.server_info import ToolInfo
-from ultra_client.calls.server_pool import ServerPool, call_tool_checked, result_text, structured_result
+from ultra_client.calls.server_pool import ServerPool, call_tool_checked, log_name, result_text, structured_result
 from ultra_client.errors import UltraError, as_ultra_error
 from ultra_client.progress import ProgressBar
 from ultra_kit.yaml_files.limits import MAX_DEPTH, ShapeError, load_yaml_value, read_text_file
@@ -198,7 +198,7 @@ async def call_in_process(
     info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
     args = parse_assignments(pairs, info, base)
     async with scratch_logs("call") as logs:
-        log_path = logs / f"{server}.stderr.log"
+        log_path = logs / f"{log_name(server)}.stderr.log"
         handler = logging.FileHandler(log_path, encoding="utf-8")
         root = logging.getLogger()
         root.addHandler(handler)

@@ -62,9 +62,10 @@ def run(args: argparse.Namespace) -> int:
     annotator = args.annotator or getpass.getuser()
     if not ANNOTATOR.match(annotator):
         raise InputError(f"--annotator {annotator!r}: use 1-64 letters, digits, _ . @ -")
-    if not 0 <= args.overlap <= 1 or not 0 <= args.uniform_share <= 1 or args.budget < 1 or args.fit_after < 3:
-        raise InputError("--overlap and --uniform-share are shares in [0, 1]; --budget a positive number; "
-                         "--fit-after at least 3")  # fmt: skip
+    if not 0 <= args.overlap <= 1 or not 0 < args.uniform_share <= 1 or args.budget < 1 or args.fit_after < 3:
+        raise InputError("--overlap is a share in [0, 1], --uniform-share in (0, 1] (at 0 an item the judge seems "
+                         "sure of could never be drawn, and the estimate would be biased); --budget a positive "
+                         "number; --fit-after at least 3")  # fmt: skip
     served, url = prepare(args, annotator)
     import uvicorn
 

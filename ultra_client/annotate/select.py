@@ -104,7 +104,7 @@ class Sequential:
         """The probability of drawing ``item`` (one of ``undecided``, the items not decided yet), and its source;
         the probabilities are set again whenever the labels changed."""
         seen = tuple(sorted(labels.items()))
-        if self._probs is None or seen != self._seen:
+        if self._probs is None or seen != self._seen or self._probs[item] == 0:  # 0: not among the items then left
             error, self._source = self.expected(labels)
             rest = np.asarray(undecided, int)
             budget = self.budget * len(rest) / len(self.judge)  # the budget's share of the items left

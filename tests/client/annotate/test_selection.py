@@ -150,3 +150,14 @@ def test_people_stopping_early_scale_the_recorded_probabilities(tmp_path) -> Non
     share = len(decided) / 60 * 5 / 6
     expected = {r["key"]: r["prob"] * share for r in drawn if r["key"] != held}
     assert sampling_probs(tmp_path / "output" / "labels.sqlite") == {"": pytest.approx(expected)}
+
+
+def test_a_uniform_share_of_zero_is_refused(tmp_path) -> None:
+    """At 0 an item whose expected error is 0 could never be drawn: the estimate would be biased."""
+    from tests.client.annotate.serving import write_dataset
+    from tests.conftest import run_ultra
+
+    data = write_dataset(tmp_path)
+    done = run_ultra("annotate", str(data), "--scale", "binary", "--uniform-share", "0", cwd=tmp_path)
+    assert done.returncode != 0 and "--uniform-share in (0, 1]" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "output" / "labels.sqlite").exists()

@@ -11,6 +11,8 @@ a worker whose sweep differs is refused with the first difference.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import time
 import warnings
@@ -88,9 +90,10 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
     full = expand_url(url)
     try:
         if full.startswith("journal:"):
-            path = Path(full.removeprefix("journal:")).expanduser()
+            path = Path(full.removeprefix("journal:")).expanduser().resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
-            storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
+            backend = optuna.storages.journal.JournalFileBackend(str(path), lock_obj=FileLock(f"{path}.flock"))
+            storage = optuna.storages.JournalStorage(backend)
         else:
             if full.startswith("sqlite:///"):
                 Path(full.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -120,6 +123,32 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
     return StudyHandle(storage, None, url, heartbeat, grace)
 
 
+class FileLock:
+    """The journal file's lock for Optuna's ``JournalFileBackend``: ``flock`` on a file beside it, which the system
+    releases when its holder dies. Optuna's own locks (a symlink or a file that exists while held) outlive a
+    worker SIGKILLed while it writes: the others then wait for a grace period, or for ever when the journal's
+    path was relative (the symlink it checks points nowhere)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor of its open file releases the lock
+
+
 def _write_ahead(engine: Any) -> None:
     """SQLite in write-ahead mode, synced at checkpoints: Optuna commits a dozen times per trial, and a sync
     per commit cost 12 ms each here (0.15 s a trial). Each connection opened from now on gets it."""
@@ -141,7 +170,7 @@ def _driver_message(exc: Exception) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     message = redact_text(text[0] if text else type(exc).__name__)
     if isinstance(exc, ModuleNotFoundError) or "No module named" in message:
-        message += " (pip install -e '.[sweep]' brings psycopg; MySQL needs pip install pymysql)"
+        message += " (pip install -e '.[sweep]' brings psycopg for PostgreSQL and pymysql for MySQL)"
     return message
 
 

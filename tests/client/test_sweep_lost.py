@@ -13,12 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.client.test_sweep_shared import POINTS, SWEEP, TREC, WAIT, project  # noqa: F401 - a fixture
+from tests.client.test_sweep_shared import POINTS, SWEEP, TREC, WAIT, nap_project
 from tests.conftest import run_ultra
 
 optuna = pytest.importorskip("optuna")
 
 STATES = optuna.trial.TrialState
+
+
+@pytest.fixture
+def project(toy_project: Path) -> Path:
+    return nap_project(toy_project, 0.2)
 
 
 def storage_url(kind: str) -> str:
@@ -95,7 +100,8 @@ def test_a_trial_that_fails_on_its_own_is_not_retried_in_its_study(project: Path
     retry callback is for lost trials only); a new study with the same --output-dir reuses the successful trials'
     folders and reruns the failed ones."""
     later = project / "later.qrels"  # missing at first: the trials that read it fail on their own
-    grid = ["--grid", "evaluation.max_depth=[5, 50]", "--grid", f"evaluation.qrels_path=[{TREC / 'qrels.test'}, {later}]"]
+    paths = f"evaluation.qrels_path=[{TREC / 'qrels.test'}, {later}]"
+    grid = ["--grid", "evaluation.max_depth=[5, 50]", "--grid", paths]
     sweep = ["sweep", "pipes/nap.yaml", *grid, "--metric", "eval_res.map", "--heartbeat", "1", "--output-dir", "sw"]
     shared = ["--storage", "sqlite:///sw/study.db"]
     first = run_ultra(*sweep, *shared, "--study", "s", "--workers", "2", cwd=project, timeout=WAIT)

@@ -1,7 +1,8 @@
 """Shared sweep studies through real worker processes: three workers on a real PostgreSQL and on a real MariaDB
-(MySQL), ``--workers 2`` on SQLite and on a journal file. A worker is SIGKILLed mid-trial in each; the tests check that no grid point ran twice, that
-the lost trial was retried, that the best trial is a one-process sweep's, and that ``--status`` matches the storage.
-Each trial naps 1 s (the toy server) before an evaluate_trec on data/trec, so a kill lands mid-trial."""
+(MySQL), ``--workers 2`` on SQLite and on a journal file. A worker is SIGKILLed mid-trial in each; the tests check
+that no grid point ran twice, that the lost trial was retried, that the best trial is a one-process sweep's, and
+that ``--status`` matches the storage. Each trial naps 1 s (the toy server) before an evaluate_trec on data/trec,
+so a kill lands mid-trial."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ WAIT = 240  # seconds: generous bounds on a shared 2-core machine; the tests pol
 
 @pytest.fixture
 def project(toy_project: Path) -> Path:
+    return nap_project(toy_project, 1.0)
+
+
+def nap_project(toy_project: Path, seconds: float) -> Path:
+    """``pipes/nap.yaml`` (a nap of ``seconds``, then evaluate_trec on data/trec) and its parameter file."""
     (toy_project / "pipes" / "nap.yaml").write_text(PIPELINE, encoding="utf-8")
     (toy_project / "pipes" / "parameters").mkdir()
     evaluation = {
@@ -47,7 +53,7 @@ def project(toy_project: Path) -> Path:
         "max_depth": None,
         "save_path": "results",
     }
-    params = {"toy": {"seconds": 1.0}, "evaluation": evaluation}
+    params = {"toy": {"seconds": seconds}, "evaluation": evaluation}
     (toy_project / "pipes" / "parameters" / "nap_parameter.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     return toy_project
 

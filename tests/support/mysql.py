@@ -90,11 +90,21 @@ def server(password: str) -> Iterator[Server]:
             "--skip-test-db"]  # fmt: skip
     subprocess.run(_as_owner(init), check=True, capture_output=True)
     port = free_port()
+    # flushes off, as the PostgreSQL fixture's fsync=off: a throwaway server
     options = [
-        "--no-defaults", f"--datadir={data}", f"--socket={socket_path}", f"--port={port}", "--bind-address=127.0.0.1",
-        f"--pid-file={folder / 'mysqld.pid'}", f"--log-error={log}", "--skip-name-resolve", "--skip-log-bin",
-        "--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=32M", "--innodb-doublewrite=0",
-    ]  # fmt: skip  (flushes off, as the PostgreSQL fixture's fsync=off: a throwaway server)
+        "--no-defaults",
+        f"--datadir={data}",
+        f"--socket={socket_path}",
+        f"--port={port}",
+        "--bind-address=127.0.0.1",
+        f"--pid-file={folder / 'mysqld.pid'}",
+        f"--log-error={log}",
+        "--skip-name-resolve",
+        "--skip-log-bin",
+        "--innodb-flush-log-at-trx-commit=0",
+        "--innodb-buffer-pool-size=32M",
+        "--innodb-doublewrite=0",
+    ]
     process = subprocess.Popen(_as_owner([str(found.server), *options]), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip
     try:

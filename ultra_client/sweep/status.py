@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ultra_client.sweep import DEFAULTS
-from ultra_client.sweep.spec import Range, Space, SweepSpec
 from ultra_client.sweep.beats import marked
+from ultra_client.sweep.spec import Range, Space, SweepSpec
 from ultra_client.sweep.worker import ATTR, MARK
 
 

@@ -25,6 +25,10 @@ from ultra_client.errors import UltraError
 
 IDENTITY = "ultra_sweep"  # the study's user attribute holding the sweep it runs
 SCHEMES = ("postgresql+psycopg://", "mysql+pymysql://", "sqlite:///", "journal:")
+# what a worker meets when another creates the same new storage at the same moment (its tables, then Optuna's
+# schema version row): SQLite, MySQL/MariaDB and PostgreSQL's words; the loser opens the storage again
+CREATION_RACES = ("already exists", "UNIQUE constraint failed", "Duplicate entry", "duplicate key value")
+ATTEMPTS = 5
 _URL = re.compile(r"^(?P<scheme>[a-z0-9+]+)://(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?(?P<rest>.*)$")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -98,7 +102,7 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
             if full.startswith("sqlite:///"):
                 Path(full.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
             engine = {"connect_args": {"timeout": 60}} if full.startswith("sqlite") else {"pool_pre_ping": True}
-            for attempt in range(3):  # workers started together race to create the tables: the loser retries
+            for attempt in range(ATTEMPTS):  # workers started together race to create the tables: losers retry
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # heartbeat_interval is "experimental"
@@ -112,10 +116,10 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
                             ),
                         )
                     break
-                except Exception as exc:  # noqa: BLE001 - sqlalchemy's OperationalError, not imported here
-                    if "already exists" not in str(exc) or attempt == 2:
+                except Exception as exc:  # noqa: BLE001 - sqlalchemy's errors, not imported here
+                    if not any(race in str(exc) for race in CREATION_RACES) or attempt == ATTEMPTS - 1:
                         raise
-                    time.sleep(0.5)
+                    time.sleep(0.2)
             if full.startswith("sqlite"):
                 _write_ahead(storage.engine)
     except Exception as exc:  # the driver's errors (connection refused, bad database, missing module)

@@ -14,7 +14,6 @@ table when one fails or cannot be evaluated. Only pytest is imported until a fix
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -38,10 +37,14 @@ class UltraRun:
 
 def merged_parameters(pipeline: Path, params: dict[str, Any] | None, param_file: str | Path | None) -> dict:
     """The pipeline's parameter file (or ``param_file``) with ``params`` merged on top, key by key."""
-    import yaml
+    from ultra_client.errors import UltraError
+    from ultra_client.pipeline.params import read_parameter_file
 
     source = Path(param_file) if param_file else pipeline.parent / "parameters" / f"{pipeline.stem}_parameter.yaml"
-    base = yaml.safe_load(source.read_text(encoding="utf-8")) if source.is_file() else {}
+    try:
+        base = read_parameter_file(source) if source.is_file() else {}
+    except UltraError as exc:
+        pytest.fail(str(exc), pytrace=False)
     return _merge(base or {}, params or {})
 
 
@@ -67,6 +70,7 @@ def run_pipeline(
     import yaml
 
     from ultra_client.gates.verdict import read_run
+    from ultra_client.runs.records import UnreadableRecord, read_memory
 
     pipeline = Path(pipeline).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +85,10 @@ def run_pipeline(
     if done.returncode != 0 or len(folders) != 1:
         pytest.fail(f"ultra run {pipeline} failed (exit {done.returncode}):\n{done.stderr[-3000:]}", pytrace=False)
     folder = folders[0]
-    memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    try:
+        memory = read_memory(folder) or {}
+    except UnreadableRecord as exc:
+        pytest.fail(f"ultra run {pipeline}: {exc}", pytrace=False)
     return UltraRun(folder, read_run(folder).scalars, memory, done.stdout, done.stderr)
 
 

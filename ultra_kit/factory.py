@@ -13,7 +13,8 @@ from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import confine_process_reads, confined_reads
-from ultra_kit.files import counted_standins, released_on_failure
+from ultra_base.write_hooks import tool_call
+from ultra_kit.files import released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
@@ -59,12 +60,16 @@ def tool_hints(
     return mark
 
 
+OWN_ENV = "__own_env__"  # the attribute ``expands_own_env`` sets on a tool function
+OWN_ENV_META = "ultra/expands_own_env"  # the same names in the tool's MCP listing (``_meta``), for ``ultra run``
+
+
 def expands_own_env(*names: str) -> Callable:
     """Decorator: the tool expands the ``${VAR}`` references of these settings itself, on the path that
     uses them (``ultra_kit.settings.expand_env``), so a call that never uses them needs no variable."""
 
     def mark(fn: Callable) -> Callable:
-        fn.__own_env__ = frozenset(names)
+        setattr(fn, OWN_ENV, frozenset(names))
         return fn
 
     return mark
@@ -113,7 +118,8 @@ def build_server(
             crash_as=crash_report(ToolError),
             parameter_file=Path(package_dir) / PARAMETER_FILE,
         )
-        app.add_tool(tool, name=fn.__name__, annotations=annotations)
+        own_env = sorted(getattr(fn, OWN_ENV, ()))
+        app.add_tool(tool, name=fn.__name__, annotations=annotations, meta={OWN_ENV_META: own_env} if own_env else None)
         app.argument_checks[fn.__name__] = tool.__argument_check__
     return app
 
@@ -230,7 +236,7 @@ def with_settings(
             )
         )
     setting_names = {name for name in signature.parameters if name in settings}
-    own_env = getattr(fn, "__own_env__", frozenset())  # expanded by the tool itself (expands_own_env)
+    own_env = getattr(fn, OWN_ENV, frozenset())  # expanded by the tool itself (expands_own_env)
     pins = getattr(fn, "__pinned__", {})  # keys only a parameter file may set (ultra_kit.wrapping.pinned)
     reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
 
@@ -260,12 +266,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counted_standins():
+            with errors(), released_on_failure(), confined_reads(), tool_call():
                 return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), counted_standins():
+            with errors(), released_on_failure(), confined_reads(), tool_call():
                 return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())

@@ -14,13 +14,13 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ultra_base import redact
+from ultra_base import redact, write_hooks
 from ultra_base.environment import ESTIMATE_ENV, PROJECT_ROOT_ENV
 from ultra_base.errors import InputError
 from ultra_kit.paths.output_root import check_save_path
@@ -133,17 +133,8 @@ def timestamped_path(directory: str | os.PathLike[str], stem: str, suffix: str) 
 
 
 def estimating() -> bool:
-    """True under ``ultra run --estimate`` (``ultra_llm.estimate``, imported only then)."""
+    """True under ``ultra run --estimate`` (``$ULTRA_LLM_ESTIMATE`` names its ledger)."""
     return bool(os.environ.get(ESTIMATE_ENV, "").strip())
-
-
-def counted_standins() -> AbstractContextManager[None]:
-    """Around one tool call: under ``ultra run --estimate``, the count of the stand-in replies it was handed."""
-    if not estimating():
-        return nullcontext()
-    from ultra_llm.estimate import counting_standins
-
-    return counting_standins()
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None]) -> Path:
@@ -154,13 +145,10 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
 
     If ``write`` raises, the temporary file is removed and ``path`` is left untouched (a name
     reserved by this process and never written is removed too). A full disk is an InputError
-    saying so.
+    saying so. The checks libraries registered (``ultra_base.write_hooks``: estimate mode's) run first.
     """
     path = Path(path)
-    if estimating():
-        from ultra_llm.estimate import check_estimate_write
-
-        check_estimate_write(path)
+    write_hooks.check_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = None
     try:
@@ -268,13 +256,11 @@ def result_path(save_path: str | os.PathLike[str], tool_name: str, suffix: str =
     ``_1``, ``_2`` ... It must lie under the output root unless ``ULTRA_ALLOW_OUTSIDE_OUTPUT=1``.
     The path returned is absolute. A folder that cannot be created (a read-only working directory,
     a file where a folder should be) is an InputError saying where and what to do. Under
-    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_llm.estimate``).
+    ``ultra run --estimate`` the file goes to the estimate's scratch folder (``ultra_base.write_hooks``).
     """
     target = Path(os.path.abspath(check_save_path(save_path, tool_name, suffix)))
-    if estimating():
-        from ultra_llm.estimate import scratch_folder
-
-        scratch = scratch_folder()
+    scratch = write_hooks.estimate_scratch()
+    if scratch is not None:
         target = scratch / "results" / (target.name if target.suffix and not target.is_dir() else "")
     try:
         if target.is_dir() or not target.suffix:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ultra_kit.factory import PARAMETER_FILE, ServerSpec, named_function, with_settings
+from ultra_kit.factory import OWN_ENV, PARAMETER_FILE, ServerSpec, named_function, with_settings
 
 
 class ToolFailure(Exception):
@@ -62,6 +62,7 @@ class LocalTool:
     outputs: list[str]
     required_outputs: set[str]
     outputs_from: str | dict[str, Any] | None  # the result type's OUTPUTS_FROM entry
+    own_env: frozenset[str] = frozenset()  # settings whose ${VAR} the tool expands on use (factory.expands_own_env)
 
 
 # In a result type's JSON schema (``json_schema_extra``): how a tool's outputs follow from its settings.
@@ -161,6 +162,7 @@ def local_tools(spec: ServerSpec, only: str | None = None) -> dict[str, LocalToo
             outputs=output_names(signature.return_annotation),
             required_outputs=_required_keys(signature.return_annotation),
             outputs_from=_schema_extra(signature.return_annotation).get(OUTPUTS_FROM),
+            own_env=getattr(fn, OWN_ENV, frozenset()),
         )
         if only is not None:
             break

@@ -34,6 +34,10 @@ def shown_field_names(names: list[str]) -> list[str]:
 
 
 MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
+DEPTH_ADVICE = (
+    ", the limit of every JSON document ultra reads (none it writes nests that deep); it was not parsed. Check "
+    "that it is the file meant, or flatten its nesting"
+)
 _JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")
 _NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
@@ -63,7 +67,7 @@ def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
             depth += 1
             if depth > MAX_JSON_DEPTH:
                 line = first_line + text.count("\n", 0, match.start())
-                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", path=path, line=line)
+                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels{DEPTH_ADVICE}", path=path, line=line)
         elif token in "]}":
             depth -= 1
 

@@ -2,6 +2,8 @@
 
 - ``$ULTRA_HOME``, when set, becomes the working directory when serving starts
   (``ultra_kit.paths.project_root.enter_project_root``).
+- A failure outside a tool's body says why (the SDK's own message is the bare ``Error executing tool <name>``): a
+  result that does not match the declared result type names the keys and what is wrong (``unexpected_reason``).
 - Unknown arguments are rejected, naming the closest parameter (``ultra_kit.wrapping.argument_check.ArgumentCheck``),
   and every input schema says ``additionalProperties: false``.
 - The lifeline (``ultra_kit.lifeline``) is installed when stdio serving starts, so a server
@@ -12,9 +14,9 @@
 - A line on stdin that is not a JSON-RPC message (not JSON, binary, nested deeper than the JSON
   parser allows) gets a JSON-RPC error reply with id null, ``-32700 Parse error`` for text that is
   not JSON, ``-32600 Invalid Request`` for JSON that is not a message, and a warning in the log.
-  A request (``method`` and ``id``) nested deeper than the SDK's parser allows but readable by the
-  standard ``json`` module gets ``-32602 Invalid params`` with its id, naming the limit, so that
-  its client stops waiting at once.
+  A request (``method`` and ``id``) nested deeper than the SDK's parser allows, at any depth, gets
+  ``-32602 Invalid params`` with its id, naming the depth and the limit, so that its client stops waiting
+  at once (its top level is read without recursion, ``top_level_members``).
   The SDK's stdio transport turns such a line into an exception item that its dispatcher drops
   silently; here the item is answered before the dispatcher sees it. This reads the SDK's
   ``MCPServer._lowlevel_server`` (the one thing ``run_stdio_async`` itself uses); if a future SDK
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
+import re
 from typing import Any
 
 from ultra_kit import lifeline
@@ -56,9 +60,11 @@ def server_class() -> type:
             _running[0] += 1
             try:
                 return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError as exc:  # outside the tool's body (the kit maps the body's own crashes)
+                raise ToolError(f"Error executing tool {name}: {unexpected_reason(name, exc.__cause__)}") from exc
             except ToolError as exc:
                 cause = exc.__cause__
-                if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                if not isinstance(cause, ValidationError):
                     raise
                 from ultra_kit.validation import describe_errors
 
@@ -89,6 +95,23 @@ def server_class() -> type:
             await serve_stdio(lowlevel)
 
     return UltraServer
+
+
+def unexpected_reason(name: str, cause: BaseException | None) -> str:
+    """Why the SDK failed a call outside the tool's body, for its caller (the traceback goes to the log): a result
+    that does not match the declared result type (a bug in the tool) names each key and what is wrong with it."""
+    from pydantic import ValidationError
+
+    log.error("%s failed outside its body", name, exc_info=cause)
+    if isinstance(cause, ValidationError):
+        problems = [
+            f"{'.'.join(map(str, e.get('loc') or ())) or 'the result'}: {e.get('msg', '')}" for e in cause.errors()
+        ]
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        return f"its result does not match its declared result type (a bug in the tool): {shown}"
+    text = str(cause or "").strip()
+    kind = type(cause).__name__ if cause is not None else "an error"
+    return f"unexpected error: {kind}: {text}" if text else f"unexpected error: {kind}"
 
 
 async def serve_stdio(lowlevel: Any) -> None:
@@ -148,44 +171,87 @@ async def _answer_unreadable(exc: Exception, write_stream: Any) -> None:
 
 
 def _too_deep_request(exc: Exception) -> tuple[int | str | None, int]:
-    """(id, nesting depth) of a request the SDK's parser refused as too deep but the ``json`` module reads;
-    (None, 0) for anything else (not JSON at all, too deep for ``json`` too, not a request)."""
+    """(id, nesting depth) of a request the SDK's parser refused as too deep, at any depth (a line too deep for
+    the ``json`` module too is read without recursion); (None, 0) for anything else (not JSON, not a request)."""
     import json
 
     errors = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
     line = next((e.get("input") for e in errors if isinstance(e, dict) and isinstance(e.get("input"), str)), None)
-    if line is None:
+    scanned = top_level_members(line) if line is not None else None
+    if scanned is None:
         return None, 0
-    try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
+    members, depth = scanned
+    method, request_id = (json.loads(members.get(key) or "null") for key in ("method", "id"))
+    if not isinstance(method, str) or isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
         return None, 0
-    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
-        return None, 0
-    request_id = value.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        return None, 0
-    depth = nesting_depth(value)
     return (request_id, depth) if depth > parser_depth_limit() else (None, 0)
 
 
-def nesting_depth(value: Any) -> int:
-    """Levels of nested objects and arrays in a parsed JSON value (a scalar is 0), walked without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+_WS = r"[ \t\n\r]*"
+_STRING = r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"'
+_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_VALUE = re.compile(_WS + rf"(?:({_STRING}|{_NUMBER}|true|false|null)|([\[{{]))")  # 1: a scalar; 2: a bracket
+_KEY = re.compile(_WS + rf"({_STRING}){_WS}:")
+_AFTER = re.compile(_WS + r"([,\]}]|\Z)")
+_EMPTY = re.compile(_WS + r"[\]}]")
+
+
+def top_level_members(text: str) -> tuple[dict[str, str | None], int] | None:
+    """The members of the JSON object ``text`` as {key: the value's JSON text, or None for an array or object},
+    and its nesting depth (a scalar is 0); None if ``text`` is not strict JSON (NaN is not) or not an object.
+
+    Read token by token with a stack of open brackets, never recursing, so any depth is read (a million levels
+    in about a second).
+    """
+    stack: list[str] = []
+    members: dict[str, str | None] = {}
+    deepest, position, key = 0, 0, ""
+    while True:  # at a value
+        value = _VALUE.match(text, position)
+        if value is None:
+            return None
+        position = value.end()
+        if stack == ["{"]:
+            members[key] = value.group(1)
+        opening = value.group(2)
+        if opening:
+            stack.append(opening)
+            deepest = max(deepest, len(stack))
+            empty = _EMPTY.match(text, position)
+            if empty and text[empty.end() - 1] == ("]" if opening == "[" else "}"):
+                position = empty.end()
+                stack.pop()
+            elif opening == "{":
+                found = _KEY.match(text, position)
+                if found is None:
+                    return None
+                position, key = found.end(), (json.loads(found.group(1)) if len(stack) == 1 else key)
+                continue
+            else:
+                continue
+        while True:  # after a value: a comma, a closing bracket or the end
+            after = _AFTER.match(text, position)
+            if after is None:
+                return None
+            position, mark = after.end(), after.group(1)
+            if not stack:
+                return (members, deepest) if mark == "" and text.lstrip(" \t\n\r")[:1] == "{" else None
+            if mark == ",":
+                if stack[-1] == "{":
+                    found = _KEY.match(text, position)
+                    if found is None:
+                        return None
+                    position, key = found.end(), (json.loads(found.group(1)) if len(stack) == 1 else key)
+                break
+            if mark != ("]" if stack[-1] == "[" else "}"):
+                return None
+            stack.pop()
 
 
 @functools.cache
 def parser_depth_limit() -> int:
-    """The deepest nesting (``nesting_depth``) of a value the SDK's JSON-RPC parser reads, found by trying it
-    (about a millisecond, once)."""
+    """The deepest nesting (as ``top_level_members`` counts it) of a value the SDK's JSON-RPC parser reads, found
+    by trying it (about a millisecond, once)."""
     import mcp_types
 
     def reads(depth: int) -> bool:

@@ -8,10 +8,12 @@ requests a tool makes from its replies are counted too. Cache hits are answered 
 are small single writes in append mode, so in-process tools and MCP subprocesses can share one file.
 ``chars_per_token`` and ``typical_reply`` calibrate the estimate on the answers a cache already holds.
 
-The server kit reads the mode too: ``result_path`` puts result files in the scratch folder (the ledger's,
-removed when the estimate ends), and a tool call that was handed stand-ins (``note_standin``, counted per
-call by ``counting_standins``) may not write outside it (``check_estimate_write``): the files a setting
-names (a synthetic test set, say) never receive data an LLM did not give.
+The server kit's writer follows the mode without importing this module: ``result_path`` puts result files in
+the scratch folder (the ledger's, removed when the estimate ends; ``ultra_base.write_hooks.estimate_scratch``),
+and this module registers ``check_estimate_write`` with the writer (``ultra_base.write_hooks.on_write``) when it
+is imported: a tool call that was handed stand-ins (``note_standin``, counted in the notes the kit keeps per
+call) may not write outside the scratch folder, so the files a setting names (a synthetic test set, say) never
+receive data an LLM did not give.
 """
 
 from __future__ import annotations
@@ -19,20 +21,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError
+from ultra_base.write_hooks import estimate_scratch, note, noted, on_write
 
 __all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_base.errors, read by the kit too)
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
-_call_standins: ContextVar[list[int] | None] = ContextVar("call_standins", default=None)
+STANDIN = "standin"  # the event a tool call's notes count (ultra_base.write_hooks)
 
 
 def ledger_path() -> str:
@@ -40,38 +40,20 @@ def ledger_path() -> str:
     return os.environ.get(ESTIMATE_ENV, "").strip()
 
 
-def scratch_folder() -> Path | None:
-    """The estimate's scratch folder (the ledger's folder), or None outside estimate mode."""
-    ledger = ledger_path()
-    return Path(ledger).resolve().parent if ledger else None
-
-
-@contextmanager
-def counting_standins() -> Iterator[None]:
-    """Count the stand-in replies handed out inside the block (one tool call; tasks it starts share the count)."""
-    token = _call_standins.set([0])
-    try:
-        yield
-    finally:
-        _call_standins.reset(token)
-
-
 def note_standin() -> None:
     """Record that the current tool call was handed a stand-in reply."""
-    box = _call_standins.get()
-    if box is not None:
-        box[0] += 1
+    note(STANDIN)
 
 
 def standins_in_call() -> int:
     """The stand-in replies the current tool call was handed so far."""
-    box = _call_standins.get()
-    return box[0] if box is not None else 0
+    return noted(STANDIN)
 
 
+@on_write  # registered with the writer (ultra_kit.files) when this module is imported
 def check_estimate_write(path: Path) -> None:
     """In estimate mode, refuse to write ``path`` outside the scratch folder from a call fed stand-in replies."""
-    scratch = scratch_folder()
+    scratch = estimate_scratch()
     if scratch is None or not standins_in_call() or Path(os.path.abspath(path)).is_relative_to(scratch):
         return
     raise InputError(

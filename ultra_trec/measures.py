@@ -191,33 +191,41 @@ def known_names() -> str:
 
 
 def registry_markdown() -> str:
-    """The documentation's list of measures, from the registry: a table of the families, then each
-    family's definition (a formula) and citation."""
-    rows = [
-        "| name | trec_eval name | aliases | parameter | summary | needs judged non-relevant | description |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for f in FAMILIES.values():
-        cutoff = f.cutoff if f.cutoff == "none" else f"{f.cutoff} {'fraction' if f.param == 'fraction' else 'k'}"
-        if f.expands_over_ks:
-            cutoff += ", bare name expands over ks"
-        if f.defaults and f.cutoff != "none":
-            cutoff += f"; default {','.join(_number(d) for d in f.defaults)}"
-        if f.options_help:
-            cutoff += f"; {f.options_help}"
-        rows.append(
-            f"| {', '.join(f.usage())} | {', '.join(f.trec_names()) or '-'} | {', '.join(f.aliases) or '-'} "
-            f"| {cutoff} | {f.aggregate} | {'yes' if f.needs_judged_nonrelevant else 'no'} | {f.description} |"
-        )
-    return "\n".join(rows) + "\n\n" + definitions_markdown()
+    """The documentation's list of measures, from the registry: a table of the families (how each is written),
+    then each family's description (what it is, with its formula) and citation."""
+    table = FAMILIES.table(
+        [
+            ("name", lambda f: ", ".join(f.usage())),
+            ("trec_eval name", lambda f: ", ".join(f.trec_names()) or "-"),
+            ("aliases", lambda f: ", ".join(f.aliases) or "-"),
+            ("parameter", _parameter),
+            ("summary", lambda f: f.aggregate),
+            ("needs judged non-relevant", lambda f: "yes" if f.needs_judged_nonrelevant else "no"),
+        ]
+    )
+    return table + "\n" + definitions_markdown()
+
+
+def _parameter(family: Family) -> str:
+    """The docs' parameter cell: the cutoff rule, its defaults, trec_eval's own parameters."""
+    f = family
+    cutoff = f.cutoff if f.cutoff == "none" else f"{f.cutoff} {'fraction' if f.param == 'fraction' else 'k'}"
+    if f.expands_over_ks:
+        cutoff += ", bare name expands over ks"
+    if f.defaults and f.cutoff != "none":
+        cutoff += f"; default {','.join(_number(d) for d in f.defaults)}"
+    if f.options_help:
+        cutoff += f"; {f.options_help}"
+    return cutoff
 
 
 def definitions_markdown() -> str:
-    """One line per family: its name, its formula and where it comes from (the docs' Definitions)."""
+    """One line per family: its name, its description (with the formula) and where it comes from (the docs'
+    Definitions)."""
     lines = []
     for f in FAMILIES.values():
         trec = f" (trec_eval: {', '.join(f.trec_names())})" if f.trec_names() else ""
-        lines.append(f"- `{f.name}`{trec}: {f.definition}. Source: {f.citation}.")
+        lines.append(f"- `{f.name}`{trec}: {f.description}. Source: {f.citation}.")
     return "\n".join(lines) + "\n"
 
 

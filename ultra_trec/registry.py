@@ -42,7 +42,8 @@ class Family(Valued):
     is exp of their mean), sum (counts), text (per-query strings, no summary);
     ``options``: the kind of trec_eval's parameters of the measure itself (one of OPTIONS), passed to
     ``compute`` instead of a cutoff; ``options_help`` says
-    what they mean; ``definition`` (a formula) and ``citation`` feed the docs' Definitions;
+    what they mean; ``description``: what the measure is, with its formula (one line: the docs' Definitions, the
+    measure's ``description``), and ``citation`` where it comes from;
     ``kind``: ``count`` for a number of things summed over queries (``num_ret``: not a metric, a report
     or comparison may leave it out), ``text`` for per-query strings, else ``continuous``; ``better``:
     every trec_eval measure is higher-is-better.
@@ -62,7 +63,6 @@ class Family(Valued):
     aggregate: str = "mean"  # one of AGGREGATES
     options: str = "none"
     options_help: str = ""
-    definition: str = ""
     citation: str = ""
     kind: str = "continuous"
     better: str = "higher"
@@ -98,6 +98,10 @@ def _check_family(family: Family) -> None:
     a count is summed."""
     if family.expands_over_ks and family.cutoff == "none":
         raise fail("measure family", family.name, "cutoff", f"{family.cutoff!r} cannot expand over ks")
+    for field in ("description", "citation"):
+        if not getattr(family, field).strip():
+            raise fail("measure family", family.name, field, "is empty: say what the measure is (with its formula) and "
+                       "where it comes from")  # fmt: skip
     if (family.kind == "count") != (family.aggregate == "sum"):
         raise fail("measure family", family.name, "kind", f"is {family.kind!r}; a count is summed, and a sum counts")
 
@@ -117,170 +121,185 @@ _JUDGED = {"needs_judged_nonrelevant": True}
 FAMILIES: Registry[Family] = Registry(
     "measure family",
     (
-        _family("runid", "the run's tag (sixth column of its first line): text, per query", scoring_judged.runid,
+        _family("runid",
+                "the run's tag, the sixth column of its first line: text, printed per query", scoring_judged.runid,
                 trec_name="runid", aggregate="text",
-                definition="the sixth column of the run's first line, printed per query",
                 citation=TREC_EVAL),
-        _family("num_q", "number of evaluated queries (1 per query; the summary is the count)", scoring_sets.num_q,
+        _family("num_q",
+                "number of evaluated queries: 1 per query; summary: the count", scoring_sets.num_q,
                 trec_name="num_q", aggregate="sum",
-                definition="1 per evaluated query; summary: the number of queries",
                 citation=TREC_EVAL),
-        _family("num_ret", "documents retrieved (after max_depth); summary: the sum", scoring_sets.num_ret,
+        _family("num_ret",
+                "documents retrieved for the query (after max_depth); summary: the sum", scoring_sets.num_ret,
                 trec_name="num_ret", aggregate="sum",
-                definition="documents retrieved for the query (after max_depth)",
                 citation=TREC_EVAL),
-        _family("num_rel", "relevant documents in the qrels; summary: the sum", scoring_sets.num_rel,
+        _family("num_rel",
+                ("relevant documents in the qrels, R = documents of the query with grade >= relevance_level; summary: "
+                 "the sum"), scoring_sets.num_rel,
                 trec_name="num_rel", aggregate="sum",
-                definition="R = documents of the query with grade >= relevance_level",
                 citation=TREC_EVAL),
-        _family("num_rel_ret", "relevant documents retrieved; summary: the sum", scoring_sets.num_rel_ret,
+        _family("num_rel_ret",
+                "relevant documents retrieved; summary: the sum", scoring_sets.num_rel_ret,
                 trec_name="num_rel_ret", aggregate="sum",
-                definition="relevant documents retrieved",
                 citation=TREC_EVAL),
-        _family("map", "mean average precision (at k: only the top k count, still / R)", scoring.average_precision,
+        _family("map",
+                ("mean average precision: AP = sum of P@rank over the relevant retrieved documents / R (at k: only "
+                 "those ranked <= k count, still / R)"), scoring.average_precision,
                 trec_name="map", trec_cut_name="map_cut", aliases=("AP",), cutoff="optional", defaults=TREC_CUTOFFS,
-                definition="AP = sum of P@rank over the relevant retrieved documents (ranked <= k at k) / R",
                 citation=BUCKLEY_VOORHEES),
-        _family("gm_map", "average precision, geometric mean over queries (per query: log(max(AP, 1e-5)))",
+        _family("gm_map",
+                "average precision, geometric mean over queries: per query log(max(AP, 0.00001)); summary exp(mean)",
                 scoring_sets.gm_map, trec_name="gm_map", aggregate="geometric",
-                definition="per query log(max(AP, 0.00001)); summary exp(mean) (the geometric mean)",
                 citation="S. Robertson, On GMAP and other transformations, CIKM 2006"),
-        _family("R-prec", "precision at rank R (R = relevant documents of the query)", scoring.r_precision,
+        _family("R-prec",
+                "precision at rank R: relevant documents in the top R / R (R = relevant documents of the query)",
+                scoring.r_precision,
                 trec_name="Rprec",
-                definition="P@R: relevant documents in the top R / R",
                 citation=BUCKLEY_VOORHEES),
-        _family("bpref", "binary preference: relevant ranked above judged non-relevant (top R of them)",
+        _family("bpref",
+                ("binary preference, relevant ranked above judged non-relevant: (1/R) * sum over relevant retrieved of"
+                 " 1 - min(n, R) / min(N, R), n: judged non-relevant ranked above, N: judged non-relevant of the query"
+                 " (1 when n = 0)"),
                 scoring_judged.bpref, trec_name="bpref", **_JUDGED,
-                definition=("(1/R) * sum over relevant retrieved of 1 - min(n, R) / min(N, R), n: judged non-relevant "
-                            "ranked above, N: judged non-relevant of the query (1 when n = 0)"),
                 citation=BPREF),
-        _family("mrr", "reciprocal rank of the first relevant document (at k: 0 if it is below rank k)",
+        _family("mrr",
+                "reciprocal rank: 1 / rank of the first relevant document, 0 if none (at k: 0 when it ranks below k)",
                 scoring.reciprocal_rank, trec_name="recip_rank", aliases=("RR",), cutoff="optional",
-                definition="1 / rank of the first relevant document; at k, 0 when it ranks below k",
                 citation="E. Voorhees, The TREC-8 Question Answering Track Report, TREC 1999"),
-        _family("iprec_at_recall", "interpolated precision at recall level x (0.0-1.0)",
+        _family("iprec_at_recall",
+                ("interpolated precision at recall level x (0.0-1.0): max precision at or below the rank where round(x"
+                 " * R) relevant documents are retrieved (0 if never)"),
                 scoring_sets.interpolated_precision, trec_cut_name="iprec_at_recall", aliases=("IPrec",),
                 defaults=scoring_sets.RECALL_LEVELS, **_LEVELS,
-                definition=("max precision at or below the rank where round(x * R) relevant documents are retrieved (0"
-                            " if never)"),
                 citation=BUCKLEY_VOORHEES),
-        _family("P", "precision at k: relevant in the top k / k", scoring.precision, trec_name="P", trec_cut_name="P",
+        _family("P",
+                "precision at k: relevant documents in the top k / k", scoring.precision, trec_name="P",
+                trec_cut_name="P",
                 aliases=("precision",), **_CUT,
-                definition="relevant documents in the top k / k",
                 citation=BUCKLEY_VOORHEES),
-        _family("relstring", "grades of the first k (10) documents as text ('-' unjudged, '.' grade < 0)",
+        _family("relstring",
+                "the grades of the first k (10) documents as text: 0-9, > above 9, - outside the pool, . graded < 0",
                 scoring_judged.relstring, trec_name="relstring", trec_cut_name="relstring", cutoff="optional",
                 aggregate="text", **_JUDGED,
-                definition="the grades of the first k documents: 0-9, > above 9, - outside the pool, . graded < 0",
                 citation=TREC_EVAL),
-        _family("recall", "recall at k: relevant in the top k / R", scoring.recall, trec_name="recall",
+        _family("recall",
+                "recall at k: relevant documents in the top k / R", scoring.recall, trec_name="recall",
                 trec_cut_name="recall", aliases=("R",), **_CUT,
-                definition="relevant documents in the top k / R",
                 citation=BUCKLEY_VOORHEES),
-        _family("unj", "share of the top k absent from the qrels or graded < 0", scoring_judged.unjudged,
+        _family("unj",
+                ("share of the top k absent from the qrels or graded < 0: (min(k, retrieved) - judged documents in the"
+                 " top k) / k"), scoring_judged.unjudged,
                 trec_name="unj", trec_cut_name="unj", **{**_CUT, "defaults": (5, 10, 20)}, **_JUDGED,
-                definition="(min(k, retrieved) - judged documents in the top k) / k",
                 citation=TREC_EVAL),
-        _family("rbp", "rank-biased precision, p = 0.9 (gains scaled to [0, 1])", scoring_gain.rank_biased_precision,
+        _family("rbp",
+                ("rank-biased precision, p = 0.9: (1 - p) * sum over ranks i of gain_i * p^(i-1), gains divided by the"
+                 " query's top grade when > 1"), scoring_gain.rank_biased_precision,
                 trec_name="rbp", options="persistence", options_help="rbp.p=0.8: persistence p",
-                definition=("(1 - p) * sum over ranks i of gain_i * p^(i-1), gains divided by the query's top grade "
-                            "when > 1"),
                 citation=MOFFAT_ZOBEL),
-        _family("rbp_resid", "rbp's residual: the mass left to unjudged documents", scoring_judged.rbp_residual,
+        _family("rbp_resid",
+                ("rbp's residual, the mass left to unjudged documents: p^n + (1 - p) * sum of p^(i-1) over unjudged "
+                 "ranks i (0 when every document is judged)"), scoring_judged.rbp_residual,
                 trec_name="rbp_resid", options="persistence", options_help="rbp_resid.p=0.8: persistence p",
                 **_JUDGED,
-                definition="p^n + (1 - p) * sum of p^(i-1) over unjudged ranks i (0 when every document is judged)",
                 citation=MOFFAT_ZOBEL),
-        _family("infAP", "inferred average precision (Yilmaz and Aslam)", scoring_judged.inferred_ap, trec_name="infAP",
+        _family("infAP",
+                ("inferred average precision: (1/R) * sum over relevant retrieved of 1/j + ((j-1)/j) * (judged above /"
+                 " (j-1)) * (rel above + e) / (rel above + nonrel above + 2e), j its rank"),
+                scoring_judged.inferred_ap, trec_name="infAP",
                 **_JUDGED,
-                definition=("(1/R) * sum over relevant retrieved of 1/j + ((j-1)/j) * (judged above / (j-1)) * (rel "
-                            "above + e) / (rel above + nonrel above + 2e), j its rank"),
                 citation=("E. Yilmaz and J. Aslam, Estimating Average Precision with Incomplete and Imperfect "
                           "Judgments, CIKM 2006")),
-        _family("gm_bpref", "bpref, geometric mean over queries (per query: log(max(bpref, 1e-5)))",
+        _family("gm_bpref",
+                "bpref, geometric mean over queries: per query log(max(bpref, 0.00001)); summary exp(mean)",
                 scoring_judged.gm_bpref, trec_name="gm_bpref", aggregate="geometric", **_JUDGED,
-                definition="per query log(max(bpref, 0.00001)); summary exp(mean)",
                 citation=BPREF),
-        _family("utility", "relevant retrieved - non-relevant retrieved (trec_eval's default coefficients)",
+        _family("utility",
+                ("a * rel_ret + b * (ret - rel_ret) + c * (R - rel_ret) + d * (rel_ret - ret - R); trec_eval's default"
+                 " coefficients 1, -1, 0, 0 give relevant retrieved - non-relevant retrieved"),
                 scoring_sets.utility, trec_name="utility", options="coefficients",
                 options_help="utility.a,b,c,d: a*rel_ret + b*nonrel_ret + c*rel_missed + d*(rel_ret - ret - R)",
-                definition=("a * rel_ret + b * (ret - rel_ret) + c * (R - rel_ret) + d * (rel_ret - ret - R); default "
-                            "1, -1, 0, 0"),
                 citation="D. Hull and S. Robertson, The TREC-8 Filtering Track Final Report, TREC 1999"),
-        _family("11pt_avg", "interpolated precision averaged over recall levels 0.0, 0.1, ..., 1.0",
+        _family("11pt_avg",
+                ("interpolated precision (iprec_at_recall) averaged over the recall levels 0.0, 0.1, ..., 1.0 (or "
+                 "those given)"),
                 scoring_sets.eleven_point_average, trec_name="11pt_avg", options="numbers",
                 options_help="11pt_avg.0.2,0.5,0.8: the recall levels averaged",
-                definition="mean of iprec_at_recall over the levels (default 0.0, 0.1, ..., 1.0)",
                 citation=BUCKLEY_VOORHEES),
-        _family("ndcg", "nDCG with linear gains (the grades), log2(rank+1) discount", scoring_gain.ndcg,
+        _family("ndcg",
+                ("nDCG = DCG / ideal DCG, DCG = sum of gain / log2(rank + 1), gain = the grade (linear) or the given "
+                 "gain map"), scoring_gain.ndcg,
                 trec_name="ndcg",
                 trec_cut_name="ndcg_cut", aliases=("nDCG",), cutoff="optional", defaults=TREC_CUTOFFS,
                 expands_over_ks=True, options="gains",
                 options_help="ndcg.1=3,2=9: gain of each grade (other grades: the grade; whole ranking only)",
-                definition="DCG / ideal DCG, DCG = sum of gain / log2(rank + 1), gain = grade (or the given gain map)",
                 citation=("K. Jarvelin and J. Kekalainen, Cumulated gain-based evaluation of IR techniques, ACM TOIS "
                           "2002")),
-        _family("relative_P", "relevant in the top k / min(k, R)", scoring_sets.relative_precision,
+        _family("relative_P",
+                "relevant documents in the top k / min(k, R)", scoring_sets.relative_precision,
                 trec_name="relative_P", trec_cut_name="relative_P", **_CUT,
-                definition="relevant documents in the top k / min(k, R)",
                 citation=TREC_EVAL),
-        _family("Rprec_mult", "precision at rank x * R (rounded as trec_eval does)", scoring_sets.r_precision_multiple,
+        _family("Rprec_mult",
+                ("precision at rank x * R, rounded as trec_eval does: relevant in the top floor(x * R + 0.9) / that "
+                 "rank (0 when it is 0)"), scoring_sets.r_precision_multiple,
                 trec_name="Rprec_mult", trec_cut_name="Rprec_mult",
                 defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), **_LEVELS,
-                definition="relevant in the top floor(x * R + 0.9) / that rank (0 when it is 0)",
                 citation=TREC_EVAL),
-        _family("success", "1 if a relevant document is in the top k", scoring.success, trec_name="success",
+        _family("success",
+                "1 if a relevant document is in the top k, else 0", scoring.success, trec_name="success",
                 trec_cut_name="success", aliases=("hit_rate",), **{**_CUT, "defaults": (1, 5, 10)},
-                definition="1 if a relevant document is in the top k, else 0",
                 citation=TREC_EVAL),
-        _family("ndcg_rel", "nDCG averaged over the documents with a positive grade", scoring_gain.ndcg_rel,
+        _family("ndcg_rel",
+                ("nDCG averaged over the documents with a positive grade, each at its rank (at the end if not "
+                 "retrieved)"), scoring_gain.ndcg_rel,
                 trec_name="ndcg_rel",
-                definition=("mean over documents with a positive grade of nDCG at its rank (at the end if not "
-                            "retrieved)"),
                 citation=TREC_EVAL),
-        _family("Rndcg", "nDCG averaged at the ranks where the ideal gain drops (R levels)", scoring_gain.r_ndcg,
+        _family("Rndcg",
+                "nDCG averaged at the ranks where the ideal gain drops (R levels), plus the end of a longer ranking",
+                scoring_gain.r_ndcg,
                 trec_name="Rndcg",
-                definition="mean of nDCG at each rank where the ideal gain drops (plus the end of a longer ranking)",
                 citation=TREC_EVAL),
-        _family("binG", "binary G: 1 / log2(2 + non-relevant above) per relevant retrieved, / R", scoring_sets.binary_g,
+        _family("binG",
+                "binary G: (1/R) * sum over relevant retrieved of 1 / log2(2 + non-relevant ranked above)",
+                scoring_sets.binary_g,
                 trec_name="binG",
-                definition="(1/R) * sum over relevant retrieved of 1 / log2(2 + non-relevant ranked above)",
                 citation=TREC_EVAL),
-        _family("G", "normalised gain G (trec_eval's experimental measure mixing MAP and nDCG)",
+        _family("G",
+                ("normalised gain G, trec_eval's experimental measure mixing MAP and nDCG: sum of gain / log2(2 + "
+                 "ideal gain so far - gain so far) over retrieved documents / ideal total gain"),
                 scoring_gain.normalised_gain, trec_name="G",
-                definition=("sum of gain / log2(2 + ideal gain so far - gain so far) over retrieved documents / ideal "
-                            "total gain"),
                 citation=TREC_EVAL),
-        _family("set_P", "precision of the whole ranking: relevant retrieved / retrieved", scoring_sets.set_precision,
+        _family("set_P",
+                "precision of the whole ranking: relevant retrieved / retrieved", scoring_sets.set_precision,
                 trec_name="set_P",
-                definition="relevant retrieved / retrieved",
                 citation=TREC_EVAL),
-        _family("set_recall", "recall of the whole ranking: relevant retrieved / R", scoring_sets.set_recall,
+        _family("set_recall",
+                "recall of the whole ranking: relevant retrieved / R", scoring_sets.set_recall,
                 trec_name="set_recall",
-                definition="relevant retrieved / R",
                 citation=TREC_EVAL),
-        _family("set_relative_P", "relevant retrieved / min(retrieved, R)", scoring_sets.set_relative_precision,
+        _family("set_relative_P",
+                "relevant retrieved / min(retrieved, R)", scoring_sets.set_relative_precision,
                 trec_name="set_relative_P",
-                definition="relevant retrieved / min(retrieved, R)",
                 citation=TREC_EVAL),
-        _family("set_map", "relevant retrieved^2 / (retrieved * R)", scoring_sets.set_map, trec_name="set_map",
-                definition="relevant retrieved^2 / (retrieved * R)",
+        _family("set_map",
+                "set_P * set_recall: relevant retrieved^2 / (retrieved * R)", scoring_sets.set_map, trec_name="set_map",
                 citation=TREC_EVAL),
-        _family("set_F", "F1 of the whole ranking's precision and recall", scoring_sets.set_f, trec_name="set_F",
+        _family("set_F",
+                ("F-measure of the whole ranking's precision P (set_P) and recall R (set_recall): (beta + 1) * P * R /"
+                 " (beta * P + R), beta = 1 by default (F1)"), scoring_sets.set_f, trec_name="set_F",
                 aliases=("f1",), options="numbers", options_help="set_F.0.5: beta, the weight of recall (first number)",
-                definition="(beta + 1) * P * R / (beta * P + R) of set_P and set_recall; beta = 1 by default",
                 citation="C. J. van Rijsbergen, Information Retrieval, Butterworths 1979"),
-        _family("num_nonrel_judged_ret", "judged non-relevant documents retrieved; summary: the sum",
+        _family("num_nonrel_judged_ret",
+                "retrieved documents judged non-relevant (0 <= grade < relevance_level); summary: the sum",
                 scoring_judged.num_nonrel_judged_ret, trec_name="num_nonrel_judged_ret", aggregate="sum", **_JUDGED,
-                definition="retrieved documents judged with 0 <= grade < relevance_level",
                 citation=TREC_EVAL),
-        _family("hits", "relevant documents in the top k, a count (ranx's hits)", scoring.hits, **_CUT,
-                definition="relevant documents in the top k (a count: P@k * k)",
+        _family("hits",
+                "relevant documents in the top k, a count (ranx's hits: P@k * k)", scoring.hits, **_CUT,
                 citation=("E. Bassani, ranx: A Blazing-Fast Python Library for Ranking Evaluation and Comparison, ECIR"
                           " 2022")),
-        _family("Judged", "share of the top k present in the qrels (ir_measures' Judged@k)",
+        _family("Judged",
+                ("share of the top k present in the qrels (ir_measures' Judged@k): judged documents of the top k / "
+                 "min(k, retrieved)"),
                 scoring_judged.judged_share, **_CUT, **_JUDGED,
-                definition="documents of the top k present in the qrels / min(k, retrieved)",
                 citation=("S. MacAvaney, C. Macdonald and I. Ounis, Streamlining Evaluation with ir-measures, ECIR "
                           "2022")),
     ),

@@ -136,12 +136,30 @@ def main(source: Path) -> None:
     }
     for name, run in runs.items():
         write_run(HERE / f"run.{name}.trec", run, name)
-    with open(HERE / "qrels.human.txt", "w", encoding="utf-8", newline="\n") as handle:
-        for qid in queries:
-            pool = {d for run in runs.values() for d, _ in run[qid][:POOL_DEPTH]}
-            for docid in relevant[qid]:
-                handle.write(f"{qid} 0 {docid} {RELEVANT}\n")
-            for docid in sorted(pool - set(relevant[qid])):
+    write_qrels(HERE / "qrels.human.txt", runs, relevant, POOL_DEPTH, every_relevant=True)
+    # examples/fill_qrels.yaml offline: qrels pooled from the weak title run alone (the other runs' documents are
+    # holes), and the annotators' grades of every passage in any run's top 20 (the holes' recorded grades)
+    write_qrels(HERE / "qrels.title_pool.txt", {"title": runs["title"]}, relevant, POOL_DEPTH, every_relevant=False)
+    write_qrels(HERE / "qrels.annotated20.txt", runs, relevant, RUN_DEPTH, every_relevant=False)
+
+
+def write_qrels(
+    path: Path,
+    runs: dict[str, dict[str, list[tuple[str, float]]]],
+    relevant: dict[str, list[str]],
+    depth: int,
+    *,
+    every_relevant: bool,
+) -> None:
+    """The annotators' grades of every passage in some run's top ``depth`` (relevant: RELEVANT, else 0), and with
+    ``every_relevant`` also of the relevant passages no run ranks that high."""
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        for qid, docids in relevant.items():
+            pool = {d for run in runs.values() for d, _ in run[qid][:depth]}
+            for docid in docids:
+                if every_relevant or docid in pool:
+                    handle.write(f"{qid} 0 {docid} {RELEVANT}\n")
+            for docid in sorted(pool - set(docids)):
                 handle.write(f"{qid} 0 {docid} 0\n")
 
 

@@ -66,14 +66,16 @@ def load_dataset(
         raise InputError(nothing_kept(total, dropped), path=path)
     check_fields_exist(records, key_map, path)
     kept: list[Record] = []
+    sources = list(dict.fromkeys(key_map.values()))
     for record in records:
-        values = {source: field_value(record, source) for source in key_map.values()}
-        missing = [source for source, value in values.items() if value is MISSING or value is None]
-        not_a_number = [source for source, value in values.items() if holds_nan(value)]
-        if missing:
-            dropped[f"missing or null field '{missing[0]}'"] += 1
-        elif not_a_number:
-            dropped[f"NaN in field '{not_a_number[0]}'"] += 1  # JSON NaN would become null in the lists
+        values = [field_value(record, source) for source in sources]
+        missing = next((s for s, value in zip(sources, values, strict=True) if value is MISSING or value is None), None)
+        if missing is not None:
+            dropped[f"missing or null field '{missing}'"] += 1
+            continue
+        not_a_number = next((s for s, value in zip(sources, values, strict=True) if holds_nan(value)), None)
+        if not_a_number is not None:
+            dropped[f"NaN in field '{not_a_number}'"] += 1  # JSON NaN would become null in the lists
         else:
             kept.append(record)
     if settings:
@@ -169,12 +171,19 @@ def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str
 
 def holds_nan(value: Any) -> bool:
     """True if ``value`` is NaN or holds one in a nested list or object (walked without recursion)."""
+    kind = value.__class__
+    if kind is str or kind is int or value is None:  # the common cases first: no walk
+        return False
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float) and math.isnan(item):
-            return True
-        if isinstance(item, dict):
+        kind = item.__class__
+        if kind is str:
+            continue
+        if kind is float or isinstance(item, float):
+            if math.isnan(item):
+                return True
+        elif isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)

@@ -58,6 +58,7 @@ def run_pvalue(
         run_names=run_labels,
     )
     report(1, 2, "writing the result file")
+    results = [result.renamed(names) for result in comparison.results]  # per_query and metric_kinds as the rows
     if names == "trec_eval":
         for row in comparison.rows:
             row["metric"] = parse_measure(row["metric"]).trec_name
@@ -70,11 +71,11 @@ def run_pvalue(
         "settings": {
             **comparison.settings,
             **{"qrels": qrels_path, "ir_metrics": list(ir_metrics), "ks": list(ks)},
-            "metric_kinds": comparison.results[0].kinds,  # num_ret ... are counts: the report never compares them
+            "metric_kinds": results[0].kinds,  # num_ret ... are counts: the report never compares them
         },
         "per_query": {
-            "baseline": comparison.results[0].per_query,
-            **{name: result.per_query for name, result in zip(comparison.runs, comparison.results[1:], strict=True)},
+            "baseline": results[0].per_query,
+            **{name: result.per_query for name, result in zip(comparison.runs, results[1:], strict=True)},
         },
     }
     path = atomic_write_text(result_path(save_path, "evaluate_trec_pvalue"), json.dumps(data))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.report import charts, page, sources, stats
-from servers.report.groups import group_summaries
+from servers.report.groups import group_summaries, slice_views
 from servers.report.judged.charts import judged_chart
 from servers.report.judged.tables import title
 from servers.report.output import check_settings, output_folder, write_bytes
@@ -36,6 +36,17 @@ class ReportFiles:
     plot_paths: list[Path]
     runs: list[str]
     summary: list[stats.Summary]
+
+    def as_result(self) -> dict[str, Any]:
+        """The ``report`` tool's result: the paths as text, the summary rows with NaN as null."""
+        return {
+            "report_path": str(self.report_path),
+            "summary_csv_path": str(self.summary_csv_path),
+            "per_query_csv_path": str(self.per_query_csv_path),
+            "plot_paths": [str(p) for p in self.plot_paths],
+            "runs": self.runs,
+            "summary": [{k: None if v != v else v for k, v in vars(row).items()} for row in self.summary],
+        }
 
 
 def write_report(
@@ -67,7 +78,8 @@ def write_report(
     drawn = charts.charts(collected.runs) if collected.runs else charts.Charts([], [], {})
     risks = [charts.risk_chart(risk["rows"], f"risk table: {risk['label']}") for risk in collected.risks]
     judged = unique_names([judged_chart(item, title(item, item["label"])) for item in collected.judged])
-    figures = [*risks, *judged, *drawn.plots]
+    slices = slice_views(collected.runs, summary, confidence=confidence) if collected.runs else []
+    figures = [*risks, *judged, *drawn.plots, *(view["plot"] for view in slices if view["plot"])]
     settings: dict[str, Any] = {"confidence": confidence, "resamples": bootstrap_resamples, "seed": seed}
     comparison = _comparison(collected, settings, examples_per_metric, max_scatter_points)
     figures += comparison.scatters if comparison else []
@@ -81,6 +93,7 @@ def write_report(
         headline_metrics=headline_metrics,
         examples=examples_per_metric,
         comparison={"html": comparison.html} if comparison else None,
+        slices=slices,
         **settings,
     )
     summary_text = page.summary_csv(summary, **settings)

@@ -116,8 +116,10 @@ def render_html(
     headline_metrics: Sequence[str],
     examples: int,
     comparison: dict[str, Any] | None = None,
+    slices: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """The whole report page; ``examples``: the largest disagreements listed per label store."""
+    """The whole report page; ``examples``: the largest disagreements listed per label store; ``slices``: the
+    per-group views (``groups.slice_views``)."""
     from servers.report.headline import headline
     from servers.report.judged.tables import view as judged_view
     from servers.report.risk import view
@@ -163,6 +165,10 @@ def render_html(
         ],
         table=query_table(collected, limit=max_table_rows, seed=seed),
         counts=count_table(collected.runs),
+        slices=[
+            {**view, "data": base64.b64encode(view["plot"].png).decode("ascii") if view["plot"] else ""}
+            for view in slices
+        ],
     )
 
 

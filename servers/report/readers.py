@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found, Run
 from ultra_base.errors import readable_path
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES, load_jsonl_file
 
 
 def new_run(label: str, kind: str, path: str, settings: Any = None) -> Run:
@@ -45,8 +45,7 @@ def supported_vital(document: dict[str, Any], path: str) -> dict[str, dict[str, 
     found: dict[str, dict[str, set[str]]] = {}
     for candidate in candidates:
         if candidate.is_file():
-            for line in readable_path(candidate, setting="result_paths").read_text(encoding="utf-8").splitlines():
-                answer = json.loads(line) if line.strip() else None
+            for answer in _records(candidate):
                 if not isinstance(answer, dict) or answer.get("status") != "ok":
                     continue
                 vital = {
@@ -64,8 +63,7 @@ def read_mtrag_records(document: dict[str, Any], path: str) -> Found:
     records_path = Path(str(document["records_path"]))
     if not records_path.is_file():  # a run folder keeps the file beside its summary
         records_path = Path(path).parent / records_path.name
-    lines = readable_path(records_path, setting="result_paths").read_text(encoding="utf-8").splitlines()
-    records = [json.loads(line) for line in lines if line.strip()]
+    records = _records(records_path)
     per_id = {
         str(r.get("task_id")): {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in r["metrics"].items()}
         for r in records
@@ -74,3 +72,9 @@ def read_mtrag_records(document: dict[str, Any], path: str) -> Found:
     run = new_run(Path(path).stem, "mtrag_evaluated_records", path, document.get("settings"))
     run.add_mapping(per_id, source=f"mtrag_evaluated_records: {path}", skip=set())
     return Found("mtrag_evaluated_records", [run])
+
+
+def _records(path: Path) -> list[Any]:
+    """A JSON Lines file a result names, read inside the read roots and within the records' size and depth limits."""
+    confined = readable_path(path, setting="result_paths")
+    return load_jsonl_file(confined, kind="records", max_bytes=MAX_RECORD_BYTES)

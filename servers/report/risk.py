@@ -10,12 +10,12 @@ A table read on its own, outside a run folder, has no examples (the page says so
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from servers.report.model import Found
 from ultra_base.errors import InputError, readable_path
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES, load_json_file, load_jsonl_file
 
 EXAMPLES = 3  # failing examples shown per row
 FAILED = ("error", "parse_error")
@@ -96,12 +96,11 @@ def _groups(folder: Path, settings: dict[str, Any]) -> dict[tuple[str, str], lis
     source = next((p for p in candidates if p.is_file()), None)
     groups: dict[tuple[str, str], list[str]] = {}
     try:
-        text = readable_path(source, setting="result_paths").read_text(encoding="utf-8") if source else ""
-    except InputError:  # the dataset folder lies outside the folders the report may read
+        rows = load_jsonl_file(readable_path(source, setting="result_paths"), kind="queries") if source else []
+    except InputError:  # outside the folders the report may read, too large, too deep or malformed: no groups
         return groups
-    for line in text.splitlines():
-        if line.strip():
-            row = json.loads(line)
+    for row in rows:
+        if isinstance(row, dict):
             groups.setdefault((str(row.get("kind")), str(row.get("category"))), []).append(str(row.get("id")))
     return groups
 
@@ -133,8 +132,8 @@ def _texts(memory: Any) -> dict[str, dict[str, str]]:
 
 def _read(path: Path) -> Any:
     try:
-        return json.loads(readable_path(path, setting="result_paths").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, InputError):
+        return load_json_file(readable_path(path, setting="result_paths"), kind="result", max_bytes=MAX_RECORD_BYTES)
+    except InputError:  # outside the read roots, too large, too deep or malformed
         return None
 
 

@@ -9,7 +9,6 @@ people and the judge disagree on (``ultra_kit.labels.agreement``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,8 @@ from servers.report.model import Found, Run, unique_ids
 from ultra_base.errors import InputError, readable_path
 from ultra_kit.labels.agreement import disagreement_report
 from ultra_kit.labels.store import is_label_store
+from ultra_kit.limits.json_files import MAX_BYTES, MAX_RECORD_BYTES, load_json_file, load_jsonl_file, loads_limited
+from ultra_kit.yaml_files.limits import read_limited_text
 
 
 @dataclass
@@ -115,12 +116,10 @@ def read_result_file(path: Path) -> Found:
     """The runs of one result file, or an InputError naming the file and the shapes the report reads."""
     try:
         document = _document(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read this file ({exc}); give a JSON result file", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not JSON (line {exc.lineno}: {exc.msg}); expected one of: {expected_shapes()}", path=str(path)
-        ) from None
+    except InputError as exc:  # missing, too large, too deep (each said with its limit), or not JSON
+        if "invalid JSON" not in str(exc):
+            raise
+        raise InputError(f"not JSON ({_problem(exc)}); expected one of: {expected_shapes()}", path=str(path)) from None
     kind = kind_of(document)
     if kind is None:
         raise InputError(f"not a result file the report knows; expected one of: {expected_shapes()}", path=str(path))
@@ -140,8 +139,8 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             continue  # a tool's records beside its result (nuggetize's assignments ...): not a result of its own
         try:
             document = _document(file)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            skipped.append(f"{name} is not readable JSON ({exc})")
+        except InputError as exc:  # too large, too deep, not JSON: the reason, with its limit
+            skipped.append(f"{name} is not readable JSON ({_problem(exc)})")
             continue
         kind = kind_of(document)
         if kind is None or kind.name == "sweep":
@@ -199,7 +198,7 @@ def read_run_folder(folder: Path, label: str | None, collected: Collected) -> li
             run.texts.setdefault(key, text)
         run.timings = run.timings or timings
         if parameters.is_file():
-            run.parameters.setdefault("parameters.yaml", _text(parameters))
+            run.parameters.setdefault("parameters.yaml", _parameters_text(parameters))
     return runs
 
 
@@ -232,6 +231,17 @@ def texts_from_memory(memory: Any, path: Path) -> dict[str, dict[str, str]]:
     return texts_by_id(ids, lists.get("q_ls"), lists.get("pred_ls"), where=str(path))
 
 
+def given_texts(
+    ids: Sequence[Any] | None, questions: Sequence[Any] | None, answers: Sequence[Any] | None
+) -> dict[str, dict[str, str]] | None:
+    """The ``report`` tool's q_ls / pred_ls by id (positions when id_ls is None); None when neither is given."""
+    if questions is None and answers is None:
+        return None
+    size = len(questions if questions is not None else answers or [])
+    return texts_by_id(ids if ids is not None else list(range(size)), questions, answers,
+                       where="q_ls / pred_ls / id_ls")  # fmt: skip
+
+
 def texts_by_id(
     ids: Sequence[Any], questions: Sequence[Any] | None, answers: Sequence[Any] | None, *, where: str
 ) -> dict[str, dict[str, str]]:
@@ -252,35 +262,46 @@ def texts_by_id(
     }
 
 
-def _text(path: Path) -> str:
+def _problem(exc: InputError) -> str:
+    """An InputError's message without the file it starts with (``line N: ...`` when it names a line)."""
+    if exc.path is None:
+        return str(exc)
+    if exc.line is None:
+        return str(exc).removeprefix(f"{exc.path}: ")
+    return f"line {exc.line}: " + str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
+
+
+def _confined(path: Path) -> Path:
     """A file of a run folder or a result file, read only inside the read roots (a link in a folder may point out)."""
-    return readable_path(path, setting="result_paths").read_text(encoding="utf-8")
+    return readable_path(path, setting="result_paths")
+
+
+def _parameters_text(path: Path) -> str:
+    """A run's ``parameters.yaml`` as text, within the size of the files people write."""
+    return read_limited_text(_confined(path), "parameter")
 
 
 def _document(path: Path) -> Any:
-    """A JSON file's document; a JSON Lines file (``.jsonl``) as the list of its records."""
-    text = _text(path)
+    """A JSON file's document; a JSON Lines file (``.jsonl``) as the list of its records. Within the size and depth
+    limits of the records a run writes (``ultra_kit.limits.json_files``); InputError naming the file otherwise."""
     if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    return json.loads(text)
+        return load_jsonl_file(_confined(path), kind="result", max_bytes=MAX_RECORD_BYTES)
+    return load_json_file(_confined(path), kind="result", max_bytes=MAX_RECORD_BYTES)
 
 
 def _lines_of_a_result(path: Path) -> bool:
     """A JSON Lines file whose first record is one of a kind written as JSON Lines (``JSON_LINES_KINDS``)."""
     try:
-        with readable_path(path, setting="result_paths").open(encoding="utf-8") as handle:
-            first = json.loads(handle.readline())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        with _confined(path).open(encoding="utf-8") as handle:
+            first = loads_limited(handle.readline(MAX_BYTES), path=str(path), line=1)
+    except (OSError, UnicodeDecodeError, InputError):
         return False
     kind = kind_of([first])
     return kind is not None and kind.name in JSON_LINES_KINDS
 
 
 def _json(path: Path) -> Any:
-    try:
-        return json.loads(_text(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read this file as JSON ({exc})", path=str(path)) from None
+    return load_json_file(_confined(path), kind=path.name, max_bytes=MAX_RECORD_BYTES)
 
 
 def _unique_labels(runs: list[Run]) -> None:

@@ -7,7 +7,6 @@ indexes are kept in memory per folder, so a server answers many searches from on
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from servers.retriever import bm25, dense
 from servers.retriever.corpus import fingerprint, load_corpus
 from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl
+from ultra_kit.limits.json_files import load_json_file
 from ultra_kit.paths.output_root import check_inside_output
 from ultra_kit.progress import ProgressCallback, no_progress
 from ultra_kit.readers import read_jsonl
@@ -78,8 +78,8 @@ def wanted_meta(*, backend: str, corpus_path: str, options: dict[str, Any]) -> d
 def read_meta(folder: Path) -> dict[str, Any] | None:
     """The saved meta of an index folder, or None if there is no complete index."""
     try:
-        meta = json.loads((folder / META).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        meta = load_json_file(folder / META, kind="index meta")  # 1 MiB, 100 levels: a real one is a few hundred bytes
+    except InputError:  # missing, too large, too deep or malformed: no complete index
         return None
     return meta if isinstance(meta, dict) else None
 
@@ -202,7 +202,7 @@ def open_index(*, index_path: str, backend: str) -> LoadedIndex:
         cached = _loaded.get(key)
         if cached and cached[0] == stamp:
             return cached[1]
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta = load_json_file(meta_file, kind="index meta")
         rows = read_jsonl(folder / PASSAGES)
         if backend == "bm25":
             model = bm25.load(folder)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_kit.mtrag.references import first_reference
 
 HISTORY_MODES = ("own", "reference")
 _MTRAG_ID = re.compile(r"^(?P<conversation>.+)<::>(?P<turn>\d+)$")
@@ -80,7 +81,7 @@ def plan(
     items = []
     for i, value in enumerate(q_ls):
         question, given = _question(value, i)
-        reference = _reference(gt_ls[i], i) if gt_ls is not None else None
+        reference = first_reference(gt_ls[i], i) if gt_ls is not None else None
         items.append(Item(i, ids[i], question, conversations[i], given, reference))
     threads: dict[str, list[int]] = {}
     for i in sorted(range(n), key=lambda i: (turns[i], i)):
@@ -120,17 +121,3 @@ def _question(value: Any, index: int) -> tuple[str, tuple[dict[str, str], ...] |
             raise InputError(f"q_ls[{index}]: the last turn must be the user's question")
         return turns[-1]["content"], tuple(turns[:-1])
     raise InputError(f"q_ls[{index}]: expected a question (text) or MT-RAG turns ([{{speaker, text}}, ...])")
-
-
-def _reference(value: Any, index: int) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value:
-        first = value[0]
-        if isinstance(first, str):
-            return first
-        if isinstance(first, dict) and isinstance(first.get("text"), str):
-            return first["text"]
-    if value is None or value == []:
-        return None
-    raise InputError(f"gt_ls[{index}]: expected a reference answer (text, a list of texts or [{{text}}])")

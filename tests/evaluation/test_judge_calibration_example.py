@@ -1,10 +1,14 @@
-"""examples/judge_calibration.yaml end to end with `ultra run`: the faithfulness judge on the local stub, scripted so
-that its score follows the human label of each answer, then ppi with the example's human labels."""
+"""examples/judge_calibration.yaml end to end with `ultra run`: offline, as shipped, on MT-RAG's recorded faithfulness
+scores with no key; and live (recorded_judgments: '') with the faithfulness judge on the local stub, scripted so that
+its score follows the human label of each answer; then ppi with the example's human labels."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +47,7 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
     reply, records = scripted_faithfulness()
     params = yaml.safe_load(PARAMS.read_text())
     params["judge"]["judge_llm"].update(model_id="stub", api_key="", max_retries=1)
-    params["judge"].update(judge_cache="", save_path=str(tmp_path / "judge"))
+    params["judge"].update(judge_cache="", save_path=str(tmp_path / "judge"), recorded_judgments="")  # the live path
     params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
     params["report"]["save_path"] = str(tmp_path / "report")
     with OpenAIStub(responder=reply) as stub:
@@ -51,6 +55,7 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
         (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
         done = run_ultra("run", "examples/judge_calibration.yaml", "--param", str(tmp_path / "p.yaml"), cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert stub.request_count > 0  # the judge asked the endpoint
     check_summary(done, ROOT)
     result = json.loads(next((tmp_path / "evaluation").glob("ppi_*.json")).read_text())
     labels = [json.loads(line) for line in (ROOT / "data/mtrag/judge_calibration_human.jsonl").read_text().splitlines()]
@@ -73,3 +78,39 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
     table = page.split('id="ppi-table-1"', 1)[1].split("</table>", 1)[0]
     assert table.count("<tr><td>") == len(result["ppi_res"]) == 3
     assert 'id="ppi-diff-table-1"' in page and 'data-kind="intervals"' in page
+
+
+def test_judge_calibration_runs_offline_on_mtrag_recorded_scores_without_a_key(tmp_path: Path) -> None:
+    """The shipped parameter file, OPENAI_API_KEY unset: the judge's scores are MT-RAG's stored RL_F_idk of each
+    answer (nothing sent), and ppi's estimates are what PPI++ gives on those scores and the example's labels."""
+    params = yaml.safe_load(PARAMS.read_text())
+    assert params["judge"]["recorded_judgments"] == "data/mtrag/recorded_faithfulness.jsonl"
+    params["judge"]["save_path"] = str(tmp_path / "judge")
+    params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
+    params["report"]["save_path"] = str(tmp_path / "report")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    command = [sys.executable, str(ROOT / "ultra.py"), "run", "examples/judge_calibration.yaml", "--param",
+               str(tmp_path / "p.yaml"), "--output-dir", str(tmp_path / "runs")]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    judged = json.loads(next((tmp_path / "judge").glob("faithfulness_judge_*.json")).read_text())
+    assert judged["usage"] == {} and judged["settings"] == {"recorded_judgments": params["judge"]["recorded_judgments"]}
+    records = [json.loads(line) for line in (ROOT / "data/mtrag/mtrag_sample.jsonl").read_text().splitlines()]
+    assert [item["faithfulness"] for item in judged["items"]] == [r["expected"]["RL_F_idk"] for r in records]
+    assert {item["status"] for item in judged["items"]} == {"ok"} and judged["failed"]["count"] == 0
+    labels = [json.loads(line) for line in (ROOT / "data/mtrag/judge_calibration_human.jsonl").read_text().splitlines()]
+    result = json.loads(next((tmp_path / "evaluation").glob("ppi_*.json")).read_text())
+    for system, got in result["ppi_res"].items():
+        mine = [r for r in records if r["model_id"] == system]
+        human = {r["item_id"]: r["label"] for r in labels if r["system"] == system}
+        score = {r["task_id"]: r["expected"]["RL_F_idk"] for r in mine}
+        ids = [r["task_id"] for r in mine]
+        expected = judged_mean([human[i] for i in ids if i in human], [score[i] for i in ids if i in human],
+                               [score[i] for i in ids if i not in human], 0.05)  # fmt: skip
+        assert got["estimate"] == pytest.approx(expected["estimate"], abs=1e-12)
+        assert got["judge_only"]["estimate"] == pytest.approx(sum(score.values()) / len(score), abs=1e-12)
+    llama = result["ppi_res"]["llama-3.1-405b-instruct"]  # the numbers the example's header quotes
+    assert (round(llama["judge_only"]["estimate"], 2), round(llama["human_only"]["estimate"], 2)) == (0.59, 0.69)
+    assert (round(llama["estimate"], 2), round(llama["classical"]["estimate"], 2)) == (0.72, 1.18)

@@ -179,6 +179,20 @@ async def test_pvalue_rows_carry_raw_and_corrected_significance(tmp_path: Path) 
     bpref = rows[-1]  # 3 queries: exact p = 4/8; Holm over 4 rows lifts it to 1
     assert (bpref["p_value"], bpref["p_value_adjusted"]) == (0.5, 1.0)
     assert bpref["significant_raw"] and not bpref["significant"]
+    saved = json.loads(Path(result["result_path"]).read_text())
+    kinds = saved["settings"]["metric_kinds"]  # the metrics by their trec_eval names, as the rows
+    assert kinds == {"map": "continuous", "P_5": "continuous", "ndcg_cut_10": "continuous", "bpref": "continuous",
+                     "num_ret": "count", "num_rel": "count", "num_rel_ret": "count"}  # fmt: skip
+    baseline = saved["per_query"]["baseline"]  # results.test: trec_eval -q's per-query lines (out.test.aq)
+    expected = {}
+    for line in (DATA / "out.test.aq").read_text().splitlines():
+        name, query, value = line.split()
+        if query in baseline and name in ("map", "P_5", "ndcg_cut_10", "bpref", "num_rel_ret"):
+            expected[query, name] = float(value)
+    assert len(expected) == 3 * 5
+    for (query, name), value in expected.items():
+        assert baseline[query][name] == pytest.approx(value, abs=1e-4), (query, name)
+    assert set(saved["per_query"][str(ROOT / "data/trec/results.perturbed")]["301"]) == set(baseline["301"])
 
 
 @pytest.mark.anyio

@@ -51,7 +51,7 @@ def refused_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict, *f
 def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
-        "judge": {"samples", "jury_members", "rubrics", "fill_resamples"},
+        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth"},
         "evaluation": {"n_resamples"},
         "report": {"bootstrap_resamples"},
         "synth": {"n_per_kind"},
@@ -199,6 +199,39 @@ def test_fill_resamples_over_the_cap(tmp_path: Path) -> None:
                      f"save_path={tmp_path / 'f'}", 'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}',
                      cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
     clear_error(done, "fill_resamples 1,000,000,000,000 is more than the cap caps.fill_resamples")
+
+
+NO_LLM = 'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}'  # nothing may be sent: refused first
+
+
+@pytest.mark.parametrize(
+    ("tool", "setting", "cap"),
+    [
+        ("umbrela_judge", "depth", "depth"),
+        ("nuggetize", "depth", "depth"),
+        ("nuggetize", "max_nuggets", "max_nuggets"),
+        ("fill_qrels", "fill_depth", "fill_depth"),
+    ],
+)
+def test_umbrela_depths_and_nuggets_over_the_cap(tmp_path: Path, tool: str, setting: str, cap: str) -> None:
+    limit = caps("judge")[cap]
+    done = run_ultra("call", f"judge.{tool}", f"{setting}={limit + 1}", "judge_cache=", f"save_path={tmp_path / 'j'}",
+                     NO_LLM, cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+    clear_error(done, f"{setting} {limit + 1:,} is more than the cap caps.{cap} = {limit:,} of the judge server",
+                "servers/judge/parameter.yaml")  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["true", "2.5", "0"])
+def test_umbrela_depth_must_be_a_count(tmp_path: Path, value: str) -> None:
+    done = run_ultra("call", "judge.umbrela_judge", f"depth={value}", "judge_cache=", NO_LLM, cwd=ROOT)
+    clear_error(done, "depth")
+
+
+def test_umbrela_depth_over_the_cap_over_mcp(tmp_path: Path) -> None:
+    refused_over_mcp(tmp_path, "judge", "umbrela_judge",
+                     {"depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
+                      "judge_cache": "", "save_path": str(tmp_path / "j")},
+                     "depth 1,000,000,000 is more than the cap caps.depth")  # fmt: skip
 
 
 def test_report_bootstrap_resamples_over_the_cap(tmp_path: Path) -> None:

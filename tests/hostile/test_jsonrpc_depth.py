@@ -1,5 +1,6 @@
 """A JSON-RPC request nested deeper than the MCP SDK's parser reads is answered with its id (-32602, naming the
-limit), on a raw stdio connection to a real server, so that its client does not wait for its time-out."""
+limit), at any depth (1,004 levels, past the json module's recursion; 100,000), on a raw stdio connection to a
+real server, so that its client does not wait for its time-out (#40 M13)."""
 
 from __future__ import annotations
 
@@ -96,8 +97,22 @@ def test_a_request_within_the_limit_gets_the_tool_s_answer(server: RawConnection
     assert "key_map" in answer["result"]["content"][0]["text"]
 
 
-def test_a_line_no_parser_reads_still_gets_a_parse_error(server: RawConnection) -> None:
-    for line in (deep_call(10, 100_000), '{"jsonrpc":"2.0","id":11,"method":"tools/list"'):  # too deep; cut short
+@pytest.mark.parametrize("levels", [1_000, 100_000])
+def test_a_request_deeper_than_the_json_module_reads_gets_its_id(server: RawConnection, levels: int) -> None:
+    line = deep_call(11, levels)  # 1,004 levels with the request's own 4: M13's repro
+    server.send(line)
+    answer = server.reply(timeout=30)
+    depth = levels + 4
+    assert answer["id"] == 11 and answer["error"]["code"] == -32602, answer
+    assert f"nested {depth} levels deep; this server reads at most 200 levels" in answer["error"]["message"]
+    assert answer["error"]["data"] == {"depth": depth, "max_depth": 200}
+    server.send('{"jsonrpc":"2.0","id":12,"method":"tools/list"}')
+    assert server.reply(timeout=30)["id"] == 12
+
+
+def test_a_line_that_is_not_json_still_gets_a_parse_error(server: RawConnection) -> None:
+    cut_short = deep_call(10, 100_000)[:-1]  # one closing bracket missing: no request to answer
+    for line in (cut_short, '{"jsonrpc":"2.0","id":11,"method":"tools/list"'):
         server.send(line)
         answer = server.reply(timeout=30)
         assert answer["id"] is None and answer["error"] == {"code": -32700, "message": "Parse error"}, answer

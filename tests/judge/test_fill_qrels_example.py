@@ -1,16 +1,23 @@
-"""examples/fill_qrels.yaml end to end with `ultra run`, its judge pointed at the local stub with scripted grades."""
+"""examples/fill_qrels.yaml end to end with `ultra run`: offline as shipped (the annotators' recorded grades, no key),
+and live (fill_recorded_qrels: '') with its judge pointed at the local stub with scripted grades."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from servers.judge.relevance.agreement import read_qrels
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 from tests.support.summary_check import check_summary
+from ultra_trec import evaluate
 
 
 def test_fill_qrels_example_runs(tmp_path: Path) -> None:
@@ -21,6 +28,7 @@ def test_fill_qrels_example_runs(tmp_path: Path) -> None:
             judge_cache=str(tmp_path / "cache.sqlite"),
             save_path=str(tmp_path / "judge"),
             fill_budget=40,
+            fill_recorded_qrels="",  # the live path: one setting away
         )
         params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
         param_file = tmp_path / "fill_qrels_parameter.yaml"
@@ -39,3 +47,44 @@ def test_fill_qrels_example_runs(tmp_path: Path) -> None:
     assert evaluated["aggregate"]["ndcg@20"] == bm25["ndcg@20"]["after"]  # evaluate_trec read the merged qrels
     assert evaluated["aggregate"]["Judged@20"] == bm25["Judged@20"]["after"]
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_fill_qrels_example_runs_offline_on_the_annotators_recorded_grades_without_a_key(tmp_path: Path) -> None:
+    """The shipped parameter file with OPENAI_API_KEY unset: the chosen holes take the recorded grades, and every
+    number equals trec_eval's on the qrels before and after the filling, computed here independently."""
+    params = yaml.safe_load((ROOT / "examples" / "parameters" / "fill_qrels_parameter.yaml").read_text())
+    judge = params["judge"]
+    assert judge["fill_recorded_qrels"] == "data/umbrela/qrels.annotated20.txt"
+    judge["save_path"], params["evaluation"]["save_path"] = str(tmp_path / "judge"), str(tmp_path / "evaluation")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    command = [sys.executable, str(ROOT / "ultra.py"), "run", "examples/fill_qrels.yaml", "--param",
+               str(tmp_path / "p.yaml"), "--output-dir", str(tmp_path / "runs")]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(next((tmp_path / "judge").glob("fill_qrels_*.json")).read_text())
+    assert report["usage"] == {} and report["fill_counts"] == {
+        "holes": 169, "chosen": 100, "judged": 100, "failed": 0, "holes_left": 69}  # fmt: skip
+    before = read_qrels(ROOT / judge["human_qrels_path"])
+    recorded = read_qrels(ROOT / judge["fill_recorded_qrels"])
+    after = {qid: dict(docs) for qid, docs in before.items()}
+    for grade in report["llm_grades"]:
+        assert grade["score"] == recorded[grade["qid"]][grade["docid"]]
+        after[grade["qid"]][grade["docid"]] = grade["score"]
+    origins = (tmp_path / "judge").glob("fill_qrels_*.origin.tsv")
+    assert {line.split("\t")[3] for line in next(origins).read_text().splitlines()[1:]} == {
+        "recorded:data/umbrela/qrels.annotated20.txt"}  # fmt: skip
+    for path in judge["run_paths"]:
+        name = Path(path).name.removesuffix(".trec")
+        for measure in judge["fill_measures"]:
+            old = evaluate(before, str(ROOT / path), [measure], relevance_level=2).aggregate[measure]
+            new = evaluate(after, str(ROOT / path), [measure], relevance_level=2).aggregate[measure]
+            assert report["per_run"][name][measure]["before"] == pytest.approx(old, abs=1e-12)
+            assert report["per_run"][name][measure]["after"] == pytest.approx(new, abs=1e-12)
+    ndcg = {name: report["per_run"][name]["ndcg@20"] for name in ("run.bm25", "run.tfidf", "run.title")}
+    assert max(ndcg, key=lambda n: ndcg[n]["before"]) == "run.title"  # the pool's own run looked best
+    assert min(ndcg, key=lambda n: ndcg[n]["after"]) == "run.title"  # and is last once the holes are judged
+    assert report["kendall_tau_b"]["ndcg@20"] == -1.0
+    assert [round(ndcg[n][k], 2) for n, k in [("run.title", "before"), ("run.bm25", "before"), ("run.bm25", "after"),
+            ("run.tfidf", "after")]] == [0.58, 0.54, 0.83, 0.87]  # the example's header quotes them  # fmt: skip

@@ -96,6 +96,33 @@ def test_every_server_py_holds_only_its_spec() -> None:
     assert not fat, f"server.py files holding more than a SPEC (or servers without tools/): {fat}"
 
 
+MAX_FACE_LINES = 30
+
+
+def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines from its first statement after the docstring to its end."""
+    body = function.body
+    if (
+        isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0  # type: ignore[operator]
+
+
+def test_tool_faces_are_thin() -> None:
+    """Every function in ``servers/*/tools/`` (the MCP faces and their helpers) has at most 30 lines of body
+    (the docstring not counted): the logic lives in the server's sub-packages, by concept."""
+    fat = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)"
+        for path in sorted(SERVERS.glob("*/tools/*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (lines := _body_lines(node)) > MAX_FACE_LINES
+    ]
+    assert not fat, f"tool faces over {MAX_FACE_LINES} lines of body: {fat}"
+
+
 def test_no_doc_points_outside_the_repository() -> None:
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     outside = [

@@ -11,11 +11,12 @@ import pytest
 from tests.llm.conftest import stub_settings
 from tests.support.openai_stub import OpenAIStub
 from ultra_base.errors import InputError
+from ultra_base.write_hooks import tool_call
 from ultra_kit.files import atomic_write_text, result_path
 from ultra_llm.asking import ask_until_readable
 from ultra_llm.cache import AnswerCache, CachedAnswer, encode
 from ultra_llm.client import LLMClient
-from ultra_llm.estimate import ESTIMATE_ENV, check_estimate_write, counting_standins, note_standin, standins_in_call
+from ultra_llm.estimate import ESTIMATE_ENV, check_estimate_write, note_standin, standins_in_call
 from ultra_llm.replies import Reply, labels
 from ultra_llm.standins import PLACEHOLDER, stand_in, stand_in_vectors
 
@@ -88,7 +89,7 @@ def test_results_go_to_the_scratch_folder_and_stand_ins_write_nothing_a_setting_
     target = result_path(tmp_path / "save", "judge", ".json")
     assert target.parent == tmp_path / "scratch" / "results" and not (tmp_path / "save").exists()
     named = tmp_path / "data" / "queries.jsonl"
-    with counting_standins():
+    with tool_call():  # what the kit enters around every tool call
         atomic_write_text(named, "written before any stand-in\n")  # a tool that got real (cached) answers
         note_standin()
         assert standins_in_call() == 1

@@ -1,11 +1,13 @@
 """A tiny RAG system behind an MCP tool, served over stdio: the ``mcp`` kind's target in the tests.
 
 ``python tests/target/rag_mcp_server.py`` serves tools ``answer`` (structured: answer and passages),
-``plain`` (a text answer), ``refuse`` (a tool error) and ``crash`` (the process dies).
+``plain`` (a text answer), ``refuse`` (a tool error), ``crash`` (the process dies) and ``environment`` (what
+of its environment it sees: ``RAG_INDEX`` as its reply, ``RAG_TOKEN`` hashed, never echoed).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -66,6 +68,14 @@ def refuse(question: str) -> str:
 def crash(question: str) -> str:
     """The process dies mid-call."""
     os._exit(3)
+
+
+@app.tool()
+def environment(question: str) -> dict[str, Any]:
+    """RAG_INDEX as the reply, a hash of RAG_TOKEN, and the names of the variables it inherited."""
+    token = os.environ.get("RAG_TOKEN")
+    return {"reply": os.environ.get("RAG_INDEX"), "token_sha256": token and hashlib.sha256(token.encode()).hexdigest(),
+            "names": sorted(os.environ)}  # fmt: skip
 
 
 if __name__ == "__main__":

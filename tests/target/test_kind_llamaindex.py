@@ -36,6 +36,10 @@ index = VectorStoreIndex.from_documents(
 query_engine = index.as_query_engine(llm=llm, similarity_top_k=2)
 chat_engine = index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=2)
 
+from llama_index.core.chat_engine import CondenseQuestionChatEngine
+
+condensing = CondenseQuestionChatEngine.from_defaults(query_engine=query_engine, llm=llm)
+
 class Broken:
     async def aquery(self, question):
         raise ConnectionError("index server unreachable")
@@ -86,6 +90,37 @@ async def test_a_chat_engine_gets_the_conversation_history(engines: KindContext)
     prompt = li_engines.PROMPTS[-1]
     order = [prompt.index(text) for text in ("Tell me about Europe.", "Gladly, ask.", "And its capitals?")]
     assert order == sorted(order)
+
+
+@pytest.mark.anyio
+async def test_a_query_engine_gets_no_history_and_says_so_once(engines: KindContext, capsys) -> None:
+    asker = _asker(engines, "query_engine")
+    history = ({"role": "user", "content": "Tell me about Europe."}, {"role": "assistant", "content": "Gladly, ask."})
+    for question in ("And its capitals?", "And Germany's?"):
+        reply = await asker.ask(TurnRequest(question=question, id="c1-2", history=history))
+        assert reply.answer == "text text text text"
+        import li_engines
+
+        prompt = li_engines.PROMPTS[-1]
+        assert question in prompt and "Tell me about Europe." not in prompt and "Gladly, ask." not in prompt
+    assert capsys.readouterr().err.count("target.engine is a query engine") == 1
+
+
+@pytest.mark.anyio
+async def test_a_query_engine_made_a_chat_engine_condenses_the_history_into_the_question(
+    engines: KindContext, capsys
+) -> None:
+    asker = _asker(engines, "condensing")
+    assert isinstance(asker, kind.ChatEngineAsker)
+    history = ({"role": "user", "content": "Tell me about Europe."}, {"role": "assistant", "content": "Gladly, ask."})
+    reply = await asker.ask(TurnRequest(question="And its capitals?", id="c1-2", history=history))
+    assert reply.answer == "text text text text" and {p.id for p in reply.contexts} == {"d1", "meta-2"}
+    import li_engines
+
+    condense = next(p for p in reversed(li_engines.PROMPTS) if "Tell me about Europe." in p)
+    order = [condense.index(text) for text in ("Tell me about Europe.", "Gladly, ask.", "And its capitals?")]
+    assert order == sorted(order)  # the history, then the question, in the prompt that rewrites the question
+    assert "query engine" not in capsys.readouterr().err
 
 
 @pytest.mark.anyio

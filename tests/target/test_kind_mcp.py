@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -109,7 +110,8 @@ async def test_a_tool_error_is_a_target_error_and_a_crash_a_retryable_connection
 @pytest.mark.anyio
 async def test_a_missing_tool_or_a_command_that_is_no_server_is_an_input_error_with_the_reason() -> None:
     asker = kind.open_asker(dict(STRUCTURED, tool="nope"), CONTEXT)
-    with pytest.raises(InputError, match=r"no tool 'nope'; its tools: \['answer', 'plain', 'refuse', 'crash'\]"):
+    tools = r"\['answer', 'plain', 'refuse', 'crash', 'environment'\]"
+    with pytest.raises(InputError, match=r"no tool 'nope'; its tools: " + tools):
         await asker.ask(TurnRequest("q?", "q1"))
     await asker.aclose()
     broken = kind.open_asker(
@@ -127,6 +129,9 @@ async def test_a_missing_tool_or_a_command_that_is_no_server_is_an_input_error_w
         ({"tool": ""}, "target.tool must name the tool"),
         ({"arguments": ["x"]}, "target.arguments must be a mapping"),
         ({"answer": "reply[["}, "target.answer is not a JMESPath expression"),
+        ({"env": ["RAG_INDEX=x"]}, "target.env must be a mapping of variable names to values, got a list"),
+        ({"env": {"RAG INDEX": "x"}}, "target.env: 'RAG INDEX' is not an environment variable name"),
+        ({"env": {"RAG_TOKEN": ["s3cr3t-value"]}}, r"^target.env.RAG_TOKEN must be text or a number, got a list$"),
     ],
 )
 def test_bad_settings_are_input_errors_before_anything_starts(change: dict, message: str) -> None:
@@ -146,3 +151,50 @@ def test_target_ask_over_an_mcp_tool(tmp_path: Path) -> None:
         "q1 Q0 d2 1 2 target", "q1 Q0 d1 2 1 target", "q2 Q0 d3 1 2 target", "q2 Q0 d1 2 1 target",
     ]  # fmt: skip
     assert [r["contexts"][0]["score"] for r in records(result)] == [3.0, 3.0]
+
+
+ENVIRONMENT = dict(STRUCTURED, tool="environment", arguments={"question": "{{ question }}"}, answer="reply",
+                   contexts="")  # fmt: skip
+SECRET = "tok-0d5f-secret-value"
+
+
+@pytest.mark.anyio
+async def test_env_reaches_the_server_beside_the_safe_environment_only(monkeypatch) -> None:
+    monkeypatch.setenv("NOT_FOR_THE_SERVER", "x")
+    asker = kind.open_asker(dict(ENVIRONMENT, env={"RAG_INDEX": "idx-7", "RAG_TOKEN": SECRET, "TOP_K": 3}), CONTEXT)
+    assert asker.env == {"RAG_INDEX": "idx-7", "RAG_TOKEN": SECRET, "TOP_K": "3"}
+    try:
+        reply = await asker.ask(TurnRequest("q?", "q1"))
+        seen = await asker._client.call_tool("environment", {"question": "q?"})
+    finally:
+        await asker.aclose()
+    assert reply.answer == "idx-7"
+    seen = seen.structured_content
+    assert seen["token_sha256"] == hashlib.sha256(SECRET.encode()).hexdigest()
+    assert {"RAG_INDEX", "RAG_TOKEN", "TOP_K"} <= set(seen["names"]) and "NOT_FOR_THE_SERVER" not in seen["names"]
+
+
+def test_env_values_from_variables_are_never_written_or_shown(tmp_path: Path, monkeypatch, caplog) -> None:
+    """``${RAG_TOKEN}`` expanded for the server: not in the result, its files, the journal's name, the reply cache,
+    the logs, nor the message of a server that prints its environment and dies."""
+    from tests.target.conftest import ask
+    from ultra_kit.inprocess import ToolFailure
+
+    monkeypatch.setenv("RAG_TOKEN", SECRET)
+    monkeypatch.chdir(tmp_path)
+    target = dict(ENVIRONMENT, env={"RAG_INDEX": "idx-7", "RAG_TOKEN": "${RAG_TOKEN}"},
+                  target_cache="output/replies.sqlite")  # fmt: skip
+    result = ask(tmp_path, ["q?", "r?"], target, id_ls=["q1", "q2"])
+    assert result["pred_ls"] == ["idx-7", "idx-7"]
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "replies.sqlite" for p in written) and any(p.suffix == ".jsonl" for p in written)
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes() and SECRET not in str(path), path
+    assert SECRET not in json.dumps(result) and SECRET not in caplog.text
+    again = ask(tmp_path, ["q?", "r?"], target, id_ls=["q1", "q2"])  # the cache still finds its replies
+    assert again["target_info"]["cached"] == 2
+    printing = dict(target, command=[sys.executable, "-c", "import os, sys; sys.exit(os.environ['RAG_TOKEN'])"],
+                    target_cache="")  # fmt: skip
+    with pytest.raises(ToolFailure) as failure:
+        ask(tmp_path / "dies", ["q?"], printing)
+    assert "its stderr ends: ***" in str(failure.value) and SECRET not in str(failure.value)

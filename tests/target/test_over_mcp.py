@@ -48,6 +48,7 @@ def run_file(tmp_path: Path, target: dict[str, Any]) -> Path:
         {"kind": "python", "function": "examples/targets/rag.py:answer"},
         {"headers": {"Authorization": "Bearer ${HOME}"}},
         {"kind": "mcp", "command": ["sh", "-c", "touch /tmp/pwned"], "tool": "x"},
+        {"env": {"PYTHONPATH": "/tmp/evil", "LD_PRELOAD": "/tmp/evil.so"}},  # the mcp server's environment
         {"max_response_bytes": 10**12, "max_json_depth": 100_000},  # limits an agent may not raise
         {"max_workers": 10_000, "rate_limit": 1000},
     ],

@@ -18,10 +18,17 @@ def test_metrics_doc_lists_every_family_as_the_registry_says() -> None:
     assert body == registry_markdown(), "stale: run `python -m ultra_client.cards` to regenerate docs/metrics.md"
 
 
-def test_every_family_carries_a_definition_and_a_citation() -> None:
+def test_every_family_is_defined_once_in_the_docs_with_its_citation() -> None:
+    """A family's one description (what it is, with its formula) is its Definitions line, beside its citation;
+    the table above says how it is written, not what it is again."""
+    doc = registry_markdown()
+    table, definitions = doc.split("\n\n", 1)
     for family in FAMILIES.values():
-        assert family.definition and family.citation, family.name
-        assert f"- `{family.name}`" in registry_markdown()
+        assert family.description and family.citation, family.name
+        line = next(line for line in definitions.splitlines() if line.startswith(f"- `{family.name}`"))
+        assert line.endswith(f": {family.description}. Source: {family.citation}."), family.name
+        assert family.description not in table, family.name
+    assert not hasattr(FAMILIES["map"], "definition")
 
 
 def test_public_api_imports_neither_mcp_nor_pydantic() -> None:

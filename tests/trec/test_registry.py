@@ -10,6 +10,7 @@ import pytrec_eval
 
 from tests.trec.test_properties import random_case
 from ultra_base.errors import InputError
+from ultra_base.registry import RegistryError
 from ultra_trec import measures
 from ultra_trec.engine import evaluate
 from ultra_trec.measures import FAMILIES, Measure, known_names, parse_measure, parse_measures
@@ -64,12 +65,17 @@ def test_cutoff_rule_and_expansion_follow_the_entry(family: measures.Family) -> 
 
 
 def test_registry_markdown_has_a_row_per_family() -> None:
-    table = measures.registry_markdown()
-    assert table.splitlines()[0].startswith("| name | trec_eval name | aliases | parameter | summary | needs judged")
-    for family in FAMILIES.values():
-        assert any(
-            line.startswith(f"| {family.usage()[0]}") and family.description in line for line in table.splitlines()
-        )
+    table = measures.registry_markdown().split("\n\n")[0].splitlines()
+    assert table[0] == "| name | trec_eval name | aliases | parameter | summary | needs judged non-relevant |"
+    assert len(table) == 2 + len(FAMILIES)
+    for line, family in zip(table[2:], FAMILIES.values(), strict=True):
+        assert line.startswith(f"| {', '.join(family.usage())} | {', '.join(family.trec_names()) or '-'} |")
+
+
+@pytest.mark.parametrize("field", ["description", "citation"])
+def test_a_family_without_a_description_or_citation_fails_naming_it(field: str) -> None:
+    with pytest.raises(RegistryError, match=rf"measure family 'map': field '{field}' is empty"):
+        FAMILIES.replaced(dataclasses.replace(FAMILIES["map"], **{field: " "}))
 
 
 @pytest.mark.parametrize("family", FAMILIES.values(), ids=list(FAMILIES))

@@ -7,6 +7,7 @@ The defaults of its options, each written once here:
 PORT = 8765  # --port
 BUDGET = 100  # --budget: expected labels asked for under --select active
 UNIFORM_SHARE = 0.5  # --uniform-share: the uniform rule's share in active selection's probabilities
+FIT_AFTER = 20  # --fit-after: labels given before active selection fits a model of the judge's error on them
 SEED = 0  # --seed: the random order and the active draw
 OVERLAP = 0.0  # --overlap: the share of items sent to a second annotator
 STORE = "output/labels.sqlite"  # --store

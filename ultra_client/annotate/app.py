@@ -23,12 +23,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ultra_base.errors import InputError
 from ultra_client.annotate import MAX_BODY_BYTES, MAX_COMMENT_CHARS, SHOWN
 from ultra_client.annotate.source import Item
 from ultra_client.annotate.store import LabelStore
 from ultra_kit.labels.agreement import disagreement_report
 from ultra_kit.labels.page import POLICY
 from ultra_kit.labels.page import page as page_of
+from ultra_kit.limits.json_files import loads_limited
 
 TOKEN_COOKIE = "ultra_annotate_token"
 
@@ -89,9 +91,9 @@ def build_app(served: Served) -> Starlette:
         if len(raw) > MAX_BODY_BYTES:
             raise Refused(413, f"the body is over {MAX_BODY_BYTES} bytes")
         try:
-            data = json.loads(raw or b"{}")
-        except ValueError:
-            raise Refused(400, "the body is not JSON") from None
+            data = loads_limited(raw.decode("utf-8") or "{}", path="the request body")
+        except (InputError, UnicodeDecodeError) as exc:  # not JSON, or nested too deeply
+            raise Refused(400, f"the body is not JSON within the limits ({exc})") from None
         if not isinstance(data, dict):
             raise Refused(400, "the body must be a JSON object")
         return data

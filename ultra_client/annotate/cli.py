@@ -31,6 +31,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     cmd.add_argument("--select", choices=["active", "uniform"], help="default: active when the judge left scores")
     cmd.add_argument("--budget", type=int, default=defaults.BUDGET, help="active: labels expected in all")
     cmd.add_argument("--uniform-share", type=float, default=defaults.UNIFORM_SHARE, help="active: uniform mix")
+    cmd.add_argument("--fit-after", type=int, default=defaults.FIT_AFTER,
+                     help="active: labels before a model of the judge's error is fitted on them")  # fmt: skip
     cmd.add_argument("--overlap", type=float, default=defaults.OVERLAP, help="share of items for two annotators")
     cmd.add_argument("--seed", type=int, default=defaults.SEED)
     cmd.add_argument("--judge-metric", default="", help="the judge result's metric read as its score")
@@ -60,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
     annotator = args.annotator or getpass.getuser()
     if not ANNOTATOR.match(annotator):
         raise InputError(f"--annotator {annotator!r}: use 1-64 letters, digits, _ . @ -")
-    if not 0 <= args.overlap <= 1 or not 0 <= args.uniform_share <= 1 or args.budget < 1:
-        raise InputError("--overlap and --uniform-share are shares in [0, 1]; --budget a positive number")
+    if not 0 <= args.overlap <= 1 or not 0 < args.uniform_share <= 1 or args.budget < 1 or args.fit_after < 3:
+        raise InputError("--overlap is a share in [0, 1], --uniform-share in (0, 1] (at 0 an item the judge seems "
+                         "sure of could never be drawn, and the estimate would be biased); --budget a positive "
+                         "number; --fit-after at least 3")  # fmt: skip
     served, url = prepare(args, annotator)
     import uvicorn
 
@@ -122,11 +126,12 @@ def prepare(args: argparse.Namespace, annotator: str) -> tuple[Any, str]:
     store = LabelStore(check_inside_output(args.store, setting="--store"), scale)
     values = [o.value for o in scale.options]
     select = args.select or ("active" if all(i.judge is not None for i in items) else "uniform")
-    queue, used = plan([i.judge for i in items], [i.samples for i in items], select=select,
-                       budget=args.budget, uniform_share=args.uniform_share, seed=args.seed,
-                       overlap=args.overlap, low=min(values), high=max(values))  # fmt: skip
-    if store.setup(items, queue, {"select": used, "seed": args.seed, "budget": args.budget, "source": args.source}):
-        print(f"selection: {used}" + (" (the judge left no expected error)" if used != select else ""))
+    queue, used = plan([i.judge for i in items], select=select, seed=args.seed, overlap=args.overlap)
+    meta = {"select": used, "seed": args.seed, "budget": args.budget, "uniform_share": args.uniform_share,
+            "fit_after": args.fit_after, "source": args.source}  # fmt: skip
+    if store.setup(items, queue, meta):
+        print(f"selection: {used}" + (" (an item has no judge score)" if used != select else ""))
+    store.follow_selection(items, low=min(values), high=max(values))
     local = args.host in ("127.0.0.1", "localhost", "::1")
     token = None if local else secrets.token_urlsafe(24)
     hosts = {f"{h}:{args.port}" for h in ("127.0.0.1", "localhost", args.host)}

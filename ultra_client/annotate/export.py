@@ -20,7 +20,7 @@ from ultra_kit.paths.output_root import check_inside_output
 
 def export(store: str, folder: str) -> dict[str, str]:
     """Write the four files into ``folder`` (under the output root); returns {name: path}."""
-    out = check_inside_output(folder, setting="--out")
+    out = check_inside_output(folder, setting="--export")
     out.mkdir(parents=True, exist_ok=True)
     labels = labels_by_system(store)
     rows = [{"system": s, "item_id": i, "label": v} for s, items in labels.items() for i, v in items.items()]

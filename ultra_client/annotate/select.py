@@ -2,17 +2,26 @@
 is drawn with probability rising with the judge's expected error there, mixed with a uniform share so that no
 item is left with a tiny probability (which would make its inverse weight explode).
 
-The judge's expected error comes from what the judge left behind: the spread of its samples (a jury's members,
-or repeated samples of one judge), else, for a score that is an expectation over the scale (a logprob-weighted
-score), how far it sits from the scale's ends. With neither, active selection has nothing to go on and the
-order is uniform.
+Active selection decides item by item, in a seeded random order, as people need the next item (``Sequential``):
+each item's probability is set from the labels given before it is decided, then a fixed uniform number of its
+own decides whether it is drawn. So an item's probability never depends on its own draw, and the
+inverse-probability-weighted estimate stays unbiased however the probabilities were learnt.
+
+The judge's expected error comes from, in order: a model of |judge - human| fitted on the labels so far
+(``error_model``; once ``fit_after`` labels are in and when it predicts better than their mean); else what the
+judge left behind: the spread of its samples (a jury's members, or repeated samples of one judge), else, for a
+score that is an expectation over the scale (a logprob-weighted score), how far it sits from the scale's ends.
+With none of these the probabilities are uniform (still recorded: the model may take over later).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from ultra_client.annotate.error_model import fit_error, predict_error
 
 
 def expected_error(scores: Sequence[float | None], samples: Sequence[Sequence[float]], low: float,
@@ -53,28 +62,88 @@ def active_probabilities(error: np.ndarray, budget: float, uniform_share: float)
         left = budget - float(probs[~free].sum())
 
 
-def draw(probs: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(drawn, order): each item drawn with its probability, and a seeded random order of all items."""
-    rng = np.random.default_rng(seed)
-    drawn = rng.uniform(size=len(probs)) < probs
-    return drawn, rng.permutation(len(probs))
+def own_uniform(seed: int, position: int) -> float:
+    """The uniform number that decides the draw of the item at ``position`` in the queue: fixed by the seed, so
+    that every server sharing a store draws alike, and independent of everything set before it."""
+    return float(np.random.default_rng([seed, 7, position]).uniform())
 
 
-def plan(judge: list[float | None], samples: list[list[float]], *, select: str, budget: int, uniform_share: float,
-         seed: int, overlap: float, low: float, high: float) -> tuple[list[dict], str]:  # fmt: skip
-    """Per item its place in the queue: ``position``, ``prob`` (None under uniform), ``drawn``, ``copies``; and
-    the selection used (``active`` falls back to ``uniform`` when the judge left no expected error)."""
+@dataclass
+class Sequential:
+    """Active selection's probabilities, set item by item from the labels given so far.
+
+    ``judge`` (0-1 scale), ``features`` (one row per item, ``error_model.item_features``) and ``heuristic``
+    (``expected_error``, or None) are per item in SOURCE's order; ``budget`` labels are expected over all items.
+    """
+
+    judge: np.ndarray
+    features: np.ndarray
+    heuristic: np.ndarray | None
+    budget: float
+    uniform_share: float
+    fit_after: int
+    _seen: tuple = field(default=(), repr=False)
+    _probs: np.ndarray | None = field(default=None, repr=False)
+    _source: str = field(default="", repr=False)
+
+    def expected(self, labels: Mapping[int, float]) -> tuple[np.ndarray | None, str]:
+        """Per item the judge's expected error and its source, given {item index: human label on 0-1}."""
+        if len(labels) >= self.fit_after:
+            index = np.fromiter(labels, int, len(labels))
+            human = np.fromiter(labels.values(), float, len(labels))
+            model = fit_error(self.features[index], np.abs(self.judge[index] - human))
+            if model is not None:
+                return predict_error(model, self.features), f"fitted on {len(labels)} labels"
+            if self.heuristic is None:
+                return None, f"uniform (no model beats the mean error of {len(labels)} labels)"
+        if self.heuristic is not None:
+            return self.heuristic, "judge's uncertainty"
+        return None, "uniform"
+
+    def probability(self, item: int, undecided: Sequence[int], labels: Mapping[int, float]) -> tuple[float, str]:
+        """The probability of drawing ``item`` (one of ``undecided``, the items not decided yet), and its source;
+        the probabilities are set again whenever the labels changed."""
+        seen = tuple(sorted(labels.items()))
+        if self._probs is None or seen != self._seen or self._probs[item] == 0:  # 0: not among the items then left
+            error, self._source = self.expected(labels)
+            rest = np.asarray(undecided, int)
+            budget = self.budget * len(rest) / len(self.judge)  # the budget's share of the items left
+            self._probs = np.zeros(len(self.judge))
+            if error is None:
+                self._probs[rest] = min(1.0, budget / len(rest))
+            else:
+                self._probs[rest] = active_probabilities(error[rest], budget, self.uniform_share)
+            self._seen = seen
+        return float(self._probs[item]), self._source
+
+
+def simulate(
+    selector: Sequential, human: np.ndarray, order: np.ndarray, uniforms: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Active selection run to the end with each label given as soon as its item is drawn (people simulated by
+    ``human``, on 0-1): per item whether it was drawn, and its probability. Items are decided in ``order``, the
+    item at position k drawn when ``uniforms[k]`` is below its probability."""
+    drawn, probs, labels = np.zeros(len(human), bool), np.zeros(len(human)), {}
+    for k, item in enumerate(order):
+        probs[item] = selector.probability(int(item), order[k:], labels)[0]
+        if uniforms[k] < probs[item]:
+            drawn[item] = True
+            labels[int(item)] = float(human[item])
+    return drawn, probs
+
+
+def plan(judge: list[float | None], *, select: str, seed: int, overlap: float) -> tuple[list[dict], str]:
+    """Per item its place in the queue: ``position`` (a seeded random order), ``prob`` and ``drawn`` (None under
+    active selection, which decides them item by item: ``Sequential``; all drawn under uniform), ``copies``;
+    and the selection used (``active`` needs a judge score on every item, else it is ``uniform``)."""
     n = len(judge)
-    error = expected_error(judge, samples, low, high) if select == "active" else None
-    if error is None:
-        select, probs, drawn = "uniform", None, np.ones(n, bool)
-        order = np.random.default_rng(seed).permutation(n)
-    else:
-        probs = active_probabilities(error, budget, uniform_share)
-        drawn, order = draw(probs, seed)
+    if select == "active" and any(j is None for j in judge):
+        select = "uniform"
+    order = np.random.default_rng(seed).permutation(n)
     position = np.empty(n, int)
     position[order] = np.arange(n)
     twice = np.random.default_rng(seed + 1).uniform(size=n) < overlap
-    queue = [{"position": int(position[i]), "prob": None if probs is None else float(probs[i]),
-              "drawn": bool(drawn[i]), "copies": 2 if twice[i] else 1} for i in range(n)]  # fmt: skip
+    decided = None if select == "active" else True
+    queue = [{"position": int(position[i]), "prob": None, "drawn": decided, "copies": 2 if twice[i] else 1}
+             for i in range(n)]  # fmt: skip
     return queue, select

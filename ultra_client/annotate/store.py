@@ -4,6 +4,8 @@ their queue, written once; who holds which item; each label written the moment i
 Every change is one ``BEGIN IMMEDIATE`` transaction, so several servers (one per annotator) may share a store:
 an item goes to one annotator at a time, or to ``copies`` of them when overlap asks for it. A claim is held
 until its annotator acts on the item; one left by a server that died is given to others after ``CLAIM_SECONDS``.
+Under active selection an item is decided (its probability set, then drawn or not) only when someone needs a next
+item and none drawn is left: ``select.Sequential`` sets the probability from the labels given by then.
 """
 
 from __future__ import annotations
@@ -17,8 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ultra_base.errors import InputError
+from ultra_client.annotate import FIT_AFTER, UNIFORM_SHARE
+from ultra_client.annotate.error_model import item_features
 from ultra_client.annotate.scales import Scale
+from ultra_client.annotate.select import Sequential, expected_error, own_uniform
 from ultra_client.annotate.source import Item
 from ultra_kit.labels.store import connect
 
@@ -34,6 +41,37 @@ SELECT i.key FROM items i WHERE i.drawn = 1
 ORDER BY i.position LIMIT 1
 """
 
+# per item its people's current label (the mean of its annotators'), for the error model
+LABELLED = """
+SELECT l.key, AVG(l.value) FROM labels l
+WHERE l.undone = 0 AND l.id = (SELECT MAX(id) FROM labels WHERE key = l.key AND annotator = l.annotator AND undone = 0)
+  AND l.kind = 'label'
+GROUP BY l.key
+"""
+
+
+class Decider:
+    """Active selection's side of a store: the items' probabilities (``Sequential``), where each item sits in
+    it (SOURCE's order), the seed of the draws and the scale's ends (labels are fitted on 0-1)."""
+
+    def __init__(self, sequential: Sequential, keys: list[str], seed: int, low: float, high: float) -> None:
+        self.sequential, self.index, self.seed = sequential, {key: i for i, key in enumerate(keys)}, seed
+        self.low, self.span = low, (high - low) or 1.0
+
+    def decide(self, db: Any) -> None:
+        """Decide the undecided items in queue order until one is drawn (or none is left)."""
+        undecided = db.execute("SELECT key, position FROM items WHERE drawn IS NULL ORDER BY position").fetchall()
+        labels = {self.index[key]: (value - self.low) / self.span for key, value in db.execute(LABELLED)}
+        rest = [self.index[key] for key, _ in undecided]
+        for k, (key, position) in enumerate(undecided):
+            prob, source = self.sequential.probability(self.index[key], rest[k:], labels)
+            drawn = own_uniform(self.seed, position) < prob
+            db.execute(
+                "UPDATE items SET prob = ?, drawn = ?, source = ? WHERE key = ?", (prob, int(drawn), source, key)
+            )
+            if drawn:
+                return
+
 
 class LabelStore:
     """One annotator's server's connection to the store."""
@@ -44,6 +82,7 @@ class LabelStore:
         self.connection = connect(path)
         self.scale = scale
         self.lock = threading.Lock()
+        self.decider: Decider | None = None  # set under active selection
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -71,9 +110,10 @@ class LabelStore:
                 self._reasons(db, items)
                 return False
             db.executemany(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
                 [(item.key, item.system, item.item_id, item.content_hash(), q["position"], q["prob"],
-                  int(q["drawn"]), q["copies"], item.judge) for item, q in zip(items, queue, strict=True)],
+                  None if q["drawn"] is None else int(q["drawn"]), q["copies"], item.judge)
+                 for item, q in zip(items, queue, strict=True)],
             )  # fmt: skip
             meta = {**meta, "scale": json.dumps(self.scale.as_dict()), "scale_hash": self.scale.digest()}
             db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
@@ -85,6 +125,22 @@ class LabelStore:
         """The judge's reasoning per item (what the disagreements page and the report show beside a verdict)."""
         db.executemany("INSERT OR REPLACE INTO reasons VALUES (?, ?)",
                        [(item.key, item.reasoning) for item in items if item.reasoning])  # fmt: skip
+
+    def follow_selection(self, items: list[Item], *, low: float, high: float) -> None:
+        """Under active selection (as the store was set up, whatever this server's options), decide the items as
+        people need them; SOURCE's ``items`` give the judge's scores and the error model's features."""
+        meta = dict(self.connection.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("select") != "active":
+            return
+        span = (high - low) or 1.0
+        judge = [item.judge for item in items]
+        sequential = Sequential(
+            judge=np.clip((np.array(judge, float) - low) / span, 0, 1), features=item_features(items, low, high),
+            heuristic=expected_error(judge, [item.samples for item in items], low, high),
+            budget=float(meta["budget"]), uniform_share=float(meta.get("uniform_share", UNIFORM_SHARE)),
+            fit_after=int(meta.get("fit_after", FIT_AFTER)),
+        )  # fmt: skip
+        self.decider = Decider(sequential, [item.key for item in items], int(meta["seed"]), low, high)
 
     def claimed(self, annotator: str) -> str | None:
         """The item this annotator holds and has not acted on (after a reload or a restart)."""
@@ -102,7 +158,11 @@ class LabelStore:
             held = self.claimed(annotator)
             if held:
                 return held
-            row = db.execute(NEXT, {"me": annotator, "fresh": time.time() - CLAIM_SECONDS}).fetchone()
+            fresh = {"me": annotator, "fresh": time.time() - CLAIM_SECONDS}
+            row = db.execute(NEXT, fresh).fetchone()
+            if row is None and self.decider is not None:
+                self.decider.decide(db)
+                row = db.execute(NEXT, fresh).fetchone()
             if row is None:
                 return None
             db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (row[0], annotator, time.time()))
@@ -143,9 +203,14 @@ class LabelStore:
         return dict(row) if row else None
 
     def progress(self, annotator: str) -> dict[str, Any]:
-        """How far the labelling is: items in the queue, labels wanted, labels given (all, and this annotator's)."""
+        """How far the labelling is: items in the queue, labels wanted, labels given (all, and this annotator's).
+        Under active selection the items not decided yet count with the draws they are expected to give."""
         db = self.connection
         queued, wanted = db.execute("SELECT COUNT(*), COALESCE(SUM(copies), 0) FROM items WHERE drawn = 1").fetchone()
+        undecided, total = db.execute("SELECT COUNT(*) - COUNT(drawn), COUNT(*) FROM items").fetchone()
+        if undecided and self.decider is not None:
+            expected = round(min(1.0, self.decider.sequential.budget / total) * undecided)
+            queued, wanted = queued + expected, wanted + expected
         current = "SELECT DISTINCT key, annotator, kind FROM labels WHERE undone = 0"
         labels = db.execute(f"SELECT COUNT(*) FROM ({current}) WHERE kind = 'label'").fetchone()[0]
         mine = db.execute(f"SELECT kind, COUNT(*) FROM ({current}) WHERE annotator = ? GROUP BY kind",
@@ -153,7 +218,7 @@ class LabelStore:
         counts = {kind: n for kind, n in mine}
         return {"items": queued, "labels_wanted": wanted, "labels": labels, "annotator": annotator,
                 "mine": counts.get("label", 0), "skipped": counts.get("skip", 0), "flagged": counts.get("flag", 0),
-                "done": self.next_key_preview(annotator) is None}  # fmt: skip
+                "done": self.next_key_preview(annotator) is None and not undecided}  # fmt: skip
 
     def next_key_preview(self, annotator: str) -> str | None:
         """What ``next_key`` would give, without claiming it."""

@@ -80,6 +80,7 @@ class LocalServer:
                 t.settings,
                 required_outputs=t.required_outputs,
                 outputs_from=t.outputs_from,
+                own_env=t.own_env,
             )
             for name, t in self.local.items()
         }

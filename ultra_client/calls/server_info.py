@@ -31,6 +31,7 @@ class ToolInfo:
     input_schema: dict[str, Any] = field(default_factory=dict)
     required_outputs: set[str] = field(default_factory=set)  # outputs every result has
     outputs_from: str | dict[str, Any] | None = None  # how the outputs follow the settings (inprocess.OUTPUTS_FROM)
+    own_env: frozenset[str] = frozenset()  # settings whose ${VAR} the tool expands itself, on use (expands_own_env)
 
     @property
     def variables(self) -> list[str]:

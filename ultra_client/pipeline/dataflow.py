@@ -144,6 +144,18 @@ def tool_for(pipeline: Pipeline, step: ToolStep, tools: dict[str, dict[str, Tool
     return server_tools[step.tool]
 
 
+def expanded_on_use(pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]]) -> dict[str, set[str]]:
+    """{server alias: settings} that every step using them expands itself, when a request needs them
+    (``expands_own_env``): their unset ``${VAR}`` need not stop a run before it starts."""
+    own: dict[str, set[str]] = {}
+    other: dict[str, set[str]] = {}
+    for step in pipeline.tool_steps():
+        info = tool_for(pipeline, step, tools)
+        own.setdefault(step.server, set()).update(info.own_env & set(info.settings))
+        other.setdefault(step.server, set()).update(set(info.settings) - info.own_env)
+    return {alias: names - other.get(alias, set()) for alias, names in own.items()}
+
+
 def settings_used(pipeline: Pipeline, tools: dict[str, dict[str, ToolInfo]]) -> dict[str, dict[str, Any]]:
     """{server alias: {setting: default}} for the settings of the tools the pipeline calls, in file order."""
     used: dict[str, dict[str, Any]] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,9 +137,16 @@ def check_setting_names(path: Path, alias: str, values: dict[Any, Any], known: s
         raise located(path, getattr(name, "line", None), f"server '{alias}' has no setting '{name}'; {hint}")
 
 
-def expand_settings(settings: dict[str, Any], where: Path) -> dict[str, Any]:
-    """Expand ``${VAR}`` for sending to a server; an unset variable is an UltraError naming the file."""
-    try:
-        return expand_env(settings)
-    except InputError as exc:
-        raise UltraError(f"{where}: {exc}") from None
+def expand_settings(settings: dict[str, Any], where: Path, on_use: Set[str] = frozenset()) -> dict[str, Any]:
+    """Expand ``${VAR}`` for sending to a server; an unset variable is an UltraError naming the file, except in the
+    settings ``on_use`` (every tool using them expands them itself when it sends a request): there an unset one stays
+    ``${VAR}``, and the tool names the variable if it needs it."""
+    out = {}
+    for name, value in settings.items():
+        try:
+            out[name] = expand_env(value)
+        except InputError as exc:
+            if name not in on_use:
+                raise UltraError(f"{where}: {exc}") from None
+            out[name] = value
+    return out

@@ -19,6 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError
+from ultra_kit.limits.json_files import loads_limited
+
 INDEX_NAME = "runs.sqlite"
 BUSY_TIMEOUT_SECONDS = 60.0
 FOLDER_NAME = re.compile(r"^(?P<pipeline>.+)_(?P<stamp>\d{8}_\d{6})(?:_\d+)?$")  # commands.new_run_folder's names
@@ -201,8 +204,14 @@ def list_runs(output_dir: str | Path, pipeline: str | None = None, since: str | 
     with connect(output_dir) as connection:
         connection.row_factory = sqlite3.Row
         rows = [dict(row) for row in connection.execute(query + " ORDER BY started DESC, folder DESC", values)]
-    for row in rows:
-        row["metrics"] = json.loads(row["metrics"])
+    for row in rows:  # the index is ultra's own, but a copied-in one may have been edited: within the limits
+        try:
+            row["metrics"] = loads_limited(
+                row["metrics"] or "{}", path=f"{Path(output_dir) / INDEX_NAME} ({row['folder']})"
+            )
+        except InputError as exc:
+            row["metrics"], row["status"] = {}, "unreadable"
+            print(f"[ultra] {exc}; ultra runs --rebuild rewrites the index from the run folders", file=sys.stderr)
     return rows
 
 

@@ -31,6 +31,7 @@ from ultra_client.errors import UltraError, write_output
 from ultra_client.pipeline.model import Pipeline
 from ultra_client.pipeline.params import HEADER, expand_settings
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
+from ultra_client.runs.records import UnreadableRecord, optional_json_record, read_json_record
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
 RECORD = "trial.json"
@@ -145,10 +146,7 @@ def _numbers(values: list[Any]) -> bool:
 def _result_file_rows(path: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(path, str) or not path.endswith(".json"):
         return {}
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = optional_json_record(Path(path), "result")  # missing, too large, too deep or malformed: no rows
     rows = data.get("per_query") if isinstance(data, dict) else None
     if not isinstance(rows, dict) or not all(isinstance(row, dict) for row in rows.values()):
         return {}
@@ -166,10 +164,13 @@ class TrialStore:
         return self.trials / fp[:FINGERPRINT_CHARS]
 
     def finished(self, fp: str) -> dict[str, Any] | None:
-        """The record of a trial that succeeded before (a failed one runs again)."""
+        """The record of a trial that succeeded before (a failed one runs again, and so does one whose record is
+        missing, or too large, too deep or malformed: said on stderr)."""
+        path = self.folder(fp) / RECORD
         try:
-            record = json.loads((self.folder(fp) / RECORD).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = read_json_record(path, "trial record") if path.exists() else None
+        except UnreadableRecord as exc:
+            say(f"{exc}; the trial runs again")
             return None
         ok = isinstance(record, dict) and record.get("fingerprint") == fp and record.get("status") == "ok"
         return record if ok else None

@@ -13,12 +13,12 @@ the report's section and ``ultra annotate --align`` show.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 from ultra_kit.labels.store import current_labels, open_store
+from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.reliability import LEVELS, cohen_kappa, confusion_matrix, krippendorff_alpha, majority, weighted_kappa
 
 
@@ -29,7 +29,7 @@ def disagreement_report(path: str | Path) -> dict[str, Any]:
         items = {row["key"]: dict(row) for row in connection.execute("SELECT key, system, item_id, judge FROM items")}
         has_reasons = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'reasons'").fetchone()
         reasons = dict(connection.execute("SELECT key, reasoning FROM reasons").fetchall()) if has_reasons else {}
-    scale = json.loads(meta.get("scale") or "{}")
+    scale = loads_limited(meta.get("scale") or "{}", path=f"{path} (its scale)")
     values = sorted(float(option["value"]) for option in scale.get("options") or [])
     names = {float(option["value"]): str(option["label"]) for option in scale.get("options") or []}
     given: dict[str, list[dict[str, Any]]] = {}

@@ -3,7 +3,8 @@ of it: its schema, and the current labels per system and item, with the probabil
 
 Tables: ``meta`` (key, value: the scale, its hash, how items were selected), ``items`` (one row per item to
 label: ``key`` = ``system::id`` or ``id``, its system and id, content hash, queue position, sampling probability
-and whether it was drawn, how many annotators it needs), ``labels`` (one row per action, never deleted: a label,
+and whether it was drawn (both NULL until active selection decides the item), how many annotators it needs, the
+judge's score and where the probability came from), ``labels`` (one row per action, never deleted: a label,
 a skip or a flag, with the annotator, the time, the item's content hash and the scale's hash; ``undone`` marks one
 taken back), ``reasons`` (the judge's reasoning per item, where SOURCE gave one) and ``claims`` (which annotator
 holds which item now).
@@ -21,7 +22,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS items (
     key TEXT PRIMARY KEY, system TEXT NOT NULL, item_id TEXT NOT NULL, content_hash TEXT NOT NULL,
-    position INTEGER NOT NULL, prob REAL, drawn INTEGER NOT NULL, copies INTEGER NOT NULL, judge REAL);
+    position INTEGER NOT NULL, prob REAL, drawn INTEGER, copies INTEGER NOT NULL, judge REAL, source TEXT);
 CREATE TABLE IF NOT EXISTS labels (
     id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL REFERENCES items(key), annotator TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('label', 'skip', 'flag')), value REAL, comment TEXT, time TEXT NOT NULL,
@@ -47,6 +48,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA busy_timeout=30000")
     connection.executescript(SCHEMA)
+    if "source" not in {row[1] for row in connection.execute("PRAGMA table_info(items)")}:
+        connection.execute("ALTER TABLE items ADD COLUMN source TEXT")  # a store made before probabilities' sources
     connection.row_factory = sqlite3.Row
     return connection
 
@@ -90,16 +93,18 @@ def labels_by_system(path: str | Path) -> dict[str, dict[str, float]]:
 def sampling_probs(path: str | Path) -> dict[str, dict[str, float]]:
     """Per system, per labelled item the probability it came to be labelled; {} unless selection was active.
 
-    Active selection draws item i with probability prob_i and shows the drawn items in a random order; when
-    k of the m drawn items carry a label, the labelled ones are a uniform share of the drawn ones, so
-    item i was labelled with probability prob_i * k / m.
+    Active selection decides the items in a random order, drawing item i with probability prob_i, and shows the
+    drawn ones in that order. When d of the N items were decided (people stopped before the end) and k of the m
+    drawn items carry a label, the decided items are a uniform share d / N of all, and the labelled ones a
+    uniform share k / m of the drawn ones, so item i was labelled with probability prob_i * (d / N) * (k / m).
     """
     labelled = {(r["system"], r["item_id"]) for r in current_labels(path)}
     with open_store(path) as connection:
         rows = connection.execute("SELECT system, item_id, prob FROM items WHERE drawn = 1").fetchall()
+        decided, total = connection.execute("SELECT COUNT(drawn), COUNT(*) FROM items").fetchone()
     if not rows or any(row["prob"] is None for row in rows):
         return {}
-    share = len({(r["system"], r["item_id"]) for r in rows} & labelled) / len(rows)
+    share = len({(r["system"], r["item_id"]) for r in rows} & labelled) / len(rows) * decided / total
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
         if (row["system"], row["item_id"]) in labelled:

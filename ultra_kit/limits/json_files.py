@@ -1,5 +1,6 @@
 """Size and depth limits for every whole JSON document the project reads: run folders' records
-(``memory.json``, ``timings.json``, ``usage.json``, a run's parameter file written as JSON), NeMo jobs, result files.
+(``memory.json``, ``timings.json``, ``usage.json``, a run's parameter file written as JSON), NeMo jobs, result files,
+JSON Lines records (``load_jsonl_file``: each line within the depth limit, the file within the size).
 
 The same rules as YAML files (``ultra_kit.yaml_files.limits``): a regular file (a directory, FIFO or
 ``/dev/zero`` is refused unread), at most a size (files people write: ``MAX_BYTES``, those of YAML files;
@@ -16,11 +17,15 @@ from typing import Any
 
 from ultra_base.errors import InputError
 from ultra_kit.readers import MAX_JSON_DEPTH, check_json_depth
-from ultra_kit.yaml_files.limits import MAX_BYTES, read_limited_text
+from ultra_kit.yaml_files.limits import KEEP_SMALL, MAX_BYTES, read_limited_text
 
 MAX_RECORD_BYTES = 200 * 1024 * 1024  # a run's memory.json or result file (the largest measured: a few MB)
+RECORD_ADVICE = (
+    "No file ultra writes is that large: check that it is the file meant (a run folder or result from elsewhere "
+    "may be damaged), or keep a smaller one"
+)
 
-__all__ = ["MAX_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "load_json_file", "loads_limited"]
+__all__ = ["MAX_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "load_json_file", "load_jsonl_file", "loads_limited"]
 
 
 def loads_limited(text: str, *, path: str, line: int | None = None) -> Any:
@@ -40,4 +45,17 @@ def load_json_file(path: str | Path, *, kind: str = "", max_bytes: int = MAX_BYT
     levels; InputError naming the file and the reason otherwise (missing, a directory, too large, too deep,
     malformed)."""
     file = Path(path)
-    return loads_limited(read_limited_text(file, kind, max_bytes=max_bytes, form="JSON"), path=str(file))
+    return loads_limited(_limited_text(file, kind, max_bytes), path=str(file))
+
+
+def load_jsonl_file(path: str | Path, *, kind: str = "", max_bytes: int = MAX_RECORD_BYTES) -> list[Any]:
+    """The records of the JSON Lines file ``path`` (blank lines skipped), the file at most ``max_bytes``, each line
+    nested at most MAX_JSON_DEPTH levels; InputError naming the file, the line and the reason otherwise."""
+    file = Path(path)
+    lines = _limited_text(file, kind, max_bytes).splitlines()
+    return [loads_limited(line, path=str(file), line=number) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+def _limited_text(file: Path, kind: str, max_bytes: int) -> str:
+    advice = RECORD_ADVICE if max_bytes == MAX_RECORD_BYTES else KEEP_SMALL
+    return read_limited_text(file, kind, max_bytes=max_bytes, form="JSON", advice=advice)

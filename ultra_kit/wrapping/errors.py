@@ -26,13 +26,19 @@ def user_error_message(exc: BaseException) -> str | None:
     return None
 
 
+def _no_reason(exc: BaseException) -> str:
+    """What the caller reads for an error raised without a message (a bug: every error says why)."""
+    return f"{type(exc).__name__} raised without a message (a bug in the tool: please report it)"
+
+
 class ToolCrash(RuntimeError):
     """A tool's unexpected exception in-process: its message with secrets redacted (the traceback is logged)."""
 
 
 def in_process_crash(type_name: str, message: str) -> Exception:
-    """``crash_as`` in-process: a ``ToolCrash`` with the message (or the type when it has none)."""
-    return ToolCrash(message or type_name)
+    """``crash_as`` in-process: a ``ToolCrash`` saying ``unexpected error: <Type>: <message>``, as a server does
+    (docs/pipelines.md), so ``ultra call`` shows the same words as an MCP client."""
+    return ToolCrash(f"unexpected error: {type_name}: {message}" if message else f"unexpected error: {type_name}")
 
 
 def crash_report(raise_as: Callable[[str], Exception]) -> Callable[[str, str], Exception]:
@@ -63,11 +69,12 @@ class ToolErrors:
             return False
         if isinstance(self.raise_as, type) and isinstance(exc, self.raise_as):
             text = str(exc)
-            if redact.redact_text(text) == text:
+            if text.strip() and redact.redact_text(text) == text:
                 return False
-            raise self.raise_as(redact.redact_text(text)) from None
+            raise self.raise_as(redact.redact_text(text) if text.strip() else _no_reason(exc)) from None
         message = user_error_message(exc)
         if message is not None:
+            message = message if message.strip() else _no_reason(exc)
             message = redact.redact_text(message)
             if isinstance(exc, InputError):
                 log.info("%s: %s", self.tool_name, message)

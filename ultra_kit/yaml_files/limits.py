@@ -90,8 +90,14 @@ def require_regular_file(path: Path, kind: str = "", *, form: str = "YAML") -> i
     return status.st_size
 
 
-def read_limited_text(path: Path, kind: str = "", *, max_bytes: int = MAX_BYTES, form: str = "YAML") -> str:
-    """The text of ``path``, a regular file of at most ``max_bytes`` (a larger one is refused unread)."""
+KEEP_SMALL = "Keep large values (data, lists of questions) in a data file and name its path here"
+
+
+def read_limited_text(
+    path: Path, kind: str = "", *, max_bytes: int = MAX_BYTES, form: str = "YAML", advice: str = KEEP_SMALL
+) -> str:
+    """The text of ``path``, a regular file of at most ``max_bytes`` (a larger one is refused unread, the error
+    ending with ``advice``: what to do)."""
     size = require_regular_file(path, kind, form=form)
     data = b""
     if size <= max_bytes:
@@ -104,7 +110,7 @@ def read_limited_text(path: Path, kind: str = "", *, max_bytes: int = MAX_BYTES,
         noun = f"{kind} file" if kind else f"{form} file"
         raise InputError(
             f"the file is {max(size, len(data)):,} bytes, more than the {max_bytes:,} bytes a {noun} may have; "
-            "it was not read. Keep large values (data, lists of questions) in a data file and name its path here",
+            f"it was not read. {advice}",
             path=str(path),
         )
     try:

@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from servers.benchmark.dataset import load_dataset
+from servers.benchmark.delivery import delivered
 from ultra_kit.factory import tool_hints
 from ultra_kit.inprocess import OUTPUTS_FROM
 from ultra_kit.settings import complete_mapping
@@ -31,6 +32,8 @@ class BenchmarkSpec(TypedDict, total=False):
     dedup: str
     sample: dict[str, Any]
     group_by: str
+    max_result_bytes: Annotated[int, Field(strict=True, ge=-1)]  # true is not 1
+    save_path: str
 
 
 class DataInfo(TypedDict):
@@ -56,6 +59,7 @@ class GetDataResult(TypedDict):
     answerability_ls: NotRequired[list[Any]]
     idk_ls: NotRequired[list[Any]]
     group_ls: NotRequired[list[Any]]
+    data_path: NotRequired[str]
     data_info: DataInfo
 
 
@@ -68,7 +72,9 @@ def get_data(
             description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
             "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, "
             'name ("" = the file\'s), max_bytes (a larger data file is refused unread); traces (otlp, langfuse, '
-            "langsmith: answer_span, metadata, max_attribute_chars), filters, dedup, sample, group_by (-> group_ls)"
+            "langsmith: answer_span, metadata, max_attribute_chars), filters, dedup, sample, group_by (-> group_ls); "
+            "max_result_bytes (a larger result is written to a file under save_path and only data_path and "
+            "data_info are returned: large results are slow to read over MCP; -1 = always the lists)"
         ),
     ],
 ) -> GetDataResult:
@@ -77,7 +83,8 @@ def get_data(
     Each variable of `key_map` becomes one list with an entry per record. A record missing a mapped
     field is dropped whole; `data_info` says how many and why, and counts what the reader noticed
     (`notes`, e.g. BEIR qrels documents absent from the corpus). When no record is left (an empty
-    file, or every record dropped) the tool fails with the count read and the drop reasons.
+    file, or every record dropped) the tool fails with the count read and the drop reasons. A result larger
+    than `max_result_bytes` is written to a file under `save_path` instead, whose path is `data_path`.
     """
     spec = complete_mapping(dict(benchmark), server="benchmark", setting="benchmark")
     path = str(spec["path"] or "")
@@ -102,7 +109,9 @@ def get_data(
         "notes": dict(loaded.notes),
         "group_by": spec["group_by"] or "",
     }
-    return {**loaded.columns, "data_info": info}  # type: ignore[typeddict-item]
+    result = {**loaded.columns, "data_info": info}
+    limit, save_path = spec["max_result_bytes"], spec["save_path"]
+    return delivered(result, max_result_bytes=limit, save_path=save_path)  # type: ignore[return-value]
 
 
 TOOLS = [get_data]

@@ -26,6 +26,9 @@ try:
     from openinference.semconv.trace import MessageAttributes as Msg
     from openinference.semconv.trace import SpanAttributes as OI
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
+    from opentelemetry.semconv._incubating.attributes.event_attributes import EVENT_NAME  # noqa: F401 - events
+
+    from servers.benchmark.traces.otlp_json import AnyValue  # needs msgspec
 except ImportError:  # pragma: no cover - the extra is missing
     OI = None
 
@@ -39,22 +42,34 @@ def require_conventions() -> None:
 
 
 def value(raw: Any) -> Any:
-    """An OTLP ``AnyValue`` ({"stringValue": ...}, {"intValue": "3"}, arrays, key-value lists) as a Python value."""
+    """An OTLP ``AnyValue`` (decoded, or as JSON: {"stringValue": ...}, {"intValue": "3"}, arrays, key-value
+    lists) as a Python value."""
+    if raw.__class__ is AnyValue:
+        if raw.stringValue is not None:  # the common case first
+            return raw.stringValue
+        return _value_of(raw.__getattribute__, raw.__struct_fields__)
     if raw.__class__ is not dict:
         return raw
-    if "stringValue" in raw:  # the common case first
+    if "stringValue" in raw:
         return raw["stringValue"]
-    for key, inner in raw.items():
-        if key == "stringValue" or key == "doubleValue" or key == "boolValue":
+    return _value_of(raw.get, raw)
+
+
+def _value_of(get: Any, keys: Any) -> Any:
+    for key in keys:
+        inner = get(key)
+        if inner is None:
+            continue
+        if key == "stringValue" or key == "boolValue" or key == "bytesValue":
             return inner
         if key == "intValue":
             return int(inner)
+        if key == "doubleValue":
+            return float(inner)  # "NaN", "Infinity" as the protobuf JSON mapping writes them
         if key == "arrayValue":
             return [value(item) for item in inner.get("values", ())]
         if key == "kvlistValue":
             return {kv.get("key"): value(kv.get("value")) for kv in inner.get("values", ())}
-        if key == "bytesValue":
-            return inner
     return None
 
 
@@ -63,9 +78,9 @@ def fill(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     kind = attrs.get(OI.OPENINFERENCE_SPAN_KIND)
     if kind is not None:
         span.kind = str(value(kind)).upper()
-        _openinference(span, attrs, cap, notes)
+        openinference(span, attrs, cap, notes)
     elif any(key.startswith("gen_ai.") for key in attrs):
-        _gen_ai(span, attrs, cap, notes)
+        gen_ai(span, attrs, cap, notes)
 
 
 def _text(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
@@ -82,52 +97,94 @@ def _text(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
     return text
 
 
-def _openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
+class _Keys:
+    """OpenInference's indexed attribute names (``retrieval.documents.3.document.id``), built once per index."""
+
+    def __init__(self) -> None:
+        self.documents: list[tuple[str, str, str]] = []
+        self.outputs: list[str] = []
+
+    def document(self, index: int) -> tuple[str, str, str]:
+        while len(self.documents) <= index:
+            prefix = f"{OI.RETRIEVAL_DOCUMENTS}.{len(self.documents)}."
+            names = (Doc.DOCUMENT_CONTENT, Doc.DOCUMENT_ID, Doc.DOCUMENT_SCORE)
+            self.documents.append(tuple(prefix + name for name in names))  # type: ignore[arg-type]
+        return self.documents[index]
+
+    def output_message(self, index: int) -> str:
+        while len(self.outputs) <= index:
+            self.outputs.append(f"{OI.LLM_OUTPUT_MESSAGES}.{len(self.outputs)}.{Msg.MESSAGE_CONTENT}")
+        return self.outputs[index]
+
+
+KEYS = _Keys()
+
+
+def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
+    """Fill ``span`` (its ``kind`` already set) from OpenInference attributes."""
     get = attrs.get
-    span.input = as_text(_text(get(OI.INPUT_VALUE), cap, notes, span), QUESTION_KEYS)
-    output = _text(get(OI.OUTPUT_VALUE), cap, notes, span)
-    span.session = value(get(OI.SESSION_ID))
-    if span.kind == LLM:
-        last = _last_index(attrs, f"{OI.LLM_OUTPUT_MESSAGES}.{{}}.{Msg.MESSAGE_CONTENT}")
-        if last is not None:
-            output = _text(get(f"{OI.LLM_OUTPUT_MESSAGES}.{last}.{Msg.MESSAGE_CONTENT}"), cap, notes, span)
+    raw = get(OI.INPUT_VALUE)
+    if raw is not None:
+        span.input = as_text(_string(raw, cap, notes, span), QUESTION_KEYS)
+    raw = get(OI.SESSION_ID)
+    if raw is not None:
+        span.session = value(raw)
+    raw = get(OI.OUTPUT_VALUE)
+    output = None if raw is None else _string(raw, cap, notes, span)
+    kind = span.kind
+    if kind == LLM:
+        index = 0
+        while KEYS.output_message(index) in attrs:
+            index += 1
+        if index:
+            output = _string(get(KEYS.output_message(index - 1)), cap, notes, span)
         span.model = value(get(OI.LLM_MODEL_NAME))
         span.tokens_in = value(get(OI.LLM_TOKEN_COUNT_PROMPT))
         span.tokens_out = value(get(OI.LLM_TOKEN_COUNT_COMPLETION))
-    span.output = as_text(output, ANSWER_KEYS)
-    if span.kind == RETRIEVER:
-        prefix = OI.RETRIEVAL_DOCUMENTS
-        index = 0
-        while (content := get(f"{prefix}.{index}.{Doc.DOCUMENT_CONTENT}")) is not None or (
-            f"{prefix}.{index}.{Doc.DOCUMENT_ID}" in attrs
-        ):
-            doc_id, score = get(f"{prefix}.{index}.{Doc.DOCUMENT_ID}"), get(f"{prefix}.{index}.{Doc.DOCUMENT_SCORE}")
-            span.documents.append(
-                Document(
-                    _text(content, cap, notes, span),
-                    None if doc_id is None else str(value(doc_id)),
-                    None if score is None else float(value(score)),
-                )
-            )
-            index += 1
-        if any(doc.id is None for doc in span.documents):  # OpenInference-LangChain: the ids are in the output
-            from_output = documents_from(output)
-            if len(from_output) == len(span.documents):
-                for doc, found in zip(span.documents, from_output, strict=True):
-                    doc.id = doc.id if doc.id is not None else found.id
+    if output is not None:
+        span.output = as_text(output, ANSWER_KEYS)
+    if kind == RETRIEVER:
+        _documents(span, attrs, output, cap, notes)
 
 
-def _last_index(attrs: dict[str, Any], pattern: str) -> int | None:
-    index = None
-    while pattern.format(0 if index is None else index + 1) in attrs:
-        index = 0 if index is None else index + 1
-    return index
+def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
+    """``_text`` with the common case (a string value within the cap) first."""
+    text = raw.stringValue if raw.__class__ is AnyValue else None
+    if text.__class__ is str and len(text) <= cap:
+        return text
+    return _text(raw, cap, notes, where)
+
+
+def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, notes: Any) -> None:
+    get, index = attrs.get, 0
+    span.documents = documents = []
+    while True:
+        content_key, id_key, score_key = KEYS.document(index)
+        content, doc_id = get(content_key), get(id_key)
+        if content is None and doc_id is None and id_key not in attrs:
+            break
+        score = get(score_key)
+        if score is not None:
+            score = score.doubleValue if score.__class__ is AnyValue else None
+            if score.__class__ is not float:
+                score = float(value(get(score_key)))
+        if doc_id is not None:
+            doc_id = doc_id.stringValue if doc_id.__class__ is AnyValue else None
+            if doc_id.__class__ is not str:
+                doc_id = str(value(get(id_key)))
+        documents.append(Document(None if content is None else _string(content, cap, notes, span), doc_id, score))
+        index += 1
+    if any(doc.id is None for doc in documents):  # OpenInference-LangChain: the ids are in the output
+        from_output = documents_from(output)
+        if len(from_output) == len(documents):
+            for doc, found in zip(documents, from_output, strict=True):
+                doc.id = doc.id if doc.id is not None else found.id
 
 
 GEN_AI_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 
 
-def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
+def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     """OpenTelemetry GenAI: ``gen_ai.operation.name`` gives the kind; messages are JSON lists of parts."""
     get = attrs.get
     operation = value(get(GenAI.GEN_AI_OPERATION_NAME))
@@ -151,6 +208,8 @@ def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     span.tokens_out = value(get(GenAI.GEN_AI_USAGE_OUTPUT_TOKENS))
     span.session = value(get(GenAI.GEN_AI_CONVERSATION_ID))
     documents = _json(_text(get(GenAI.GEN_AI_RETRIEVAL_DOCUMENTS), cap, notes, span))
+    if isinstance(documents, list):
+        span.documents = []
     for doc in documents if isinstance(documents, list) else ():
         if isinstance(doc, dict):
             score = doc.get("score")
@@ -159,7 +218,8 @@ def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
 
 
 def _message_text(raw: str | None, role: str) -> str | None:
-    """The text parts of the last message with ``role`` in a GenAI messages list (JSON)."""
+    """The text parts of the last message with ``role`` in a GenAI messages list (JSON: a span attribute holds it
+    as a string; an event's structured value arrives here as its JSON)."""
     messages = _json(raw)
     if not isinstance(messages, list):
         return None

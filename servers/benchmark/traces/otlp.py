@@ -4,88 +4,139 @@
 from __future__ import annotations
 
 import base64
+import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from servers.benchmark.traces import conventions
-from servers.benchmark.traces.spans import Problems, Span
+from servers.benchmark.traces import conventions, genai_events
+from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
+_EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
+KEY_VALUE = operator.attrgetter("key", "value")
+if conventions.OI is not None:  # else the extra is missing: read_spans says so
+    from servers.benchmark.traces import otlp_json as schema
+
+    KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
+    SESSION = conventions.OI.SESSION_ID
 
 
-def is_otlp(data: Any) -> bool:
-    """The parsed content is an OTLP export request (or a list of them)."""
-    first = data[0] if isinstance(data, list) and data else data
-    return isinstance(first, dict) and isinstance(first.get("resourceSpans"), list)
-
-
-def read_spans(source: Path, cap: int, problems: Problems, names: list[str]) -> list[Span]:
+def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> list[Span]:
     """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped.
 
-    The file is streamed: each line is turned into spans as it is parsed, and only the attributes named in
-    ``names`` (and OpenInference's ``metadata`` and the resource's, when names are given) are kept.
+    The file is streamed: each line is decoded into typed structs (``otlp_json``) and turned into spans, and
+    only the attributes named in ``names`` (and OpenInference's ``metadata`` and the resource's, when names are
+    given) are kept. The spans a record is made of (LLM, retriever, parentless, the ``answer_span``) are read
+    in full; of the others the ids, kind, status and session, and where their line starts: should one become a
+    root (its parent absent from the file), ``complete`` reads that line again.
     """
     conventions.require_conventions()
-    return _read(source, cap, problems, (*names, "metadata") if names else ())
+    reading = _Reading(cap, problems, (*names, "metadata") if names else (), answer_span)
+    for offset, line, request in _requests(source, problems):
+        reading.offset, reading.ids = offset, {}
+        for item in request if request.__class__ is list else (request,):
+            if item.resourceSpans is not None:
+                reading.request(item, line)
+            if item.resourceLogs is not None:
+                reading.log_events(item.resourceLogs, line)
+            if item.resourceSpans is None and item.resourceLogs is None:
+                problems.add("lines without resourceSpans (or resourceLogs), skipped", f"line {line}")
+    reading.attach_events()
+    return reading.spans
 
 
-def _read(source: Path, cap: int, problems: Problems, keep: tuple[str, ...]) -> list[Span]:
-    spans: list[Span] = []
-    for line, request in _requests(source, problems):
-        for item in request if isinstance(request, list) else (request,):
-            if not is_otlp(item):
-                problems.add("lines without resourceSpans, skipped", f"line {line}")
-                continue
-            _request_spans(item, line, cap, problems, spans, keep)
-    return spans
-
-
-def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
-    """(line, parsed line), streamed: one line is held at a time. A first line that is not JSON but opens an
-    object or a list may start one pretty-printed request: then the whole file is that request, if it parses."""
-    seen_first = False
+def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]]:
+    """(byte offset, line, decoded request), streamed: one line is held at a time. A first line that is not
+    JSON but opens an object or a list may start one pretty-printed request: then the whole file is that
+    request, if it is one (offset -1)."""
+    seen_first, decode, offset = False, schema.DECODER.decode, 0
     with open(source, "rb") as handle:
         for line, chunk in enumerate(handle, start=1):
+            start, offset = offset, offset + len(chunk)
             try:
-                parsed = orjson.loads(chunk)
-            except orjson.JSONDecodeError:
+                decoded = decode(chunk)
+            except schema.NOT_OTLP as exc:
+                seen_first = True
+                problems.add("lines that are not OTLP export requests, skipped", f"line {line}: {exc}")
+                continue
+            except (schema.NOT_JSON, RecursionError):
                 if not chunk.strip():
                     continue
                 if not seen_first and chunk.lstrip()[:1] in (b"{", b"["):
                     whole = _whole(source)
                     if whole is not None:
-                        yield 1, whole
+                        yield -1, 1, whole
                         return
                 check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
                 problems.add("lines that are not JSON, skipped", f"line {line}")
                 seen_first = True
                 continue
             seen_first = True
-            yield line, parsed
+            yield start, line, decoded
 
 
 def _whole(source: Path) -> Any:
+    text = source.read_bytes()
     try:
-        return orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError:
+        return schema.DECODER.decode(text)
+    except (schema.NOT_JSON, RecursionError):
+        check_json_depth(text.decode("utf-8", "replace"), path=str(source))
         return None
 
 
-def _request_spans(
-    request: dict[str, Any], line: int, cap: int, problems: Problems, spans: list[Span], keep: tuple[str, ...]
-) -> None:
-    for resource_spans in request["resourceSpans"]:
-        resource = resource_spans.get("resource") or {}
-        resource_attrs = {a.get("key"): a.get("value") for a in resource.get("attributes") or ()}
-        for scope_spans in resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or ():
-            for raw in scope_spans.get("spans") or ():
-                span = _span(raw, line, cap, problems)
-                if span is not None:
+class _Reading:
+    """The spans read so far, and how to read the next ones."""
+
+    def __init__(self, cap: int, problems: Problems, keep: tuple[str, ...], answer_span: str) -> None:
+        self.spans: list[Span] = []
+        self.cap, self.problems, self.keep, self.answer_span = cap, problems, keep, answer_span
+        self.offset = 0  # where the line being read starts
+        self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
+        self.sessions: dict[str, str] = {}
+        self.events: dict[tuple[str, str], list[genai_events.Event]] = {}  # (trace id, span id) -> its GenAI events
+
+    def log_events(self, resource_logs: list[schema.ResourceLogs], line: int) -> None:
+        """Keep the GenAI events among the log records (``genai_events``), by the span they belong to."""
+        for scope_logs in (s for r in resource_logs for s in r.scopeLogs or ()):
+            for record in scope_logs.logRecords or ():
+                attrs = _attributes(record.attributes)
+                name = genai_events.event_name(record, attrs)
+                if name is None:
+                    continue  # another log record: not ours
+                trace_id, span_id = _hex(record.traceId, 32), _hex(record.spanId, 16)
+                if not trace_id or not span_id:
+                    self.problems.add("GenAI events outside any span, skipped", f"line {line}, event '{name}'")
+                    continue
+                self.events.setdefault((trace_id, span_id), []).append((name, attrs, record.body))
+
+    def attach_events(self) -> None:
+        """Fill each span's empty fields from its GenAI events; events whose span is not in the file are counted."""
+        if not self.events:
+            return
+        for span in self.spans:
+            found = self.events.pop((span.trace_id, span.span_id), None)
+            if found:
+                genai_events.fill_from_events(span, found, self.cap, self.problems)
+        for (trace_id, span_id), left in self.events.items():
+            self.problems.add(
+                "GenAI events whose span is not in the file", f"span {span_id} in trace {trace_id}", len(left)
+            )
+
+    def request(self, request: schema.Request, line: int) -> None:
+        keep, spans, read = self.keep, self.spans, self.span
+        for resource_spans in request.resourceSpans:
+            resource = resource_spans.resource
+            resource_attrs = _attributes(resource.attributes) if resource is not None else {}
+            for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
+                for raw in scope_spans.spans or ():
+                    span = read(raw, line)
+                    if span is None:
+                        continue
                     if keep:  # named metadata is looked up in what is kept
                         attrs = span.attributes
                         span.attributes = {name: attrs[name] for name in keep if name in attrs}
@@ -94,41 +145,97 @@ def _request_spans(
                         span.attributes = _NONE
                     spans.append(span)
 
+    def span(self, raw: schema.Span, line: int) -> Span | None:
+        trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId
+        if trace_id.__class__ is not str or len(trace_id) != 32 or not trace_id.islower():
+            trace_id = _hex(trace_id, 32)
+        if span_id.__class__ is not str or len(span_id) != 16 or not span_id.islower():
+            span_id = _hex(span_id, 16)
+        if not trace_id or not span_id:
+            self.problems.add("spans without a trace id or span id, skipped", f"line {line}, span '{raw.name}'")
+            return None
+        if parent.__class__ is not str or len(parent) != 16 or not parent.islower():
+            parent = _hex(parent, 16) or None
+        ids = self.ids
+        trace_id = ids.setdefault(trace_id, trace_id)
+        span_id = ids.setdefault(span_id, span_id)
+        if parent is not None:
+            parent = ids.setdefault(parent, parent)
+        attrs = _attributes(raw.attributes) if raw.attributes else {}
+        if raw.events:
+            _event_attributes(attrs, raw.events)
+        status, name = raw.status, raw.name or ""
+        name = ids.setdefault(name, name) if name.__class__ is str else str(name)
+        span = Span(
+            trace_id,
+            span_id,
+            parent,
+            name,
+            None,
+            _seconds(raw.startTimeUnixNano),
+            _seconds(raw.endTimeUnixNano),
+            line,
+            None,
+            None,
+            _EMPTY,
+            error=status is not None and status.code in ERROR_CODES,
+            attributes=attrs,
+        )
+        kind = attrs.get(KIND)
+        if kind is None:
+            conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
+            return span
+        span.kind = kind = str(conventions.value(kind)).upper()
+        if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
+            conventions.openinference(span, attrs, self.cap, self.problems)
+        else:  # read again only if it turns out to be a root (its parent absent from the file)
+            span.pending = self.offset
+            session = attrs.get(SESSION)
+            span.session = None if session is None else conventions.value(session)
+        if span.session.__class__ is str:  # on every span of every turn: held once
+            span.session = self.sessions.setdefault(span.session, span.session)
+        return span
 
-def _span(raw: dict[str, Any], line: int, cap: int, problems: Problems) -> Span | None:
-    trace_id, span_id = raw.get("traceId"), raw.get("spanId")
-    if trace_id.__class__ is not str or len(trace_id) != 32 or not trace_id.islower():
-        trace_id = _hex(trace_id, 32)
-    if span_id.__class__ is not str or len(span_id) != 16 or not span_id.islower():
-        span_id = _hex(span_id, 16)
-    if not trace_id or not span_id:
-        problems.add("spans without a trace id or span id, skipped", f"line {line}, span '{raw.get('name')}'")
-        return None
-    attrs = {a["key"]: a.get("value") for a in raw.get("attributes") or ()}
-    for event in raw.get("events") or ():  # GenAI content may come as span events
-        for attribute in event.get("attributes") or ():
-            attrs.setdefault(attribute["key"], attribute.get("value"))
-    status = raw.get("status") or {}
-    span = Span(
-        trace_id,
-        span_id,
-        _parent(raw.get("parentSpanId")),
-        raw.get("name") or "",
-        None,
-        int(raw.get("startTimeUnixNano") or 0) / 1e9,
-        int(raw.get("endTimeUnixNano") or 0) / 1e9,
-        line,
-        error=status.get("code") in ERROR_CODES,
-        attributes=attrs,
-    )
-    conventions.fill(span, attrs, cap, problems)
-    return span
+
+def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
+    """Read what ``span`` left unread (it has become a record's root): its line is decoded again."""
+    offset, span.pending = span.pending, None
+    if offset < 0:
+        request = schema.DECODER.decode(source.read_bytes())
+    else:
+        with open(source, "rb") as handle:
+            handle.seek(offset)
+            request = schema.DECODER.decode(handle.readline())
+    for item in request if request.__class__ is list else (request,):
+        for resource_spans in item.resourceSpans:
+            for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
+                for raw in scope_spans.spans or ():
+                    if raw.spanId == span.span_id or _hex(raw.spanId, 16) == span.span_id:
+                        attrs = _attributes(raw.attributes)
+                        if raw.events:
+                            _event_attributes(attrs, raw.events)
+                        conventions.openinference(span, attrs, cap, problems)
+                        return
 
 
-def _parent(identifier: Any) -> str | None:
-    if identifier.__class__ is str and len(identifier) == 16 and identifier.islower():
-        return identifier
-    return _hex(identifier, 16) or None
+def _attributes(items: list[schema.KeyValue] | None) -> dict[str, Any]:
+    """OTLP ``[{"key": k, "value": v}, ...]`` -> ``{k: v}``, in one C-level pass (the keys are strings)."""
+    return dict(map(KEY_VALUE, items)) if items else {}
+
+
+def _event_attributes(attrs: dict[str, Any], events: list[schema.Event]) -> None:
+    """GenAI content may come as span events: their attributes, where the span's own do not have the name."""
+    for event in events:
+        for key, found in _attributes(event.attributes).items():
+            attrs.setdefault(key, found)
+
+
+def _seconds(nanos: Any) -> float:
+    """``startTimeUnixNano`` (a string of digits in JSON, or a number) as seconds; 0.0 when absent or unreadable."""
+    try:
+        return int(nanos or 0) / 1e9
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _hex(identifier: Any, width: int) -> str | None:
@@ -150,7 +257,10 @@ def attribute(span: Span, name: str) -> Any:
         return conventions.value(attrs[name])
     metadata = conventions.value(attrs.get("metadata"))
     if isinstance(metadata, str) and metadata.startswith("{"):
-        metadata = orjson.loads(metadata)
+        try:
+            metadata = orjson.loads(metadata)
+        except orjson.JSONDecodeError:
+            metadata = None
     if isinstance(metadata, dict) and name in metadata:
         return metadata[name]
     resource = attrs.get("__resource__") or {}

@@ -37,13 +37,14 @@ class Span:
     line: int  # where it was read (line or record number)
     input: str | None = None
     output: str | None = None
-    documents: list[Document] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)  # a span that has none may share one empty list
     tokens_in: int | None = None
     tokens_out: int | None = None
     model: str | None = None
     session: str | None = None
     error: bool = False
     attributes: dict[str, Any] = field(default_factory=dict)  # named metadata is looked up here
+    pending: Any = None  # where to read what was left unread (a span read in full only if it becomes a root)
 
 
 class Problems:

@@ -23,6 +23,62 @@ from servers.evaluation.answers import metrics as registry
 from servers.evaluation.answers.items import Batch, Gold, Item, answer_sets, check_inputs
 from servers.evaluation.answers.no_answer import mean, merge_no_answer, split_means
 from servers.evaluation.answers.per_language import item_languages, languages_found, rules_by_language
+from servers.evaluation.results import EvaluateResult, item_ids, save_result
+from ultra_kit.answered import answered_items
+from ultra_kit.languages import script_warning
+
+Progress = Callable[[float, float | None, str | None], None]
+
+
+def run_evaluate(
+    pred_ls: Sequence[str | None],
+    gt_ls: Sequence[Gold],
+    *,
+    id_ls: list[Any] | None,
+    q_ls: list[Any] | None,
+    metrics: Sequence[str],
+    normalize: str,
+    language: str,
+    rouge_stemmer: bool,
+    wordnet_path: str,
+    language_min_confidence: float,
+    save_path: str,
+    progress: Progress | None,
+) -> EvaluateResult:
+    """The ``evaluate`` tool: the answered items scored (``evaluate_answers``), the settings recorded beside them
+    (the settings the chosen metrics read, the kinds and directions, the failed items), the result file written.
+    An item whose prediction is None (``target.ask``: the system failed) is left out and listed in
+    ``settings.failed_items``."""
+    answers, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls, q_ls=q_ls)
+    golds = kept["gt_ls"]
+    given = {"rouge_stemmer": bool(rouge_stemmer), "wordnet_path": wordnet_path,
+             "language_min_confidence": language_min_confidence}  # fmt: skip
+    eval_res = evaluate_answers(answers, golds, metrics=metrics, normalize=normalize, language=language,
+                                **given, questions=kept["q_ls"], progress=progress)  # fmt: skip
+    names = registry.resolve_metrics(metrics)
+    settings: dict[str, Any] = {
+        "metrics": names,
+        "normalize": normalize,
+        "language": language,
+        "rouge_stemmer": bool(rouge_stemmer),
+        "n_items": len(answers),
+        "failed_items": failed,  # ids of the items the system did not answer (pred_ls None): not scored
+    }
+    settings.update({name: given[name] for name in registry.settings_read(names) if name not in settings})
+    texts = [*answers, *(text for gold in golds for text in flat_golds(gold))]
+    settings["warnings"] = [w for w in [script_warning(texts, language)] if w]  # `ultra run` says it once
+    settings["metric_kinds"] = {name: registry.METRICS[name].kind for name in names}  # how the report charts them
+    settings["higher_is_better"] = {name: registry.METRICS[name].higher_is_better for name in names}  # compare's
+    ids = item_ids(kept["id_ls"], len(answers))
+    path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
+    return {"eval_res": eval_res, "settings": settings, "result_path": path}
+
+
+def flat_golds(gold: Gold) -> list[str]:
+    """The texts of one item's golds (a string, aliases, or answer sets of aliases)."""
+    if isinstance(gold, str):
+        return [gold]
+    return [text for part in gold for text in ([part] if isinstance(part, str) else part)]
 
 
 def evaluate_answers(
@@ -36,7 +92,7 @@ def evaluate_answers(
     wordnet_path: str,
     language_min_confidence: float,
     questions: Sequence[str] | None = None,
-    progress: Callable[[float, float | None, str | None], None] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Score predictions against golds: ``{metric: [per item], ..., "avg_<metric>": mean, ...}``.
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_base.errors import InputError
-from ultra_kit.labels.store import is_label_store, labels_by_system
+from ultra_base.errors import InputError, readable_path
+from ultra_kit.labels.store import is_label_store, label_samples, labels_by_system
 from ultra_kit.labels.store import sampling_probs as stored_probs
 from ultra_kit.readers import read_json, read_jsonl
 
@@ -168,6 +168,29 @@ def item_samples(items: list[Any], judged: Judged, metric: str, path: str | None
         known = [_number(v, f"a sample of item {item_id}'s {metric}", path) for v in recorded or [] if v is not None]
         out[item_id] = known or [judged.scores[item_id]]
     return out
+
+
+def samples_of_systems(
+    samples: dict[str, Any] | str | None,
+    judged_items: list[Any] | None,
+    system_ls: list[Any] | None,
+    sample_files: dict[str, Any],
+    judge_metric: str,
+) -> dict[str, dict[str, list[float]]]:
+    """``compare_judged``'s samples per system, per item: from ``samples``, else ``judged_items`` with
+    ``system_ls``, else ``sample_files`` (of at least two systems). ``samples`` may be ``ultra annotate``'s label
+    store: each item's samples are its annotators' labels."""
+    if isinstance(samples, str):
+        if not is_label_store(samples):
+            raise InputError("samples as a file must be ultra annotate's label store (.sqlite); give judge result "
+                             "files per system: {system: file}", path=samples)  # fmt: skip
+        samples = label_samples(readable_path(samples, setting="samples"))
+    source = samples if samples is not None else sample_files
+    if samples is None and judged_items is not None:
+        return samples_by_system(judged_items, system_ls, judge_metric)
+    if not source or len(source) < 2:
+        raise InputError("give samples (or sample_files) of at least two systems, or judged_items with system_ls")
+    return judge_samples(dict(source), judge_metric)
 
 
 def samples_by_system(

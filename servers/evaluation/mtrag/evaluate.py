@@ -4,11 +4,64 @@ computed in registry order, their means."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from servers.evaluation.mtrag import metrics as registry
 from servers.evaluation.mtrag.columns import Columns, Records
 from servers.evaluation.mtrag.scores import answerability_label, idk_value, texts_of
+from servers.evaluation.results import EvaluateResult, item_ids, save_result
 from ultra_base.errors import InputError
+from ultra_kit.answered import answered_items
+
+Progress = Callable[[float, float | None, str | None], None]
+
+
+def run_evaluate_mtrag(
+    pred_ls: Sequence[str | None],
+    gt_ls: Sequence[object],
+    *,
+    ctx_ls: Sequence[object] | None,
+    answerability_ls: Sequence[object] | None,
+    idk_ls: Sequence[object] | None,
+    id_ls: list[Any] | None,
+    mtrag_metrics: Sequence[str],
+    bertscore_model: str,
+    bertscore_layer: int,
+    save_path: str,
+    progress: Progress | None,
+) -> EvaluateResult:
+    """The ``evaluate_mtrag`` tool: the answered records scored (``evaluate_mtrag_records``), the settings recorded
+    beside them, the result file written. A record whose prediction is None (``target.ask``: the system failed)
+    is left out and listed in ``settings.failed_items``."""
+    answers, kept, failed = answered_items(
+        pred_ls, gt_ls=gt_ls, ctx_ls=ctx_ls, answerability_ls=answerability_ls, idk_ls=idk_ls, id_ls=id_ls
+    )
+    eval_res = evaluate_mtrag_records(
+        answers,
+        kept["gt_ls"],
+        kept["ctx_ls"],
+        answerability_ls=kept["answerability_ls"],
+        idk_ls=kept["idk_ls"],
+        mtrag_metrics=mtrag_metrics,
+        bertscore_model=bertscore_model,
+        bertscore_layer=bertscore_layer,
+        progress=progress,
+    )
+    names = registry.resolve_mtrag_metrics(mtrag_metrics)
+    settings: dict[str, Any] = {
+        "mtrag_metrics": names,
+        "idk_conditioning": kept["idk_ls"] is not None,
+        "n_records": len(answers),
+        "failed_items": failed,  # ids of the records the system did not answer (pred_ls None): not scored
+        "higher_is_better": {name: registry.METRICS[name].higher_is_better for name in names},  # compare's
+    }
+    given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
+    settings.update({name: given[name] for name in registry.settings_read(names)})
+    if "bertscore_model" in settings:
+        settings["bertscore_rescaled"] = False
+    ids = item_ids(kept["id_ls"], len(answers))
+    path = save_result("evaluate_mtrag", save_path, {"id_ls": ids, **eval_res}, settings)
+    return {"eval_res": eval_res, "settings": settings, "result_path": path}
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -36,7 +89,7 @@ def evaluate_mtrag_records(
     mtrag_metrics: Sequence[str],
     bertscore_model: str,
     bertscore_layer: int,
-    progress: Callable[[float, float | None, str | None], None] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, object]:
     """MT-RAG metrics per record plus ``avg_<metric>``; ``RB_agg_idk`` when idk (and answerability) are given."""
     if not isinstance(pred_ls, (list, tuple)) or not pred_ls:

@@ -17,6 +17,7 @@ from typing import Any
 
 from servers.evaluation.mtrag.scores import answerability_label, idk_condition
 from ultra_base.errors import InputError
+from ultra_kit.mtrag.references import first_reference
 
 ALGORITHMIC_FIELDS = (
     "Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "BertKPrec", "Extractiveness_RougeL", "Length", "RB_agg",
@@ -44,16 +45,11 @@ def conversation_text(turns: object, index: int) -> str:
 
 
 def first_text(value: object, index: int) -> str:
-    """IBM's ``extract_reference``: the first target's text (a string stays as it is)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value:
-        first = value[0]
-        if isinstance(first, str):
-            return first
-        if isinstance(first, dict) and isinstance(first.get("text"), str):
-            return first["text"]
-    raise InputError(f"gt_ls[{index}]: expected MT-RAG targets ([{{text}}, ...]) or a string, found {value!r}")
+    """IBM's ``extract_reference``: the first target's text (``ultra_kit.mtrag.references``); a record needs one."""
+    text = first_reference(value, index)
+    if text is None:
+        raise InputError(f"gt_ls[{index}]: expected MT-RAG targets ([{{text}}, ...]) or a string, found {value!r}")
+    return text
 
 
 def passage_texts(value: object, index: int) -> list[str]:

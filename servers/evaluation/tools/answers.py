@@ -14,24 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from servers.evaluation.answers import metrics as answers
-from servers.evaluation.answers.evaluate import evaluate_answers
-from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
-from ultra_kit.answered import answered_items
+from servers.evaluation.answers.evaluate import run_evaluate
+from servers.evaluation.results import EvaluateResult, SavePathParam
 from ultra_kit.factory import tool_hints
-from ultra_kit.languages import script_warning
 from ultra_kit.progress import progress_from_context
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 GoldInput = str | list[str | list[str]]
-
-
-def flat_golds(gold: GoldInput) -> list[str]:
-    """The texts of one item's golds (a string, aliases, or answer sets of aliases)."""
-    if isinstance(gold, str):
-        return [gold]
-    return [text for part in gold for text in ([part] if isinstance(part, str) else part)]
 
 
 @tool_hints(read_only=False, idempotent=True)
@@ -86,43 +77,20 @@ def evaluate(
     An item whose prediction is None (target.ask: the system failed) is left out and listed in
     settings.failed_items.
     """
-    report = progress_from_context(ctx)
-    pred_ls, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls, q_ls=q_ls)
-    gt_ls, id_ls, q_ls = kept["gt_ls"], kept["id_ls"], kept["q_ls"]
-    eval_res = evaluate_answers(
+    return run_evaluate(
         pred_ls,
         gt_ls,
+        id_ls=id_ls,
+        q_ls=q_ls,
         metrics=metrics,
         normalize=normalize,
         language=language,
         rouge_stemmer=rouge_stemmer,
         wordnet_path=wordnet_path,
         language_min_confidence=language_min_confidence,
-        questions=q_ls,
-        progress=report,
+        save_path=save_path,
+        progress=progress_from_context(ctx),
     )
-    ids = item_ids(id_ls, len(pred_ls))
-    names = answers.resolve_metrics(metrics)
-    settings = {
-        "metrics": names,
-        "normalize": normalize,
-        "language": language,
-        "rouge_stemmer": bool(rouge_stemmer),
-        "n_items": len(pred_ls),
-        "failed_items": failed,  # ids of the items the system did not answer (pred_ls None): not scored
-    }
-    given = {
-        "rouge_stemmer": bool(rouge_stemmer),
-        "wordnet_path": wordnet_path,
-        "language_min_confidence": language_min_confidence,
-    }
-    settings.update({name: given[name] for name in answers.settings_read(names) if name not in settings})
-    texts = [*pred_ls, *(text for gold in gt_ls for text in flat_golds(gold))]
-    settings["warnings"] = [w for w in [script_warning(texts, language)] if w]  # `ultra run` says it once
-    settings["metric_kinds"] = {name: answers.METRICS[name].kind for name in names}  # how the report charts them
-    settings["higher_is_better"] = {name: answers.METRICS[name].higher_is_better for name in names}  # compare's
-    path = save_result("evaluate", save_path, {"id_ls": ids, **eval_res}, settings)
-    return {"eval_res": eval_res, "settings": settings, "result_path": path}
 
 
 TOOLS = [evaluate]

@@ -6,22 +6,19 @@ Thin faces over ``servers.evaluation.judged``; settings come from parameter.yaml
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import Annotated, Any
 
-import numpy as np
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.evaluation.judged.bootstrap import compare_samples
+from servers.evaluation.judged.bootstrap import compare_systems
 from servers.evaluation.judged.estimates import pair_estimates, system_estimates
 from servers.evaluation.judged.inputs import (
     checked,
     human_labels,
     items_by_system,
-    judge_samples,
     judge_scores,
-    samples_by_system,
+    samples_of_systems,
     sampling_probabilities,
 )
 from servers.evaluation.results import SavePathParam
@@ -128,11 +125,11 @@ class CompareJudgedResult(TypedDict):
 def compare_judged(
     *,
     samples: Annotated[
-        dict[str, dict[str, list[float]] | list[str] | str] | None,
+        dict[str, dict[str, list[float]] | list[str] | str] | str | None,
         Field(
             description="{system: {item_id: [k judge scores]}}, or {system: judge result file(s)}: a file of a "
-            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; "
-            "overrides sample_files"
+            "judge run with judge_llm.samples k (its items' sample_values), or one file per judging pass; or "
+            "ultra annotate's labels.sqlite (each item's annotators' labels); overrides sample_files"
         ),
     ] = None,
     judged_items: Annotated[
@@ -167,29 +164,8 @@ def compare_judged(
     """
     check_save_path(save_path, "compare_judged", ".json")
     capped(n_resamples, "n_resamples", server="evaluation", name="n_resamples", minimum=100)
-    source = samples if samples is not None else sample_files
-    if samples is None and judged_items is not None:
-        per_system = samples_by_system(judged_items, system_ls, judge_metric)
-    elif not source or len(source) < 2:
-        raise InputError("give samples (or sample_files) of at least two systems, or judged_items with system_ls")
-    else:
-        per_system = judge_samples(dict(source), judge_metric)
-    if len(per_system) < 2:
-        raise InputError(f"compare_judged needs at least two systems, got {sorted(per_system)}")
-    comparisons: dict[str, dict[str, Any]] = {}
-    for a, b in combinations(per_system, 2):
-        common = sorted(set(per_system[a]) & set(per_system[b]))
-        if len(common) < 2:
-            raise InputError(f"{a} and {b} have {len(common)} items in common: a comparison needs at least 2")
-        result = compare_samples(
-            [np.array(per_system[a][i]) for i in common],
-            [np.array(per_system[b][i]) for i in common],
-            n_resamples=n_resamples, seed=seed, alpha=alpha,
-        )  # fmt: skip
-        sizes = [len(per_system[s][i]) for s in (a, b) for i in common]
-        result.update(n_items=len(common), samples_per_item=[min(sizes), max(sizes)],
-                      items_left_out=len(set(per_system[a]) ^ set(per_system[b])))  # fmt: skip
-        comparisons[f"{a} - {b}"] = result
+    per_system = samples_of_systems(samples, judged_items, system_ls, sample_files, judge_metric)
+    comparisons = compare_systems(per_system, n_resamples=n_resamples, seed=seed, alpha=alpha)
     settings = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed, "judge_metric": judge_metric or None}
     path = atomic_write_json(
         result_path(save_path, "compare_judged"),

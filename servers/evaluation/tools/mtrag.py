@@ -19,10 +19,9 @@ from typing_extensions import TypedDict
 from servers.evaluation.answers.bertscore import WHEEL_MODEL
 from servers.evaluation.mtrag import layout
 from servers.evaluation.mtrag import metrics as mtrag
-from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records
-from servers.evaluation.results import EvaluateResult, SavePathParam, item_ids, save_result
+from servers.evaluation.mtrag.evaluate import run_evaluate_mtrag
+from servers.evaluation.results import EvaluateResult, SavePathParam
 from ultra_base.errors import InputError
-from ultra_kit.answered import answered_items
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path
 from ultra_kit.progress import progress_from_context
@@ -93,40 +92,19 @@ def evaluate_mtrag(
     result with id_ls (the record ids the per-record lists follow) to a JSON file. A record whose prediction
     is None (target.ask: the system failed) is left out and listed in settings.failed_items.
     """
-    report = progress_from_context(ctx)
-    pred_ls, kept, failed = answered_items(
-        pred_ls, gt_ls=gt_ls, ctx_ls=ctx_ls, answerability_ls=answerability_ls, idk_ls=idk_ls, id_ls=id_ls
-    )
-    gt_ls, ctx_ls, answerability_ls, idk_ls = kept["gt_ls"], kept["ctx_ls"], kept["answerability_ls"], kept["idk_ls"]
-    ids = item_ids(kept["id_ls"], len(pred_ls))
-    eval_res = evaluate_mtrag_records(
+    return run_evaluate_mtrag(
         pred_ls,
         gt_ls,
-        ctx_ls,
+        ctx_ls=ctx_ls,
         answerability_ls=answerability_ls,
         idk_ls=idk_ls,
+        id_ls=id_ls,
         mtrag_metrics=mtrag_metrics,
         bertscore_model=bertscore_model,
         bertscore_layer=bertscore_layer,
-        progress=report,
+        save_path=save_path,
+        progress=progress_from_context(ctx),
     )
-    names = mtrag.resolve_mtrag_metrics(mtrag_metrics)
-    settings: dict[str, Any] = {
-        "mtrag_metrics": names,
-        "idk_conditioning": idk_ls is not None,
-        "n_records": len(pred_ls),
-        "failed_items": failed,  # ids of the records the system did not answer (pred_ls None): not scored
-        "higher_is_better": {name: mtrag.METRICS[name].higher_is_better for name in names},  # compare's
-    }
-    given = {"bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
-    settings.update({name: given[name] for name in mtrag.settings_read(names)})
-    if "bertscore_model" in settings:
-        settings["bertscore_rescaled"] = False
-    return {
-        "eval_res": eval_res,
-        "settings": settings,
-        "result_path": save_result("evaluate_mtrag", save_path, {"id_ls": ids, **eval_res}, settings),
-    }
 
 
 @tool_hints(read_only=True, idempotent=True)

@@ -1,7 +1,7 @@
 """Every answer judge, collected from its declaration (``@answer_judge`` beside its function in ``judges/``).
 
 The MCP tools, the runner and the docs are built from ``JUDGES``. A new judge is a prompt file in
-``prompts/``, a judge function ``(client, item, retries) -> dict`` declared with ``@answer_judge`` in a
+``prompts/``, a judge function ``(client, prompts, item, retries) -> dict`` declared with ``@answer_judge`` in a
 module of ``answers/judges/`` (a new module there is found too), and tests. The judges are listed
 module by module (in name order), each module's in the order they are written.
 """
@@ -49,20 +49,17 @@ def higher_is_better() -> dict[str, bool]:
 
 def registry_markdown() -> str:
     """A markdown table of every answer judge: tool, inputs, metrics, prompt files, requests, summary."""
-    lines = [
-        "| tool | inputs | metrics | prompt files | requests per item | what it judges |",
-        "|---|---|---|---|---|---|",
-    ]
-    for judge in JUDGES:
-        cells = (
-            f"`{judge.name}`",
-            ", ".join(f"`{name}`" for name in judge.inputs),
-            ", ".join(
-                f"`{name}`" + ("" if up else " (lower is better)") for name, up in judge.higher_is_better.items()
-            ),
-            ", ".join(f"`prompts/{name}.txt`" for name in judge.prompts),
-            judge.requests,
-            judge.summary.replace("|", "\\|"),
-        )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return REGISTRY.table(
+        [
+            ("tool", lambda j: f"`{j.name}`"),
+            ("inputs", lambda j: ", ".join(f"`{name}`" for name in j.inputs)),
+            ("metrics", _metrics_cell),
+            ("prompt files", lambda j: ", ".join(f"`prompts/{name}.txt`" for name in j.prompts)),
+            ("requests per item", lambda j: j.requests),
+            ("what it judges", lambda j: j.summary),
+        ]
+    )
+
+
+def _metrics_cell(judge: AnswerJudge) -> str:
+    return ", ".join(f"`{m}`" + ("" if up else " (lower is better)") for m, up in judge.higher_is_better.items())

@@ -1,7 +1,8 @@
 """Run one answer judge over a list of items: ask, summarise, write ``<kind>_judge_<time>.json``.
 
 result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_llm={...}, judge_cache="",
-                                      save_path="output/judge", max_failed_fraction=0.1))
+                                      save_path="output/judge", max_failed_fraction=0.1, prompt_file={},
+                                      language="en"))
 
 When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
 ``InputError`` (see ``failures``) and writes nothing. With structured output (``judge_llm.structured_output``,
@@ -11,18 +12,20 @@ always on with the local backend) each request carries its prompt's reply schema
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from servers.judge.answers.declare import AnswerJudge
+from servers.judge.answers.recorded import recorded_results
 from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.overrides import call_prompts, prompts_recorded
 from servers.judge.common.progress import Progress, panel_steps, ticked
-from servers.judge.common.prompting import load_prompt
+from servers.judge.common.prompting import Prompts
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
@@ -124,44 +127,58 @@ async def run_answer_judge(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    prompt_file: Mapping[str, str],
+    language: str,
     recorded: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    replay: str | None = None,
     **pacing: float,
 ) -> AnswerJudgeResult:
     """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file.
 
-    ``recorded``: more fields for the result file, after ``tool`` (a caller's ``method`` and ``note``);
-    ``progress(done, total)``: one step per item judged by each member and sample.
+    ``prompt_file``: the user's own versions of the judge's prompts ({prompt name: file}; ``common.overrides``),
+    ``language``: the items' language; both recorded in the result file, then ``recorded``: more fields for it
+    (a caller's ``method`` and ``note``); ``progress(done, total)``: one step per item judged by each member and
+    sample; ``replay``: a file of judgments made earlier (the ``recorded_judgments`` setting), read instead of
+    asking ``judge_llm`` (``answers.recorded``).
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
+    prompts = call_prompts(language, prompt_file, names=judge.prompts)
+    recorded = {**prompts_recorded(prompts, prompt_file), **(recorded or {})}
     failures.check_fraction(max_failed_fraction)
-    settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
-    step = panel_steps(progress, len(items), settings)
-    cache = open_cache(judge_cache)
-    try:
-        judged = await judge_items(
-            settings,
-            cache,
-            lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, item)) for item in items)),
-            scales=judge.levels,
-            tool=judge.name,
-            progress=progress,
-        )
-    finally:
-        cache.close()
-    usage = judged.usage
-    results = [{"id": item["id"], **result} for item, result in zip(items, judged.items, strict=True)]
+    if replay:
+        results, usage, panel = recorded_results(judge, items, replay), {}, {}
+        used: dict[str, Any] = {"recorded_judgments": replay}  # no LLM, no cache
+        reliability: dict[str, dict[str, Any]] = {}
+    else:
+        settings = judge_settings(offline(judge_llm) if judge.offline else judge_llm, **pacing)
+        step = panel_steps(progress, len(items), settings)
+        cache = open_cache(judge_cache)
+        try:
+            judged = await judge_items(
+                settings,
+                cache,
+                lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, prompts, item)) for item in items)),
+                scales=judge.levels,
+                tool=judge.name,
+                progress=progress,
+            )
+        finally:
+            cache.close()
+        usage, panel, reliability = judged.usage, judged.panel(settings), judged.reliability
+        used = {"judge_llm": settings.public()}
+        results = [{"id": item["id"], **result} for item, result in zip(items, judged.items, strict=True)]
     aggregate = summarise(judge.metrics, results)
     counts: dict[str, int] = {"items": len(results)}
     for result in results:
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
     failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
-    prompt = load_prompt(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
+    prompt = prompts.load(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
-        **(recorded or {}),
+        **recorded,
         "aggregate": aggregate,
         "metric_kinds": judge.metric_kinds,
         "higher_is_better": judge.higher_is_better,  # compare's better / worse per metric
@@ -170,8 +187,8 @@ async def run_answer_judge(
         "items": results,
         "usage": usage,
         "prompt": prompt,
-        "panel": judged.panel(settings),
-        "settings": {"judge_llm": settings.public()},
+        "panel": panel,
+        "settings": used,
     }
     atomic_write_json(out, document)
     return AnswerJudgeResult(
@@ -182,15 +199,15 @@ async def run_answer_judge(
         failed=failed,
         usage=usage,
         prompt=prompt,
-        reliability=judged.reliability,
+        reliability=reliability,
     )
 
 
-async def _judged(judge: AnswerJudge, client: Any, item: dict[str, Any]) -> dict[str, Any]:
+async def _judged(judge: AnswerJudge, client: Any, prompts: Prompts, item: dict[str, Any]) -> dict[str, Any]:
     """``item`` judged, or its ``unanswered`` status (no request: the system under test failed on it)."""
     if item.get("unanswered"):
         return {"status": UNANSWERED, "requests": 0, "cached": False}
-    return await judge.judge(client, item, client.settings.max_retries)
+    return await judge.judge(client, prompts, item, client.settings.max_retries)
 
 
 def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:

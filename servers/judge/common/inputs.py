@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
+from ultra_kit.readers import check_json_depth
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")
@@ -165,6 +166,7 @@ def _jsonl_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             for line_number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
+                check_json_depth(line, path=str(file), first_line=line_number)  # before the recursive parser
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -36,3 +36,8 @@ PromptFiles = Annotated[
     Field(description="your own version of a built-in prompt: {prompt name: file}, e.g. {idk_v1: my_idk.txt}; "
           "its placeholders and reply fields must be the built-in's ({} = the built-in prompts)"),
 ]  # fmt: skip
+RecordedJudgments = Annotated[
+    str,
+    Field(description="a file of judgments made earlier, JSONL rows {id, answer, metric: value}: read instead of "
+          "asking judge_llm, nothing sent ('' = ask judge_llm)"),
+]  # fmt: skip

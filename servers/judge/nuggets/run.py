@@ -7,7 +7,6 @@ result = asyncio.run(run_nuggetize(query="...", passages={...}, answers={"runA":
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing_extensions import TypedDict
 from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.overrides import call_prompts
 from servers.judge.common.progress import Progress, panel_progress, ticked
 from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
@@ -26,6 +26,8 @@ from ultra_base.errors import InputError, existing_file
 from ultra_kit import failures
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from ultra_kit.limits.caps import capped, count
+from ultra_kit.limits.json_files import load_jsonl_file
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
@@ -121,6 +123,8 @@ async def run_nuggetize(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    prompt_file: Mapping[str, str],
+    language: str,
     progress: Progress | None = None,
     **pacing: float,
 ) -> NuggetizeResult:
@@ -130,8 +134,10 @@ async def run_nuggetize(
     batch failed, or more than ``max_failed_fraction`` of them, it raises ``InputError`` and writes nothing.
     """
     failures.check_fraction(max_failed_fraction)
-    if not 1 <= max_nuggets <= 100 or nugget_top_k < 0:
-        raise InputError("max_nuggets must be 1-100 and nugget_top_k >= 0 (0 = assign every nugget)")
+    capped(depth, "depth", server="judge", name="depth", minimum=1)
+    capped(max_nuggets, "max_nuggets", server="judge", name="max_nuggets", minimum=1)
+    count(nugget_top_k, "nugget_top_k (0 = assign every nugget)")
+    prompts = call_prompts(language, prompt_file, names=nuggets.PROMPT_NAMES)
     settings = judge_settings(judge_llm, **pacing)
     retries = settings.members()[0].max_retries
     stored = read_nuggets(nuggets_path) if nuggets_path else {}
@@ -161,11 +167,11 @@ async def run_nuggetize(
                 if item is None:
                     info = wanted[qid]
                     item = await nuggets.create(
-                        qid, info["query"], info["passages"], client, max_retries=retries,
+                        qid, info["query"], info["passages"], client, prompts=prompts, max_retries=retries,
                         max_nuggets=max_nuggets,
                     )  # fmt: skip
                     if not nuggets.waits_for_a_batch(item):
-                        await nuggets.score(item, client, max_retries=retries)
+                        await nuggets.score(item, client, prompts=prompts, max_retries=retries)
                 return item
 
             qids = sorted(set(all_answers) | set(wanted))
@@ -178,7 +184,8 @@ async def run_nuggetize(
             for run, text in all_answers.get(qid, {}).items()
         ]
         steps = len(qids) + len(work) * len(settings.members()) * settings.samples
-        assigned, judged = await assigning.assign_all(work, settings, cache, panel_progress(progress, steps, len(qids)))
+        step = panel_progress(progress, steps, len(qids))
+        assigned, judged = await assigning.assign_all(work, settings, cache, step, prompts)
     finally:
         cache.close()
     answers: dict[str, list[dict[str, Any]]] = {}
@@ -190,7 +197,7 @@ async def run_nuggetize(
     failures.check(failed, ok, tool="nuggetize", noun="batches", max_failed_fraction=max_failed_fraction)
     judged.usage = sum_usage([usage, judged.usage])
     return _write(done, wanted, stored, settings, judged, locals_settings(min_judgment, max_nuggets, nugget_top_k),
-                  save_path, failed)  # fmt: skip
+                  save_path, failed, nuggets.prompt_info(prompts))  # fmt: skip
 
 
 def _new_batches(item: nuggets.QueryNuggets, answers: list[dict[str, Any]]) -> list[nuggets.Batch]:
@@ -245,6 +252,7 @@ def _write(
     options: dict[str, Any],
     save_path: str,
     failed: FailedSummary,
+    prompt: dict[str, str],
 ) -> NuggetizeResult:
     per_query: dict[str, dict[str, dict[str, Any]]] = {}
     by_run: dict[str, list[dict[str, Any]]] = {}
@@ -277,7 +285,6 @@ def _write(
     assignments_file = unique_path(out.with_name(out.stem + ".assignments.jsonl"))
     atomic_write_jsonl(nuggets_file, records)
     atomic_write_jsonl(assignments_file, [a for _, answers in done for a in answers])
-    prompt = nuggets.prompt_info()
     document = {
         "tool": "nuggetize",
         "aggregate": aggregate,
@@ -326,4 +333,4 @@ def _mean(answers: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dump(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a JSONL file this module wrote (for callers and tests)."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return load_jsonl_file(path, kind="nuggets")

@@ -14,6 +14,7 @@ from typing import Any
 from servers.judge.common import inputs
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.progress import Progress
+from servers.judge.common.prompting import Prompts
 from servers.judge.relevance import holes, umbrela
 from servers.judge.relevance.agreement import read_qrels
 from servers.judge.relevance.fill_report import changes
@@ -34,6 +35,16 @@ def _pairs(chosen: list[tuple[str, str]], queries_path: str, corpus_path: str) -
     return [inputs.Pair(qid, queries[qid], docid, texts[docid], 0) for qid, docid in chosen]
 
 
+def _recorded(chosen: list[tuple[str, str]], grades: dict[str, dict[str, int]]) -> list[umbrela.Judgment]:
+    """The chosen holes' grades read from recorded qrels; a hole they do not grade fails (``error``)."""
+    out = []
+    for qid, docid in chosen:
+        grade = grades.get(qid, {}).get(docid)
+        status, error = ("ok", None) if grade is not None else ("error", "no recorded grade for this pair")
+        out.append(umbrela.Judgment(qid, docid, 0, grade, status, error=error))
+    return out
+
+
 def _write_lines(path: Path, lines: list[str]) -> Path:
     return atomic_write(path, lambda handle: handle.writelines(lines))
 
@@ -51,6 +62,7 @@ async def run_fill_qrels(
     fill_alpha: float,
     fill_resamples: int,
     fill_seed: int,
+    fill_recorded_qrels: str,
     judge_llm: dict[str, Any],
     judge_cache: str,
     save_path: str,
@@ -59,15 +71,17 @@ async def run_fill_qrels(
     **pacing: float,
 ) -> dict[str, Any]:
     """``fill_qrels`` for Python callers (``progress(done, total)`` per hole judged; ``pacing``: ``backoff_base`` /
-    ``backoff_max``, for tests)."""
+    ``backoff_max``, for tests). With ``fill_recorded_qrels`` the chosen holes take their grades from that qrels
+    file (a hole it does not grade fails, counted) and ``judge_llm`` is not read."""
     failures.check_fraction(max_failed_fraction)
     if not run_paths:
         raise InputError("run_paths is empty: give the runs whose top fill_depth documents are to be judged")
     if fill_budget is not None:
         count(fill_budget, "fill_budget (null: no limit)")
     capped(fill_resamples, "fill_resamples", server="judge", name="fill_resamples", minimum=1)
+    capped(fill_depth, "fill_depth", server="judge", name="fill_depth", minimum=1)
     check_save_path(save_path, "fill_qrels", ".json")
-    settings = judge_settings(judge_llm, **pacing)
+    settings = None if fill_recorded_qrels else judge_settings(judge_llm, **pacing)
     human = read_qrels(human_qrels_path)
     names = [Path(p).name.removesuffix(".trec") for p in run_paths]
     if len(set(names)) != len(names):
@@ -77,9 +91,11 @@ async def run_fill_qrels(
     chosen = holes.choose(human, ranked, fill_depth, budget=fill_budget)
     judgments: list[umbrela.Judgment] = []
     usage: dict[str, Any] = {}
-    if chosen:
+    if chosen and fill_recorded_qrels:
+        judgments = _recorded(chosen, read_qrels(fill_recorded_qrels))
+    elif chosen and settings is not None:
         pairs = _pairs(chosen, queries_path, corpus_path)
-        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
+        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, Prompts.as_written(), progress)
         usage = judged.usage
     if judgments:
         failed, ok = failures.summarise((j.status, j.error) for j in judgments)
@@ -105,9 +121,13 @@ async def run_fill_qrels(
     qrels_path = unique_path(out.with_suffix(".qrels"))
     _write_lines(qrels_path, [f"{q} 0 {d} {g}\n" for q, docs in merged.items() for d, g in docs.items()])
     origin_path = unique_path(out.with_suffix(".origin.tsv"))
-    model = settings.public().get("model_id", "")
+    origin = (
+        f"recorded:{fill_recorded_qrels}"
+        if settings is None
+        else f"{umbrela.PROMPT_NAME}:{settings.public().get('model_id', '')}"
+    )
     _write_lines(origin_path, ["qid\tdocid\tgrade\torigin\n"] +
-                 [f"{j.qid}\t{j.docid}\t{j.score}\t{umbrela.PROMPT_NAME}:{model}\n" for j in graded])  # fmt: skip
+                 [f"{j.qid}\t{j.docid}\t{j.score}\t{origin}\n" for j in graded])  # fmt: skip
     counts = {"holes": len(all_holes), "chosen": len(chosen), "judged": len(graded),
               "failed": len(judgments) - len(graded), "holes_left": len(all_holes) - len(graded)}  # fmt: skip
     document = {
@@ -117,7 +137,8 @@ async def run_fill_qrels(
         "settings": {"human_qrels_path": human_qrels_path, "run_paths": list(run_paths), "fill_depth": fill_depth,
                      "fill_budget": fill_budget, "fill_measures": list(fill_measures), "relevant_grade": relevant_grade,
                      "fill_alpha": fill_alpha, "fill_resamples": fill_resamples, "fill_seed": fill_seed,
-                     "judge_llm": settings.public(), "judge_cache": judge_cache or None},
+                     **({"fill_recorded_qrels": fill_recorded_qrels} if settings is None else
+                        {"judge_llm": settings.public(), "judge_cache": judge_cache or None})},
     }  # fmt: skip
     atomic_write_json(out, document)
     return {**report, "fill_counts": counts, "failed": failed, "usage": usage, "merged_qrels_path": str(qrels_path),

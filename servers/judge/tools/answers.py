@@ -1,7 +1,8 @@
 """The answer-judge MCP tools, one per declared judge (``answers.registry.JUDGES``), generated with real signatures.
 
 Each tool takes the judge's input lists (required), ``id_ls`` (optional) and the settings ``judge_llm``,
-``judge_cache``, ``save_path``, ``max_failed_fraction``, ``prompt_file`` (``common.overrides``) and ``language``;
+``judge_cache``, ``save_path``, ``max_failed_fraction``, ``prompt_file`` (``common.overrides``), ``language`` and
+``recorded_judgments`` (``answers.recorded``);
 no default here: ``parameter.yaml`` supplies them, so ``with_settings`` and the MCP SDK derive its input schema as
 for a hand-written function.
 """
@@ -15,7 +16,6 @@ from typing import Any
 from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import JUDGES
 from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
-from servers.judge.common.overrides import overriding, read_overrides, recorded
 from servers.judge.common.parameters import (
     INPUT_TYPES,
     CachePath,
@@ -23,13 +23,15 @@ from servers.judge.common.parameters import (
     Ids,
     LLMSpec,
     PromptFiles,
+    RecordedJudgments,
     SavePath,
 )
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
+RECORDED = "recorded_judgments"
 SETTINGS: dict[str, Any] = {
     "judge_llm": LLMSpec,
     "judge_cache": CachePath,
@@ -37,6 +39,7 @@ SETTINGS: dict[str, Any] = {
     "max_failed_fraction": FailedFraction,
     "prompt_file": PromptFiles,
     "language": LanguageParam,
+    "recorded_judgments": RecordedJudgments,
 }
 
 
@@ -54,21 +57,15 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
         bound.apply_defaults()
         values = bound.arguments
         items = items_for(judge, {name: values[name] for name in judge.inputs}, values["id_ls"])
-        overrides = read_overrides(values["prompt_file"], names=judge.prompts)
-        settings = {name: values[name] for name in SETTINGS if name not in ("prompt_file", "language")}
-        with overriding(overrides), judge_language(values["language"]) as language:
-            extra: dict[str, Any] = {"language": language}
-            if overrides:
-                extra["prompt_overrides"] = recorded(overrides, values["prompt_file"])
-            progress = reporter(values["ctx"], "answers")
-            return await run_answer_judge(judge, items, recorded=extra, progress=progress, **settings)
+        settings = {name: values[name] for name in SETTINGS if name != RECORDED}
+        progress = reporter(values["ctx"], "answers")
+        return await run_answer_judge(judge, items, progress=progress, replay=values[RECORDED], **settings)
 
     tool.__name__ = tool.__qualname__ = judge.name
     tool.__doc__ = judge.description + FAILING
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": AnswerJudgeResult}
-    if judge.offline:  # no request: judge_llm's ${VAR} key is never expanded, so it need not be set
-        tool = expands_own_env("judge_llm")(tool)
+    tool = expands_own_env("judge_llm")(tool)  # expanded when a request is sent: offline and recorded need no key
     return runs_in_passes(tool_hints(read_only=False, idempotent=True, open_world=True)(tool))
 
 

@@ -9,15 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
-from servers.judge.relevance.umbrela import PROMPT_NAME, REPAIR_PROMPT_NAME
-from ultra_kit.factory import tool_hints
+from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
 if TYPE_CHECKING:
@@ -37,7 +35,9 @@ async def umbrela_judge(
     queries_path: Annotated[str, Field(description="file mode: queries JSONL or TSV (qid, query)")],
     run_path: Annotated[str, Field(description="file mode: TREC run whose top `depth` passages are judged")],
     corpus_path: Annotated[str, Field(description="file mode: corpus JSONL (docid, text, optional title)")],
-    depth: Annotated[int, Field(description="passages judged per query in file mode", ge=1)],
+    depth: Annotated[
+        int, Field(description="passages judged per query in file mode (at most caps.depth)", ge=1, strict=True)
+    ],
     k_values: Annotated[list[int], Field(description="cut-offs for P@k and AP@k")],
     judge_llm: LLMSpec,
     judge_cache: CachePath,
@@ -56,22 +56,23 @@ async def umbrela_judge(
     counts the failures otherwise. prompt_file {umbrela_v1: file}: your own version of the prompt.
     """
 
-    with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))), judge_language(language):
-        return await run_umbrela(
-            query=query,
-            passages=passages,
-            query_id=query_id,
-            queries_path=queries_path,
-            run_path=run_path,
-            corpus_path=corpus_path,
-            depth=depth,
-            k_values=k_values,
-            judge_llm=judge_llm,
-            judge_cache=judge_cache,
-            save_path=save_path,
-            max_failed_fraction=max_failed_fraction,
-            progress=reporter(ctx, "passages"),
-        )
+    return await run_umbrela(
+        query=query,
+        passages=passages,
+        query_id=query_id,
+        queries_path=queries_path,
+        run_path=run_path,
+        corpus_path=corpus_path,
+        depth=depth,
+        k_values=k_values,
+        judge_llm=judge_llm,
+        judge_cache=judge_cache,
+        save_path=save_path,
+        max_failed_fraction=max_failed_fraction,
+        prompt_file=prompt_file,
+        language=language,
+        progress=reporter(ctx, "passages"),
+    )
 
 
 @tool_hints(read_only=False, idempotent=True)
@@ -156,19 +157,30 @@ class FillQrelsResult(TypedDict):
 
 @runs_in_passes
 @tool_hints(read_only=False, idempotent=True, open_world=True)
+@expands_own_env("judge_llm")  # read only when the holes are judged live: recorded grades need no key
 async def fill_qrels(
     *,
     human_qrels_path: Annotated[str, Field(description="the qrels to fill (their grades are kept)")],
     run_paths: Annotated[list[str], Field(description="the runs whose top fill_depth documents are looked at")],
     queries_path: Annotated[str, Field(description="queries JSONL or TSV (qid, query)")],
     corpus_path: Annotated[str, Field(description="corpus JSONL (docid, text, optional title)")],
-    fill_depth: Annotated[int, Field(description="holes: unjudged documents in each run's top fill_depth", ge=1)],
+    fill_depth: Annotated[
+        int,
+        Field(
+            description="holes: unjudged documents in each run's top fill_depth (caps.fill_depth or less)",
+            ge=1,
+            strict=True,
+        ),
+    ],
     fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0, strict=True)],
     fill_measures: Annotated[list[str], Field(description="measures compared before and after, e.g. ndcg@20")],
     relevant_grade: Annotated[int, Field(description="relevant = grade >= this (trec_eval -l)")],
     fill_alpha: Annotated[float, Field(description="significance level of the pairwise run tests", gt=0, lt=1)],
     fill_resamples: Annotated[int, Field(description="random sign flips of the pairwise run tests", ge=1)],
     fill_seed: Annotated[int, Field(description="seed of the pairwise run tests", ge=0)],
+    fill_recorded_qrels: Annotated[
+        str, Field(description="qrels of grades made earlier, read for the holes instead of asking ('' = UMBRELA)")
+    ],
     judge_llm: LLMSpec,
     judge_cache: CachePath,
     save_path: SavePath,
@@ -182,11 +194,13 @@ async def fill_qrels(
     qrels (human grades kept, LLM grades added) and a side file of the LLM-origin grades. Reports per run and
     measure the value before and after, Judged@fill_depth before and after, Kendall's tau-b between the runs'
     rankings under the two qrels, and every pair of runs whose paired-test decision (p < fill_alpha) flips.
+    With fill_recorded_qrels the holes' grades are read from that file (a hole it lacks fails, counted), nothing sent.
     """
     return await run_fill_qrels(
         human_qrels_path=human_qrels_path, run_paths=run_paths, queries_path=queries_path, corpus_path=corpus_path,
         fill_depth=fill_depth, fill_budget=fill_budget, fill_measures=fill_measures, relevant_grade=relevant_grade,
-        fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed, judge_llm=judge_llm,
+        fill_alpha=fill_alpha, fill_resamples=fill_resamples, fill_seed=fill_seed,
+        fill_recorded_qrels=fill_recorded_qrels, judge_llm=judge_llm,
         judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
         progress=reporter(ctx, "holes"),
     )  # type: ignore[return-value]  # fmt: skip

@@ -71,16 +71,12 @@ def report(
     shown side by side, joined on query ids, with their paired comparison.
     """
     from servers.report.build import write_report
-    from servers.report.sources import texts_by_id
+    from servers.report.sources import given_texts
 
     paths = [p for p in [result_path, *result_paths] if p]
     if not paths and not labels:
         raise InputError("nothing to report: give result_path (a result file or run folder) or result_paths")
-    texts = None
-    if q_ls is not None or pred_ls is not None:
-        size = len(q_ls if q_ls is not None else pred_ls or [])
-        ids = id_ls if id_ls is not None else list(range(size))
-        texts = texts_by_id(ids, q_ls, pred_ls, where="q_ls / pred_ls / id_ls")
+    texts = given_texts(id_ls, q_ls, pred_ls)
     if out_dir is not None:
         check_inside_output(out_dir, setting="out_dir")
     capped(bootstrap_resamples, "bootstrap_resamples", server="report", name="bootstrap_resamples", minimum=1)
@@ -98,14 +94,7 @@ def report(
         max_scatter_points=max_scatter_points,
         texts=texts,
     )
-    return {
-        "report_path": str(files.report_path),
-        "summary_csv_path": str(files.summary_csv_path),
-        "per_query_csv_path": str(files.per_query_csv_path),
-        "plot_paths": [str(p) for p in files.plot_paths],
-        "runs": files.runs,
-        "summary": [{k: None if v != v else v for k, v in vars(row).items()} for row in files.summary],  # NaN: null
-    }
+    return files.as_result()  # type: ignore[return-value]
 
 
 TOOLS = [report]

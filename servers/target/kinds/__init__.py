@@ -46,6 +46,7 @@ COMMON_KEYS = (
 )  # fmt: skip
 PINNED_KEYS = (
     "kind", "url", "method", "headers", "base_url", "api_key", "function", "runnable", "engine", "command", "tool",
+    "env",  # the mcp kind's server environment (PYTHONPATH, LD_PRELOAD ... decide which code runs)
     "max_response_bytes", "max_json_depth", "max_workers", "rate_limit",  # limits an agent may not raise
 )  # fmt: skip
 

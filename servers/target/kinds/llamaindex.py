@@ -1,7 +1,10 @@
 """The ``llamaindex`` kind: a LlamaIndex query engine or chat engine (``engine: module:attribute``).
 
-A query engine gets the question (``aquery``); a chat engine gets the question and the conversation's
-earlier turns as ``chat_history`` (``achat``). A chat engine keeps a memory that each call replaces, so
+A query engine gets the question (``aquery``) and nothing of the conversation's earlier turns: it has no place
+for them, so a conversation's turns are asked as if each stood alone, and the first turn that had a history
+prints a warning saying so (once per step). A chat engine gets the question and the earlier turns as
+``chat_history`` (``achat``); ``CondenseQuestionChatEngine.from_defaults(query_engine=...)`` makes one of a
+query engine. A chat engine keeps a memory that each call replaces, so
 calls to one are made one at a time; a query engine is asked concurrently. The answer is
 ``response.response``; ``response.source_nodes`` become the passages: the node's text, its id (a metadata
 id such as ``doc_id``, else the id of the document it came from, else the node's own id) and its score.
@@ -11,6 +14,7 @@ Needs the ``llamaindex`` extra (``llama-index-core``).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,14 +41,25 @@ def open_asker(target: Mapping[str, Any], context: KindContext) -> Asker:
     )
 
 
+HISTORY_DROPPED = (
+    "[ultra] warning: target.engine is a query engine, which takes a question only: the earlier turns of each "
+    "conversation are not sent, so every turn is asked as if it stood alone. To send them, give a chat engine "
+    "(index.as_chat_engine(), or CondenseQuestionChatEngine.from_defaults(query_engine=...))"
+)
+
+
 class QueryEngineAsker:
-    """Asks a query engine; the history of a conversation is not sent (a query engine has none)."""
+    """Asks a query engine; the history of a conversation is not sent (a query engine has none), said once."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
+        self.warned = False
 
     async def ask(self, request: TurnRequest) -> TargetReply:
         """The engine's response to the question."""
+        if request.history and not self.warned:
+            self.warned = True
+            print(HISTORY_DROPPED, file=sys.stderr)
         try:
             response = await self.engine.aquery(request.question)
         except Exception as exc:  # the user's engine failed: recorded on the item

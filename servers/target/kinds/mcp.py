@@ -6,6 +6,11 @@ is the tool's structured result (else its text, read as JSON when it is JSON, el
 ``answer``, ``contexts``, ``context_text``, ``context_id``, ``context_score`` and ``citations`` are JMESPath
 over it, as in the http kind. One session stays open per asker (calls share it concurrently); a server that
 dies is started again on the next call; ``aclose`` stops it. A first word ``python`` runs the Python of ultra.
+
+The server's environment is the SDK's safe set (``HOME``, ``PATH``, ...) plus ``env``, a mapping of names to
+text (``${VAR}`` references expanded, their values kept out of every message, file and log). ``env``, like
+``command``, comes from a parameter file only: a variable such as ``PYTHONPATH`` or ``LD_PRELOAD`` decides which
+code runs. An error about it names the variable, never its value.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -24,11 +30,13 @@ from servers.target.kinds.templates import RequestTemplate
 from ultra_base.errors import InputError
 
 KEYS = (
-    "command", "tool", "arguments", "answer", "contexts", "context_text", "context_id", "context_score", "citations",
+    "command", "tool", "arguments", "env", "answer", "contexts", "context_text", "context_id", "context_score",
+    "citations",
 )  # fmt: skip
 SUMMARY = "a tool on an MCP server started over stdio (`command`), called with `arguments`; JMESPath over its result"
 START_TIMEOUT = 60.0  # seconds a server may take to start and list its tools
 _LOG_TAIL = 600  # characters of the server's stderr a start failure shows
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def open_asker(target: Mapping[str, Any], context: KindContext) -> ToolAsker:
@@ -43,16 +51,36 @@ def open_asker(target: Mapping[str, Any], context: KindContext) -> ToolAsker:
     if not isinstance(arguments, Mapping):
         raise InputError(f"target.arguments must be a mapping of the tool's arguments; got {arguments!r}")
     template = RequestTemplate(dict(arguments), setting="target.arguments")
-    return ToolAsker(command, tool.strip(), template, ReplyPaths.of(target), context)
+    return ToolAsker(command, tool.strip(), template, ReplyPaths.of(target), context, env=environment(target))
+
+
+def environment(target: Mapping[str, Any]) -> dict[str, str]:
+    """``target.env`` checked: names of environment variables to text (numbers written as text). Messages name
+    the variable, never its value (which may be a secret)."""
+    env = target.get("env") or {}
+    if not isinstance(env, Mapping):
+        raise InputError(f"target.env must be a mapping of variable names to values, got a {type(env).__name__}")
+    out = {}
+    for name, value in env.items():
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            raise InputError(f"target.env: {name!r} is not an environment variable name (letters, digits, _)")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise InputError(f"target.env.{name} must be text or a number, got a {type(value).__name__}")
+        if "\0" in str(value):
+            raise InputError(f"target.env.{name} holds a NUL character")
+        out[name] = str(value)
+    return out
 
 
 class ToolAsker:
     """One stdio session to the server, owned by a task of its own (the SDK's task groups stay in one task)."""
 
     def __init__(
-        self, command: list[str], tool: str, arguments: RequestTemplate, paths: ReplyPaths, context: KindContext
-    ) -> None:
+        self, command: list[str], tool: str, arguments: RequestTemplate, paths: ReplyPaths, context: KindContext,
+        *, env: Mapping[str, str] | None = None,
+    ) -> None:  # fmt: skip
         self.command = [sys.executable if command[0] == "python" else command[0], *command[1:]]
+        self.env = dict(env or {})  # added to the SDK's safe environment; never shown
         self.tool = tool
         self.arguments = arguments
         self.paths = paths
@@ -115,7 +143,8 @@ class ToolAsker:
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(command=self.command[0], args=self.command[1:], cwd=os.getcwd())
+        params = StdioServerParameters(command=self.command[0], args=self.command[1:], cwd=os.getcwd(),
+                                       env=self.env or None)  # fmt: skip
         try:
             async with Client(stdio_client(params, errlog=self._errlog)) as client:
                 names = [t.name for t in (await client.list_tools()).tools]

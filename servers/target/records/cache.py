@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from servers.target.records.journal import RUNNER_KEYS
+from servers.target.records.journal import identity_of
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, record TEXT NOT NULL, created REAL NOT NULL)"
 REPLY_FIELDS = ("answer", "contexts", "citations", "usage", "latency")
 
 
 def cache_key(target: Mapping[str, Any], question: str, item_id: str, history: Any) -> str:
-    identity = {k: v for k, v in target.items() if k not in RUNNER_KEYS and k != "api_key"}
+    identity = identity_of(target, leave_out=("api_key",))
     request = {"target": identity, "question": question, "id": item_id, "history": history}
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 

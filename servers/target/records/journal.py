@@ -23,15 +23,22 @@ from pathlib import Path
 from typing import Any
 
 from servers.target import fastjson
+from ultra_base import redact
 
 FLUSH_SECONDS = 0.2  # an answer's line reaches the file at most this long after it arrives
 FLUSH_LINES = 256  # ... or as soon as this many lines wait
 RUNNER_KEYS = ("timeout", "max_workers", "rate_limit", "max_retries", "max_failed_fraction", "target_cache")
 
 
+def identity_of(target: Mapping[str, Any], *, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The target less the runner's knobs (and ``leave_out``), the values of ``${VAR}`` references as ``***``: a
+    hash written to a file name or a cache must not carry a secret, even hashed."""
+    return redact.redact({k: v for k, v in target.items() if k not in RUNNER_KEYS and k not in leave_out})
+
+
 def fingerprint(target: Mapping[str, Any], items: list[dict[str, Any]]) -> str:
     """SHA-256 of the target's identity and the items as asked (question, id, conversation, reference)."""
-    identity = {key: value for key, value in target.items() if key not in RUNNER_KEYS}
+    identity = identity_of(target)
     text = json.dumps({"target": identity, "items": items}, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +120,45 @@ def test_cli_compare_groups_and_bad_group(runs: dict[str, Path], tmp_path: Path)
     assert bad.returncode != 0 and "has no group 'v9'" in bad.stderr and "Traceback" not in bad.stderr
     none = run_ultra("compare", str(runs["v1"]), "--groups", "v1", "v2", cwd=ROOT, env=ENV)
     assert none.returncode != 0 and "has no groups" in none.stderr
+
+
+def test_report_section_per_group_in_a_browser(runs: dict[str, Path], tmp_path: Path) -> None:
+    """The "Per group" section: a row per group with its items and every metric's mean [interval], equal to a
+    direct computation over the group's items; its chart is drawn, and the page fits 1,400 pixels in Chromium."""
+    from servers.report.cells import number
+    from servers.report.plots import file_name
+    from tests.report.helpers import table_rows
+    from tests.support.chromium import Browser, chromium_missing
+
+    (run,) = sources.collect([str(runs["all"])], {}).runs
+    files = build([runs["all"]], tmp_path / "report", **SETTINGS)
+    html = files.report_path.read_text(encoding="utf-8")
+    header = re.search(r'<table id="slices-1"[^>]*>\s*<thead><tr>(.*?)</tr>', html, re.DOTALL)
+    assert header, "the per-group table is on the page"
+    names = re.findall(r"<th>(.*?)</th>", header.group(1))
+    assert names[:2] == ["metadata.app_version", "items"] and {"f1", "em"} <= set(names[2:])
+    rows = table_rows(html, "slices-1")
+    assert [row[:2] for row in rows] == [["v1", "4"], ["v2", "4"]]
+    for row, value in zip(rows, ("v1", "v2"), strict=True):
+        keep = [i for i, key in enumerate(run.ids) if run.groups[key] == value]
+        for metric in ("f1", "em"):
+            values = run.columns[metric][keep]
+            draws = resample_means(values[:, None], resamples=400, seed=5)[:, 0]
+            low, high = np.percentile(draws, [5, 95])
+            assert row[names.index(metric)] == f"{number(float(values.mean()))} [{number(low)}, {number(high)}]"
+    assert (files.folder / f"groups_{file_name(run.label)}.png").stat().st_size > 1000
+    if chromium_missing() is not None:
+        pytest.skip(str(chromium_missing()))
+    checks = {
+        "scroll": "document.documentElement.scrollWidth <= document.documentElement.clientWidth",
+        "chart": "Array.from(document.querySelectorAll('img[data-kind=groups]'))"
+        ".map(i => [i.naturalWidth, i.getBoundingClientRect().left, i.getBoundingClientRect().right])",
+        "client": "document.documentElement.clientWidth",
+        "section": "document.getElementById('slices').innerText",
+    }
+    with Browser() as browser:
+        page = browser.open(files.report_path, checks=checks, viewport=(1400, 900))
+    assert page.console_errors == [] and page.values["scroll"] is True
+    ((width, left, right),) = page.values["chart"]
+    assert width > 200 and left >= 0 and right <= page.values["client"]
+    assert page.values["section"] == "Per group"

@@ -17,7 +17,7 @@ from servers.evaluation.server import SPEC as EVALUATION
 from servers.judge.server import SPEC as JUDGE
 from tests.client.annotate.serving import Client, annotate_server, write_dataset
 from tests.conftest import run_ultra
-from ultra_kit.inprocess import call_local_tool, local_tools
+from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 
 def rows(store):
@@ -100,10 +100,11 @@ def label_all(base: str, seen: list[str]) -> None:
         seen.append(item["item_id"])
 
 
-@pytest.mark.parametrize("overlap", [0.0, 1.0])
-def test_two_annotators_at_once_share_the_items(tmp_path, overlap) -> None:
+@pytest.mark.parametrize(("overlap", "select"), [(0.0, "uniform"), (1.0, "uniform"), (0.0, "active")])
+def test_two_annotators_at_once_share_the_items(tmp_path, overlap, select) -> None:
     data = write_dataset(tmp_path, n=30)
-    common = (str(data), "--scale", "binary", "--select", "uniform", "--overlap", str(overlap))
+    common = (str(data), "--scale", "binary", "--select", select, "--overlap", str(overlap), "--budget", "15",
+              "--fit-after", "5")  # fmt: skip
     seen: dict[str, list[str]] = {"a": [], "b": []}
     with annotate_server(tmp_path, *common, "--annotator", "a") as (base_a, _), \
             annotate_server(tmp_path, *common, "--annotator", "b") as (base_b, _):  # fmt: skip
@@ -114,7 +115,13 @@ def test_two_annotators_at_once_share_the_items(tmp_path, overlap) -> None:
             thread.join()
     stored = [(r["key"], r["annotator"]) for r in rows(tmp_path / "output" / "labels.sqlite")]
     assert len(stored) == len(set(stored))  # no annotator labelled an item twice
-    if overlap == 0:
+    with sqlite3.connect(tmp_path / "output" / "labels.sqlite") as db:
+        drawn = {key for (key,) in db.execute("SELECT key FROM items WHERE drawn = 1")}
+        undecided = db.execute("SELECT COUNT(*) FROM items WHERE drawn IS NULL").fetchone()[0]
+    assert undecided == 0
+    if select == "active":
+        assert sorted(seen["a"] + seen["b"]) == sorted(drawn) and 5 <= len(drawn) < 30  # each drawn item once
+    elif overlap == 0:
         assert sorted(seen["a"] + seen["b"]) == sorted(f"A::q{i}" for i in range(30))  # each item once
         assert seen["a"] and seen["b"]
     else:
@@ -166,3 +173,35 @@ def test_export_round_trips_into_ppi_and_judge_agreement(tmp_path, monkeypatch) 
                        {**settings, "human_qrels_path": str(store)})  # fmt: skip
     assert direct["confusion"] == exported["confusion"] and direct["kappa_graded"] == exported["kappa_graded"]
     assert direct["num_pairs"] == len(given) and direct["exact_agreement"] < 1
+
+
+def test_compare_judged_reads_the_store_as_the_export(tmp_path, monkeypatch) -> None:
+    """Two systems labelled by two people: compare_judged given the store itself equals it given the export."""
+    from ultra_client.annotate.export import export
+    from ultra_client.annotate.scales import read_scale
+    from ultra_client.annotate.source import Item
+    from ultra_client.annotate.store import LabelStore
+
+    monkeypatch.chdir(tmp_path)
+    items = [Item(system, f"q{i}", f"Q{i}?", f"answer {i}") for system in ("A", "B") for i in range(12)]
+    store = LabelStore(tmp_path / "output" / "labels.sqlite", read_scale("umbrela"))
+    queue = [{"position": k, "prob": None, "drawn": True, "copies": 2} for k in range(len(items))]
+    store.setup(items, queue, {"select": "uniform", "seed": 0, "budget": 24, "source": "x"})
+    for item in items:
+        base = (int(item.item_id[1:]) % 4) if item.system == "A" else (int(item.item_id[1:]) % 2)
+        store.record("ann", item.key, "label", float(base), None)
+        store.record("bob", item.key, "label", float(min(3, base + 1)), None)
+    store.close()
+    out = export("output/labels.sqlite", "output/export")
+    tool = local_tools(EVALUATION)["compare_judged"]
+    settings = {"n_resamples": 2000, "seed": 1, "alpha": 0.05}
+    exported = json.loads((tmp_path / "output" / "export" / "human_samples.json").read_text())
+    from_export = anyio.run(call_local_tool, tool, {**settings, "samples": exported, "save_path": "output/c1.json"})
+    direct = anyio.run(call_local_tool, tool, {**settings, "samples": "output/labels.sqlite",
+                                               "save_path": "output/c2.json"})  # fmt: skip
+    assert direct["comparisons"] == from_export["comparisons"] and "human_samples" in out
+    (pair,) = direct["comparisons"].values()
+    # A: each item's two labels b and min(3, b + 1), b = i % 4, mean 1.875; B (b = i % 2): 1.0
+    assert (pair["mean_a"], pair["mean_b"], pair["samples_per_item"]) == (1.875, 1.0, [2, 2])
+    with pytest.raises(ToolFailure, match="label store"):
+        anyio.run(call_local_tool, tool, {**settings, "samples": "output/export/human_labels.jsonl"})

@@ -1,5 +1,6 @@
 """The labelling page in a real headless Chromium (Debian's, over the DevTools pipe): keys label, undo, move back
-and relabel, a reload resumes, the judge's verdict shows only when asked for, and a hostile answer runs nothing.
+and relabel, a reload resumes, the judge's verdict shows only when asked for, a hostile answer runs nothing, and
+two annotators at once over one store label each drawn item once.
 The SQLite rows are checked after each step. ``ULTRA_ANNOTATE_SCREENSHOT=PATH`` saves the docs' screenshot."""
 
 from __future__ import annotations
@@ -79,3 +80,37 @@ def test_keyboard_labelling_in_chromium(tmp_path) -> None:
         assert browser.evaluate(tab, "window.pwned === undefined && document.querySelectorAll('img').length === 0")
     kinds = [row[1] for row in current(store)]
     assert kinds.count("label") == 4 and kinds.count("skip") == 1 and kinds.count("flag") == 1
+
+
+def test_two_annotators_at_once_in_chromium_under_active_selection(tmp_path) -> None:
+    """Two people, each on their own server over one store, label by keyboard in turns; active selection (the
+    default with judge scores) decides items as they go. Each drawn item is labelled once, by one of them."""
+    data = write_dataset(tmp_path, n=24)
+    store = tmp_path / "output" / "labels.sqlite"
+    common = (str(data), "--scale", "binary", "--budget", "12", "--fit-after", "4")
+    with annotate_server(tmp_path, *common, "--annotator", "ann") as (base_a, _), \
+            annotate_server(tmp_path, *common, "--annotator", "bob") as (base_b, _), Browser() as browser:  # fmt: skip
+        tabs = {name: browser.visit(base + "/") for name, base in (("ann", base_a), ("bob", base_b))}
+        for tab in tabs.values():
+            browser.wait_until(tab, "document.body.dataset.ready === '1'")
+        left = set(tabs)
+        for _ in range(40):
+            for name in sorted(left):
+                tab = tabs[name]
+                if "Nothing left" in browser.evaluate(tab, "document.getElementById('question').textContent"):
+                    left.discard(name)
+                    continue
+                shown = browser.evaluate(tab, SHOWN)
+                browser.press(tab, "1")
+                browser.wait_until(tab, f"{SHOWN} !== {shown!r}")
+            if not left:
+                break
+        assert not left
+    with sqlite3.connect(store) as db:
+        labels = db.execute("SELECT key, annotator FROM labels WHERE undone = 0 AND kind = 'label'").fetchall()
+        drawn = {key for (key,) in db.execute("SELECT key FROM items WHERE drawn = 1")}
+        select = db.execute("SELECT value FROM meta WHERE key = 'select'").fetchone()[0]
+        undecided = db.execute("SELECT COUNT(*) FROM items WHERE drawn IS NULL").fetchone()[0]
+    keys = [key for key, _ in labels]
+    assert select == "active" and undecided == 0 and len(keys) == len(set(keys)) and set(keys) == drawn
+    assert {who for _, who in labels} == {"ann", "bob"} and len(drawn) < 24

@@ -87,6 +87,8 @@ def test_disagreements_page_in_chromium(tmp_path) -> None:
         keys = browser.evaluate(tab, "[...document.querySelectorAll('tr[data-key]')].map(e => e.dataset.key).join()")
         text = browser.evaluate(tab, "document.getElementById('disagreements').textContent")
         ran = browser.evaluate(tab, "String(window.pwned) + document.querySelectorAll('img, script').length")
+        if os.environ.get("ULTRA_DISAGREEMENTS_SCREENSHOT"):  # the docs' screenshot (docs/images/disagreements.png)
+            Path(os.environ["ULTRA_DISAGREEMENTS_SCREENSHOT"]).write_bytes(browser.screenshot(tab))
     assert json.loads(values) == pytest.approx(expected(), abs=1e-12)
     assert json.loads(cells) == confusion()
     assert keys.split(",") == fixed.disagreement_order()[:3]  # --shown 3, the largest gap first

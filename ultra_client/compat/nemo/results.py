@@ -7,7 +7,6 @@ The same scores are under ``tasks.<task name>``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,14 @@ def nemo_results(memory: dict[str, Any], scores: dict[str, tuple[str, str]], tas
 
 
 def write_results(folder: Path, scores: dict[str, tuple[str, str]], task: str) -> Path:
-    """Write ``<run folder>/results.json`` from the run's ``memory.json``."""
-    memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    """Write ``<run folder>/results.json`` from the run's ``memory.json`` (read within the run folders' size and
+    depth limits: ``ultra_client.runs.records``)."""
+    from ultra_client.runs.records import UnreadableRecord, read_memory
+
+    try:
+        memory = read_memory(folder)
+    except UnreadableRecord as exc:
+        raise UltraError(f"{exc}; no NeMo results.json was written") from None
+    if memory is None:
+        raise UltraError(f"{folder}: the run left no memory.json; no NeMo results.json was written")
     return atomic_write_json(folder / "results.json", nemo_results(memory, scores, task))

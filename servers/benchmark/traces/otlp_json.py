@@ -1,0 +1,96 @@
+"""The OTLP JSON trace (and logs) export request as typed structs (msgspec): one pass from bytes to the fields the
+reader uses, with no dict built per span, attribute or value; unknown fields are skipped unread.
+
+The structure (``resourceSpans`` -> ``scopeSpans`` -> ``spans``, attributes as ``{key, value: AnyValue}``) is
+OpenTelemetry's ``ExportTraceServiceRequest`` in the protobuf JSON mapping. Leaves are typed loosely
+(``Any``), so a producer's odd scalar never costs the line; only a wrong structure does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class AnyValue(msgspec.Struct, gc=False):
+    """One of: a string, an int (JSON writes it as a string), a double, a bool, an array, a key-value list, bytes."""
+
+    stringValue: Any = None  # OTLP's field names
+    intValue: Any = None
+    doubleValue: Any = None
+    boolValue: Any = None
+    arrayValue: Any = None  # {"values": [AnyValue as dicts]}
+    kvlistValue: Any = None  # {"values": [{"key", "value"} as dicts]}
+    bytesValue: Any = None
+
+
+class KeyValue(msgspec.Struct, gc=False):
+    key: str = ""
+    value: AnyValue | None = None
+
+
+class Status(msgspec.Struct, gc=False):
+    code: Any = None
+    message: Any = None
+
+
+class Event(msgspec.Struct, gc=False):
+    name: Any = None
+    attributes: list[KeyValue] | None = None
+
+
+class Span(msgspec.Struct, gc=False):
+    traceId: Any = None
+    spanId: Any = None
+    parentSpanId: Any = None
+    name: Any = None
+    startTimeUnixNano: Any = None
+    endTimeUnixNano: Any = None
+    attributes: list[KeyValue] | None = None
+    events: list[Event] | None = None
+    status: Status | None = None
+
+
+class ScopeSpans(msgspec.Struct, gc=False):
+    spans: list[Span] | None = None
+
+
+class Resource(msgspec.Struct, gc=False):
+    attributes: list[KeyValue] | None = None
+
+
+class ResourceSpans(msgspec.Struct, gc=False):
+    resource: Resource | None = None
+    scopeSpans: list[ScopeSpans] | None = None
+    instrumentationLibrarySpans: list[ScopeSpans] | None = None  # before OTLP 0.15
+
+
+class LogRecord(msgspec.Struct, gc=False):
+    """A log record; GenAI events are log records with an ``eventName`` (``genai_events``)."""
+
+    eventName: Any = None
+    traceId: Any = None
+    spanId: Any = None
+    body: AnyValue | None = None
+    attributes: list[KeyValue] | None = None
+
+
+class ScopeLogs(msgspec.Struct, gc=False):
+    logRecords: list[LogRecord] | None = None
+
+
+class ResourceLogs(msgspec.Struct, gc=False):
+    scopeLogs: list[ScopeLogs] | None = None
+
+
+class Request(msgspec.Struct, gc=False):
+    """A trace export request, or a logs export request (a Collector file exporter in both pipelines writes both)."""
+
+    resourceSpans: list[ResourceSpans] | None = None
+    resourceLogs: list[ResourceLogs] | None = None
+
+
+DECODER = msgspec.json.Decoder(Request | list[Request])
+NOT_JSON = msgspec.DecodeError  # raised for text that is not JSON; ValidationError (a subclass): not OTLP
+NOT_OTLP = msgspec.ValidationError

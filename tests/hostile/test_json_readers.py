@@ -1,0 +1,169 @@
+"""Every JSON and YAML reader is on the shared size and depth limits (issue 40, "What must be true" 1): the pytest
+plugin, NeMo results, sweep trial records, the report's sources and readers. An over-deep or over-large file is a
+clear error naming the file, the limit and what to do, or (where a reader can do without it) a note, never a
+RecursionError or a read of gigabytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_ultra
+from ultra_client.compat.nemo.results import write_results
+from ultra_client.errors import UltraError
+from ultra_client.pytest_plugin import merged_parameters
+from ultra_client.sweep.trials import RECORD, TrialStore, _result_file_rows
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES
+
+DEEP = "[" * 100_000 + "]" * 100_000
+DEPTH = "JSON nested deeper than 100 levels"
+DEPTH_ADVICE = "Check that it is the file meant, or flatten its nesting"
+
+
+def sparse(path: Path, size: int) -> Path:
+    """A file of ``size`` bytes that takes no room on disk (its size is what the limit reads first)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def test_pytest_plugin_refuses_a_deep_parameter_file(tmp_path: Path) -> None:
+    pipeline = tmp_path / "p.yaml"
+    deep = tmp_path / "deep_parameter.yaml"
+    deep.write_text("benchmark:\n  benchmark: " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    with pytest.raises(pytest.fail.Exception) as caught:
+        merged_parameters(pipeline, None, deep)
+    assert str(deep) in str(caught.value) and "nested more than 100 levels deep" in str(caught.value)
+
+
+def test_pytest_plugin_refuses_an_oversized_parameter_file(tmp_path: Path) -> None:
+    big = sparse(tmp_path / "big_parameter.yaml", 2 * 1024 * 1024)
+    with pytest.raises(pytest.fail.Exception) as caught:
+        merged_parameters(tmp_path / "p.yaml", None, big)
+    assert str(big) in str(caught.value) and "more than the 1,048,576 bytes" in str(caught.value)
+
+
+def test_nemo_results_from_a_deep_memory(tmp_path: Path) -> None:
+    (tmp_path / "memory.json").write_text(DEEP, encoding="utf-8")
+    with pytest.raises(UltraError) as caught:
+        write_results(tmp_path, {"em": ("eval_res", "em")}, "task")
+    message = str(caught.value)
+    assert f"{tmp_path / 'memory.json'}: line 1: {DEPTH}" in message and DEPTH_ADVICE in message
+    assert "no NeMo results.json was written" in message and not (tmp_path / "results.json").exists()
+
+
+def test_nemo_results_from_an_oversized_memory(tmp_path: Path) -> None:
+    sparse(tmp_path / "memory.json", MAX_RECORD_BYTES + 1)
+    with pytest.raises(UltraError) as caught:
+        write_results(tmp_path, {"em": ("eval_res", "em")}, "task")
+    assert f"more than the {MAX_RECORD_BYTES:,} bytes" in str(caught.value)
+    assert "No file ultra writes is that large" in str(caught.value)
+
+
+def test_sweep_reruns_a_trial_whose_record_is_too_deep(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    store = TrialStore(tmp_path)
+    fp = "a" * 64
+    store.folder(fp).mkdir(parents=True)
+    (store.folder(fp) / RECORD).write_text(DEEP, encoding="utf-8")
+    assert store.finished(fp) is None
+    said = capsys.readouterr().err
+    assert f"{RECORD}: line 1: {DEPTH}" in said and "the trial runs again" in said
+    (store.folder(fp) / RECORD).write_text(json.dumps({"fingerprint": fp, "status": "ok"}), encoding="utf-8")
+    assert store.finished(fp) == {"fingerprint": fp, "status": "ok"}  # a readable one is still found
+
+
+def test_sweep_reads_no_rows_from_a_deep_or_oversized_result(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP, encoding="utf-8")
+    big = sparse(tmp_path / "big.json", MAX_RECORD_BYTES + 1)
+    assert _result_file_rows(str(deep)) == {} and _result_file_rows(str(big)) == {}
+
+
+def test_report_refuses_a_deep_result_file(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP, encoding="utf-8")
+    done = run_ultra("report", str(deep), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"error: {deep}:1: {DEPTH}" in done.stderr and DEPTH_ADVICE in done.stderr
+
+
+def test_report_refuses_an_oversized_result_file(tmp_path: Path) -> None:
+    big = sparse(tmp_path / "big.json", MAX_RECORD_BYTES + 1)
+    done = run_ultra("report", str(big), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"more than the {MAX_RECORD_BYTES:,} bytes a result file may have; it was not read" in done.stderr
+
+
+def test_report_skips_a_deep_file_of_a_run_folder_and_says_why(tmp_path: Path) -> None:
+    folder = tmp_path / "run_20260101_101010"
+    (folder / "files").mkdir(parents=True)
+    (folder / "memory.json").write_text('{"id_ls": ["a"]}', encoding="utf-8")
+    (folder / "files" / "eval.json").write_text(DEEP, encoding="utf-8")
+    (folder / "files" / "records.jsonl").write_text('{"a": 1}\n' + DEEP + "\n", encoding="utf-8")
+    done = run_ultra("report", str(folder), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"eval.json is not readable JSON (line 1: {DEPTH}" in done.stderr
+
+
+def test_report_refuses_a_deep_memory_of_a_run_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "run_20260101_101010"
+    (folder / "files").mkdir(parents=True)
+    (folder / "memory.json").write_text(DEEP, encoding="utf-8")
+    done = run_ultra("report", str(folder), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"error: {folder / 'memory.json'}:1: {DEPTH}" in done.stderr, done.stderr
+
+
+def test_judge_queries_with_a_deep_line(tmp_path: Path) -> None:
+    from servers.judge.common.inputs import read_queries
+    from ultra_base.errors import InputError
+
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "q1", "question": "a"}\n{"id": "q2", "question": ' + DEEP + "}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_queries(queries)
+    assert str(caught.value).startswith(f"{queries}:2: {DEPTH}")
+
+
+def test_a_deep_index_meta_is_no_index(tmp_path: Path) -> None:
+    from servers.retriever.index import META, read_meta
+
+    (tmp_path / META).write_text(DEEP, encoding="utf-8")
+    assert read_meta(tmp_path) is None  # rebuilt, as a missing or malformed one is
+    (tmp_path / META).write_text('{"backend": "bm25"}', encoding="utf-8")
+    assert read_meta(tmp_path) == {"backend": "bm25"}
+
+
+def test_runs_lists_a_tampered_index_row_as_unreadable(tmp_path: Path) -> None:
+    import sqlite3
+
+    output = tmp_path / "output"
+    folder = output / "good_20260101_101010"
+    folder.mkdir(parents=True)
+    (folder / "memory.json").write_text('{"eval_res": {"map": 0.5}}', encoding="utf-8")
+    assert run_ultra("runs", "--output-dir", str(output), cwd=tmp_path).returncode == 0  # builds the index
+    with sqlite3.connect(output / "runs.sqlite") as connection:
+        connection.execute("UPDATE runs SET metrics = ?", ('{"a": ' + DEEP + "}",))
+    done = run_ultra("runs", "--output-dir", str(output), "--json", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"runs.sqlite (good_20260101_101010):1: {DEPTH}" in done.stderr and "ultra runs --rebuild" in done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["status"] == "unreadable" and row["metrics"] == {}
+
+
+def test_annotate_refuses_a_deep_body_with_400(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.client.annotate.serving import Client, annotate_server, write_dataset
+
+    data = write_dataset(tmp_path)
+    with annotate_server(tmp_path, str(data), "--scale", "binary", "--annotator", "ann") as (base, _):
+        client = Client(base)
+        deep = '{"item_id": "x", "value": ' + "[" * 2000 + "]" * 2000 + "}"
+        headers = {"X-CSRF-Token": client.csrf, "Content-Type": "application/json"}
+        answer = httpx.post(base + "/api/label", content=deep, headers=headers, timeout=30)
+        assert answer.status_code == 400 and DEPTH in answer.text, answer.text
+        assert client.next() is not None  # the server goes on

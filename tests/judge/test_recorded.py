@@ -1,0 +1,71 @@
+"""Recorded judgments: an answer judge reading each item's values from a file (``recorded_judgments``), sending
+nothing; rows matched by id and answer, a missing row counted as a failure, a bad row named by file and line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from servers.judge.answers.run import build_items, run_answer_judge
+from ultra_base.errors import InputError
+from ultra_kit import failures
+
+UNREACHABLE = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "none", "api_key": "${UNSET_KEY}"}
+
+
+def write_rows(path: Path, rows: list[object]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
+def judged(items: list[dict], replay: str, tmp_path: Path, fraction: float = 0.5) -> dict:
+    return asyncio.run(
+        run_answer_judge(
+            "faithfulness", items, judge_llm=UNREACHABLE, judge_cache="", save_path=str(tmp_path / "out"),
+            max_failed_fraction=fraction, prompt_file={}, language="en", replay=replay,
+        )
+    )  # fmt: skip
+
+
+def test_rows_are_matched_by_id_and_answer_and_nothing_is_sent(tmp_path: Path) -> None:
+    items = build_items(
+        ["q1", "q1", "q2", "q3"], ["answer A", "answer B", "answer C", None], id_ls=["t1", "t1", "t2", "t3"]
+    )
+    path = write_rows(tmp_path / "r.jsonl", [
+        {"id": "t1", "answer": "answer B", "faithfulness": 0.25, "system": "b"},
+        {"id": "t1", "answer": "answer A", "faithfulness": 0.75, "system": "a"},
+        {"id": "t2", "faithfulness": 1},  # no answer: the id alone matches
+    ])  # fmt: skip
+    result = judged(items, path, tmp_path)
+    assert [(i["status"], i.get("faithfulness")) for i in result["items"]] == [
+        ("ok", 0.75), ("ok", 0.25), ("ok", 1.0), ("unanswered", None)]  # fmt: skip
+    assert result["aggregate"]["faithfulness"] == pytest.approx(2.0 / 3)
+    assert result["usage"] == {} and result["failed"]["count"] == 0
+    written = json.loads(Path(result["result_path"]).read_text())
+    assert written["settings"] == {"recorded_judgments": path} and written["panel"] == {}
+
+
+def test_an_item_without_its_row_fails_and_counts(tmp_path: Path) -> None:
+    items = build_items(["q1", "q2", "q3"], ["a", "b", "c"], id_ls=["t1", "t2", "t3"])
+    rows = [{"id": "t1", "faithfulness": 0.5}, {"id": "t2", "answer": "other", "faithfulness": 1}]
+    path = write_rows(tmp_path / "r.jsonl", [*rows, {"id": "t3", "faithfulness": None}])
+    with pytest.raises(InputError, match="no recorded judgment for this id and answer"):
+        judged(items, path, tmp_path)  # 2 of 3 failed: over max_failed_fraction
+    result = judged(items, path, tmp_path, fraction=1.0)
+    assert [i["status"] for i in result["items"]] == ["ok", "error", "error"]
+    reasons = {"error": 2, "parse_error": 0}
+    first = "no recorded judgment for this id and answer"
+    assert result["failed"] == failures.FailedSummary(count=2, total=3, reasons=reasons, first_error=first)
+
+
+def test_a_bad_row_is_named_by_file_and_line(tmp_path: Path) -> None:
+    items = build_items(["q1"], ["a"], id_ls=["t1"])
+    path = write_rows(tmp_path / "r.jsonl", [{"id": "t1", "faithfulness": 0.5}, {"answer": "a"}])
+    with pytest.raises(InputError, match=r"r\.jsonl:2: expected a row \{id, answer, metric: value\}"):
+        judged(items, path, tmp_path)
+    path = write_rows(tmp_path / "s.jsonl", [{"id": "t1", "faithfulness": "high"}])
+    with pytest.raises(InputError, match="faithfulness must be a finite number or null, got 'high'"):
+        judged(items, path, tmp_path)

@@ -24,6 +24,7 @@ from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.languages import check_language
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
 METRICS = {"factual_consistency": True, "hallucinated": False}  # metric -> higher is better
@@ -102,15 +103,19 @@ async def run_hallucination(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    language: str,
     progress: Progress | None = None,
 ) -> HallucinationResult:
     """``hallucination_judge`` for Python callers: ``items`` as ``answers.run.build_items`` makes them
-    (``progress(done, total)``: per answer judged by the LLM fallback, or scored by the cross-encoder)."""
+    (``language``: the LLM fallback's; ``progress(done, total)``: per answer judged by the LLM fallback, or scored
+    by the cross-encoder)."""
+    check_language(language)  # whichever way the items are scored
     if not hhem_model:
         method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(
             "faithfulness", items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-            max_failed_fraction=max_failed_fraction, recorded=method, progress=progress,
+            max_failed_fraction=max_failed_fraction, prompt_file={}, language=language, recorded=method,
+            progress=progress,
         )  # fmt: skip
         return {**method, **result}
     scoring = functools.partial(score_items, items, model=hhem_model, device=hhem_device, batch_size=hhem_batch_size,

@@ -7,7 +7,7 @@ The judge is MT-RAG's ``RB_llm_idk``. People are simulated with the stored ratin
 the stored one. Per budget B (expected labels per system) and draw:
 
 - ``uniform``: each item labelled with probability B / 159; the active estimator with those probabilities
-  (``servers.evaluation.judged.active``), and PPI++ on exactly B uniformly drawn items (``ppi`` without
+  (the ``ppi`` tool with ``sampling_probs``), and PPI++ on exactly B uniformly drawn items (``ppi`` without
   ``sampling_probs``), the two baselines;
 - ``active``: probabilities from the judge's expected error (``ultra_client.annotate.select``), two fixed
   sources: ``jury`` the disagreement of MT-RAG's two judges (``RB_llm_idk`` and ``RL_F_idk`` as a jury of two
@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,13 +42,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.judged.active import active_judged_mean  # noqa: E402
-from servers.evaluation.judged.ppi import judged_mean  # noqa: E402
+from bench.tools import call  # noqa: E402
 from ultra_client.annotate import FIT_AFTER, UNIFORM_SHARE  # noqa: E402
 from ultra_client.annotate.error_model import fit_error, predict_error  # noqa: E402
 from ultra_client.annotate.select import Sequential, active_probabilities, expected_error  # noqa: E402
 
 DATA = ROOT / "data" / "mtrag" / "judged_human_477.jsonl"
+FOLDER = tempfile.mkdtemp(prefix="active-ppi-")  # the ppi tool's result files (removed at the end)
 JUDGE, OTHER = "RB_llm_idk", "RL_F_idk"
 BUDGETS = [20, 40, 80]
 
@@ -77,6 +80,23 @@ def sources(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+def estimate(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | None, alpha: float) -> dict | None:
+    """The ``ppi`` tool on one system: judge scores on every item, labels on the ``labelled`` ones, with the
+    probabilities ``pi`` they were drawn with (the active estimator) or without (PPI++); None when the tool
+    refuses the draw (fewer than 10 labels)."""
+    from ultra_kit.inprocess import ToolFailure
+
+    items = [f"t{i}" for i in range(len(f))]
+    arguments = {"judged": {"s": dict(zip(items, f.tolist(), strict=True))}, "alpha": alpha, "save_path": FOLDER,
+                 "human": {"s": {t: float(v) for t, v, c in zip(items, y, labelled, strict=True) if c}}}  # fmt: skip
+    if pi is not None:
+        arguments["sampling_probs"] = {"s": dict(zip(items, pi.tolist(), strict=True))}
+    try:
+        return call("evaluation", "ppi", **arguments)["ppi_res"]["s"]
+    except ToolFailure:
+        return None
+
+
 def run(reps: int, seed: int, uniform_share: float, alpha: float = 0.05) -> dict:
     """Coverage and width per method and budget (see the module's docstring)."""
     systems = load()
@@ -106,22 +126,22 @@ def run(reps: int, seed: int, uniform_share: float, alpha: float = 0.05) -> dict
             for _ in range(reps):
                 for method, pi in probs.items():
                     xi = rng.uniform(size=n) < pi
-                    if xi.sum() < 2:
+                    result = estimate(f, y, xi, pi, alpha) if xi.sum() >= 2 else None
+                    if result is None:
                         continue
-                    result = active_judged_mean(y[xi], f[xi], pi[xi], f[~xi], alpha)
                     _record(result["ci"], truth, method, hits, width)
                     labelled[method].append(int(xi.sum()))
                 selector = Sequential(judge=f, features=data["features"], heuristic=sources(data)["jury"],
                                       budget=budget, uniform_share=uniform_share, fit_after=FIT_AFTER)  # fmt: skip
                 order = rng.permutation(n)
                 xi, pi = _simulate(selector, y, order, rng.uniform(size=n), by_model)
-                if xi.sum() >= 2:
-                    _record(active_judged_mean(y[xi], f[xi], pi[xi], f[~xi], alpha)["ci"], truth, methods[4], hits,
-                            width)  # fmt: skip
+                result = estimate(f, y, xi, pi, alpha) if xi.sum() >= 2 else None
+                if result is not None:
+                    _record(result["ci"], truth, methods[4], hits, width)
                     labelled[methods[4]].append(int(xi.sum()))
                 chosen = np.zeros(n, bool)
                 chosen[rng.choice(n, budget, replace=False)] = True
-                _record(judged_mean(y[chosen], f[chosen], f[~chosen], alpha)["ci"], truth, methods[1], hits, width)
+                _record(estimate(f, y, chosen, None, alpha)["ci"], truth, methods[1], hits, width)
                 labelled[methods[1]].append(budget)
         fitted_share[budget] = float(np.mean(by_model))
         base = float(np.mean(width[methods[0]]))
@@ -163,7 +183,11 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     start = time.perf_counter()
-    result = run(args.reps, args.seed, args.uniform_share)
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the tool's result files go to a temporary folder
+    try:
+        result = run(args.reps, args.seed, args.uniform_share)
+    finally:
+        shutil.rmtree(FOLDER, ignore_errors=True)
     print(f"judge {JUDGE}; uniform share {args.uniform_share}; fitted model after {FIT_AFTER} labels, deciding "
           + ", ".join(f"{v:.0%} at B={b}" for b, v in result["fitted_decisions_share"].items()))  # fmt: skip
     for system, figures in result["error_correlation"].items():

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -23,13 +26,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.answers.normalize import normalize_gold, squad_normalize  # noqa: E402
-from servers.evaluation.tools.answers import evaluate  # noqa: E402
-from ultra_kit.factory import tool_settings  # noqa: E402
-from ultra_kit.settings import defaults  # noqa: E402
+from bench.tools import function as server_function  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
 METRICS = ["em", "acc", "f1", "coverem", "stringem", "rouge-1", "rouge-2", "rouge-l"]
+
+
+def squad_normalize(text: str) -> str:
+    """The official SQuAD v1.1 script's ``normalize_answer``: lower, drop punctuation and articles, fix spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def normalize_gold(text: str) -> str:
+    """A gold answer normalised; its lower-cased text when normalisation empties it (SQuAD v2's rule)."""
+    return squad_normalize(text) or text.lower()
 
 
 def baseline(preds: list[str], golds: list[list[str]]) -> dict[str, list[float]]:
@@ -40,7 +51,7 @@ def baseline(preds: list[str], golds: list[list[str]]) -> dict[str, list[float]]
     out: dict[str, list[float]] = {m: [] for m in METRICS}
     for pred, gold_list in zip(preds, golds, strict=False):
         p = squad_normalize(pred)
-        gs = [normalize_gold(g, squad_normalize) for g in gold_list]
+        gs = [normalize_gold(g) for g in gold_list]
         p_tokens = p.split()
         out["em"].append(float(any(p == g for g in gs)))
         out["acc"].append(float(bool(p) and any(g in p for g in gs)))
@@ -83,8 +94,10 @@ def main() -> None:
 
     # Warm both paths once (imports, NLTK's stemmer), outside the timings.
     baseline(preds[:5], golds[:5])
+    evaluate = server_function("evaluation", "evaluate")  # through the server's SPEC, as `ultra call` runs it
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # results go to a temporary folder
     with tempfile.TemporaryDirectory() as tmp:
-        settings = {**tool_settings(evaluate, defaults("evaluation")), "metrics": METRICS, "save_path": tmp}
+        settings = {"metrics": METRICS, "save_path": tmp}
         evaluate(pred_ls=preds[:5], gt_ls=golds[:5], **settings)
         base_time, base = timed(lambda: baseline(preds, golds), args.repeats)
         tool_time, tool = timed(lambda: evaluate(pred_ls=preds, gt_ls=golds, **settings), args.repeats)

@@ -2,6 +2,8 @@
 
     python bench/judge_bench.py [--pairs 2000] [--workers 32] [--latency 0.05] [--rounds 5] [--jury 3]
 
+The judgments are the ``umbrela_judge`` tool's, called in process through the judge server's SPEC (file mode:
+queries, corpus and a run written for the bench; the tool also writes its qrels, judged run and result file).
 The stub (tests/support/openai_stub.py) runs in its own process with a fixed latency per request,
 so it does not compete with the client for the GIL. The ideal wall time is
 pairs x latency / workers (3.1 s for the defaults); the target is within 1.25x of it. A second
@@ -9,7 +11,7 @@ run over the same SQLite cache must send zero requests and take under 1 s. Each 
 (a fresh cache) and a warm one; the medians are reported with every round's ratio.
 
 ``--jury N``: the jury case instead. N members (N stub processes, one model each) judge every pair, each
-member with ``--workers`` slots, through the judges' jury layer (``servers.judge.common.jury``). Each round
+member with ``--workers`` slots, through the tool's jury (``judge_llm.jury``). Each round
 times every member judging alone, then the jury (fresh caches); the target is a jury time within 1.25x of
 the slowest member alone: the members run at the same time, not one after another.
 """
@@ -17,7 +19,6 @@ the slowest member alone: the members run at the same time, not one after anothe
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -32,24 +33,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.judge.common.inputs import Pair  # noqa: E402
-from servers.judge.relevance.umbrela import judge_pairs  # noqa: E402
-from ultra_llm.cache import AnswerCache  # noqa: E402
-from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
+from bench import umbrela_inputs  # noqa: E402
+from bench.tools import call, tool  # noqa: E402
+
+PER_QUERY = 20
 
 
-def make_pairs(n: int) -> list[Pair]:
-    """``n`` distinct (query, passage) pairs, 20 passages per query."""
-    return [
-        Pair(
-            f"q{i // 20}",
-            f"what is topic {i // 20}?",
-            f"d{i}",
-            f"Passage {i} talks about topic {i // 20} at length.",
-            i % 20 + 1,
-        )
-        for i in range(n)
-    ]
+def write_pairs(n: int, folder: Path) -> dict[str, str]:
+    """``n`` distinct (query, passage) pairs, 20 passages per query, as the tool's files: {setting: path}."""
+    return umbrela_inputs.write_pairs(n, folder, per_query=PER_QUERY, query="what is topic {q}?",
+                                      passage="Passage {i} talks about topic {q} at length.")  # fmt: skip
+
+
+def umbrela(pairs: dict[str, str], judge_llm: dict, cache_path: Path) -> dict:
+    """The ``umbrela_judge`` tool over every pair (any failed judgment fails the call: max_failed_fraction 0)."""
+    return call(
+        "judge", "umbrela_judge", **pairs, depth=PER_QUERY, judge_llm=judge_llm, judge_cache=str(cache_path),
+        max_failed_fraction=0, save_path=str(cache_path.parent / "out"),
+    )  # fmt: skip
 
 
 def stub_requests(base_url: str) -> int:
@@ -57,45 +58,22 @@ def stub_requests(base_url: str) -> int:
         return int(json.load(response)["requests"])
 
 
-async def judge(pairs: list[Pair], base_url: str, workers: int, cache_path: Path) -> tuple[float, dict]:
+def judge(pairs: dict[str, str], base_url: str, workers: int, cache_path: Path) -> tuple[float, dict]:
     limits = {"max_workers": workers, "timeout": 30, "max_retries": 3}
-    settings = LLMSettings.from_mapping(
-        {"model_id": "stub-judge", "base_url": base_url, "api_key": "bench", **limits}, name="bench judge"
-    )
-    cache = AnswerCache(cache_path)
+    judge_llm = {"model_id": "stub-judge", "base_url": base_url, "api_key": "bench", **limits}
     started = time.perf_counter()
-    async with LLMClient(settings, cache) as client:
-        judgments = await judge_pairs(pairs, client, max_retries=3)
-        usage = client.usage.as_dict()
-    elapsed = time.perf_counter() - started
-    cache.close()
-    bad = sum(j.status != "ok" for j in judgments)
-    if bad:
-        raise SystemExit(f"{bad} judgments failed")
-    return elapsed, usage
+    result = umbrela(pairs, judge_llm, cache_path)
+    return time.perf_counter() - started, result["usage"]
 
 
-async def jury_time(pairs: list[Pair], urls: list[str], workers: int, cache_path: Path) -> float:
-    """Seconds for the members at ``urls`` (one alone when a single url) to judge every pair via the jury layer."""
-    from servers.judge.common.jury import judge_items
-    from servers.judge.relevance.umbrela import pair_items
-
+def jury_time(pairs: dict[str, str], urls: list[str], workers: int, cache_path: Path) -> float:
+    """Seconds for the members at ``urls`` (one alone when a single url) to judge every pair through the jury."""
     members = [{"base_url": url, "model_id": f"stub-judge-{i}", "api_key": "bench"} for i, url in enumerate(urls)]
     mapping = {"timeout": 30, "max_retries": 3, "max_workers": workers, "jury_aggregate": "median"}
     mapping |= {"jury": members} if len(members) > 1 else {**members[0]}
-    settings = LLMSettings.from_mapping(mapping, name="bench judge")
-    cache = AnswerCache(cache_path)
     started = time.perf_counter()
-    judged = await judge_items(
-        settings, cache, lambda client: pair_items(pairs, client, progress=None), scales={"score": "ordinal"},
-        tool="bench",
-    )  # fmt: skip
-    elapsed = time.perf_counter() - started
-    cache.close()
-    bad = sum(item["status"] != "ok" for item in judged.items)
-    if bad:
-        raise SystemExit(f"{bad} judgments failed")
-    return elapsed
+    umbrela(pairs, mapping, cache_path)
+    return time.perf_counter() - started
 
 
 def start_stub(latency: float) -> tuple[subprocess.Popen, str]:
@@ -115,15 +93,15 @@ def jury_case(options: argparse.Namespace) -> None:
     """Each member alone, then the jury, per round; the jury's ratio to the slowest member alone."""
     stubs = [start_stub(options.latency) for _ in range(options.jury)]
     urls = [url for _, url in stubs]
-    pairs = make_pairs(options.pairs)
     rounds = []
     try:
         for _ in range(options.rounds):
             with tempfile.TemporaryDirectory() as tmp:
-                alone = [asyncio.run(jury_time(pairs, [url], options.workers, Path(tmp) / f"{i}.sqlite"))
+                pairs = write_pairs(options.pairs, Path(tmp))
+                alone = [jury_time(pairs, [url], options.workers, Path(tmp) / f"{i}.sqlite")
                          for i, url in enumerate(urls)]  # fmt: skip
                 cpu = time.process_time()
-                jury = asyncio.run(jury_time(pairs, urls, options.workers, Path(tmp) / "jury.sqlite"))
+                jury = jury_time(pairs, urls, options.workers, Path(tmp) / "jury.sqlite")
                 cpu = (time.process_time() - cpu) / (len(urls) * len(pairs)) * 1000
             rounds.append((max(alone), jury))
             print(f"round {len(rounds)}: members alone {', '.join(f'{a:.2f}' for a in alone)} s, jury {jury:.2f} s "
@@ -153,24 +131,30 @@ def main() -> None:
 
     import openai  # noqa: F401 - imported before timing: a one-off cost of about a second
 
+    tool("judge", "umbrela_judge")  # so is the judge server's SPEC and the tool's modules
+
     if options.jury:
+        os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
+        os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()
         jury_case(options)
         return
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the tool's files go to a temporary folder ...
+    os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # ... and it reads the bench's files there
     stub, base_url = start_stub(options.latency)
     try:
-        pairs = make_pairs(options.pairs)
         ideal = options.pairs * options.latency / options.workers
         rounds = []
         for _ in range(options.rounds):
             with tempfile.TemporaryDirectory() as tmp:
+                pairs = write_pairs(options.pairs, Path(tmp))
                 cache_path = Path(tmp) / "bench_cache.sqlite"
                 before = stub_requests(base_url)
                 cpu = time.process_time()
-                cold, usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
+                cold, usage = judge(pairs, base_url, options.workers, cache_path)
                 cpu = time.process_time() - cpu
                 cold_requests = stub_requests(base_url) - before
                 before = stub_requests(base_url)
-                warm, warm_usage = asyncio.run(judge(pairs, base_url, options.workers, cache_path))
+                warm, warm_usage = judge(pairs, base_url, options.workers, cache_path)
                 warm_requests = stub_requests(base_url) - before
             rounds.append((cold, cpu, cold_requests, warm, warm_requests, warm_usage["cache_hits"]))
             print(f"round {len(rounds)}: cold {cold:.2f} s ({cold / ideal:.2f}x), warm {warm:.2f} s")

@@ -15,7 +15,6 @@ and 16 slots; ideal wall time = pairs x latency / 48 slots (6.25 s for 6,000). T
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import resource
@@ -29,12 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers.judge.common.inputs import Pair  # noqa: E402
-from servers.judge.relevance.umbrela import judge_pairs  # noqa: E402
+from bench.tools import call, tool  # noqa: E402
+from bench.umbrela_inputs import write_pairs  # noqa: E402
 from ultra_llm.batch_mode import api as batch_api  # noqa: E402
-from ultra_llm.batch_mode.passes import in_passes  # noqa: E402
-from ultra_llm.cache import AnswerCache  # noqa: E402
-from ultra_llm.client import LLMClient, LLMSettings  # noqa: E402
 
 PASSAGE = (
     "The passage {i} describes topic {q} in some detail: where it comes from, how it is measured, what the "
@@ -43,18 +39,20 @@ PASSAGE = (
 )
 
 
-def make_pairs(n: int) -> list[Pair]:
-    """``n`` distinct pairs with MS MARCO-sized passages (~60 words), 100 passages per query."""
-    return [
-        Pair(
-            f"q{i // 100}",
-            f"what is known about topic {i // 100}?",
-            f"d{i}",
-            PASSAGE.format(i=i, q=i // 100),
-            i % 100 + 1,
-        )
-        for i in range(n)
-    ]
+PER_QUERY = 100
+
+
+def make_pairs(n: int, folder: Path, round_number: int = 0) -> dict[str, str]:
+    """``n`` distinct pairs with MS MARCO-sized passages (~60 words), 100 passages per query, as the tool's files
+    (a round's own query texts: no answer is shared between rounds)."""
+    query = "what is known about topic {q}?" + (f" ({round_number})" if round_number else "")
+    return write_pairs(n, folder, per_query=PER_QUERY, query=query, passage=PASSAGE)
+
+
+def umbrela(pairs: dict[str, str], judge_llm: dict, folder: Path, cache: str) -> dict:
+    """The ``umbrela_judge`` tool over every pair (any failed judgment fails the call: max_failed_fraction 0)."""
+    return call("judge", "umbrela_judge", **pairs, depth=PER_QUERY, judge_llm=judge_llm, judge_cache=cache,
+                max_failed_fraction=0, save_path=str(folder / "out"))  # fmt: skip
 
 
 def peak_rss_mb() -> float:
@@ -79,7 +77,7 @@ def stop(process: subprocess.Popen) -> None:
 
 
 # --- batch mode ---------------------------------------------------------------------------------------
-async def batch_run(pairs: list[Pair], base_url: str, cache_path: Path) -> dict[str, float]:
+def batch_run(pairs: dict[str, str], base_url: str, cache_path: Path) -> dict[str, float]:
     marks: dict[str, float] = {}
     follow = batch_api.BatchRunner._follow
 
@@ -94,18 +92,11 @@ async def batch_run(pairs: list[Pair], base_url: str, cache_path: Path) -> dict[
     mapping = {"model_id": "stub-judge", "base_url": base_url, "api_key": "bench", "timeout": 120, "max_retries": 3}
     mapping |= {"max_workers": 8, "mode": "batch", "batch_max_requests": 50_000, "batch_max_bytes": 200_000_000}
     mapping |= {"batch_poll_interval": 0.5, "batch_completion_window": "24h"}
-    settings = LLMSettings.from_mapping(mapping, name="bench judge")
-    cache = AnswerCache(cache_path)
     started, cpu = time.perf_counter(), time.process_time()
     try:
-        async with LLMClient(settings, cache) as client:
-            judgments = await in_passes(client, lambda: judge_pairs(pairs, client, max_retries=3))
+        umbrela(pairs, mapping, cache_path.parent, str(cache_path))
     finally:
-        cache.close()
         batch_api.BatchRunner._follow = follow  # type: ignore[method-assign]
-    bad = sum(j.status != "ok" for j in judgments)
-    if bad:
-        raise SystemExit(f"{bad} judgments failed")
     return {
         "prep_upload": marks["uploaded"] - started,
         "prep_upload_cpu": marks["cpu_uploaded"] - cpu,
@@ -118,11 +109,12 @@ async def batch_run(pairs: list[Pair], base_url: str, cache_path: Path) -> dict[
 def bench_batch(n: int) -> None:
     import openai  # noqa: F401 - imported before timing: a one-off cost of about a second
 
-    pairs = make_pairs(n)
+    tool("judge", "umbrela_judge")  # the server's SPEC and the tool's modules too
     server, base_url = start("tests.support.batch_server")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            numbers = asyncio.run(batch_run(pairs, base_url, Path(tmp) / "cache.sqlite"))
+            pairs = make_pairs(n, Path(tmp) / "inputs")
+            numbers = batch_run(pairs, base_url, Path(tmp) / "cache.sqlite")
     finally:
         stop(server)
     print(
@@ -135,33 +127,27 @@ def bench_batch(n: int) -> None:
 
 
 # --- pools ------------------------------------------------------------------------------------------------
-async def pool_run(pairs: list[Pair], urls: list[str], slots: int) -> tuple[float, dict]:
+def pool_run(pairs: dict[str, str], urls: list[str], slots: int, folder: Path) -> tuple[float, dict]:
     endpoints = [{"base_url": url, "model_id": "stub-judge", "max_concurrency": slots} for url in urls]
     mapping = {"endpoints": endpoints, "timeout": 30, "max_retries": 3, "max_workers": slots}
-    settings = LLMSettings.from_mapping({**mapping, "drain_after": 3, "cool_down": 30}, name="bench judge")
     started = time.perf_counter()
-    async with LLMClient(settings) as client:
-        judgments = await judge_pairs(pairs, client, max_retries=3)
-        usage = client.usage.as_dict()
-    elapsed = time.perf_counter() - started
-    if any(j.status != "ok" for j in judgments):
-        raise SystemExit("pool judgments failed")
-    return elapsed, usage
+    result = umbrela(pairs, {**mapping, "drain_after": 3, "cool_down": 30}, folder, "")
+    return time.perf_counter() - started, result["usage"]
 
 
 def bench_pool(n: int, rounds: int, latency: float = 0.05, slots: int = 16) -> None:
     import openai  # noqa: F401
 
+    tool("judge", "umbrela_judge")
     servers = [start("tests.support.openai_stub", "--latency", str(latency)) for _ in range(3)]
     try:
-        pairs = make_pairs(n)
         ideal = n * latency / (3 * slots)
         ratios = []
         for round_number in range(rounds):
-            # distinct requests each round (no answer is shared between rounds): another query text
-            round_pairs = [Pair(p.qid, f"{p.query} ({round_number})", p.docid, p.passage, p.rank) for p in pairs]
-            cpu = time.process_time()
-            elapsed, usage = asyncio.run(pool_run(round_pairs, [url for _, url in servers], slots))
+            with tempfile.TemporaryDirectory() as tmp:
+                round_pairs = make_pairs(n, Path(tmp), round_number + 1)
+                cpu = time.process_time()
+                elapsed, usage = pool_run(round_pairs, [url for _, url in servers], slots, Path(tmp))
             cpu = time.process_time() - cpu
             ratios.append(elapsed / ideal)
             shares = ", ".join(str(c["requests"]) for c in usage["endpoints"].values())
@@ -186,6 +172,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", choices=["batch", "pool"])
     options = parser.parse_args()
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the tool's files go to temporary folders ...
+    os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # ... and it reads the bench's files there
     if options.only != "pool":
         bench_batch(options.batch_pairs)
     if options.only != "batch":

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.mtrag.evaluate import evaluate_mtrag_records  # noqa: E402
-from servers.evaluation.mtrag.scores import idk_condition, rb_agg  # noqa: E402
-from ultra_kit.settings import defaults  # noqa: E402
+from bench.tools import call  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "mtrag" / "conformance_477.jsonl"
 DIMENSIONS = ["naturalness", "appropriateness", "completeness", "faithfulness", "win-rate"]
@@ -42,29 +42,21 @@ def mean_rating(record: dict, dimension: str) -> float:
 
 
 def stored_rb_agg_idk(records: list[dict]) -> list[float]:
-    """RB_agg_idk from the stored inputs with our functions (equal to the stored value, see the tests)."""
-    values = []
-    for r in records:
-        e = r["expected"]
-        value = rb_agg(e["BertscoreR"], e["RougeL_stemFalse"], e["BertKPrec_max"])
-        values.append(idk_condition(value, r["answerability"], implied_idk(r)))
-    return values
+    """RB_agg_idk as MT-RAG stored it (tests/evaluation check that evaluate_mtrag's formula gives it back)."""
+    return [float(r["expected"]["RB_agg_idk"]) for r in records]
 
 
 def our_rb_agg_idk(records: list[dict]) -> list[float]:
-    """RB_agg_idk recomputed end to end on the offline MiniLM BERTScore."""
-    settings = defaults("evaluation")
-    result = evaluate_mtrag_records(
-        [r["prediction"] for r in records],
-        [r["target"] for r in records],
-        [r["contexts"] for r in records],
-        answerability_ls=[r["answerability"] for r in records],
-        idk_ls=[implied_idk(r) for r in records],
-        mtrag_metrics=["RB_agg"],
-        bertscore_model=settings["bertscore_model"],
-        bertscore_layer=settings["bertscore_layer"],
-    )
-    return result["RB_agg_idk"]
+    """RB_agg_idk recomputed end to end by the ``evaluate_mtrag`` tool on the offline MiniLM BERTScore."""
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # its result file goes to a temporary folder
+    with tempfile.TemporaryDirectory() as folder:
+        result = call(
+            "evaluation", "evaluate_mtrag",
+            pred_ls=[r["prediction"] for r in records], gt_ls=[r["target"] for r in records],
+            ctx_ls=[r["contexts"] for r in records], answerability_ls=[r["answerability"] for r in records],
+            idk_ls=[implied_idk(r) for r in records], mtrag_metrics=["RB_agg"], save_path=folder,
+        )  # fmt: skip
+    return result["eval_res"]["RB_agg_idk"]
 
 
 def main() -> None:

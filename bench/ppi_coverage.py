@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from itertools import combinations
 from pathlib import Path
@@ -29,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servers.evaluation.judged.ppi import judged_mean  # noqa: E402
+from bench.tools import call  # noqa: E402
 
 DATA = ROOT / "data" / "mtrag" / "judged_human_477.jsonl"
 JUDGES = ["RL_F_idk", "RB_llm_idk"]
@@ -49,13 +51,28 @@ def load() -> tuple[list[str], list[str], dict[str, np.ndarray], dict[str, dict[
     return systems, tasks, labels, scores
 
 
+def ppi(tasks: list[str], chosen: np.ndarray, labels: dict[str, np.ndarray], scores: dict[str, np.ndarray],
+        alpha: float, folder: str) -> dict:  # fmt: skip
+    """The ``ppi`` tool on every system: judge scores on every task, human labels on the ``chosen`` ones."""
+    judged = {s: dict(zip(tasks, f.tolist(), strict=True)) for s, f in scores.items()}
+    human = {s: {t: float(y) for t, y, c in zip(tasks, labels[s], chosen, strict=True) if c} for s in labels}
+    return call("evaluation", "ppi", judged=judged, human=human, alpha=alpha, save_path=folder)
+
+
 def run(reps: int, seed: int, alpha: float = 0.05) -> dict:
-    """Coverage, width and power per judge and n (see the module's docstring)."""
+    """Coverage, width and power per judge and n (see the module's docstring), through the ``ppi`` tool."""
+    os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # each call's result file goes to a temporary folder
+    with tempfile.TemporaryDirectory() as folder:
+        return _run(reps, seed, alpha, folder)
+
+
+def _run(reps: int, seed: int, alpha: float, folder: str) -> dict:
     systems, tasks, labels, scores = load()
     pairs = list(combinations(systems, 2))
     truth = {s: float(labels[s].mean()) for s in systems}
     diffs = {p: labels[p[0]] - labels[p[1]] for p in pairs}
-    full = {p: judged_mean(d, d, d[:0], alpha)["human_only"]["ci"] for p, d in diffs.items()}
+    every = ppi(tasks, np.ones(len(tasks), bool), labels, labels, alpha, folder)["ppi_diff"]
+    full = {p: every[f"{p[0]} - {p[1]}"]["human_only"]["ci"] for p in pairs}
     differ = {p: not (lo <= 0 <= hi) for p, (lo, hi) in full.items()}
     rng = np.random.default_rng(seed)
     table = []
@@ -67,18 +84,15 @@ def run(reps: int, seed: int, alpha: float = 0.05) -> dict:
             for _ in range(reps):
                 chosen = np.zeros(len(tasks), bool)
                 chosen[rng.choice(len(tasks), n, replace=False)] = True
+                result = ppi(tasks, chosen, labels, scores[judge], alpha, folder)
                 for s in systems:
-                    f = scores[judge][s]
-                    result = judged_mean(labels[s][chosen], f[chosen], f[~chosen], alpha)
                     for m, part in METHODS.items():
-                        lo, hi = part(result)["ci"]
+                        lo, hi = part(result["ppi_res"][s])["ci"]
                         hits[m] += lo <= truth[s] <= hi
                         width[m] += hi - lo
                 for p in pairs:
-                    f = scores[judge][p[0]] - scores[judge][p[1]]
-                    result = judged_mean(diffs[p][chosen], f[chosen], f[~chosen], alpha)
                     for m in power:
-                        lo, hi = METHODS[m](result)["ci"]
+                        lo, hi = METHODS[m](result["ppi_diff"][f"{p[0]} - {p[1]}"])["ci"]
                         power[m][0 if differ[p] else 1] += not (lo <= 0 <= hi)
             draws = reps * len(systems)
             n_differ = sum(differ.values())

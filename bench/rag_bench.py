@@ -11,7 +11,6 @@ run folder's timings.json.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess
@@ -25,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def bm25_numbers(repeats: int) -> dict[str, float]:
-    """Index build (passages/s) and search (queries/s, top 10) on the shipped corpus and questions."""
-    from servers.retriever.bm25 import bm25_options, search
-    from servers.retriever.index import ensure_index, open_index
+    """Index build (passages/s) and search (queries/s, top 10) on the shipped corpus and questions, through the
+    retriever's tools (``retriever_index``, ``retriever_search``: the search also writes its TREC run)."""
+    from bench.tools import call
 
     corpus = ROOT / "data/rag/corpus.jsonl"
     questions = [json.loads(line)["question"] for line in (ROOT / "data/rag/questions.jsonl").read_text().splitlines()]
@@ -37,17 +36,13 @@ def bm25_numbers(repeats: int) -> dict[str, float]:
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the index goes to a temporary folder, outside output/
     os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # tools read back what they wrote
     with tempfile.TemporaryDirectory() as folder:
+        where = {"backend": "bm25", "index_path": f"{folder}/index"}
         for _ in range(repeats):
             started = time.perf_counter()
-            meta = asyncio.run(
-                ensure_index(
-                    backend="bm25", corpus_path=str(corpus), index_path=folder, options=bm25_options({}), overwrite=True
-                )
-            )
+            meta = call("retriever", "retriever_index", corpus_path=str(corpus), overwrite=True, **where)["index_info"]
             builds.append(time.perf_counter() - started)
-            index = open_index(index_path=folder, backend="bm25")
             started = time.perf_counter()
-            search(index.model, questions, index.doc_ids, top_k=10, stopwords="en")
+            call("retriever", "retriever_search", q_ls=questions, top_k=10, save_path=f"{folder}/runs", **where)
             searches.append(time.perf_counter() - started)
     best_build, best_search = min(builds), min(searches)
     return {

@@ -58,13 +58,12 @@ def make_inputs(folder: Path, runs: int, queries: int, metrics: int) -> list[Pat
 def time_tools(paths: list[Path], out: Path) -> dict[str, float]:
     """CPU seconds of each tool called in-process through the report server's SPEC (its public face), as
     ``ultra report`` and ``ultra compare`` call them (wall time is at the mercy of the machine's load)."""
-    from servers.report.server import SPEC
+    from bench.tools import tool
     from ultra_base.errors import add_read_root
-    from ultra_kit.inprocess import local_tools
 
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"  # the bench writes into its temporary folder, as --out does
     add_read_root(str(out.parent))
-    tools = local_tools(SPEC)
+    tools = {name: tool("report", name) for name in ("report", "compare")}
     spent = {}
     for name, arguments in (
         ("report", {"result_paths": [str(p) for p in paths], "out_dir": str(out / "report")}),

@@ -21,7 +21,6 @@ output/synth/risk. The others write into temporary folders that they remove.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import statistics
@@ -47,19 +46,25 @@ ANSWERS = [
 ]
 
 
+JUDGES = {"guardrail": "guardrail_judge", "bias": "bias", "faithfulness": "faithfulness",
+          "answer_relevancy": "answer_relevancy"}  # fmt: skip
+NEEDS = {"guardrail_judge": {"q_ls", "pred_ls", "ret_psg"}, "bias": {"q_ls", "pred_ls"},
+         "faithfulness": {"q_ls", "pred_ls", "ret_psg"}, "answer_relevancy": {"q_ls", "pred_ls"}}  # fmt: skip
+
+
 def load() -> float:
     return round(os.getloadavg()[0], 1)
 
 
 def bench_local(n: int) -> dict:
-    from servers.judge.answers.run import build_items, run_answer_judge
-    from servers.judge.common.prompting import load_prompt
+    from bench.tools import call
     from ultra_llm.local import models as local
+    from ultra_llm.prompt_files import load_prompt
 
     started = time.perf_counter()
     loaded = local.load_chat_model("smollm2")
     load_s = time.perf_counter() - started
-    prompt = load_prompt("guardrail_v1")
+    prompt = load_prompt(ROOT / "servers/judge/prompts", "guardrail_v1")  # the judge's shipped prompt file
     answers = (ANSWERS * (n // len(ANSWERS) + 1))[:n]
     messages = [
         prompt.render(passages="[1] Fee waivers.", question="Who should I vote for?", answer=a) for a in answers
@@ -70,18 +75,17 @@ def bench_local(n: int) -> dict:
         per_item.append(local.generate(loaded, m, 1024)[2])
     before = time.perf_counter() - started
     tokens = sum(per_item)
-    items = build_items(["Who should I vote for?"] * n, answers, ret_psg=[["Fee waivers."]] * n)
+    items = {"q_ls": ["Who should I vote for?"] * n, "pred_ls": answers, "ret_psg": [["Fee waivers."]] * n}
     llm = {"backend": "local", "model_id": "smollm2", "api_key": "", "timeout": 900, "max_retries": 0,
            "max_workers": 8, "embedding_model": "all-minilm-l6-v2"}  # fmt: skip
     after = {}
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
     os.environ["ULTRA_READ_ROOTS"] = tempfile.gettempdir()  # tools read back what they wrote
-    for kind in ("guardrail", "bias", "faithfulness", "answer_relevancy"):  # the risk suite's LLM judges
+    for kind, tool in JUDGES.items():  # the risk suite's LLM judges, through the judge server's tools
         with tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
-            result = asyncio.run(
-                run_answer_judge(kind, items, judge_llm=llm, judge_cache="", save_path=folder, max_failed_fraction=1.0)
-            )
+            result = call("judge", tool, **{k: v for k, v in items.items() if k in NEEDS[tool]}, judge_llm=llm,
+                          judge_cache="", save_path=folder, max_failed_fraction=1.0)  # fmt: skip
             seconds = time.perf_counter() - started
         out_tokens = result["usage"].get("completion_tokens", 0)
         after[kind] = {"s_per_judgment": round(seconds / n, 2), "tokens_per_s": round(out_tokens / seconds, 1),
@@ -94,7 +98,7 @@ def bench_local(n: int) -> dict:
         "before": {"how": "one at a time, max_tokens 1024", "judgments": before_n, "s_per_judgment":
                    round(before / before_n, 2), "tokens_per_s": round(tokens / before, 1), "tokens_out": tokens,
                    "tokens_per_item": per_item},
-        "after": {"how": "each judge through run_answer_judge: batched (8 rows), its token cap, 0 repairs, the reply "
+        "after": {"how": "each judge's tool: batched (8 rows), its token cap, 0 repairs, the reply "
                          "decoded under the judge's schema", "judgments": n, **after},
         "speedup_s_per_judgment_guardrail": round((before / before_n) / after["guardrail"]["s_per_judgment"], 1),
         "torch_threads": local.TORCH_THREADS,
@@ -129,15 +133,17 @@ def bench_threads(repeats: int = 3) -> dict:
 def bench_toxicity() -> dict:
     import csv
 
-    from servers.judge.answers.judges.risk import toxicity_probabilities
+    from profanity_check import predict_prob  # the toxicity judge's classifier (extra toxicity)
+
+    from bench.tools import call
+
+    def toxicity_probabilities(texts: list[str]) -> list[float]:
+        return [float(p) for p in predict_prob(texts)]
 
     answers = [json.loads(line)["golden_answers"][0] for line in (ROOT / "data/rag/questions.jsonl").open()]
     with open(ROOT / "tests/data/toxicity/davidson_sample.csv", newline="", encoding="utf-8") as handle:
         answers += [row["text"] for row in csv.DictReader(handle)]
     toxicity_probabilities(answers[:1])  # load the model
-    from servers.judge.answers.run import build_items, run_answer_judge
-
-    items = build_items(["q"] * len(answers), answers)
     llm = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "none", "api_key": ""}
     one, tool = [], []
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
@@ -149,8 +155,8 @@ def bench_toxicity() -> dict:
         one.append(len(answers) / (time.perf_counter() - started))
         with tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
-            asyncio.run(run_answer_judge("toxicity", items, judge_llm=llm, judge_cache="", save_path=folder,
-                                         max_failed_fraction=0.0))  # fmt: skip
+            call("judge", "toxicity", q_ls=["q"] * len(answers), pred_ls=answers, judge_llm=llm, judge_cache="",
+                 save_path=folder, max_failed_fraction=0.0)  # fmt: skip
             tool.append(len(answers) / (time.perf_counter() - started))
     return {
         "bench": "toxicity_classifier",
@@ -165,7 +171,7 @@ def bench_toxicity() -> dict:
 def bench_requests() -> dict:
     """One stub run of the whole suite (as tests/synth/test_risk_suite.py), requests counted by prompt."""
     from tests.support.openai_stub import OpenAIStub, content_of
-    from tests.synth.test_risk_suite import params_for, reply
+    from tests.support.risk_suite import params_for, reply
 
     def kind(request: dict) -> str:
         text = content_of(request)

@@ -114,9 +114,10 @@ def run_json(path: str) -> None:
 
 
 def run_get_data(path: str) -> None:
-    from servers.benchmark.tools.data import get_data
+    from bench.tools import function
 
     key_map = {"q_ls": "question", "pred_ls": "answer", "id_ls": "trace_id", "ctx_ls": "contexts"}
+    get_data = function("benchmark", "get_data")  # the tool through the server's SPEC, as `ultra call` runs it
     result = get_data(benchmark={"path": path, "format": "otlp", "key_map": key_map, "max_bytes": 10**11})
     print(json.dumps(result["data_info"]), file=sys.stderr)
 
@@ -125,7 +126,7 @@ def measure(which: str, path: Path) -> tuple[float, float]:
     """(CPU seconds, max RSS in MB) of one run in a fresh subprocess."""
     code = (
         "import resource, sys, time; sys.path.insert(0, sys.argv[3]); import traces_bench as b; "
-        "import servers.benchmark.tools.data; t = time.process_time(); "
+        "import bench.tools; bench.tools.tool('benchmark', 'get_data'); t = time.process_time(); "
         "getattr(b, sys.argv[1])(sys.argv[2]); "
         "print(time.process_time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
     )
@@ -135,7 +136,7 @@ def measure(which: str, path: Path) -> tuple[float, float]:
         text=True,
         check=True,
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "ULTRA_READ_ROOTS": str(path.parent)},
     )
     seconds, rss = done.stdout.split()
     return float(seconds), float(rss)

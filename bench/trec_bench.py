@@ -318,7 +318,9 @@ def main() -> None:
         "PYTHONPATH": str(ROOT),
         "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1",
         # the fixtures are read from the temp dir or the --keep folder; results go to a temp dir
-        "ULTRA_READ_ROOTS": os.pathsep.join([tempfile.gettempdir(), *([str(args.keep.resolve())] * bool(args.keep))]),
+        "ULTRA_READ_ROOTS": os.pathsep.join(
+            [tempfile.gettempdir(), *([str(args.keep.resolve())] if args.keep else [])]
+        ),
     }
     byte_compile_project()
     suites = ["default", "all_trec"] if args.suite == "both" else [args.suite]

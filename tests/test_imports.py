@@ -14,7 +14,10 @@ module that is added or moved:
   server, never the client;
 - the client (``ultra_client``, ``ultra.py``) imports the kit and the libraries; it reaches a server
   only by loading its ``SPEC`` (``ultra_kit.inprocess.load_spec``), never by an import statement;
-  and it writes no tool's name (a tool's behaviour is learnt from its schema).
+  and it writes no tool's name (a tool's behaviour is learnt from its schema);
+- the benchmarks (``bench/``) import what the client may, the client itself, and the tests' support
+  (``tests.support``: the stub servers): a server only through its ``SPEC`` (``bench/tools.py``) or as a
+  subprocess, never a server's module or a test module.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ultra_base", "ultra_kit", "ultra_trec", "ultra_llm", "servers", "ultra_client")  # the installed packages
 SCRIPTS = ("ultra.py",)  # the console script's module: part of the client
+BENCH = "bench"  # benchmark scripts: public APIs only
+SUPPORT = "tests.support"  # what the benchmarks may use of the tests
 BASE = ("ultra_base",)
 LIBRARIES = ("ultra_trec", "ultra_llm")
 NO_SDK = ("mcp", "pydantic", "pydantic_core")
@@ -63,7 +68,7 @@ def module_name(path: Path) -> str:
 
 def project_files() -> list[Path]:
     files = [ROOT / name for name in SCRIPTS]
-    for package in PACKAGES:
+    for package in (*PACKAGES, BENCH):
         files += sorted((ROOT / package).rglob("*.py"))
     return files
 
@@ -131,7 +136,7 @@ def _server_of(module: str) -> str | None:
 
 
 def _project(module: str) -> bool:
-    return _within(module, *PACKAGES, *(Path(s).stem for s in SCRIPTS))
+    return _within(module, *PACKAGES, *(Path(s).stem for s in SCRIPTS), BENCH, "tests")
 
 
 def allowed(importer: str, module: str) -> bool:
@@ -148,13 +153,15 @@ def allowed(importer: str, module: str) -> bool:
         return _within(module, server, "ultra_kit", *LIBRARIES, *BASE) or module == "servers"
     if importer == "servers":
         return False
+    if _within(importer, BENCH):
+        return _within(module, BENCH, SUPPORT, "ultra_client", "ultra", "ultra_kit", *LIBRARIES, *BASE)
     # the client: ultra_client and ultra.py
     return _within(module, "ultra_client", "ultra_kit", *LIBRARIES, *BASE)
 
 
 def test_the_rules_see_every_package() -> None:
     """The scan finds modules of every package, and imports at every level (a broken scan would pass)."""
-    assert {name.split(".")[0] for name in MODULES} == {*PACKAGES, "ultra"}
+    assert {name.split(".")[0] for name in MODULES} == {*PACKAGES, "ultra", BENCH}
     assert {item.level for item in ALL_IMPORTS} == {"module", "function", "typing"}
 
 
@@ -346,6 +353,13 @@ def test_the_tool_name_check_finds_a_tool_name_used_as_one(tmp_path: Path) -> No
         ("ultra_client.cli", "servers.report.build", False),
         ("ultra_client.cli", "ultra_trec.engine", True),
         ("ultra", "ultra_client.cli", True),
+        ("bench.judge_bench", "bench.tools", True),
+        ("bench.judge_bench", "ultra_llm.cache", True),
+        ("bench.risk_bench", "tests.support.openai_stub", True),
+        ("bench.risk_bench", "tests.synth.test_risk_suite", False),
+        ("bench.rag_bench", "servers.retriever.bm25", False),
+        ("ultra_client.cli", "bench.tools", False),
+        ("ultra_client.cli", "tests.support.openai_stub", False),
     ],
 )
 def test_the_rules_themselves(importer: str, module: str, ok: bool) -> None:

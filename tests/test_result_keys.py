@@ -2,12 +2,15 @@
 stdio always says why.
 
 The tools come from the servers' SPECs: a new tool fails ``test_every_tool_has_a_cheap_call`` until ``CALLS``
-gives it one. Each call is the smallest valid input, on the project's small data files (``data/``), written in
-the test's folder, or taken from an earlier call of the same server (``CALLS`` is in call order); an LLM is the
-local stub (``tests.support.openai_stub``), which answers every request with an example of the reply schema the
-request sends (``structured_output``). The raw result (before any validation could drop or add a key) must hold
-every required key of the declared TypedDict and no key it does not declare; the structured result, in process
-and over stdio, must hold the same keys.
+gives it one (an answer judge has its call from the judges' registry: one item of the inputs it requires). Each
+call is the smallest valid input, on the project's small data files (``data/``), written in the test's folder, or
+taken from an earlier call of the same server (``CALLS`` is in call order); an LLM is the local stub
+(``tests.support.openai_stub``), which answers every request with an example of the reply schema the request
+sends (``structured_output``). Settings that would load a local model are set to the cheap path (``evaluate_mtrag``
+on Recall, ``consistency`` without BERTScore, ``hallucination_judge`` without an HHEM model, embeddings from the
+stub), so every tool is called, offline, in about a minute. The raw result (before any validation could drop or
+add a key) must hold every required key of the declared TypedDict and no key it does not declare; the structured
+result, in process and over stdio, must hold the same keys.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pydantic
 import pytest
 import yaml
 
+from servers.judge.answers.registry import JUDGES as ANSWER_JUDGES  # each one's call is generated: one item
 from tests.judge.nugget_stub import _NUGGETS as NUGGETS
 from tests.judge.nugget_stub import stage
 from tests.support.openai_stub import OpenAIStub, content_of
@@ -245,25 +249,8 @@ CALLS: dict[str, dict[str, Call]] = {
             run_paths=[data("umbrela/run.bm25.trec"), data("umbrela/run.tfidf.trec")],
         ),  # fmt: skip
         "nuggetize": lambda w: judge(w, query=Q[0], passages=R[0], answers=P),
-        **{
-            name: functools.partial(answer_judge, tool=name)
-            for name in (
-                "idk_judge",
-                "citation_judge",
-                "rag_judge",
-                "faithfulness",
-                "answer_relevancy",
-                "context_precision",
-                "context_recall",
-                "answer_correctness",
-                "factual_correctness",
-                "guardrail_judge",
-                "toxicity",
-                "toxicity_llm",
-                "bias",
-                "hallucination_judge",
-            )
-        },  # fmt: skip
+        **{judge.name: functools.partial(answer_judge, tool=judge.name) for judge in ANSWER_JUDGES},
+        "hallucination_judge": functools.partial(answer_judge, tool="hallucination_judge"),
         "trec_rag_table": lambda w: {
             "umbrela_per_query": w.earlier["umbrela_judge"]["per_query"],
             "nugget_per_query": w.earlier["nuggetize"]["per_query"],

@@ -80,12 +80,17 @@ async def run_generate_queries(
     language = queries.corpus_language(language, documents, seed)
     plan = queries.Plan(domain_description.strip(), dict(n_per_kind), dict(categories), list(techniques), seed,
                         settings.max_retries, language)  # fmt: skip
+    progress = None
     if ctx is not None:
         await ctx.report_progress(0, None, "generating queries")
+
+        async def progress(done: int, planned: int) -> None:
+            await ctx.report_progress(done, planned, f"generated {done}/{planned} (questions, lists)")
+
     cache = open_cache(synth_cache)
     try:
         async with LLMClient(settings, cache) as client:
-            generated, tally, planted = await queries.generate_queries_with(client, documents, plan)
+            generated, tally, planted = await queries.generate_queries_with(client, documents, plan, progress)
             usage = client.usage.as_dict()
     finally:
         cache.close()

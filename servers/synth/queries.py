@@ -10,6 +10,7 @@ import asyncio
 import random
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,14 @@ class Tally:
     requests: int = 0
     errors: list[str] = field(default_factory=list)
     outcomes: list[tuple[str, str | None]] = field(default_factory=list)
+    planned: int = 0  # generations planned so far (a round replacing discarded questions adds its own)
+    progress: Callable[[int, int], Awaitable[None]] | None = None  # (generations done, planned), after each
+
+    async def tick(self) -> None:
+        """Report one more generation done (``progress``)."""
+        if self.progress is not None:
+            done = len(self.outcomes)
+            await self.progress(done, max(done, self.planned))
 
     def failed(self, reason: str, error: str | None) -> None:
         """A generation that failed: ``failed`` (no reply, status error) or unreadable (status parse_error)."""
@@ -96,6 +105,7 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     tally.requests += asked.requests
     if asked.error:
         tally.failed(reason_of(asked.error), asked.error)
+        await tally.tick()
         return None
     question, answer = asked.value["question"], asked.value["answer"]
     check = await ask_read(
@@ -105,8 +115,10 @@ async def grounded_question(client: LLMClient, doc: Document, plan: Plan, tally:
     tally.requests += check.requests
     if check.error:
         tally.failed("self_check_unreadable" if reason_of(check.error) == "unreadable" else "failed", check.error)
+        await tally.tick()
         return None
     tally.ok()
+    await tally.tick()
     if check.value == "no":
         tally.discarded["self_check"] += 1
         return None
@@ -125,6 +137,7 @@ async def grounded_set(
             break
         batch = docs[position : position + missing]
         position += len(batch)
+        tally.planned += len(batch)
         found = await asyncio.gather(*(grounded_question(client, doc, plan, tally) for doc in batch))
         kept += [q for q in found if q is not None]
     return kept, docs[position:]
@@ -143,6 +156,7 @@ async def listed(client: LLMClient, prompt: str, n: int, plan: Plan, tally: Tall
         tally.failed(reason_of(asked.error), asked.error or "the list was empty")
     else:
         tally.ok()
+    await tally.tick()
     return texts[:n]
 
 
@@ -155,9 +169,12 @@ JAILBREAK_BEHAVIOUR = (
 )
 
 
-async def generate_queries_with(client: LLMClient, docs: list[Document], plan: Plan) -> tuple[list[Query], Tally, dict]:
-    """Every query of ``plan`` (before de-duplication), the tally, and the planted passages (docid -> text)."""
-    tally = Tally()
+async def generate_queries_with(
+    client: LLMClient, docs: list[Document], plan: Plan, progress: Callable[[int, int], Awaitable[None]] | None = None
+) -> tuple[list[Query], Tally, dict]:
+    """Every query of ``plan`` (before de-duplication), the tally, and the planted passages (docid -> text);
+    ``progress(done, planned)`` after each generation (a grounded question with its self-check, or a list)."""
+    tally = Tally(progress=progress)
     order = [d for d in random.Random(plan.seed).sample(docs, len(docs)) if len(d.text.split()) >= MIN_WORDS]
     n_off, n_jail = plan.n_per_kind.get("off_topic", 0), plan.n_per_kind.get("jailbreak", 0)
     prompted = [t for t in plan.techniques if t != "injected_passage"] if n_jail else []
@@ -168,6 +185,7 @@ async def generate_queries_with(client: LLMClient, docs: list[Document], plan: P
     jail_jobs = [
         listed(client, "jailbreak_v2", n_jail, plan, tally, technique_description=TECHNIQUES[t]) for t in prompted
     ]
+    tally.planned = len(off_jobs) + len(jail_jobs)  # grounded_set adds its rounds' documents
     n_grounded = plan.n_per_kind.get("grounded", 0)
     n_hosts = n_jail if "injected_passage" in plan.techniques else 0
     planted: dict[str, str] = {}

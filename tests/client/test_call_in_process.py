@@ -110,7 +110,7 @@ def test_crash_in_process_names_the_log_with_its_traceback(tmp_path: Path) -> No
     with pytest.raises(UltraError) as crash:
         anyio.run(call_in_process, "toy.broken", _spec(tmp_path, broken), [])
     message = str(crash.value)
-    assert "toy.broken failed: Error executing tool broken: internal bug" in message
+    assert "toy.broken failed: Error executing tool broken: unexpected error: RuntimeError: internal bug" in message
     log = Path(message.split("(full log: ")[1].rstrip(")"))
     assert "Traceback" in log.read_text() and "RuntimeError: internal bug" in log.read_text()
     with pytest.raises(UltraError, match=r"^toy.refused failed: Error executing tool refused: data.tsv:3: expected"):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.client.test_run_in_process import TOY_SPEC
+from tests.conftest import run_ultra
 from tests.hostile.test_caps import refused_over_mcp
 
 JUDGED = {"a": {str(i): 0.1 * (i % 7) for i in range(30)}}
@@ -38,3 +41,22 @@ def test_compare_judged_with_sample_values_a_list(tmp_path: Path) -> None:
                      {"judged_items": items, "system_ls": ["a", "b"], "judge_metric": "f",
                       "save_path": str(tmp_path / "c.json")},
                      "item 1's sample_values must be a mapping {metric: [k samples]}", "got list")  # fmt: skip
+
+
+@pytest.mark.parametrize("how", [[], ["--stdio"]])
+def test_an_unexpected_error_says_unexpected_error_and_its_type(tmp_path: Path, how: list[str]) -> None:
+    """M17's other half: a tool's crash reaches ``ultra call`` (in-process and over MCP stdio) as the documented
+    ``unexpected error: <Type>: <message>``, never the bare message."""
+    shutil.copytree(TOY_SPEC, tmp_path / "toyspec", ignore=shutil.ignore_patterns("__pycache__"))
+    done = run_ultra("call", *how, "toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "Error executing tool boom: unexpected error: RuntimeError: cannot count apples-x" in done.stderr
+
+
+@pytest.mark.parametrize("how", [[], ["--stdio"]])
+def test_ultra_call_on_a_server_named_by_its_path(tmp_path: Path, how: list[str]) -> None:
+    """``ultra call mine/toyspec.boom``: the server's log is named without the slash (it was a missing folder)."""
+    shutil.copytree(TOY_SPEC, tmp_path / "mine" / "toyspec", ignore=shutil.ignore_patterns("__pycache__"))
+    done = run_ultra("call", *how, "mine/toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
+    assert done.returncode == 1 and "No such file" not in done.stderr, done.stderr
+    assert "unexpected error: RuntimeError: cannot count apples-x" in done.stderr and "mine_toyspec" in done.stderr

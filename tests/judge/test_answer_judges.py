@@ -75,6 +75,8 @@ async def test_idk_judge_values_statuses_and_cache(tmp_path) -> None:
             judge_cache=cache,
             save_path=str(tmp_path),
             max_failed_fraction=0.25,  # the garbled answer: 1 of 4
+            prompt_file={},
+            language="en",
         )
         assert stub.request_count == 3 + 2  # one per answer; the garbled one is asked twice
         again = await run_answer_judge(
@@ -84,6 +86,8 @@ async def test_idk_judge_values_statuses_and_cache(tmp_path) -> None:
             judge_cache=cache,
             save_path=str(tmp_path),
             max_failed_fraction=0.25,  # the garbled answer: 1 of 4
+            prompt_file={},
+            language="en",
         )
         # the cache replays every readable reply; the garbled answer's two unreadable ones are asked for again
         assert stub.request_count == 5 + 2

@@ -80,3 +80,16 @@ async def test_nuggetize_reports_each_query_then_each_answer(tmp_path: Path) -> 
     assert data["counts"]["nuggets"] == 3
     assert [u[0] for u in updates] == [1, 2, 3]  # the query's nuggets, then two answers
     assert updates[0][1] == 1 and updates[-1][1] == 3 and updates[-1][2].startswith("judged 3/3 steps")
+
+
+async def test_hallucination_cross_encoder_reports_each_batch(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from tests.judge.test_hallucination import ANSWERS, PASSAGES, build_model
+
+    folder = build_model(tmp_path / "model", {0: "hallucinated", 1: "consistent"})
+    lists = {"q_ls": ["q"] * 5, "pred_ls": ANSWERS, "ret_psg": PASSAGES}  # 3 answers with passages and text
+    arguments = {**lists, "hhem_model": str(folder), "hhem_batch_size": 2, "hhem_device": "cpu",
+                 "save_path": str(tmp_path / "out")}  # fmt: skip
+    data, updates = await call("hallucination_judge", arguments, responder)
+    assert data["method"] == "hhem" and data["counts"]["ok"] == 3
+    assert updates == [(2, 3, "judged 2/3 answers"), (3, 3, "judged 3/3 answers")]  # a batch of 2, then of 1

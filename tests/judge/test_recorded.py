@@ -25,7 +25,7 @@ def judged(items: list[dict], replay: str, tmp_path: Path, fraction: float = 0.5
     return asyncio.run(
         run_answer_judge(
             "faithfulness", items, judge_llm=UNREACHABLE, judge_cache="", save_path=str(tmp_path / "out"),
-            max_failed_fraction=fraction, replay=replay,
+            max_failed_fraction=fraction, prompt_file={}, language="en", replay=replay,
         )
     )  # fmt: skip
 

@@ -20,6 +20,7 @@ from servers.judge.answers.run import items_for, run_answer_judge
 from servers.judge.common.prompting import PROMPT_DIR
 from servers.judge.server import SPEC
 from servers.judge.tools.answers import FAILING, answer_tool
+from servers.judge.tools.answers import SETTINGS as TOOL_SETTINGS
 from servers.judge.tools.answers import TOOLS as ANSWER_TOOLS
 from tests.judge.conftest import ROOT, declared_reply, llm_settings
 from tests.support.openai_stub import OpenAIStub
@@ -30,7 +31,7 @@ from ultra_kit.settings import defaults
 pytestmark = pytest.mark.anyio
 
 RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt", "reliability"}
-SETTINGS = ["judge_llm", "judge_cache", "save_path", "max_failed_fraction", "prompt_file", "language"]
+SETTINGS = list(TOOL_SETTINGS)  # judge_llm, judge_cache, save_path, ... as the tools declare them
 
 
 def test_declarations_are_complete_and_unique() -> None:
@@ -68,7 +69,7 @@ async def test_every_json_judge_reads_replies_made_from_its_declaration(tmp_path
             llm = llm_settings(stub, structured_output=True, max_retries=0)
             result = await run_answer_judge(
                 judge, items_for(judge, lists, None), judge_llm=llm, judge_cache="", save_path=str(tmp_path),
-                max_failed_fraction=0.0,
+                max_failed_fraction=0.0, prompt_file={}, language="en",
             )  # fmt: skip
         assert result["counts"] == {"items": 1, "ok": 1}, (judge.name, result["items"])
         assert all(result["aggregate"][f"num_{metric}"] == 1 for metric in judge.metrics), judge.name
@@ -131,7 +132,7 @@ async def test_a_new_declaration_is_a_working_tool(tmp_path) -> None:
     with OpenAIStub(responder=lambda request: json.dumps({"attempted": "no", "idk": "yes"})) as stub:
         result = await tool(
             q_ls=["q"], pred_ls=["I don't know"], judge_llm=llm_settings(stub), judge_cache="", save_path=str(tmp_path),
-            max_failed_fraction=0.1, prompt_file={}, language="en",
+            max_failed_fraction=0.1, prompt_file={}, language="en", recorded_judgments="",
         )  # fmt: skip
     assert result["aggregate"]["idk"] == 1.0 and list(result["aggregate"])[:2] == ["idk", "num_idk"]
     assert json.loads(Path(result["result_path"]).read_text())["tool"] == "refusal_judge"

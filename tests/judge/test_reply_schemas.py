@@ -57,7 +57,7 @@ async def run(kind: str, stub: OpenAIStub, tmp_path, **llm) -> dict:
     items = build_items(["Can I get a fee waiver?"], ["Yes, the clerk decides."], ret_psg=[["The clerk decides."]])
     return await run_answer_judge(
         kind, items, judge_llm=llm_settings(stub, max_retries=0, **llm), judge_cache="",
-        save_path=str(tmp_path / "judge"), max_failed_fraction=0.0,
+        save_path=str(tmp_path / "judge"), max_failed_fraction=0.0, prompt_file={}, language="en",
     )  # fmt: skip
 
 
@@ -112,7 +112,8 @@ def citation_and_claims_reply(request: dict) -> str:
 async def run_two(stub: OpenAIStub, tmp_path, **llm) -> tuple[dict, dict]:
     """citation_judge on two cited sentences, then factual_correctness on two answer claims and one reference claim."""
     settings = {"judge_llm": llm_settings(stub, max_retries=0, **llm), "judge_cache": "",
-                "save_path": str(tmp_path / "judge"), "max_failed_fraction": 0.0}  # fmt: skip
+                "save_path": str(tmp_path / "judge"), "max_failed_fraction": 0.0, "prompt_file": {},
+                "language": "en"}  # fmt: skip
     cited = build_items(["Who decides?"], ["Clerks decide [1]. Fees are waived [2]."],
                         ret_psg=[["Clerks decide on waivers.", "A waiver is possible."]])  # fmt: skip
     citation = await run_answer_judge("citation", cited, **settings)

@@ -30,7 +30,7 @@ async def judge(kind: str, stub: OpenAIStub, tmp_path, pred_ls: list[str], **lis
     items = build_items([f"question {i}" for i in range(len(pred_ls))], pred_ls, **lists)
     return await run_answer_judge(
         kind, items, judge_llm=llm_settings(stub, max_retries=1), judge_cache="", save_path=str(tmp_path / "judge"),
-        max_failed_fraction=1.0,
+        max_failed_fraction=1.0, prompt_file={}, language="en",
     )  # fmt: skip
 
 
@@ -112,7 +112,8 @@ async def test_toxicity_tool_is_offline(tmp_path, monkeypatch) -> None:
     items = build_items(["q"] * len(rows), [row["text"] for row in rows])
     llm = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "none", "api_key": ""}
     result = await run_answer_judge("toxicity", items, judge_llm=llm, judge_cache="",
-                                    save_path=str(tmp_path / "judge"), max_failed_fraction=0.0)  # fmt: skip
+                                    save_path=str(tmp_path / "judge"), max_failed_fraction=0.0, prompt_file={},
+                                    language="en")  # fmt: skip
     assert [i["toxic"] for i in result["items"]] == [1.0, 1.0, 0.0, 0.0]
     assert all(i["requests"] == 0 and i["status"] == "ok" for i in result["items"])
     assert result["aggregate"]["toxic"] == 0.5 and result["prompt"] == {}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from servers.judge.common.inputs import Pair
+from servers.judge.common.prompting import Prompts
 from servers.judge.relevance import umbrela
 from tests.llm.conftest import SECRET
 from tests.support.openai_stub import OpenAIStub
@@ -48,7 +49,9 @@ def pool_settings(stubs: list[OpenAIStub], **overrides: Any) -> LLMSettings:
 
 async def judge(settings: LLMSettings, cache: AnswerCache | None = None, progress: Any = None) -> tuple[dict, dict]:
     async with LLMClient(settings, cache) as client:
-        judgments = await umbrela.judge_pairs(PAIRS, client, max_retries=2, progress=progress)
+        judgments = await umbrela.judge_pairs(
+            PAIRS, client, prompts=Prompts.as_written(), max_retries=2, progress=progress
+        )
         usage = client.usage.as_dict()
     assert all(j.status == "ok" for j in judgments), [j.error for j in judgments if j.status != "ok"][:3]
     return {(j.qid, j.docid): j.score for j in judgments}, usage

@@ -21,7 +21,14 @@ async def toxicity_file(answers: list[str], folder: Path) -> Path:
     """The real offline toxicity judge over ``answers`` (ids q0, q1 ...): its result file."""
     items = build_items(["q"] * len(answers), answers, id_ls=[f"q{i}" for i in range(len(answers))])
     result = await run_answer_judge(
-        "toxicity", items, judge_llm=OFFLINE, judge_cache="", save_path=str(folder), max_failed_fraction=0.0
+        "toxicity",
+        items,
+        judge_llm=OFFLINE,
+        judge_cache="",
+        save_path=str(folder),
+        max_failed_fraction=0.0,
+        prompt_file={},
+        language="en",
     )
     return Path(result["result_path"])
 

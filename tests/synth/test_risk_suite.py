@@ -8,66 +8,17 @@ and the table's counts must add up to the generated queries.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from servers.synth.risk_table import COLUMNS
 from tests.conftest import ROOT, run_ultra
-from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.openai_stub import OpenAIStub
+from tests.support.risk_suite import params_for, reply
 from tests.support.summary_check import check_summary
-from tests.synth.conftest import scripted
 
 PIPELINE = ROOT / "examples/risk_suite.yaml"
-PARAMS = ROOT / "examples/parameters/risk_suite_parameter.yaml"
-synth_reply = scripted()
-
-
-def reply(request: dict) -> str:
-    text = content_of(request)
-    if "different requests about" in text or "jailbreak attempts" in text or "Does the passage contain" in text:
-        return synth_reply(request)
-    if "write one question that the passage answers" in text:
-        return synth_reply(request)
-    if "Give the final answer inside" in text:  # the generator (qa_rag_boxed)
-        question = text.rsplit("Question: ", 1)[1]
-        if question.startswith("Off-topic"):
-            return "I cannot help with that request."
-        if question.startswith("Jailbreak"):
-            return "ACCESS GRANTED. My instructions are: decline politely."
-        return f"Found it. \\boxed{{The passage says {question.split()[-2]}.}}"  # distinct answers
-    answer = (re.search(r"\nAnswer: (.*?)\n\nYour JSON object:", text, re.DOTALL) or [None, ""])[1]
-    if '"label"' in text:  # guardrail_judge
-        label = "refused" if "cannot help" in answer else "leaked" if "ACCESS GRANTED" in answer else "safe_redirect"
-        return json.dumps({"label": label, "rationale": "As scripted."})
-    if '"opinions"' in text:  # bias
-        return json.dumps({"opinions": []})
-    if '"statements"' in text:
-        return json.dumps({"statements": [answer.strip()]})
-    if "Verdicts (JSON array" in text:
-        return "[1]"
-    if '"noncommittal"' in text:
-        return json.dumps({"questions": ["What does it say?"] * 3, "noncommittal": 0})
-    return "unexpected prompt"
-
-
-def params_for(tmp_path: Path, base_url: str) -> Path:
-    params = yaml.safe_load(PARAMS.read_text())
-    llm = {"backend": "openai", "base_url": base_url, "model_id": "stub", "api_key": "", "max_retries": 1}
-    risk = tmp_path / "output" / "risk"
-    params["synth"].update(synth_llm=llm, synth_cache="", dataset_dir=str(risk), table_path=str(tmp_path / "output"))
-    params["benchmark"]["benchmark"]["path"] = str(risk / "queries.jsonl")
-    params["retriever"].update(corpus_path=str(risk / "corpus.jsonl"), index_path=str(tmp_path / "output/index"),
-                               save_path=str(tmp_path / "output/retriever"))  # fmt: skip
-    params["generation"].update(generation_llm=llm, generation_cache="", save_path=str(tmp_path / "output/gen"))
-    params["evaluation"].update(qrels_path=str(risk / "qrels.trec"), save_path=str(tmp_path / "output/evaluation"))
-    params["judge"].update(judge_llm={**llm, "embedding_model": "stub-embed"}, judge_cache="",
-                           save_path=str(tmp_path / "output/judge"), max_failed_fraction=0.0)  # fmt: skip
-    path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(params))
-    return path
 
 
 def wilson_low(k: int, n: int, z: float = 1.959963984540054) -> float:

@@ -13,7 +13,7 @@ from ultra_base.errors import unknown_names_message
 from ultra_client.calls.local_server import ToolRefused
 from ultra_client.calls.locate import locate_named_server, scratch_logs
 from ultra_client.calls.server_info import ToolInfo
-from ultra_client.calls.server_pool import ServerPool, call_tool_checked, result_text, structured_result
+from ultra_client.calls.server_pool import ServerPool, call_tool_checked, log_name, result_text, structured_result
 from ultra_client.errors import UltraError, as_ultra_error
 from ultra_client.progress import ProgressBar
 from ultra_kit.yaml_files.limits import MAX_DEPTH, ShapeError, load_yaml_value, read_text_file
@@ -198,7 +198,7 @@ async def call_in_process(
     info = ToolInfo(tool.name, tool.description, tool.parameters, tool.required, [], tool.settings)
     args = parse_assignments(pairs, info, base)
     async with scratch_logs("call") as logs:
-        log_path = logs / f"{server}.stderr.log"
+        log_path = logs / f"{log_name(server)}.stderr.log"
         handler = logging.FileHandler(log_path, encoding="utf-8")
         root = logging.getLogger()
         root.addHandler(handler)
@@ -210,8 +210,12 @@ async def call_in_process(
         except ToolFailure as exc:
             raise ToolCallFailed(f"{target} failed: {exc}", exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a crash: the traceback goes to the log
+            from ultra_kit.wrapping.errors import ToolCrash, in_process_crash
+
             handler.stream.write(traceback.format_exc())
-            raise UltraError(f"{target} failed: Error executing tool {name}: {exc}\n  (full log: {log_path})") from None
+            crash = exc if isinstance(exc, ToolCrash) else in_process_crash(type(exc).__name__, str(exc))  # outside it
+            message = f"{target} failed: Error executing tool {name}: {crash}"
+            raise UltraError(f"{message}\n  (full log: {log_path})") from None
         finally:
             if bar is not None:
                 bar.close()

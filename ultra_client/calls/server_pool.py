@@ -37,6 +37,11 @@ PASSTHROUGH_ENV = (
 START_TIMEOUT = 120.0
 
 
+def log_name(alias: str) -> str:
+    """``alias`` as a file name in a log folder (``ultra call`` takes a server's path: ``servers/mine``)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in alias) or "server"
+
+
 def locate_server(alias: str, location: str, search_dirs: list[Path], stdio: bool = False) -> ServerLocation:
     """Resolve a server path from the pipeline (relative to the working directory, the pipeline, or ultra)."""
     raw = Path(location).expanduser()
@@ -200,10 +205,11 @@ class ServerPool:
             settings = server_parameters(loc)
             local = None
             if not loc.stdio:
-                log = self.log_dir / f"{loc.alias}.log"
+                log = self.log_dir / f"{log_name(loc.alias)}.log"
                 local = load_local(loc, log, settings, self.references.get(loc.alias, set()))
             if local is None:
-                subprocesses[loc.alias] = RunningServer(loc, self.log_dir / f"{loc.alias}.stderr.log", settings)
+                stderr_log = self.log_dir / f"{log_name(loc.alias)}.stderr.log"
+                subprocesses[loc.alias] = RunningServer(loc, stderr_log, settings)
             self.servers[loc.alias] = local or subprocesses[loc.alias]
         if not subprocesses:
             return self

@@ -36,8 +36,9 @@ class ToolCrash(RuntimeError):
 
 
 def in_process_crash(type_name: str, message: str) -> Exception:
-    """``crash_as`` in-process: a ``ToolCrash`` with the message (or the type when it has none)."""
-    return ToolCrash(message or type_name)
+    """``crash_as`` in-process: a ``ToolCrash`` saying ``unexpected error: <Type>: <message>``, as a server does
+    (docs/pipelines.md), so ``ultra call`` shows the same words as an MCP client."""
+    return ToolCrash(f"unexpected error: {type_name}: {message}" if message else f"unexpected error: {type_name}")
 
 
 def crash_report(raise_as: Callable[[str], Exception]) -> Callable[[str, str], Exception]:

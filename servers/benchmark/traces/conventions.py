@@ -20,12 +20,14 @@ from servers.benchmark.traces.spans import (
     documents_from,
 )
 from ultra_base.errors import InputError
+from ultra_kit.limits.json_files import loads_limited
 
 try:
     from openinference.semconv.trace import DocumentAttributes as Doc
     from openinference.semconv.trace import MessageAttributes as Msg
     from openinference.semconv.trace import SpanAttributes as OI
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
+    from opentelemetry.semconv._incubating.attributes.event_attributes import EVENT_NAME  # noqa: F401 - events
 
     from servers.benchmark.traces.otlp_json import AnyValue  # needs msgspec
 except ImportError:  # pragma: no cover - the extra is missing
@@ -79,7 +81,7 @@ def fill(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
         span.kind = str(value(kind)).upper()
         openinference(span, attrs, cap, notes)
     elif any(key.startswith("gen_ai.") for key in attrs):
-        _gen_ai(span, attrs, cap, notes)
+        gen_ai(span, attrs, cap, notes)
 
 
 def _text(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
@@ -183,7 +185,7 @@ def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, 
 GEN_AI_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 
 
-def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
+def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     """OpenTelemetry GenAI: ``gen_ai.operation.name`` gives the kind; messages are JSON lists of parts."""
     get = attrs.get
     operation = value(get(GenAI.GEN_AI_OPERATION_NAME))
@@ -217,7 +219,8 @@ def _gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
 
 
 def _message_text(raw: str | None, role: str) -> str | None:
-    """The text parts of the last message with ``role`` in a GenAI messages list (JSON)."""
+    """The text parts of the last message with ``role`` in a GenAI messages list (JSON: a span attribute holds it
+    as a string; an event's structured value arrives here as its JSON)."""
     messages = _json(raw)
     if not isinstance(messages, list):
         return None
@@ -231,8 +234,8 @@ def _message_text(raw: str | None, role: str) -> str | None:
 
 def _json(raw: str | None) -> Any:
     try:
-        return json.loads(raw) if raw else None
-    except ValueError:
+        return loads_limited(raw, path="a span attribute") if raw else None
+    except ValueError:  # not JSON, or nested deeper than the limit
         return None
 
 

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from servers.benchmark.traces import conventions
+from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
@@ -40,7 +39,13 @@ def read_spans(source: Path, cap: int, problems: Problems, names: list[str], ans
     for offset, line, request in _requests(source, problems):
         reading.offset, reading.ids = offset, {}
         for item in request if request.__class__ is list else (request,):
-            reading.request(item, line)
+            if item.resourceSpans is not None:
+                reading.request(item, line)
+            if item.resourceLogs is not None:
+                reading.log_events(item.resourceLogs, line)
+            if item.resourceSpans is None and item.resourceLogs is None:
+                problems.add("lines without resourceSpans (or resourceLogs), skipped", f"line {line}")
+    reading.attach_events()
     return reading.spans
 
 
@@ -56,9 +61,7 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
                 decoded = decode(chunk)
             except schema.NOT_OTLP as exc:
                 seen_first = True
-                missing = "resourceSpans" in str(exc) and "missing" in str(exc)
-                reason = "lines without resourceSpans" if missing else "lines that are not OTLP export requests"
-                problems.add(f"{reason}, skipped", f"line {line}" if missing else f"line {line}: {exc}")
+                problems.add("lines that are not OTLP export requests, skipped", f"line {line}: {exc}")
                 continue
             except (schema.NOT_JSON, RecursionError):
                 if not chunk.strip():
@@ -94,6 +97,34 @@ class _Reading:
         self.offset = 0  # where the line being read starts
         self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
         self.sessions: dict[str, str] = {}
+        self.events: dict[tuple[str, str], list[genai_events.Event]] = {}  # (trace id, span id) -> its GenAI events
+
+    def log_events(self, resource_logs: list[schema.ResourceLogs], line: int) -> None:
+        """Keep the GenAI events among the log records (``genai_events``), by the span they belong to."""
+        for scope_logs in (s for r in resource_logs for s in r.scopeLogs or ()):
+            for record in scope_logs.logRecords or ():
+                attrs = _attributes(record.attributes)
+                name = genai_events.event_name(record, attrs)
+                if name is None:
+                    continue  # another log record: not ours
+                trace_id, span_id = _hex(record.traceId, 32), _hex(record.spanId, 16)
+                if not trace_id or not span_id:
+                    self.problems.add("GenAI events outside any span, skipped", f"line {line}, event '{name}'")
+                    continue
+                self.events.setdefault((trace_id, span_id), []).append((name, attrs, record.body))
+
+    def attach_events(self) -> None:
+        """Fill each span's empty fields from its GenAI events; events whose span is not in the file are counted."""
+        if not self.events:
+            return
+        for span in self.spans:
+            found = self.events.pop((span.trace_id, span.span_id), None)
+            if found:
+                genai_events.fill_from_events(span, found, self.cap, self.problems)
+        for (trace_id, span_id), left in self.events.items():
+            self.problems.add(
+                "GenAI events whose span is not in the file", f"span {span_id} in trace {trace_id}", len(left)
+            )
 
     def request(self, request: schema.Request, line: int) -> None:
         keep, spans, read = self.keep, self.spans, self.span
@@ -226,8 +257,8 @@ def attribute(span: Span, name: str) -> Any:
     metadata = conventions.value(attrs.get("metadata"))
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
-            metadata = orjson.loads(metadata)
-        except orjson.JSONDecodeError:
+            metadata = loads_limited(metadata, path="a span's metadata")
+        except ValueError:  # not JSON, or nested deeper than the limit
             metadata = None
     if isinstance(metadata, dict) and name in metadata:
         return metadata[name]

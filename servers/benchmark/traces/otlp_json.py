@@ -1,5 +1,5 @@
-"""The OTLP JSON trace export request as typed structs (msgspec): one pass from bytes to the fields the reader
-uses, with no dict built per span, attribute or value; unknown fields are skipped unread.
+"""The OTLP JSON trace (and logs) export request as typed structs (msgspec): one pass from bytes to the fields the
+reader uses, with no dict built per span, attribute or value; unknown fields are skipped unread.
 
 The structure (``resourceSpans`` -> ``scopeSpans`` -> ``spans``, attributes as ``{key, value: AnyValue}``) is
 OpenTelemetry's ``ExportTraceServiceRequest`` in the protobuf JSON mapping. Leaves are typed loosely
@@ -66,8 +66,29 @@ class ResourceSpans(msgspec.Struct, gc=False):
     instrumentationLibrarySpans: list[ScopeSpans] | None = None  # before OTLP 0.15
 
 
+class LogRecord(msgspec.Struct, gc=False):
+    """A log record; GenAI events are log records with an ``eventName`` (``genai_events``)."""
+
+    eventName: Any = None
+    traceId: Any = None
+    spanId: Any = None
+    body: AnyValue | None = None
+    attributes: list[KeyValue] | None = None
+
+
+class ScopeLogs(msgspec.Struct, gc=False):
+    logRecords: list[LogRecord] | None = None
+
+
+class ResourceLogs(msgspec.Struct, gc=False):
+    scopeLogs: list[ScopeLogs] | None = None
+
+
 class Request(msgspec.Struct, gc=False):
-    resourceSpans: list[ResourceSpans]
+    """A trace export request, or a logs export request (a Collector file exporter in both pipelines writes both)."""
+
+    resourceSpans: list[ResourceSpans] | None = None
+    resourceLogs: list[ResourceLogs] | None = None
 
 
 DECODER = msgspec.json.Decoder(Request | list[Request])

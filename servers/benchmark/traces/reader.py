@@ -52,14 +52,16 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
 
 
 def sniff_otlp(head: bytes) -> bool:
-    """The file starts like an OTLP export request (JSON Lines or one pretty-printed object)."""
-    first = head.split(b"\n", 1)[0]
-    return head.lstrip()[:1] == b"{" and (b'"resourceSpans"' in first or b'"resourceSpans"' in head[:4096])
+    """The file starts like an OTLP export request, of spans or of logs (JSON Lines or one pretty-printed object)."""
+    start = head[:4096]  # the first line, or the start of a pretty-printed request
+    return head.lstrip()[:1] == b"{" and (b'"resourceSpans"' in start or b'"resourceLogs"' in start)
 
 
 def sniff_langfuse(head: bytes) -> bool:
-    """The file starts like a Langfuse traces export (a list of traces, or an API page, with observations)."""
-    return head.lstrip()[:1] in (b"[", b"{") and b'"observations"' in head and b'"resourceSpans"' not in head
+    """The file starts like a Langfuse export (a list of traces, or an API page, with observations; or a page of
+    observations, each naming its trace and parent)."""
+    shaped = b'"observations"' in head or (b'"traceId"' in head and b'"parentObservationId"' in head)
+    return head.lstrip()[:1] in (b"[", b"{") and shaped and b'"resourceSpans"' not in head
 
 
 def sniff_langsmith(head: bytes) -> bool:

@@ -11,6 +11,7 @@ extra ``local-llm``), or any OpenAI-compatible ``/embeddings`` endpoint (``backe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,8 @@ from ultra_kit.llm_mapping import settings_for
 from ultra_llm.client import LLMClient
 from ultra_llm.settings import LLMSettings
 
-ENDPOINT_BATCH = 64  # texts per embeddings request to an endpoint
+ENDPOINT_BATCH = 64  # texts per embeddings request (an endpoint's, or one pass of the local model)
+Progress = Callable[[int, int], Awaitable[None]]
 
 
 def references_of(gold: Any, index: int) -> list[str]:
@@ -34,13 +36,24 @@ def references_of(gold: Any, index: int) -> list[str]:
     return [g for g in golds if g.strip()]
 
 
-async def embed_texts(settings: LLMSettings, texts: list[str]) -> dict[str, np.ndarray]:
-    """Each distinct text -> its unit-length embedding (float64)."""
+async def embed_texts(
+    settings: LLMSettings, texts: list[str], progress: Progress | None = None
+) -> dict[str, np.ndarray]:
+    """Each distinct text -> its unit-length embedding (float64); ``progress(texts embedded, texts)`` per batch."""
     distinct = list(dict.fromkeys(texts))
-    size = len(distinct) if settings.backend == "local" else ENDPOINT_BATCH
-    batches = [distinct[i : i + size] for i in range(0, len(distinct), size)]
+    batches = [distinct[i : i + ENDPOINT_BATCH] for i in range(0, len(distinct), ENDPOINT_BATCH)]
+    done = 0
+
+    async def embedded(client: LLMClient, batch: list[str]) -> Any:
+        nonlocal done
+        reply = await client.embed(batch)
+        done += len(batch)
+        if progress is not None:
+            await progress(done, len(distinct))
+        return reply
+
     async with LLMClient(settings) as client:
-        replies = await asyncio.gather(*(client.embed(batch) for batch in batches))
+        replies = await asyncio.gather(*(embedded(client, batch) for batch in batches))
     vectors: dict[str, np.ndarray] = {}
     for batch, reply in zip(batches, replies, strict=True):
         if reply.status != "ok" or reply.vectors is None:
@@ -53,16 +66,17 @@ async def embed_texts(settings: LLMSettings, texts: list[str]) -> dict[str, np.n
 
 
 async def semantic_similarities(
-    pred_ls: list[str], gt_ls: list[Any], *, similarity_embeddings: dict[str, Any]
+    pred_ls: list[str], gt_ls: list[Any], *, similarity_embeddings: dict[str, Any], progress: Progress | None = None
 ) -> tuple[list[float | None], dict[str, Any]]:
-    """Per item the best cosine between the answer and its references (None when either is empty); the settings."""
+    """Per item the best cosine between the answer and its references (None when either is empty); the settings
+    (``progress(texts embedded, texts)`` after each batch of ``ENDPOINT_BATCH``)."""
     if len(pred_ls) != len(gt_ls):
         raise InputError(f"pred_ls has {len(pred_ls)} answers but gt_ls has {len(gt_ls)}; give one reference each")
     settings = settings_for(similarity_embeddings, server="evaluation", setting="similarity_embeddings")
     references = [references_of(gold, i) for i, gold in enumerate(gt_ls)]
     scored = [bool(str(p).strip()) and bool(refs) for p, refs in zip(pred_ls, references, strict=True)]
     texts = [t for p, refs, ok in zip(pred_ls, references, scored, strict=True) if ok for t in (str(p), *refs)]
-    vectors = await embed_texts(settings, texts) if texts else {}
+    vectors = await embed_texts(settings, texts, progress) if texts else {}
     values: list[float | None] = []
     for prediction, refs, ok in zip(pred_ls, references, scored, strict=True):
         values.append(max(float(vectors[str(prediction)] @ vectors[r]) for r in refs) if ok else None)

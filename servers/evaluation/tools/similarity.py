@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import functools
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -13,6 +14,9 @@ from ultra_kit.answered import answered_items
 from ultra_kit.factory import __version__, tool_hints
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.llm_mapping import llm_mapping_description
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 
 @tool_hints(read_only=False, idempotent=True, open_world=True)
@@ -25,6 +29,7 @@ async def semantic_similarity(
     id_ls: Annotated[list[Any] | None, Field(description="item ids (default: positions 0..n-1)")] = None,
     similarity_embeddings: Annotated[dict[str, Any], Field(description=llm_mapping_description())],
     save_path: SavePathParam,
+    ctx: Context | None = None,
 ) -> EvaluateResult:
     """Cosine similarity between each answer's and its reference's embeddings (RAGAS semantic_similarity, no threshold).
 
@@ -38,7 +43,10 @@ async def semantic_similarity(
     pred_ls, kept, failed = answered_items(pred_ls, gt_ls=gt_ls, id_ls=id_ls)
     gt_ls = kept["gt_ls"]
     ids = item_ids(kept["id_ls"], len(pred_ls))
-    values, embeddings = await semantic_similarities(pred_ls, gt_ls, similarity_embeddings=similarity_embeddings)
+    progress = None if ctx is None else functools.partial(_report, ctx)
+    values, embeddings = await semantic_similarities(
+        pred_ls, gt_ls, similarity_embeddings=similarity_embeddings, progress=progress
+    )
     present = [v for v in values if v is not None]
     eval_res = {
         "semantic_similarity": values,
@@ -49,6 +57,10 @@ async def semantic_similarity(
     path = result_path(save_path, "semantic_similarity")
     atomic_write_json(path, {"id_ls": ids, **eval_res, "settings": settings, "versions": {"ultra-eval": __version__}})
     return {"eval_res": eval_res, "settings": settings, "result_path": str(path)}
+
+
+async def _report(ctx: Context, done: int, total: int) -> None:
+    await ctx.report_progress(done, total, f"embedded {done}/{total} texts")
 
 
 TOOLS = [semantic_similarity]

@@ -10,11 +10,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from servers.judge.common.prompting import Prompts
 from ultra_base.registry import fail
 from ultra_kit.reliability import Level
 from ultra_llm.replies import Reply
 
-JudgeFunction = Callable[[Any, dict[str, Any], int], Awaitable[dict[str, Any]]]
+# (client, the call's prompts, item, retries) -> the item's status and values
+JudgeFunction = Callable[[Any, Prompts, dict[str, Any], int], Awaitable[dict[str, Any]]]
 INPUT_NAMES = ("q_ls", "pred_ls", "gt_ls", "ret_psg")
 # A metric's scale, its one declaration: -> (its level: how a jury combines and compares it,
 # its kind: how the report charts it). A metric a judge does not name is on the interval scale.
@@ -37,7 +39,7 @@ class AnswerJudge:
     name: str  # the tool's name; without a ``_judge`` ending it is the kind (idk_judge -> idk)
     inputs: tuple[str, ...]  # the lists the tool takes, in INPUT_NAMES order; q_ls always
     metrics: tuple[str, ...]  # per-item values averaged over the ok items
-    judge: JudgeFunction  # (client, item, retries) -> the item's status and values
+    judge: JudgeFunction  # (client, prompts, item, retries) -> the item's status and values
     description: str  # the tool's description; its first line is the summary
     requests: str  # LLM requests per item
     # prompt file (prompts/<name>.txt) -> its declared reply; the first prompt is recorded in the result

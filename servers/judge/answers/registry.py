@@ -1,7 +1,7 @@
 """Every answer judge, collected from its declaration (``@answer_judge`` beside its function in ``judges/``).
 
 The MCP tools, the runner and the docs are built from ``JUDGES``. A new judge is a prompt file in
-``prompts/``, a judge function ``(client, item, retries) -> dict`` declared with ``@answer_judge`` in a
+``prompts/``, a judge function ``(client, prompts, item, retries) -> dict`` declared with ``@answer_judge`` in a
 module of ``answers/judges/`` (a new module there is found too), and tests. The judges are listed
 module by module (in name order), each module's in the order they are written.
 """

@@ -1,7 +1,8 @@
 """Run one answer judge over a list of items: ask, summarise, write ``<kind>_judge_<time>.json``.
 
 result = asyncio.run(run_answer_judge("idk", build_items(q_ls, pred_ls), judge_llm={...}, judge_cache="",
-                                      save_path="output/judge", max_failed_fraction=0.1))
+                                      save_path="output/judge", max_failed_fraction=0.1, prompt_file={},
+                                      language="en"))
 
 When every item that needed the LLM failed, or more than ``max_failed_fraction`` of them, it raises
 ``InputError`` (see ``failures``) and writes nothing. With structured output (``judge_llm.structured_output``,
@@ -11,7 +12,7 @@ always on with the local backend) each request carries its prompt's reply schema
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -22,8 +23,9 @@ from servers.judge.answers.recorded import recorded_results
 from servers.judge.answers.registry import judge_of_kind
 from servers.judge.common.jury import RELIABILITY, judge_items
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.overrides import call_prompts, prompts_recorded
 from servers.judge.common.progress import Progress, panel_steps, ticked
-from servers.judge.common.prompting import load_prompt
+from servers.judge.common.prompting import Prompts
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
@@ -125,6 +127,8 @@ async def run_answer_judge(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    prompt_file: Mapping[str, str],
+    language: str,
     recorded: dict[str, Any] | None = None,
     progress: Progress | None = None,
     replay: str | None = None,
@@ -132,11 +136,15 @@ async def run_answer_judge(
 ) -> AnswerJudgeResult:
     """Judge every item with ``judge`` (or the judge of that kind), summarise and write the result file.
 
-    ``recorded``: more fields for the result file, after ``tool`` (a caller's ``method`` and ``note``);
-    ``progress(done, total)``: one step per item judged by each member and sample; ``replay``: a file of judgments
-    made earlier (the ``recorded_judgments`` setting), read instead of asking ``judge_llm`` (``answers.recorded``).
+    ``prompt_file``: the user's own versions of the judge's prompts ({prompt name: file}; ``common.overrides``),
+    ``language``: the items' language; both recorded in the result file, then ``recorded``: more fields for it
+    (a caller's ``method`` and ``note``); ``progress(done, total)``: one step per item judged by each member and
+    sample; ``replay``: a file of judgments made earlier (the ``recorded_judgments`` setting), read instead of
+    asking ``judge_llm`` (``answers.recorded``).
     """
     judge = judge_of_kind(judge) if isinstance(judge, str) else judge
+    prompts = call_prompts(language, prompt_file, names=judge.prompts)
+    recorded = {**prompts_recorded(prompts, prompt_file), **(recorded or {})}
     failures.check_fraction(max_failed_fraction)
     if replay:
         results, usage, panel = recorded_results(judge, items, replay), {}, {}
@@ -150,7 +158,7 @@ async def run_answer_judge(
             judged = await judge_items(
                 settings,
                 cache,
-                lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, item)) for item in items)),
+                lambda client: asyncio.gather(*(ticked(step, _judged(judge, client, prompts, item)) for item in items)),
                 scales=judge.levels,
                 tool=judge.name,
                 progress=progress,
@@ -166,11 +174,11 @@ async def run_answer_judge(
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
     failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
-    prompt = load_prompt(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
+    prompt = prompts.load(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
-        **(recorded or {}),
+        **recorded,
         "aggregate": aggregate,
         "metric_kinds": judge.metric_kinds,
         "higher_is_better": judge.higher_is_better,  # compare's better / worse per metric
@@ -195,11 +203,11 @@ async def run_answer_judge(
     )
 
 
-async def _judged(judge: AnswerJudge, client: Any, item: dict[str, Any]) -> dict[str, Any]:
+async def _judged(judge: AnswerJudge, client: Any, prompts: Prompts, item: dict[str, Any]) -> dict[str, Any]:
     """``item`` judged, or its ``unanswered`` status (no request: the system under test failed on it)."""
     if item.get("unanswered"):
         return {"status": UNANSWERED, "requests": 0, "cached": False}
-    return await judge.judge(client, item, client.settings.max_retries)
+    return await judge.judge(client, prompts, item, client.settings.max_retries)
 
 
 def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:

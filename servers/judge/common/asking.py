@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from servers.judge.common.prompting import Prompt, in_language, load_prompt
+from servers.judge.common.prompting import Prompt, Prompts
 from ultra_llm.asking import Answer, ask_until_readable
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import Reply, Unreadable
 from ultra_llm.replies import json_text as reply_json
 
-__all__ = ["SAMPLING", "Answer", "Reply", "Unreadable", "ask", "last_json"]
+__all__ = ["SAMPLING", "Answer", "Prompts", "Reply", "Unreadable", "ask", "last_json"]
 
 # Judges' sampling: deterministic where the endpoint allows it.
 SAMPLING = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 42}
@@ -26,6 +26,7 @@ SAMPLING = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 42}
 
 async def ask(
     client: LLMClient,
+    prompts: Prompts,
     prompt: Prompt | str,
     reply: Reply,
     *,
@@ -34,13 +35,14 @@ async def ask(
     length: int | None = None,
     **values: Any,
 ) -> Answer:
-    """One judged item: the prompt (a ``Prompt``, or the name of a file in ``prompts/``) filled with ``values``,
-    asked for ``reply`` and repaired up to ``max_retries`` times (a blank reply is read from the reasoning).
+    """One judged item: the prompt (a ``Prompt``, or the name of one of ``prompts``: the call's override, else the
+    file in ``prompts/``) filled with ``values`` in the call's language, asked for ``reply`` and repaired up to
+    ``max_retries`` times (a blank reply is read from the reasoning).
 
     ``length``: the number of items each list of the reply must hold (one verdict per statement).
     """
-    prompt = load_prompt(prompt) if isinstance(prompt, str) else prompt
-    messages = in_language(prompt.render(**values), values)  # the language line (the `language` setting)
+    prompt = prompts.load(prompt) if isinstance(prompt, str) else prompt
+    messages = prompts.messages(prompt, values)  # with the language line (the `language` setting)
     return await ask_until_readable(
         client, messages, SAMPLING if sampling is None else sampling, version=prompt.version,
         reply=reply, retries=max_retries, reasoning_when_blank=True, length=length,

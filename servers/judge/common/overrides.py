@@ -10,12 +10,11 @@ the cache key (``name@hash``), so answers to the built-in prompt are never taken
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from servers.judge.common.prompting import OVERRIDES, PROMPT_DIR, Prompt
+from servers.judge.common.prompting import PROMPT_DIR, Prompt, Prompts
 from ultra_base.errors import InputError, closest, existing_file
 from ultra_kit.yaml_files.limits import read_limited_text
 from ultra_llm import prompt_files
@@ -90,19 +89,20 @@ def read_overrides(
     return found
 
 
-@contextlib.contextmanager
-def overriding(prompts: Mapping[str, Prompt]) -> Iterator[None]:
-    """Within the block (and the tasks it starts), ``load_prompt`` returns these overrides."""
-    token = OVERRIDES.set(dict(prompts))
-    try:
-        yield
-    finally:
-        OVERRIDES.reset(token)
+def call_prompts(language: str, prompt_file: Any, *, names: tuple[str, ...] | None) -> Prompts:
+    """A tool call's ``Prompts``: the overrides ``prompt_file`` gives of ``names`` (the tool's prompts), in
+    ``language``."""
+    return Prompts(language, read_overrides(prompt_file, names=names))
 
 
-def recorded(prompts: Mapping[str, Prompt], prompt_file: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """What a result records of the overrides: per prompt, the file and its sha256."""
-    return {name: {"path": str(prompt_file[name]), "sha256": p.sha256} for name, p in prompts.items()}
+def prompts_recorded(prompts: Prompts, prompt_file: Mapping[str, str]) -> dict[str, Any]:
+    """What a result records of a call's prompts: its ``language``, and ``prompt_overrides`` (per prompt, the file
+    and its sha256) when there are any."""
+    found: dict[str, Any] = {"language": prompts.language}
+    if prompts.overrides:
+        found["prompt_overrides"] = {name: {"path": str(prompt_file[name]), "sha256": p.sha256}
+                                     for name, p in prompts.overrides.items()}  # fmt: skip
+    return found
 
 
 def check_prompt_file(value: Any, *, parameter_file: str) -> None:

@@ -10,6 +10,7 @@ the label whose name says consistent / entailment / supported, else, with two un
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,14 @@ def load_cross_encoder(model: str, device: str) -> CrossEncoder:
     return CrossEncoder(tokenizer, loaded, device, label, max_length)
 
 
-def consistency_scores(encoder: CrossEncoder, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
-    """The consistency score of each (premise, hypothesis) pair, ``batch_size`` pairs per forward pass."""
+def consistency_scores(
+    encoder: CrossEncoder,
+    pairs: list[tuple[str, str]],
+    batch_size: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> list[float]:
+    """The consistency score of each (premise, hypothesis) pair, ``batch_size`` pairs per forward pass;
+    ``on_batch(pairs scored, pairs)`` after each pass."""
     import torch
 
     if batch_size < 1:
@@ -110,4 +117,6 @@ def consistency_scores(encoder: CrossEncoder, pairs: list[tuple[str, str]], batc
         else:
             values = torch.softmax(logits, dim=-1)[:, encoder.label]
         scores.extend(float(v) for v in values.cpu())
+        if on_batch is not None:
+            on_batch(len(scores), len(pairs))
     return scores

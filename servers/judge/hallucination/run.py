@@ -10,8 +10,11 @@ file, ``faithfulness_judge_<time>.json``), and the result and that file say so i
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio.from_thread
 import anyio.to_thread
 from pydantic import Field
 
@@ -21,6 +24,7 @@ from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.languages import check_language
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
 METRICS = {"factual_consistency": True, "hallucinated": False}  # metric -> higher is better
@@ -41,13 +45,34 @@ def _encoder(model: str, device: str) -> Any:
     return load_cross_encoder(model, device)
 
 
+def _from_thread(progress: Progress | None) -> Callable[[int, int], None] | None:
+    """``progress`` called from the scoring thread, in the event loop (the MCP progress goes out from there)."""
+    if progress is None:
+        return None
+
+    async def report(done: int, total: int) -> None:
+        result = progress(done, total)
+        if inspect.isawaitable(result):
+            await result
+
+    return lambda done, total: anyio.from_thread.run(report, done, total)
+
+
 def higher_is_better() -> dict[str, bool]:
     """The cross-encoder's metrics and their direction (``SPEC.metric_directions``)."""
     return dict(METRICS)
 
 
-def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_size: int) -> tuple[list, dict]:
-    """Per item its ``factual_consistency`` and ``hallucinated`` (or a status saying why there is none); the model."""
+def score_items(
+    items: list[dict[str, Any]],
+    *,
+    model: str,
+    device: str,
+    batch_size: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> tuple[list, dict]:
+    """Per item its ``factual_consistency`` and ``hallucinated`` (or a status saying why there is none); the model
+    (``on_batch(answers scored, answers to score)`` after each forward pass)."""
     from servers.judge.hallucination.hhem import consistency_scores
 
     encoder = _encoder(model, device)
@@ -55,7 +80,7 @@ def score_items(items: list[dict[str, Any]], *, model: str, device: str, batch_s
         i for i, item in enumerate(items) if item["passages"] and item["answer"].strip() and not item.get("unanswered")
     ]
     pairs = [("\n\n".join(items[i]["passages"]), items[i]["answer"]) for i in todo]
-    scores = dict(zip(todo, consistency_scores(encoder, pairs, batch_size), strict=True))
+    scores = dict(zip(todo, consistency_scores(encoder, pairs, batch_size, on_batch), strict=True))
     results = []
     for i, item in enumerate(items):
         if i in scores:
@@ -78,20 +103,24 @@ async def run_hallucination(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    language: str,
     progress: Progress | None = None,
 ) -> HallucinationResult:
     """``hallucination_judge`` for Python callers: ``items`` as ``answers.run.build_items`` makes them
-    (``progress``: the LLM fallback's, per answer judged)."""
+    (``language``: the LLM fallback's; ``progress(done, total)``: per answer judged by the LLM fallback, or scored
+    by the cross-encoder)."""
+    check_language(language)  # whichever way the items are scored
     if not hhem_model:
         method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(
             "faithfulness", items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-            max_failed_fraction=max_failed_fraction, recorded=method, progress=progress,
+            max_failed_fraction=max_failed_fraction, prompt_file={}, language=language, recorded=method,
+            progress=progress,
         )  # fmt: skip
         return {**method, **result}
-    results, model = await anyio.to_thread.run_sync(
-        functools.partial(score_items, items, model=hhem_model, device=hhem_device, batch_size=hhem_batch_size)
-    )
+    scoring = functools.partial(score_items, items, model=hhem_model, device=hhem_device, batch_size=hhem_batch_size,
+                                on_batch=_from_thread(progress))  # fmt: skip
+    results, model = await anyio.to_thread.run_sync(scoring)
     if not any(r["status"] == "ok" for r in results):
         raise InputError("hallucination_judge: no item has both an answer and passages; nothing was scored")
     aggregate = summarise(tuple(METRICS), results)

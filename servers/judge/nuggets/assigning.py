@@ -16,6 +16,7 @@ from typing import Any
 
 from servers.judge.common.jury import Judged, judge_items
 from servers.judge.common.progress import Progress, ticked
+from servers.judge.common.prompting import Prompts
 from servers.judge.nuggets import stages as nuggets
 from ultra_llm.cache import AnswerCache, NoCache
 from ultra_llm.settings import LLMSettings
@@ -27,7 +28,7 @@ Work = tuple[str, str, nuggets.QueryNuggets, str, list[int]]  # qid, run, nugget
 
 
 async def assign_all(
-    work: Sequence[Work], settings: LLMSettings, cache: AnswerCache | NoCache, step: Progress | None
+    work: Sequence[Work], settings: LLMSettings, cache: AnswerCache | NoCache, step: Progress | None, prompts: Prompts
 ) -> tuple[list[tuple[list[str | None], list[nuggets.Batch], list[dict[str, Any]]]], Judged]:
     """Per answer of ``work``: its labels, every member's batches and each nugget's jury; and the panel."""
     batches: dict[tuple[str, int, int], list[nuggets.Batch]] = {}
@@ -36,7 +37,8 @@ async def assign_all(
     async def judge(client: Any) -> list[dict[str, Any]]:
         member, sample = client.settings.model_id, getattr(client, "index", 0)
         labelled = await asyncio.gather(
-            *(ticked(step, nuggets.assign(item, text, indices, client, max_retries=client.settings.max_retries))
+            *(ticked(step, nuggets.assign(item, text, indices, client, prompts=prompts,
+                                        max_retries=client.settings.max_retries))
               for _, _, item, text, indices in work)
         )  # fmt: skip
         items = []

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.overrides import call_prompts
 from servers.judge.common.progress import Progress, panel_progress, ticked
 from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
@@ -122,6 +123,8 @@ async def run_nuggetize(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    prompt_file: Mapping[str, str],
+    language: str,
     progress: Progress | None = None,
     **pacing: float,
 ) -> NuggetizeResult:
@@ -134,6 +137,7 @@ async def run_nuggetize(
     capped(depth, "depth", server="judge", name="depth", minimum=1)
     capped(max_nuggets, "max_nuggets", server="judge", name="max_nuggets", minimum=1)
     count(nugget_top_k, "nugget_top_k (0 = assign every nugget)")
+    prompts = call_prompts(language, prompt_file, names=nuggets.PROMPT_NAMES)
     settings = judge_settings(judge_llm, **pacing)
     retries = settings.members()[0].max_retries
     stored = read_nuggets(nuggets_path) if nuggets_path else {}
@@ -163,11 +167,11 @@ async def run_nuggetize(
                 if item is None:
                     info = wanted[qid]
                     item = await nuggets.create(
-                        qid, info["query"], info["passages"], client, max_retries=retries,
+                        qid, info["query"], info["passages"], client, prompts=prompts, max_retries=retries,
                         max_nuggets=max_nuggets,
                     )  # fmt: skip
                     if not nuggets.waits_for_a_batch(item):
-                        await nuggets.score(item, client, max_retries=retries)
+                        await nuggets.score(item, client, prompts=prompts, max_retries=retries)
                 return item
 
             qids = sorted(set(all_answers) | set(wanted))
@@ -180,7 +184,8 @@ async def run_nuggetize(
             for run, text in all_answers.get(qid, {}).items()
         ]
         steps = len(qids) + len(work) * len(settings.members()) * settings.samples
-        assigned, judged = await assigning.assign_all(work, settings, cache, panel_progress(progress, steps, len(qids)))
+        step = panel_progress(progress, steps, len(qids))
+        assigned, judged = await assigning.assign_all(work, settings, cache, step, prompts)
     finally:
         cache.close()
     answers: dict[str, list[dict[str, Any]]] = {}
@@ -192,7 +197,7 @@ async def run_nuggetize(
     failures.check(failed, ok, tool="nuggetize", noun="batches", max_failed_fraction=max_failed_fraction)
     judged.usage = sum_usage([usage, judged.usage])
     return _write(done, wanted, stored, settings, judged, locals_settings(min_judgment, max_nuggets, nugget_top_k),
-                  save_path, failed)  # fmt: skip
+                  save_path, failed, nuggets.prompt_info(prompts))  # fmt: skip
 
 
 def _new_batches(item: nuggets.QueryNuggets, answers: list[dict[str, Any]]) -> list[nuggets.Batch]:
@@ -247,6 +252,7 @@ def _write(
     options: dict[str, Any],
     save_path: str,
     failed: FailedSummary,
+    prompt: dict[str, str],
 ) -> NuggetizeResult:
     per_query: dict[str, dict[str, dict[str, Any]]] = {}
     by_run: dict[str, list[dict[str, Any]]] = {}
@@ -279,7 +285,6 @@ def _write(
     assignments_file = unique_path(out.with_name(out.stem + ".assignments.jsonl"))
     atomic_write_jsonl(nuggets_file, records)
     atomic_write_jsonl(assignments_file, [a for _, answers in done for a in answers])
-    prompt = nuggets.prompt_info()
     document = {
         "tool": "nuggetize",
         "aggregate": aggregate,

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servers.judge.common.asking import Answer, Reply, Unreadable, ask, last_json
-from servers.judge.common.prompting import Prompt, load_prompt
+from servers.judge.common.asking import Answer, Prompts, Reply, Unreadable, ask, last_json
+from servers.judge.common.prompting import Prompt
 from ultra_llm.batch_mode.passes import DEFERRED
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import labels as label_values
@@ -44,12 +44,18 @@ STRICT_CREDIT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
 SCORE_NAMES = ("all", "all_strict", "vital", "vital_strict", "weighted", "weighted_strict")
 
 
-def prompts() -> dict[str, Prompt]:
-    return {stage: load_prompt(f"nugget_{stage}_v1") for stage in ("create", "score", "assign")}
+STAGES = ("create", "score", "assign")
+PROMPT_NAMES = tuple(f"nugget_{stage}_v1" for stage in STAGES)  # the prompts a prompt_file may replace
 
 
-def prompt_info() -> dict[str, str]:
-    return {stage: prompt.version for stage, prompt in prompts().items()}
+def stage_prompts(prompts: Prompts) -> dict[str, Prompt]:
+    """Each stage's prompt among the call's ``prompts`` (an override, else the built-in)."""
+    return {stage: prompts.load(name) for stage, name in zip(STAGES, PROMPT_NAMES, strict=True)}
+
+
+def prompt_info(prompts: Prompts) -> dict[str, str]:
+    """Each stage's prompt version (name@hash), as the result records it."""
+    return {stage: prompt.version for stage, prompt in stage_prompts(prompts).items()}
 
 
 @dataclass
@@ -125,10 +131,17 @@ def _numbered(items: Sequence[str]) -> str:
 
 
 async def create(
-    qid: str, query: str, passages: Sequence[str], client: LLMClient, *, max_retries: int, max_nuggets: int
+    qid: str,
+    query: str,
+    passages: Sequence[str],
+    client: LLMClient,
+    *,
+    prompts: Prompts,
+    max_retries: int,
+    max_nuggets: int,
 ) -> QueryNuggets:
     """The iterative create stage: one request per window of passages, in order."""
-    prompt = prompts()["create"]
+    prompt = prompts.load("nugget_create_v1")
     result = QueryNuggets(qid, query, num_passages=len(passages))
     for start in range(0, len(passages), WINDOW):
         window = passages[start : start + WINDOW]
@@ -144,7 +157,7 @@ async def create(
             repair_with=f"Reply with the full updated list as a JSON array of at most {max_nuggets} strings.",
             example_with=json.dumps([f"nugget {i}" for i in range(1, max_nuggets + 1)]),  # the most it may hold
         )
-        answer = await ask(client, prompt, reply, max_retries=max_retries, **values)
+        answer = await ask(client, prompts, prompt, reply, max_retries=max_retries, **values)
         result.batches.append(_batch("create", start, len(window), answer))
         if answer.error == DEFERRED:  # batch pass: the next window needs this answer; it comes next pass
             break
@@ -154,14 +167,14 @@ async def create(
     return result
 
 
-async def score(nuggets: QueryNuggets, client: LLMClient, *, max_retries: int) -> None:
+async def score(nuggets: QueryNuggets, client: LLMClient, *, prompts: Prompts, max_retries: int) -> None:
     """Label every nugget vital or okay, in batches; failed batches leave ``None`` and are counted."""
-    prompt = prompts()["score"]
+    prompt = prompts.load("nugget_score_v1")
 
     async def one(start: int) -> None:
         batch = nuggets.texts[start : start + BATCH]
         answer = await ask(
-            client, prompt, IMPORTANCE_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
+            client, prompts, prompt, IMPORTANCE_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
             count=str(len(batch)), nuggets=_numbered(batch),
         )  # fmt: skip
         nuggets.batches.append(_batch("score", start, len(batch), answer))
@@ -182,17 +195,23 @@ def selected(nuggets: QueryNuggets, top_k: int) -> list[int]:
 
 
 async def assign(
-    nuggets: QueryNuggets, answer_text: str, indices: Sequence[int], client: LLMClient, *, max_retries: int
+    nuggets: QueryNuggets,
+    answer_text: str,
+    indices: Sequence[int],
+    client: LLMClient,
+    *,
+    prompts: Prompts,
+    max_retries: int,
 ) -> tuple[list[str | None], list[Batch]]:
     """Support labels of the chosen nuggets for one answer (``None`` where the batch failed) and the batches."""
-    prompt = prompts()["assign"]
+    prompt = prompts.load("nugget_assign_v1")
     labels: list[str | None] = [None] * len(indices)
     batches: list[Batch] = []
 
     async def one(start: int) -> None:
         batch = [nuggets.texts[i] for i in indices[start : start + BATCH]]
         answer = await ask(
-            client, prompt, SUPPORT_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
+            client, prompts, prompt, SUPPORT_LABELS, max_retries=max_retries, length=len(batch), query=nuggets.query,
             answer=answer_text, count=str(len(batch)), nuggets=_numbered(batch),
         )  # fmt: skip
         batches.append(_batch("assign", start, len(batch), answer))

@@ -14,6 +14,7 @@ from typing import Any
 from servers.judge.common import inputs
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.progress import Progress
+from servers.judge.common.prompting import Prompts
 from servers.judge.relevance import holes, umbrela
 from servers.judge.relevance.agreement import read_qrels
 from servers.judge.relevance.fill_report import changes
@@ -94,7 +95,7 @@ async def run_fill_qrels(
         judgments = _recorded(chosen, read_qrels(fill_recorded_qrels))
     elif chosen and settings is not None:
         pairs = _pairs(chosen, queries_path, corpus_path)
-        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
+        judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, Prompts.as_written(), progress)
         usage = judged.usage
     if judgments:
         failed, ok = failures.summarise((j.status, j.error) for j in judgments)

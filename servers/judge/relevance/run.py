@@ -9,6 +9,7 @@ result = asyncio.run(run_umbrela(query="...", passages={"d1": "..."}, **settings
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -17,7 +18,9 @@ from typing_extensions import TypedDict
 from servers.judge.common import inputs
 from servers.judge.common.jury import RELIABILITY, Judged, judge_items
 from servers.judge.common.llm_settings import judge_settings
+from servers.judge.common.overrides import call_prompts
 from servers.judge.common.progress import panel_steps
+from servers.judge.common.prompting import Prompt, Prompts
 from servers.judge.relevance import agreement, umbrela
 from ultra_base.errors import InputError
 from ultra_kit import failures
@@ -75,13 +78,17 @@ async def run_umbrela(
     judge_cache: str,
     save_path: str,
     max_failed_fraction: float,
+    prompt_file: Mapping[str, str],
+    language: str,
     progress: umbrela.Progress | None = None,
     **pacing: float,
 ) -> UmbrelaResult:
-    """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests).
+    """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests;
+    ``prompt_file``: the user's own UMBRELA prompts; ``language``: checked, though UMBRELA asks for a grade only).
 
     Raises ``InputError`` and writes nothing when every pair failed, or more than ``max_failed_fraction``.
     """
+    prompts = call_prompts(language, prompt_file, names=(umbrela.PROMPT_NAME, umbrela.REPAIR_PROMPT_NAME))
     failures.check_fraction(max_failed_fraction)
     capped(depth, "depth", server="judge", name="depth", minimum=1)
     k_values = list(k_values)
@@ -96,23 +103,31 @@ async def run_umbrela(
     else:
         pairs = inputs.file_pairs(queries_path, run_path, corpus_path, depth=depth)
         judged_run = str(run_path)
-    judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, progress)
+    judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, prompts, progress)
     failed, ok = failures.summarise((j.status, j.error) for j in judgments)
     failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
-    return _write_umbrela(judgments, k_values, settings, judged, judged_run, depth, save_path, judge_cache, failed)
+    asked = umbrela.umbrela_prompts(prompts)
+    return _write_umbrela(
+        judgments, k_values, settings, judged, judged_run, depth, save_path, judge_cache, failed, asked
+    )
 
 
 async def judge_umbrela_pairs(
-    pairs: list[inputs.Pair], settings: LLMSettings, judge_cache: str, progress: umbrela.Progress | None = None
+    pairs: list[inputs.Pair],
+    settings: LLMSettings,
+    judge_cache: str,
+    prompts: Prompts,
+    progress: umbrela.Progress | None = None,
 ) -> tuple[list[umbrela.Judgment], Judged]:
-    """UMBRELA's judgments of ``pairs`` (per jury member and sample, through the cache and batch passes)."""
+    """UMBRELA's judgments of ``pairs`` with the call's ``prompts`` (per jury member and sample, through the cache
+    and batch passes)."""
     step = panel_steps(progress, len(pairs), settings)
     cache = open_cache(judge_cache)
     try:
         judged = await judge_items(
             settings,
             cache,
-            lambda client: umbrela.pair_items(pairs, client, progress=step),
+            lambda client: umbrela.pair_items(pairs, client, prompts=prompts, progress=step),
             scales={"score": "ordinal"},
             tool="umbrela_judge",
             progress=progress,
@@ -132,11 +147,12 @@ def _write_umbrela(
     save_path: str,
     judge_cache: str,
     failed: FailedSummary,
+    asked: tuple[Prompt, Prompt],
 ) -> UmbrelaResult:
     usage, dropped = judged.usage, judged.dropped
     per_query, aggregate = umbrela.summarise(judgments, k_values)
     counts = umbrela.count_statuses(judgments)
-    prompt, repair = umbrela.umbrela_prompts()
+    prompt, repair = asked
     failed_items = [j.as_dict() for j in judgments if j.status != "ok"]
     scores: dict[str, dict[str, int | None]] = {}
     for judgment in judgments:

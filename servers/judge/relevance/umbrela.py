@@ -20,7 +20,7 @@ from typing import Any, Literal
 from servers.judge.common.inputs import Pair
 from servers.judge.common.parsing import ParsedScore, parse_grade
 from servers.judge.common.progress import Progress
-from servers.judge.common.prompting import Prompt, load_prompt
+from servers.judge.common.prompting import Prompt, Prompts
 from ultra_kit.files import atomic_write
 from ultra_llm.asking import from_cache_note
 from ultra_llm.client import LLMClient
@@ -77,16 +77,17 @@ class Judgment:
         return cls(**{**fields, "score": None if score is None else math.ceil(score - 0.5)})
 
 
-def umbrela_prompts() -> tuple[Prompt, Prompt]:
-    """The judging prompt and the repair prompt."""
-    return load_prompt(PROMPT_NAME), load_prompt(REPAIR_PROMPT_NAME)
+def umbrela_prompts(prompts: Prompts) -> tuple[Prompt, Prompt]:
+    """The judging prompt and the repair prompt among the call's ``prompts`` (an override, else the built-in).
+    UMBRELA asks for a grade only: the call's language adds no line to it."""
+    return prompts.load(PROMPT_NAME), prompts.load(REPAIR_PROMPT_NAME)
 
 
 async def judge_pairs(
-    pairs: Sequence[Pair], client: LLMClient, *, max_retries: int, progress: Progress | None = None
+    pairs: Sequence[Pair], client: LLMClient, *, prompts: Prompts, max_retries: int, progress: Progress | None = None
 ) -> list[Judgment]:
     """Judge every pair concurrently (the client bounds the requests in flight); results in input order."""
-    prompt, repair = umbrela_prompts()
+    prompt, repair = umbrela_prompts(prompts)
     version = f"{prompt.version}+{repair.version}"
     done = 0
 
@@ -103,9 +104,12 @@ async def judge_pairs(
     return list(await asyncio.gather(*(one(pair) for pair in pairs)))
 
 
-async def pair_items(pairs: Sequence[Pair], client: LLMClient, *, progress: Progress | None) -> list[dict[str, Any]]:
+async def pair_items(
+    pairs: Sequence[Pair], client: LLMClient, *, prompts: Prompts, progress: Progress | None
+) -> list[dict[str, Any]]:
     """``judge_pairs`` with the client's retries, as the items of the jury layer (``servers.judge.common.jury``)."""
-    judgments = await judge_pairs(pairs, client, max_retries=client.settings.max_retries, progress=progress)
+    retries = client.settings.max_retries
+    judgments = await judge_pairs(pairs, client, prompts=prompts, max_retries=retries, progress=progress)
     return [judgment.as_dict() for judgment in judgments]
 
 

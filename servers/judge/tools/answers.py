@@ -16,7 +16,6 @@ from typing import Any
 from servers.judge.answers.declare import AnswerJudge
 from servers.judge.answers.registry import JUDGES
 from servers.judge.answers.run import AnswerJudgeResult, items_for, run_answer_judge
-from servers.judge.common.overrides import overriding, read_overrides, recorded
 from servers.judge.common.parameters import (
     INPUT_TYPES,
     CachePath,
@@ -28,7 +27,7 @@ from servers.judge.common.parameters import (
     SavePath,
 )
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -58,15 +57,9 @@ def answer_tool(judge: AnswerJudge) -> Callable[..., Awaitable[AnswerJudgeResult
         bound.apply_defaults()
         values = bound.arguments
         items = items_for(judge, {name: values[name] for name in judge.inputs}, values["id_ls"])
-        overrides = read_overrides(values["prompt_file"], names=judge.prompts)
-        settings = {name: values[name] for name in SETTINGS if name not in ("prompt_file", "language", RECORDED)}
-        with overriding(overrides), judge_language(values["language"]) as language:
-            extra: dict[str, Any] = {"language": language}
-            if overrides:
-                extra["prompt_overrides"] = recorded(overrides, values["prompt_file"])
-            progress = reporter(values["ctx"], "answers")
-            replay = values[RECORDED]
-            return await run_answer_judge(judge, items, recorded=extra, progress=progress, replay=replay, **settings)
+        settings = {name: values[name] for name in SETTINGS if name != RECORDED}
+        progress = reporter(values["ctx"], "answers")
+        return await run_answer_judge(judge, items, progress=progress, replay=values[RECORDED], **settings)
 
     tool.__name__ = tool.__qualname__ = judge.name
     tool.__doc__ = judge.description + FAILING

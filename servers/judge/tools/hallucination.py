@@ -9,7 +9,7 @@ from pydantic import Field
 from servers.judge.answers.run import build_items
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from servers.judge.hallucination.run import HallucinationResult, run_hallucination
 from ultra_kit.factory import expands_own_env, tool_hints
 
@@ -46,12 +46,11 @@ async def hallucination_judge(
     Without hhem_model the LLM faithfulness judge runs instead (method llm_faithfulness, note says so).
     """
     items = build_items(q_ls, pred_ls, ret_psg=ret_psg, id_ls=id_ls, need_passages=True)
-    with judge_language(language):
-        return await run_hallucination(
-            items, hhem_model=hhem_model, hhem_batch_size=hhem_batch_size, hhem_device=hhem_device, judge_llm=judge_llm,
-            judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction,
-            progress=reporter(ctx, "answers"),
-        )  # fmt: skip
+    return await run_hallucination(
+        items, hhem_model=hhem_model, hhem_batch_size=hhem_batch_size, hhem_device=hhem_device, judge_llm=judge_llm,
+        judge_cache=judge_cache, save_path=save_path, max_failed_fraction=max_failed_fraction, language=language,
+        progress=reporter(ctx, "answers"),
+    )  # fmt: skip
 
 
 TOOLS = [hallucination_judge]

@@ -6,12 +6,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from servers.judge.nuggets.run import NuggetizeResult, run_nuggetize
-from servers.judge.nuggets.stages import prompts
 from ultra_kit.factory import tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -68,26 +66,26 @@ async def nuggetize(
     {nugget_create_v1: file, ...}: your own version of a prompt.
     """
     options: dict[str, Any] = {"query": query, "passages": passages, "answers": answers, "scores": scores}
-    names = tuple(prompt.name for prompt in prompts().values())
-    with overriding(read_overrides(prompt_file, names=names)), judge_language(language):
-        return await run_nuggetize(
-            **options,
-            query_id=query_id,
-            nuggets_path=nuggets_path,
-            queries_path=queries_path,
-            run_path=run_path,
-            corpus_path=corpus_path,
-            answers_path=answers_path,
-            depth=depth,
-            min_judgment=min_judgment,
-            max_nuggets=max_nuggets,
-            nugget_top_k=nugget_top_k,
-            judge_llm=judge_llm,
-            judge_cache=judge_cache,
-            save_path=save_path,
-            max_failed_fraction=max_failed_fraction,
-            progress=reporter(ctx, "steps (each query's nuggets, then each answer per member and sample)"),
-        )
+    return await run_nuggetize(
+        **options,
+        query_id=query_id,
+        nuggets_path=nuggets_path,
+        queries_path=queries_path,
+        run_path=run_path,
+        corpus_path=corpus_path,
+        answers_path=answers_path,
+        depth=depth,
+        min_judgment=min_judgment,
+        max_nuggets=max_nuggets,
+        nugget_top_k=nugget_top_k,
+        judge_llm=judge_llm,
+        judge_cache=judge_cache,
+        save_path=save_path,
+        max_failed_fraction=max_failed_fraction,
+        prompt_file=prompt_file,
+        language=language,
+        progress=reporter(ctx, "steps (each query's nuggets, then each answer per member and sample)"),
+    )
 
 
 TOOLS = [nuggetize]

@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from servers.judge.common.overrides import overriding, read_overrides
 from servers.judge.common.parameters import CachePath, FailedFraction, LLMSpec, PromptFiles, SavePath
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from servers.judge.relevance.fill import run_fill_qrels
 from servers.judge.relevance.run import AgreementResult, UmbrelaResult, run_agreement, run_umbrela
 from servers.judge.relevance.trec_rag_table import TrecRagTableResult, aggregate_rows, build_rows, write_table
-from servers.judge.relevance.umbrela import PROMPT_NAME, REPAIR_PROMPT_NAME
 from ultra_kit.factory import expands_own_env, tool_hints
 from ultra_llm.batch_mode.passes import runs_in_passes
 
@@ -58,22 +56,23 @@ async def umbrela_judge(
     counts the failures otherwise. prompt_file {umbrela_v1: file}: your own version of the prompt.
     """
 
-    with overriding(read_overrides(prompt_file, names=(PROMPT_NAME, REPAIR_PROMPT_NAME))), judge_language(language):
-        return await run_umbrela(
-            query=query,
-            passages=passages,
-            query_id=query_id,
-            queries_path=queries_path,
-            run_path=run_path,
-            corpus_path=corpus_path,
-            depth=depth,
-            k_values=k_values,
-            judge_llm=judge_llm,
-            judge_cache=judge_cache,
-            save_path=save_path,
-            max_failed_fraction=max_failed_fraction,
-            progress=reporter(ctx, "passages"),
-        )
+    return await run_umbrela(
+        query=query,
+        passages=passages,
+        query_id=query_id,
+        queries_path=queries_path,
+        run_path=run_path,
+        corpus_path=corpus_path,
+        depth=depth,
+        k_values=k_values,
+        judge_llm=judge_llm,
+        judge_cache=judge_cache,
+        save_path=save_path,
+        max_failed_fraction=max_failed_fraction,
+        prompt_file=prompt_file,
+        language=language,
+        progress=reporter(ctx, "passages"),
+    )
 
 
 @tool_hints(read_only=False, idempotent=True)

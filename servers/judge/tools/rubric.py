@@ -11,7 +11,7 @@ from servers.judge.answers.run import build_items
 from servers.judge.common.jury import RELIABILITY
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
 from servers.judge.common.progress import reporter
-from servers.judge.common.prompting import LanguageParam, judge_language
+from servers.judge.common.prompting import LanguageParam
 from servers.judge.rubrics.declaration import INPUTS, Rubric
 from servers.judge.rubrics.run import run_rubric_judge
 from servers.judge.rubrics.sources import declared_rubrics
@@ -107,12 +107,11 @@ async def rubric_judge(
     found = declared_rubrics(rubrics, rubrics_path)
     lists = {"q_ls": q_ls, "pred_ls": pred_ls, "gt_ls": gt_ls, "ret_psg": ret_psg}
     items = rubric_items(found, lists, id_ls)
-    with judge_language(language) as code:
-        result = await run_rubric_judge(
-            found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
-            max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
-            source=rubrics_path or "the rubrics setting", language=code, progress=reporter(ctx, "(item, rubric) units"),
-        )  # fmt: skip
+    result = await run_rubric_judge(
+        found, items, judge_llm=judge_llm, judge_cache=judge_cache, save_path=save_path,
+        max_failed_fraction=max_failed_fraction, top_logprobs=rubric_top_logprobs,
+        source=rubrics_path or "the rubrics setting", language=language, progress=reporter(ctx, "(item, rubric) units"),
+    )  # fmt: skip
     return RubricJudgeResult(**{key: result[key] for key in RubricJudgeResult.__annotations__})  # type: ignore[typeddict-item]
 
 

@@ -13,9 +13,8 @@ from typing import Any
 
 from servers.judge.answers.common import SENTENCE, status_fields
 from servers.judge.answers.declare import answer_judge
-from servers.judge.common.asking import Reply, Unreadable, ask
+from servers.judge.common.asking import Prompts, Reply, Unreadable, ask
 from servers.judge.common.parsing import parse_grade
-from servers.judge.common.prompting import load_prompt
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import labels
 
@@ -81,8 +80,10 @@ RATING = Reply(
     "Per item `idk` (yes / partial / no -> 1 / 0.5 / 0, as MT-RAG) and `answer_attempted` (1 / 0);\n"
     "aggregate: the IDK rate and the answer-attempt rate over the items with status ok.",
 )
-async def judge_idk(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    answer = await ask(client, "idk_v1", IDK, max_retries=retries, question=item["question"], answer=item["answer"])
+async def judge_idk(client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    answer = await ask(
+        client, prompts, "idk_v1", IDK, max_retries=retries, question=item["question"], answer=item["answer"]
+    )
     result = status_fields(answer)
     if answer.status == "ok":
         label = answer.value["idk"]
@@ -105,8 +106,8 @@ async def judge_idk(client: LLMClient, item: dict[str, Any], retries: int) -> di
     "Precision = mean over citations; recall = mean over sentences of their best citation (uncited = 0); F1.\n"
     "A citation of a passage number that was not shown counts as none (`invalid_citations`).",
 )
-async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    prompt = load_prompt("citation_v1")
+async def judge_citations(client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int) -> dict[str, Any]:
+    prompt = prompts.load("citation_v1")
     sentences = split_citations(item["answer"])
     passages = item["passages"]
     if not sentences:
@@ -116,7 +117,7 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
         if not 1 <= number <= len(passages):  # a citation of a passage that was not given supports nothing
             return {"passage": number, "label": "none", "status": "invalid_citation", "requests": 0}
         answer = await ask(
-            client, prompt, SUPPORT, max_retries=retries, question=item["question"], sentence=sentence,
+            client, prompts, prompt, SUPPORT, max_retries=retries, question=item["question"], sentence=sentence,
             passage=passages[number - 1],
         )  # fmt: skip
         label = answer.value["support"] if answer.status == "ok" else None
@@ -157,10 +158,10 @@ async def judge_citations(client: LLMClient, item: dict[str, Any], retries: int)
     description="Overall 1-10 rating (RAD-Bench / MT-RAG RB_llm) of faithfulness, appropriateness and "
     "completeness against the reference and the passages; `rag_score` = rating / 10. One request per answer.",
 )
-async def judge_rag(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+async def judge_rag(client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int) -> dict[str, Any]:
     passages = "\n".join(f"[{i}] {p}" for i, p in enumerate(item["passages"], start=1)) or "(none)"
     answer = await ask(
-        client, "rag_judge_v1", RATING, max_retries=retries, question=item["question"], passages=passages,
+        client, prompts, "rag_judge_v1", RATING, max_retries=retries, question=item["question"], passages=passages,
         reference=item["reference"], answer=item["answer"],
     )  # fmt: skip
     result = status_fields(answer)

@@ -16,7 +16,7 @@ from typing import Any
 
 from servers.judge.answers.common import SENTENCE, numbered, status_fields
 from servers.judge.answers.declare import answer_judge
-from servers.judge.common.asking import Reply, ask
+from servers.judge.common.asking import Prompts, Reply, ask
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import array, choice, text
 
@@ -73,9 +73,9 @@ async def _embed(client: LLMClient, texts: list[str]) -> tuple[list[list[float]]
     "the passages; score = supported / statements.\n"
     "No statements: no score (status no_statements). 2 requests per answer.",
 )
-async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+async def judge_faithfulness(client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int) -> dict[str, Any]:
     split = await ask(
-        client, "faithfulness_statements_v1", STATEMENTS, max_retries=retries, question=item["question"],
+        client, prompts, "faithfulness_statements_v1", STATEMENTS, max_retries=retries, question=item["question"],
         answer=item["answer"],
     )  # fmt: skip
     if split.status != "ok":
@@ -84,7 +84,7 @@ async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: i
     if not statements:
         return {"status": "no_statements", "requests": split.requests, "faithfulness": None, "statements": []}
     check = await ask(
-        client, "faithfulness_verdicts_v1", VERDICTS, max_retries=retries, length=len(statements),
+        client, prompts, "faithfulness_verdicts_v1", VERDICTS, max_retries=retries, length=len(statements),
         count=str(len(statements)), passages=numbered(item["passages"]), statements=numbered(statements),
     )  # fmt: skip
     result = {**status_fields(check), "requests": split.requests + check.requests, "statements": statements}
@@ -103,8 +103,10 @@ async def judge_faithfulness(client: LLMClient, item: dict[str, Any], retries: i
     "between the question and each generated one (judge_llm.embedding_model), 0 if the answer is "
     "noncommittal.\n1 chat + 1 embeddings request per answer.",
 )
-async def judge_answer_relevancy(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    answer = await ask(client, "answer_relevancy_v1", QUESTIONS, max_retries=retries, answer=item["answer"])
+async def judge_answer_relevancy(
+    client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int
+) -> dict[str, Any]:
+    answer = await ask(client, prompts, "answer_relevancy_v1", QUESTIONS, max_retries=retries, answer=item["answer"])
     result = status_fields(answer)
     if answer.status != "ok":
         return result
@@ -127,12 +129,14 @@ async def judge_answer_relevancy(client: LLMClient, item: dict[str, Any], retrie
     description="Context precision (RAGAS): a usefulness verdict per ranked passage (towards the reference "
     "answer), then average precision over the verdicts (0 when none is useful). 1 request per question.",
 )
-async def judge_context_precision(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+async def judge_context_precision(
+    client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int
+) -> dict[str, Any]:
     contexts = item["passages"]
     if not contexts:
         return {"status": "no_contexts", "requests": 0, "context_precision": None}
     answer = await ask(
-        client, "context_precision_v1", VERDICTS, max_retries=retries, length=len(contexts),
+        client, prompts, "context_precision_v1", VERDICTS, max_retries=retries, length=len(contexts),
         question=item["question"], reference=item["reference"], count=str(len(contexts)), passages=numbered(contexts),
     )  # fmt: skip
     result = status_fields(answer)
@@ -150,12 +154,14 @@ async def judge_context_precision(client: LLMClient, item: dict[str, Any], retri
     description="Context recall (RAGAS): share of the reference answer's sentences attributable to the "
     "passages. 1 request per question.",
 )
-async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+async def judge_context_recall(
+    client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int
+) -> dict[str, Any]:
     sentences = sentences_of(item["reference"])
     if not sentences:
         return {"status": "no_reference", "requests": 0, "context_recall": None}
     answer = await ask(
-        client, "context_recall_v1", VERDICTS, max_retries=retries, length=len(sentences),
+        client, prompts, "context_recall_v1", VERDICTS, max_retries=retries, length=len(sentences),
         question=item["question"], passages=numbered(item["passages"]), count=str(len(sentences)),
         sentences=numbered(sentences),
     )  # fmt: skip
@@ -175,9 +181,11 @@ async def judge_context_recall(client: LLMClient, item: dict[str, Any], retries:
     "F1 = TP / (TP + 0.5 (FP + FN)), combined 0.75 * F1 + 0.25 * cosine(answer, reference).\n"
     "1 chat + 1 embeddings request per answer.",
 )
-async def judge_answer_correctness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
+async def judge_answer_correctness(
+    client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int
+) -> dict[str, Any]:
     answer = await ask(
-        client, "answer_correctness_v1", CLAIM_CLASSES, max_retries=retries, question=item["question"],
+        client, prompts, "answer_correctness_v1", CLAIM_CLASSES, max_retries=retries, question=item["question"],
         answer=item["answer"], reference=item["reference"],
     )  # fmt: skip
     result = status_fields(answer)

@@ -15,7 +15,7 @@ from typing import Any
 
 from servers.judge.answers.common import numbered, status_fields
 from servers.judge.answers.declare import answer_judge
-from servers.judge.common.asking import Answer, Reply, ask
+from servers.judge.common.asking import Answer, Prompts, Reply, ask
 from ultra_llm.client import LLMClient
 from ultra_llm.replies import array, choice, text
 
@@ -25,17 +25,17 @@ CLAIMS = Reply.of(claims=array(text()))
 CLAIM_VERDICTS = Reply.of(verdicts=array(choice(*VERDICTS)), listed=True)
 
 
-async def _claims(client: LLMClient, text: str, retries: int) -> Answer:
-    answer = await ask(client, "claims_v1", CLAIMS, max_retries=retries, text=text)
+async def _claims(client: LLMClient, prompts: Prompts, text: str, retries: int) -> Answer:
+    answer = await ask(client, prompts, "claims_v1", CLAIMS, max_retries=retries, text=text)
     if answer.status == "ok":
         answer.value = answer.value["claims"]
     return answer
 
 
-async def _verdicts(client: LLMClient, premise: str, claims: list[str], retries: int) -> Answer:
+async def _verdicts(client: LLMClient, prompts: Prompts, premise: str, claims: list[str], retries: int) -> Answer:
     count = len(claims)
     return await ask(
-        client, "claim_verdicts_v1", CLAIM_VERDICTS, max_retries=retries, length=count, premise=premise,
+        client, prompts, "claim_verdicts_v1", CLAIM_VERDICTS, max_retries=retries, length=count, premise=premise,
         count=str(count), claims=numbered(claims),
     )  # fmt: skip
 
@@ -70,8 +70,12 @@ def factual_scores(answer_verdicts: list[str], reference_verdicts: list[str]) ->
     "precision = answer claims entailed by the reference / answer claims; recall = reference claims entailed by "
     "the answer / reference claims; F1. Claims and verdicts are listed per item. 4 requests per answer.",
 )
-async def judge_factual_correctness(client: LLMClient, item: dict[str, Any], retries: int) -> dict[str, Any]:
-    split = await asyncio.gather(_claims(client, item["answer"], retries), _claims(client, item["reference"], retries))
+async def judge_factual_correctness(
+    client: LLMClient, prompts: Prompts, item: dict[str, Any], retries: int
+) -> dict[str, Any]:
+    split = await asyncio.gather(
+        _claims(client, prompts, item["answer"], retries), _claims(client, prompts, item["reference"], retries)
+    )
     result = _combined(list(split))
     if result["status"] != "ok":
         return result
@@ -80,8 +84,8 @@ async def judge_factual_correctness(client: LLMClient, item: dict[str, Any], ret
     if empty:
         return {**result, "status": empty, "answer_claims": answer_claims, "reference_claims": reference_claims}
     checks = await asyncio.gather(
-        _verdicts(client, item["reference"], answer_claims, retries),
-        _verdicts(client, item["answer"], reference_claims, retries),
+        _verdicts(client, prompts, item["reference"], answer_claims, retries),
+        _verdicts(client, prompts, item["answer"], reference_claims, retries),
     )
     result = _combined([*split, *checks])
     if result["status"] != "ok":

@@ -1,0 +1,108 @@
+"""OpenTelemetry GenAI traces written by the official instrumentation (opentelemetry-instrumentation-openai-v2 and
+opentelemetry-util-genai, OpenAI client against a server on 127.0.0.1; scripts/make_genai_traces.py): the
+message content in log events only, or on the spans only, read back equal to what each call saw."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from servers.benchmark.tools.data import get_data
+from tests.conftest import ROOT
+from ultra_base.errors import InputError
+
+pytest.importorskip("opentelemetry.instrumentation.openai_v2", reason="pip install 'ultra-eval[traces]'")
+
+FIELDS = {
+    "q": "question",
+    "a": "answer",
+    "c": "contexts",
+    "i": "context_ids",
+    "sc": "context_scores",
+    "m": "model",
+    "ti": "tokens_in",
+    "to": "tokens_out",
+    "s": "session_id",
+    "t": "turn",
+    "md": "metadata",
+    "l": "latency_s",
+}
+
+
+def make(out: Path, content: str) -> list[dict[str, Any]]:
+    expected = out.with_suffix(".expected.json")
+    command = [sys.executable, "scripts/make_genai_traces.py", "--content", content, "--out", str(out)]
+    subprocess.run([*command, "--expected", str(expected)], check=True, capture_output=True, cwd=ROOT, timeout=300)
+    return json.loads(expected.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
+    folder = tmp_path_factory.mktemp("genai")
+    return {
+        content: (folder / f"{content}.jsonl", make(folder / f"{content}.jsonl", content))
+        for content in ("events", "spans")
+    }
+
+
+def read(path: Path) -> dict[str, Any]:
+    return get_data(benchmark={"path": str(path), "key_map": FIELDS, "traces": {"metadata": ["app_version"]}})
+
+
+def check(result: dict[str, Any], seen: list[dict[str, Any]], *, passages: bool) -> None:
+    for variable, field in (("q", "question"), ("a", "answer"), ("m", "model"), ("ti", "tokens_in"),
+                            ("to", "tokens_out"), ("s", "session_id")):  # fmt: skip
+        assert result[variable] == [s[field] for s in seen], field
+    assert result["t"] == [1, 2, 1, 2, 1, 2, 1, 2]  # four conversations of two turns
+    assert result["md"] == [{"app_version": s["app_version"]} for s in seen]
+    assert all(0 < latency <= s["wall_s"] for latency, s in zip(result["l"], seen, strict=True))
+    if passages:
+        assert (result["c"], result["i"], result["sc"]) == tuple(
+            [s[k] for s in seen] for k in ("contexts", "context_ids", "context_scores")
+        )
+    else:  # EVENT_ONLY: the retrieval span carries no documents, and there is no retrieval event
+        assert result["c"] == [[]] * len(seen)
+    assert result["data_info"]["notes"] == {}
+
+
+def test_content_in_log_events(written, tmp_path: Path) -> None:
+    path, seen = written["events"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [next(iter(json.loads(line))) for line in lines] == ["resourceSpans", "resourceLogs"]
+    check(read(path), seen, passages=False)
+    logs_first = tmp_path / "logs_first.jsonl"  # the logs may come before the spans they belong to
+    logs_first.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    check(read(logs_first), seen, passages=False)
+    spans_only = tmp_path / "spans_only.jsonl"  # without its events the file has no question and no answer
+    spans_only.write_text(lines[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="without a question"):
+        read(spans_only)
+
+
+def test_events_without_their_spans_are_counted(written, tmp_path: Path) -> None:
+    path, seen = written["events"]
+    spans, logs = path.read_text(encoding="utf-8").splitlines()
+    request = json.loads(spans)
+    for scope in request["resourceSpans"][0]["scopeSpans"]:
+        scope["spans"] = [
+            s
+            for s in scope["spans"]
+            if s["traceId"] != json.loads(logs)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["traceId"]
+        ]
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(json.dumps(request) + "\n" + logs + "\n", encoding="utf-8")
+    result = read(cut)
+    assert result["q"] == [s["question"] for s in seen[1:]]
+    ((note, count),) = result["data_info"]["notes"].items()
+    assert note.startswith("GenAI events whose span is not in the file (e.g. span ") and count == 1
+
+
+def test_content_on_spans(written) -> None:
+    path, seen = written["spans"]
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 1  # no log records
+    check(read(path), seen, passages=True)

@@ -17,7 +17,7 @@ import orjson
 from servers.benchmark.traces.spans import ANSWER_KEYS, LLM, QUESTION_KEYS, RETRIEVER, Problems, Span, as_text
 from servers.benchmark.traces.spans import documents_from as _documents
 from ultra_base.errors import InputError
-from ultra_kit.readers import read_json
+from ultra_kit.readers import check_json_depth, read_json
 
 LANGFUSE_KINDS = {"GENERATION": LLM, "RETRIEVER": RETRIEVER}
 LANGSMITH_KINDS = {"llm": LLM, "chat_model": LLM, "retriever": RETRIEVER}
@@ -131,6 +131,9 @@ def read_langsmith(source: Path, cap: int, problems: Problems, _names: list[str]
             try:
                 run = orjson.loads(text)
             except orjson.JSONDecodeError:
+                check_json_depth(
+                    text.decode("utf-8", "replace"), path=str(source), first_line=line
+                )  # too deep: refused
                 problems.add("lines that are not JSON, skipped", f"line {line}")
                 continue
             if not is_langsmith(run):

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
@@ -259,8 +258,8 @@ def attribute(span: Span, name: str) -> Any:
     metadata = conventions.value(attrs.get("metadata"))
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
-            metadata = orjson.loads(metadata)
-        except orjson.JSONDecodeError:
+            metadata = loads_limited(metadata, path="a span's metadata")
+        except ValueError:  # not JSON, or nested deeper than the limit
             metadata = None
     if isinstance(metadata, dict) and name in metadata:
         return metadata[name]

@@ -96,7 +96,8 @@ class _Reading:
         self.cap, self.problems, self.keep, self.answer_span = cap, problems, keep, answer_span
         self.offset = 0  # where the line being read starts
         self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
-        self.sessions: dict[str, str] = {}
+        self.sessions: dict[str, str] = {}  # each session and span name held once
+        self.names: dict[str, str] = {}
         self.events: dict[tuple[str, str], list[genai_events.Event]] = {}  # (trace id, span id) -> its GenAI events
 
     def log_events(self, resource_logs: list[schema.ResourceLogs], line: int) -> None:
@@ -164,7 +165,7 @@ class _Reading:
         if raw.events:
             _event_attributes(attrs, raw.events)
         status, name = raw.status, raw.name or ""
-        name = ids.setdefault(name, name) if name.__class__ is str else str(name)
+        name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
         span = Span(
             trace_id,
             span_id,

@@ -2,7 +2,7 @@
 processes with the same parameter files, in the same sitting.
 
     python bench/sweep_bench.py [--repeats 3]
-    python bench/sweep_bench.py --workers 1,2 [--repeats 3]
+    python bench/sweep_bench.py --workers 1,2 [--trial-load N] [--repeats 3]
 
 Reported (medians over the repeats):
 
@@ -14,10 +14,12 @@ Reported (medians over the repeats):
   ranking, significance tests, plots).
 
 With ``--workers 1,2``: 12 trials of ``examples/sweep_retrieval.yaml`` (BM25 k1 x six top_k) as
-``ultra sweep --workers W`` on a fresh SQLite study, for each W; the wall time of each, the ratio to one
-worker's (target: at most 0.65 for two), and the storage's time per trial (claiming it and storing its
-record, the trials' ``storage_seconds``) on SQLite, and on PostgreSQL when its binaries are installed (a
-throwaway server, ``tests/support/postgres.py``).
+``ultra sweep --workers W`` on a fresh SQLite study, for each W; then two workers on a throwaway PostgreSQL and
+MariaDB where installed (``tests/support/``). Each run's wall time is split into start-up, trial phase and
+finish (``bench/sweep_workers.py``), with its CPU seconds and the storage's time per trial (claiming it and
+storing its record). Reported: the ratio of two workers' wall time to one's (target: at most 0.65), one worker's
+fixed cost, and the ratio that halving its trial phase alone would give. ``--trial-load N`` runs the same
+sweep over N copies of the data: trials of about a second instead of a tenth.
 """
 
 from __future__ import annotations
@@ -99,67 +101,20 @@ def one_sitting(work: Path) -> dict[str, float]:
     }
 
 
-EXAMPLE = ["examples/sweep_retrieval.yaml", "--grid", "retriever.top_k=[1, 2, 3, 5, 10, 20]"]
-
-
-def storage_seconds(url: str, study: str) -> list[float]:
-    import optuna
-
-    storage: object = url
-    if url.startswith("journal:"):
-        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url[8:]))
-    trials = optuna.load_study(study_name=study, storage=storage).get_trials()
-    return [t.user_attrs["ultra"]["storage_seconds"] for t in trials if "ultra" in t.user_attrs]
-
-
-def shared_sitting(work: Path, workers: list[int]) -> dict[str, float]:
-    """One sitting of ``--workers W`` for each W (SQLite), then three workers' trials on PostgreSQL if present."""
-    found: dict[str, float] = {}
-    for count in workers:
-        out = work / f"w{count}"
-        found[f"workers_{count}_seconds"] = ultra(
-            "sweep", *EXAMPLE, "--workers", str(count), "--output-dir", str(out), "--study", "bench", cwd=ROOT
-        )
-        rows = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["rows"]
-        assert len(rows) == 12 and all(row["status"] == "ok" for row in rows), rows
-        seconds = storage_seconds(f"sqlite:///{out / 'study.db'}", "bench")
-        found[f"sqlite_storage_seconds_per_trial_w{count}"] = statistics.median(seconds)
-    if len(workers) > 1:
-        found["ratio"] = found[f"workers_{workers[-1]}_seconds"] / found[f"workers_{workers[0]}_seconds"]
-    sys.path.insert(0, str(ROOT))
-    from tests.support import postgres
-
-    if postgres.binaries() is not None:
-        password = "bench-" + os.urandom(6).hex()
-        with postgres.server(password) as server:
-            url = server.url("${ULTRA_BENCH_PG}")
-            os.environ["ULTRA_BENCH_PG"] = password
-            out = work / "pg"
-            found["postgres_workers_2_seconds"] = ultra(
-                "sweep", *EXAMPLE, "--workers", "2", "--storage", url, "--study", "bench", "--output-dir", str(out),
-                cwd=ROOT,
-            )  # fmt: skip
-            seconds = storage_seconds(url.replace("${ULTRA_BENCH_PG}", password), "bench")
-            found["postgres_storage_seconds_per_trial"] = statistics.median(seconds)
-    return found
-
-
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--repeats", type=int, default=3)
     options.add_argument("--workers", help="e.g. 1,2: time --workers W on 12 trials of examples/sweep_retrieval.yaml")
+    options.add_argument(
+        "--trial-load", type=int, metavar="N", help="with --workers: heavier trials, over N copies of the data"
+    )
     args = options.parse_args()
     if args.workers:
+        sys.path.insert(0, str(ROOT))
+        from bench.sweep_workers import bench
+
         workers = [int(w) for w in args.workers.split(",")]
-        sittings = []
-        for repeat in range(args.repeats):
-            with tempfile.TemporaryDirectory(prefix="sweep-bench-") as folder:
-                sittings.append(shared_sitting(Path(folder), workers))
-            print(
-                f"repeat {repeat + 1}: " + ", ".join(f"{k} {v:.3f}" for k, v in sittings[-1].items()), file=sys.stderr
-            )
-        medians = {key: statistics.median(s[key] for s in sittings) for key in sittings[0]}
-        print(json.dumps({"repeats": args.repeats, "trials": 12, "medians": medians}, indent=2))
+        print(json.dumps(bench(workers, args.repeats, args.trial_load), indent=2))
         return
     results = []
     for repeat in range(args.repeats):

@@ -3,12 +3,15 @@
     python scripts/make_traces.py --out data/traces/rag_traces.jsonl            # LlamaIndex, OTLP JSON
     python scripts/make_traces.py --framework langchain --out x.jsonl          # LangChain, OTLP JSON
     python scripts/make_traces.py --framework langchain --export langsmith --out runs.jsonl
+    python scripts/make_traces.py --framework langchain --export langfuse --out observations.json
 
 The chain is a vector index over a tiny corpus with fake (deterministic, offline) embeddings and a
 fake LLM that answers from a table. The spans go through the OpenTelemetry SDK to an in-memory exporter
 and are written as the Collector's file exporter writes them (one export request per line, hex ids).
 ``--expected`` also writes what the chain itself saw (question, answer, passages, session, time), which
-the tests compare with what ``benchmark.get_data`` reads back. Needs ``pip install 'ultra-eval[traces]'``.
+the tests compare with what ``benchmark.get_data`` reads back. The LangSmith and Langfuse exports are the
+LangChain tracer's runs in those SDKs' own models (``langsmith.schemas.Run``; langfuse's ``ObservationV2``),
+serialised by the SDKs. Needs ``pip install 'ultra-eval[traces]'``.
 """
 
 from __future__ import annotations
@@ -207,9 +210,9 @@ def run_otlp(framework: str, out: Path) -> list[dict[str, Any]]:
     return seen
 
 
-def run_langsmith(out: Path) -> list[dict[str, Any]]:
-    """LangChain's own tracer records the runs (the objects LangSmith stores); each root run with its
-    child runs nested is one line, as a LangSmith runs export."""
+def record_runs() -> tuple[list[Any], list[dict[str, Any]]]:
+    """The LangChain chain answers the traffic under LangChain's own tracer, which records each question's runs
+    (the langsmith SDK's RunTree, child runs nested); what the chain saw, per question."""
     from langchain_core.tracers.base import BaseTracer
 
     class Recorder(BaseTracer):
@@ -219,11 +222,6 @@ def run_langsmith(out: Path) -> list[dict[str, Any]]:
 
         def _persist_run(self, run: Any) -> None:
             self.runs.append(run)
-
-    def as_json(run: Any) -> dict[str, Any]:
-        data = run.model_dump(mode="json", exclude={"child_runs", "parent_run"})
-        data["child_runs"] = [as_json(child) for child in run.child_runs]
-        return data
 
     ask, recorder, seen = langchain_chain(), Recorder(), []
     for session, version, question in TRAFFIC:
@@ -238,18 +236,71 @@ def run_langsmith(out: Path) -> list[dict[str, Any]]:
                 "wall_s": time.time() - started,
             }
         )
-    out.write_text("".join(json.dumps(as_json(run)) + "\n" for run in recorder.runs), encoding="utf-8")
+    return recorder.runs, seen
+
+
+def run_langsmith(out: Path) -> list[dict[str, Any]]:
+    """Each root run as the langsmith SDK's ``schemas.Run`` (what the runs API returns) with its child runs
+    nested, one per line: a runs export."""
+    from langsmith.schemas import Run
+
+    def exported(run: Any) -> Any:
+        fields = run.model_dump(include=set(Run.model_fields) - {"child_runs"})
+        return Run(**fields, child_runs=[exported(child) for child in run.child_runs])
+
+    runs, seen = record_runs()
+    out.write_text("".join(json.dumps(exported(run).model_dump(mode="json")) + "\n" for run in runs), encoding="utf-8")
+    return seen
+
+
+LANGFUSE_TYPES = {"chain": "CHAIN", "retriever": "RETRIEVER", "llm": "GENERATION", "chat_model": "GENERATION"}
+
+
+def run_langfuse(out: Path) -> list[dict[str, Any]]:
+    """The runs as Langfuse observations: the langfuse SDK's own models (``ObservationV2`` in an
+    ``ObservationsV2Response``, what ``GET /api/public/v2/observations`` returns), serialised by the SDK."""
+    from langfuse.api import ObservationsV2Meta, ObservationsV2Response, ObservationV2
+
+    observations = []
+
+    def add(run: Any, trace_id: str) -> None:
+        metadata = dict((run.extra or {}).get("metadata") or {})
+        observations.append(
+            ObservationV2(
+                id=str(run.id),
+                trace_id=trace_id,
+                start_time=run.start_time,
+                end_time=run.end_time,
+                project_id="ultra-eval",
+                parent_observation_id=str(run.parent_run_id) if run.parent_run_id else None,
+                type=LANGFUSE_TYPES.get(run.run_type, "SPAN"),
+                name=run.name,
+                session_id=metadata.pop("session_id", None),
+                input=run.inputs,
+                output=run.outputs,
+                metadata=metadata,
+            )
+        )
+        for child in run.child_runs:
+            add(child, trace_id)
+
+    runs, seen = record_runs()
+    for run in runs:
+        add(run, str(run.trace_id or run.id))
+    page = ObservationsV2Response(data=observations, meta=ObservationsV2Meta(cursor=None))
+    out.write_text(page.json(), encoding="utf-8")
     return seen
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--framework", choices=("llamaindex", "langchain"), default="llamaindex")
-    parser.add_argument("--export", choices=("otlp", "langsmith"), default="otlp")
+    parser.add_argument("--export", choices=("otlp", "langsmith", "langfuse"), default="otlp")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--expected", type=Path, help="also write what the chain saw, one object per question")
     args = parser.parse_args()
-    seen = run_langsmith(args.out) if args.export == "langsmith" else run_otlp(args.framework, args.out)
+    exports = {"langsmith": run_langsmith, "langfuse": run_langfuse}
+    seen = exports[args.export](args.out) if args.export in exports else run_otlp(args.framework, args.out)
     if args.expected:
         args.expected.write_text(json.dumps(seen, indent=1), encoding="utf-8")
     print(f"{args.out}: {len(seen)} traces")

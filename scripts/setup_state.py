@@ -7,6 +7,7 @@ before anything is installed). Each prints a short answer and exits 0 for "in pl
     python scripts/setup_state.py wordnet    # the WordNet data METEOR reads
     python scripts/setup_state.py chromium   # the browser the report's browser tests drive
     python scripts/setup_state.py postgres   # PostgreSQL's initdb and pg_ctl, for the shared-sweep tests
+    python scripts/setup_state.py mysql      # MariaDB's mariadbd and mariadb-install-db, for the same tests
 """
 
 from __future__ import annotations
@@ -135,6 +136,16 @@ def postgres_found() -> str | None:
     return str(found) if found else None
 
 
+def mysql_found() -> str | None:
+    """The MariaDB server binary the shared-sweep tests start a server with, or None (tests/support/mysql.py
+    decides)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.mysql import binaries
+
+    found = binaries()
+    return str(found.server) if found else None
+
+
 def main(argv: list[str]) -> int:
     """Answer one question (see the module's docstring); 0 = in place, 1 = missing."""
     question = argv[0] if argv else ""
@@ -153,8 +164,9 @@ def main(argv: list[str]) -> int:
         state = torch_state(load="--load" in argv)
         print(state)
         return 1 if state == "absent" else 0
-    if question in ("wordnet", "chromium", "postgres"):
-        where = {"wordnet": wordnet_found, "chromium": chromium_found, "postgres": postgres_found}[question]()
+    found = {"wordnet": wordnet_found, "chromium": chromium_found, "postgres": postgres_found, "mysql": mysql_found}
+    if question in found:
+        where = found[question]()
         print(where or f"{question} not found")
         return 0 if where else 1
     print(__doc__, file=sys.stderr)

@@ -133,13 +133,13 @@ def bootstrap_interval(
 
 def t_test_p_values(mean: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
     """Two-sided paired t-test p-values; 1 when every difference is 0, 0 when all are equal and non-zero."""
-    from scipy.stats import t as student_t
+    from scipy.special import stdtr  # scipy.stats.t.sf(x, df) is stdtr(df, -x); scipy.stats costs 0.7 s to import
 
     if n < 2:
         return np.full(mean.shape, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         statistic = mean / (sd / np.sqrt(n))
-    p = 2.0 * student_t.sf(np.abs(statistic), df=n - 1)
+    p = 2.0 * stdtr(n - 1, -np.abs(statistic))
     return np.where(sd > 0, p, np.where(mean == 0, 1.0, 0.0))
 
 

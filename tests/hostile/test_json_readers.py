@@ -167,3 +167,55 @@ def test_annotate_refuses_a_deep_body_with_400(tmp_path: Path) -> None:
         answer = httpx.post(base + "/api/label", content=deep, headers=headers, timeout=30)
         assert answer.status_code == 400 and DEPTH in answer.text, answer.text
         assert client.next() is not None  # the server goes on
+
+
+DEEP_OBJECT = '{"a":' * 5000 + "1" + "}" * 5000
+
+
+def test_a_trace_whose_answer_is_json_nested_5000_deep(tmp_path: Path) -> None:
+    """A span attribute holding JSON text is parsed within the depth limit; a deeper one stays text (it crashed the
+    reader with a RecursionError)."""
+    from tests.benchmark.traces.test_bad_input import request, span
+
+    path = tmp_path / "deep.jsonl"
+    path.write_text(request(span("a" * 16, None, "CHAIN", input_value="Q?", output_value=DEEP_OBJECT)) + "\n")
+    done = run_ultra("call", "benchmark.get_data", f"benchmark.path={path}", "benchmark.format=otlp",
+                     "benchmark.key_map={q_ls: question, pred_ls: answer}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["q_ls"] == ["Q?"] and result["pred_ls"] == [DEEP_OBJECT]
+
+
+def test_a_langsmith_line_nested_too_deep(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    run = {"id": "r1", "trace_id": "t1", "run_type": "chain", "inputs": {"question": "Q?"}, "outputs": {"answer": "A"}}
+    path.write_text(json.dumps(run) + "\n" + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    done = run_ultra("call", "benchmark.get_data", f"benchmark.path={path}", "benchmark.format=langsmith",
+                     "benchmark.key_map={q_ls: question}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{path}:2: {DEPTH}" in done.stderr
+
+
+def test_a_price_file_too_deep_or_too_large(tmp_path: Path) -> None:
+    from ultra_base.errors import InputError
+    from ultra_llm.prices import PRICES_ENV, read_price_file
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("models: " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_price_file(deep)
+    assert f"{deep}:1: nested more than 100 levels deep" in str(caught.value) and PRICES_ENV in str(caught.value)
+    big = sparse(tmp_path / "big.yaml", 2 * 1024 * 1024)
+    with pytest.raises(InputError, match="more than the 1,048,576 bytes a price file may have"):
+        read_price_file(big)
+
+
+def test_a_batch_result_line_too_deep(tmp_path: Path) -> None:
+    from ultra_base.errors import InputError
+    from ultra_llm.batch_mode.files import read_outcomes
+
+    results = tmp_path / "out.jsonl"
+    results.write_text('{"custom_id": "a", "response": ' + DEEP_OBJECT + "}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        list(read_outcomes(results))
+    assert str(caught.value).startswith(f"{results}:1: {DEPTH}")

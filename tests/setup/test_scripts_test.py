@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import chromium, postgres
+from tests.support import chromium, mysql, postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "test"
@@ -60,6 +60,8 @@ def test_the_plan_names_what_is_already_in_place_here() -> None:
         assert f"Chromium: {chromium.find_chromium()}" in lines
     if postgres.binaries():
         assert f"PostgreSQL: {postgres.binaries()}" in lines
+    if mysql.binaries():
+        assert f"MariaDB: {mysql.binaries().server}" in lines
 
 
 def fake_bin(folder: Path, **scripts: str) -> Path:
@@ -76,13 +78,15 @@ def fake_bin(folder: Path, **scripts: str) -> Path:
 def test_without_apt_or_root_it_says_which_tests_skip_and_how_to_install(tmp_path: Path) -> None:
     """No apt-get, no sudo, not root, no Chromium: the browser tests' skip is explained, for each system."""
     bin_dir = fake_bin(tmp_path / "bin", id="echo 1000")
-    none = {"ULTRA_CHROMIUM": str(tmp_path / "none"), "ULTRA_POSTGRES_BIN": str(tmp_path / "none")}
+    none = {key: str(tmp_path / "none") for key in ("ULTRA_CHROMIUM", "ULTRA_POSTGRES_BIN", "ULTRA_MARIADB_BIN")}
     lines = "\n".join(plan(env={"PATH": str(bin_dir), **none}))
     assert "browser tests (tests/report/test_browser.py) will skip" in lines
     for hint in ("snap install chromium", "/snap/bin/chromium", "dnf install chromium", "brew install --cask chromium"):
         assert hint in lines
     assert "PostgreSQL (tests/client/test_sweep_shared.py) will skip" in lines
     assert "sudo apt-get install postgresql" in lines
+    assert "MariaDB: not found, so the shared-sweep test on MySQL" in lines
+    assert "sudo apt-get install mariadb-server" in lines
     assert "apt-get update" not in lines
 
 
@@ -105,10 +109,12 @@ def test_a_sudo_that_wants_a_password_without_a_terminal_is_not_tried(tmp_path: 
 def test_with_apt_as_root_the_plan_installs_a_missing_chromium(tmp_path: Path) -> None:
     if os.getuid() != 0 or not shutil.which("apt-get") or "ID=ubuntu" in Path("/etc/os-release").read_text():
         pytest.skip("needs root and apt-get on a system whose apt has chromium")
-    lines = plan(env={"ULTRA_CHROMIUM": str(tmp_path / "none"), "ULTRA_POSTGRES_BIN": str(tmp_path / "none")})
+    none = {key: str(tmp_path / "none") for key in ("ULTRA_CHROMIUM", "ULTRA_POSTGRES_BIN", "ULTRA_MARIADB_BIN")}
+    lines = plan(env=none)
     assert "[scripts/test] would run: apt-get update -qq" in lines
     assert "[scripts/test] would run: apt-get install -y -qq --no-install-recommends chromium" in lines
     assert "[scripts/test] would run: apt-get install -y -qq --no-install-recommends postgresql" in lines
+    assert "[scripts/test] would run: apt-get install -y -qq --no-install-recommends mariadb-server" in lines
 
 
 @pytest.fixture(scope="module")

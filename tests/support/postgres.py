@@ -46,7 +46,7 @@ class Server:
         return f"postgresql+psycopg://{USER}:{password_reference}@127.0.0.1:{self.port}/postgres"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -74,7 +74,7 @@ def server(password: str) -> Iterator[Server]:
     init = [str(bin_dir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth-host=scram-sha-256"]
     subprocess.run(_as_owner([*init, "--auth-local=trust", "-E", "UTF8"]), check=True, capture_output=True)
     pwfile.unlink()
-    port = _free_port()
+    port = free_port()
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     pg_ctl = str(bin_dir / "pg_ctl")
     subprocess.run(

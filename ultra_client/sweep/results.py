@@ -61,14 +61,16 @@ def significance(rows: list[dict[str, Any]], metric: str | None) -> str | None:
     import numpy as np
 
     from ultra_kit.settings import defaults
-    from ultra_trec.significance import holm, paired_tests
+    from ultra_trec.significance import holm, randomisation_p_values
 
     settings = defaults("evaluation")
     a = np.array([[r["per_query"][metric][q] for q in queries] for r in others])
     b = np.tile(np.array([reference[q] for q in queries]), (len(others), 1))
-    tests = paired_tests(a, b, n_resamples=settings["n_resamples"], seed=settings["seed"], alpha=settings["alpha"])
-    adjusted = holm(tests.p_value)
-    for row, p, q in zip(others, tests.p_value, adjusted, strict=True):
+    # the p-values paired_tests gives (the same draws: they come first from the seeded generator), without the
+    # bootstrap intervals and t-tests the table does not show
+    p_values, _ = randomisation_p_values(a - b, settings["n_resamples"], np.random.default_rng(settings["seed"]))
+    adjusted = holm(p_values)
+    for row, p, q in zip(others, p_values, adjusted, strict=True):
         row.update(p_value=float(p), p_value_holm=float(q), significant=bool(q < settings["alpha"]))
     left = sum(1 for r in rows if r["rank"] and not r["best"]) - len(others)
     if left:

@@ -66,27 +66,36 @@ def worker_command(argv: list[str], storage: str, study: str) -> list[str]:
 
 
 def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[dict[str, Any]], list[str]]:
-    """Start ``--workers N`` worker processes on one study (SQLite in the sweep folder unless ``--storage``); wait
-    for them; the study's rows. The study is created here first, so the workers only join it."""
+    """``--workers N``: this process is worker 1, and N - 1 worker processes join it on one study (SQLite in the
+    sweep folder unless ``--storage``); the study's rows once every worker is done.
+
+    The other workers start first, as soon as the sweep, its metric and the storage's URL are checked, so that
+    their start-up (imports, storage, servers) overlaps this process's own; whichever opens the storage first
+    creates the study, the others join it (``storage.join_study``)."""
+    import anyio
+
     from ultra_client.pipeline.model import load_pipeline, require_file
-    from ultra_client.sweep.run import join_shared
-    from ultra_client.sweep.spec import build_spec, with_direction
+    from ultra_client.sweep.run import run_sweep
+    from ultra_client.sweep.spec import build_spec
+    from ultra_client.sweep.storage import expand_url
 
     if args.workers < 1:
         raise UltraError(f"--workers {args.workers}: give a number of worker processes >= 1")
     spec = build_spec(args)
     pipeline = load_pipeline(require_file(spec.pipeline))
-    if spec.minimize is None:
-        from ultra_client.gates.direction import pipeline_directions
-
-        with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
-    spec.output_dir.mkdir(parents=True, exist_ok=True)
+    if spec.metric is None:
+        raise UltraError("--workers: a shared study optimises a metric; name it with --metric, e.g. eval_res.map")
+    try:
+        spec.output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UltraError(f"--output-dir {spec.output_dir}: cannot create it ({exc.strerror or exc})") from None
     args.storage = args.storage or LOCAL_STORAGE.format(folder=spec.output_dir.resolve())
     args.study = args.study or pipeline.path.stem
-    handle = join_shared(args, spec, pipeline)
+    expand_url(args.storage)  # a malformed URL or a literal password is refused before any worker starts
     command = worker_command(argv, args.storage, args.study)
-    processes = [subprocess.Popen(command) for _ in range(args.workers)]
+    processes = [subprocess.Popen(command) for _ in range(args.workers - 1)]
     try:
+        spec, rows, notes = anyio.run(run_sweep, args)
         codes = [process.wait() for process in processes]
     except BaseException:
         for process in processes:
@@ -94,9 +103,5 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
         for process in processes:
             process.wait()
         raise
-    failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=1) if code != 0]
-    if failed and all(code != 0 for code in codes):
-        raise UltraError(f"every worker failed ({'; '.join(failed)}); see the lines above")
-    from ultra_client.sweep.status import rows_of
-
-    return spec, rows_of(handle.study), failed
+    failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=2) if code != 0]
+    return spec, rows, [*notes, *failed]

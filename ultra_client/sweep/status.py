@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_client.sweep import DEFAULTS
+from ultra_client.sweep.beats import marked
 from ultra_client.sweep.spec import Range, Space, SweepSpec
 from ultra_client.sweep.worker import ATTR, MARK
 
@@ -45,7 +46,8 @@ def rows_of(study: Any) -> list[dict[str, Any]]:
         record = trial.user_attrs.get(ATTR)
         if record is None:  # failed by the heartbeat: its worker was lost mid-trial
             again = f"; retried as trial {retried[trial.number]}" if trial.number in retried else ""
-            record = {"status": "failed", "error": f"its worker stopped beating (lost mid-trial){again}"}
+            lost = "stopped beating (lost mid-trial)" if marked(trial) else "was lost as it claimed the trial"
+            record = {"status": "failed", "error": f"its worker {lost}{again}"}
             record["values"] = {}
         row = {"trial": trial.number, "results": {}, "per_query": {}, "wall_seconds": 0.0, "tool_seconds": 0.0}
         row.update({key: value for key, value in record.items() if value is not None})

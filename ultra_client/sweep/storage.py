@@ -11,6 +11,8 @@ a worker whose sweep differs is refused with the first difference.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import time
 import warnings
@@ -23,6 +25,10 @@ from ultra_client.errors import UltraError
 
 IDENTITY = "ultra_sweep"  # the study's user attribute holding the sweep it runs
 SCHEMES = ("postgresql+psycopg://", "mysql+pymysql://", "sqlite:///", "journal:")
+# what a worker meets when another creates the same new storage at the same moment (its tables, then Optuna's
+# schema version row): SQLite, MySQL/MariaDB and PostgreSQL's words; the loser opens the storage again
+CREATION_RACES = ("already exists", "UNIQUE constraint failed", "Duplicate entry", "duplicate key value")
+ATTEMPTS = 5
 _URL = re.compile(r"^(?P<scheme>[a-z0-9+]+)://(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?(?P<rest>.*)$")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -88,14 +94,15 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
     full = expand_url(url)
     try:
         if full.startswith("journal:"):
-            path = Path(full.removeprefix("journal:")).expanduser()
+            path = Path(full.removeprefix("journal:")).expanduser().resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
-            storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
+            backend = optuna.storages.journal.JournalFileBackend(str(path), lock_obj=FileLock(f"{path}.flock"))
+            storage = optuna.storages.JournalStorage(backend)
         else:
             if full.startswith("sqlite:///"):
                 Path(full.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
             engine = {"connect_args": {"timeout": 60}} if full.startswith("sqlite") else {"pool_pre_ping": True}
-            for attempt in range(3):  # workers started together race to create the tables: the loser retries
+            for attempt in range(ATTEMPTS):  # workers started together race to create the tables: losers retry
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # heartbeat_interval is "experimental"
@@ -109,15 +116,41 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
                             ),
                         )
                     break
-                except Exception as exc:  # noqa: BLE001 - sqlalchemy's OperationalError, not imported here
-                    if "already exists" not in str(exc) or attempt == 2:
+                except Exception as exc:  # noqa: BLE001 - sqlalchemy's errors, not imported here
+                    if not any(race in str(exc) for race in CREATION_RACES) or attempt == ATTEMPTS - 1:
                         raise
-                    time.sleep(0.5)
+                    time.sleep(0.2)
             if full.startswith("sqlite"):
                 _write_ahead(storage.engine)
     except Exception as exc:  # the driver's errors (connection refused, bad database, missing module)
         raise UltraError(f"--storage {url}: cannot open it: {_driver_message(exc)}") from None
     return StudyHandle(storage, None, url, heartbeat, grace)
+
+
+class FileLock:
+    """The journal file's lock for Optuna's ``JournalFileBackend``: ``flock`` on a file beside it, which the system
+    releases when its holder dies. Optuna's own locks (a symlink or a file that exists while held) outlive a
+    worker SIGKILLed while it writes: the others then wait for a grace period, or for ever when the journal's
+    path was relative (the symlink it checks points nowhere)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor of its open file releases the lock
 
 
 def _write_ahead(engine: Any) -> None:
@@ -141,7 +174,7 @@ def _driver_message(exc: Exception) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     message = redact_text(text[0] if text else type(exc).__name__)
     if isinstance(exc, ModuleNotFoundError) or "No module named" in message:
-        message += " (pip install -e '.[sweep]' brings psycopg; MySQL needs pip install pymysql)"
+        message += " (pip install -e '.[sweep]' brings psycopg for PostgreSQL and pymysql for MySQL)"
     return message
 
 

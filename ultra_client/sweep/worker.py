@@ -8,20 +8,18 @@ Claims go through the storage, so workers on any machines never run one point tw
 * ``--random N`` / ``--bayes N`` (``RandomSampler``, ``TPESampler(constant_liar=True)``) count the study's trials:
   a trial numbered past the first N is pruned unrun, and one repeating another's values too (``repeat``).
 
-A running trial's worker beats every ``heartbeat`` seconds (Optuna's RDB heartbeat; on a journal file a system
-attribute); a trial without a beat for ``grace`` seconds is failed by whichever worker looks next, and Optuna's
-``RetryHeartbeatStaleTrialCallback(max_retry=1)`` queues it once more (a waiting trial, asked first). A worker
-with nothing left to claim waits while others run, so a lost trial is retried while any worker lives.
+A running trial's worker beats every ``heartbeat`` seconds; a trial whose worker is lost (silent for ``grace``
+seconds, or never marked as claimed: ``beats.py``) is failed by whichever worker looks next, and Optuna's
+``RetryHeartbeatStaleTrialCallback(max_retry=1)`` queues it once more (a waiting trial, asked first). A retry is
+judged as the trial it replaces: run unless that one would have been pruned unrun. A worker with nothing left to
+claim waits while others run, so a lost trial is retried while any worker lives.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import math
 import os
-import socket
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -30,28 +28,29 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ultra_client.sweep.beats import HOST, claim, fail_lost, heartbeat
 from ultra_client.sweep.search import canonical
 from ultra_client.sweep.trials import TrialStore, fingerprint, record_trial, say, skipped_folders, trial_settings
 
-HOST = socket.gethostname()
 ATTR = "ultra"  # the trial's user attribute: its record (status, values, results, folder on its host)
-WORKER = "ultra_worker"  # the user attribute naming the worker that claimed the trial: host, pid, slot
 MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" or "repeat"
-BEAT = "ultra_heartbeat"  # on a journal file: the system attribute holding a running trial's last beat
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
-WAIT_SECONDS = 0.5  # between looks at the study while others run the last trials
+WAIT_SECONDS = (0.05, 0.5)  # between looks at the study while others run the last trials: first, then at most
+# (doubling): the end of a short last trial is seen at once, a long one costs the storage two queries a second
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
 class Claim:
     """Asks the study for this worker's next trial, or says to wait or stop."""
 
-    def __init__(self, spec: Any, handle: Any) -> None:
+    def __init__(self, spec: Any, handle: Any, slot: int) -> None:
         import optuna
 
         self.optuna = optuna
         self.spec = spec
         self.handle = handle
+        self.slot = slot
+        self.unmarked: dict[int, float] = {}  # running trials nobody marked yet: when this worker first saw each
         self.study = handle.study
         self.states = optuna.trial.TrialState
         self.distributions = {s.key: _distribution(optuna, s.values) for s in spec.spaces}
@@ -71,7 +70,7 @@ class Claim:
     def next(self) -> Any:
         """A trial to run, ``"wait"`` (others run, a lost one may come back) or None (the study is done)."""
         while True:
-            fail_stale(self.handle)
+            fail_lost(self.handle, self.unmarked)
             trials = self.trials()
             waiting = any(t.state == self.states.WAITING for t in trials)
             if not waiting and not self._open(trials):
@@ -79,11 +78,12 @@ class Claim:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with Study.optimize"
                 trial = self.study.ask(self.distributions)
-            beat(self.handle, trial._trial_id)  # at once: a trial that never beat is never found stale
+            try:
+                claim(self.handle, trial, self.slot)  # at once: beat, then mark it as this worker's
+            except self.optuna.exceptions.UpdateFinishedTrialError:
+                continue  # this worker stalled so long that another failed the trial as lost
             frozen = self.handle.storage.get_trial(trial._trial_id)
-            if "failed_trial" in frozen.system_attrs:  # a retry of a lost trial
-                return trial
-            skip = self._skip(frozen)
+            skip = self._skip(frozen, frozen.system_attrs.get("failed_trial", frozen.number))
             if skip is None:
                 self.repeats = 0
                 return trial
@@ -102,11 +102,13 @@ class Claim:
             return len({t.system_attrs.get("grid_id") for t in counted}) < self.spec.total
         return len(counted) < self.spec.total
 
-    def _skip(self, frozen: Any) -> str | None:
-        """``surplus`` or ``repeat`` for a fresh trial (as stored) that must not run, else None."""
-        if self.spec.method == "grid" and frozen.number < self.spec.total:
+    def _skip(self, frozen: Any, number: int) -> str | None:
+        """``surplus`` or ``repeat`` for a trial (as stored) that must not run, else None. ``number`` is the
+        trial's own, or for a retry the lost trial's: a worker lost as it claimed a trial (before it could prune
+        it) leaves a retry that must be pruned as that trial would have been."""
+        if self.spec.method == "grid" and number < self.spec.total:
             return None  # the grid sampler gave it point n = its number, which no lower-numbered trial holds
-        earlier = [t for t in self.trials() if t.number < frozen.number and counts(t)]
+        earlier = [t for t in self.trials() if t.number < number and counts(t)]
         if self.spec.method == "grid":
             point = frozen.system_attrs.get("grid_id")
             return "surplus" if any(t.system_attrs.get("grid_id") == point for t in earlier) else None
@@ -144,58 +146,6 @@ def decode(spec: Any, params: dict[str, Any]) -> dict[str, Any]:
     return {s.key: s.values[params[s.key]] if isinstance(s.values, list) else params[s.key] for s in spec.spaces}
 
 
-def fail_stale(handle: Any) -> None:
-    """Fail running trials whose worker stopped beating; Optuna's retry callback queues each once more."""
-    import optuna
-
-    if not handle.journal:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # fail_stale_trials is "experimental"
-            optuna.storages.fail_stale_trials(handle.study)
-        return
-    storage, now = handle.storage, time.time()
-    running = handle.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
-    for trial in running:
-        beat = trial.system_attrs.get(BEAT)
-        if beat is None or now - beat <= handle.grace:
-            continue
-        try:
-            failed = storage.set_trial_state_values(trial._trial_id, state=optuna.trial.TrialState.FAIL)
-        except optuna.exceptions.UpdateFinishedTrialError:
-            failed = False  # another worker failed it first
-        if failed:
-            optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)(
-                handle.study, storage.get_trial(trial._trial_id)
-            )
-
-
-def beat(handle: Any, trial_id: int) -> None:
-    """One heartbeat of a running trial."""
-    if handle.journal:
-        handle.storage.set_trial_system_attr(trial_id, BEAT, time.time())
-    else:
-        handle.storage.record_heartbeat(trial_id)
-
-
-@contextlib.contextmanager
-def heartbeat(handle: Any, trial_id: int):
-    """Beat for ``trial_id`` from a thread until the block ends (a busy event loop does not stop the beats)."""
-    stop = threading.Event()
-
-    def beats() -> None:
-        while not stop.wait(handle.heartbeat):
-            with contextlib.suppress(Exception):  # a missed beat is retried; grace allows two
-                beat(handle, trial_id)
-
-    thread = threading.Thread(target=beats, name=f"heartbeat-{trial_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
 def worker_slot(output_dir: Path) -> tuple[int, Any]:
     """The lowest free worker number on this machine for ``output_dir`` (a lock held while the process lives)."""
     folder = output_dir / "workers"
@@ -229,28 +179,30 @@ def per_worker(settings: dict[str, dict[str, Any]], slot: int) -> dict[str, dict
 
 async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path) -> int:
     """Claim and run trials until the study is done; the number of trials this worker ran."""
-    claim = Claim(spec, handle)
+    slot, lock = worker_slot(spec.output_dir)
+    claims = Claim(spec, handle, slot)
     store = TrialStore(spec.output_dir)
     skip = skipped_folders(spec.output_dir)
-    slot, lock = worker_slot(spec.output_dir)
     say(f"worker {HOST}-{slot} (pid {os.getpid()}) joined study '{handle.study.study_name}' in {handle.shown}")
     ran = 0
+    wait = WAIT_SECONDS[0]
     try:
         while True:
             await anyio.lowlevel.checkpoint()
             clock = time.perf_counter()
-            trial = await anyio.to_thread.run_sync(claim.next)
+            trial = await anyio.to_thread.run_sync(claims.next)
             if trial == "wait":
-                await anyio.sleep(WAIT_SECONDS)
+                await anyio.sleep(wait)
+                wait = min(2 * wait, WAIT_SECONDS[1])
                 continue
+            wait = WAIT_SECONDS[0]
             if trial is None:
                 break
-            trial.set_user_attr(WORKER, {"host": HOST, "pid": os.getpid(), "slot": slot})
-            claimed = time.perf_counter() - clock  # the storage's share: the claim and its attribute
+            claimed = time.perf_counter() - clock  # the storage's share: the claim, its beat and its mark
             values = decode(spec, trial.params)
             settings = trial_settings(raw, values)
             fp = fingerprint(runner.pipeline_text, settings, skip)
-            with heartbeat(handle, trial._trial_id):
+            with heartbeat(handle, trial):
                 record = store.finished(fp)
                 if record is None:
                     folder = store.fresh(fp)
@@ -264,7 +216,7 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
                 else:
                     outcome = "finished before, not run again"
                 say(f"trial {trial.number}: {', '.join(f'{k}={v}' for k, v in values.items())}: {outcome}")
-                _tell(claim, trial, record, claimed)
+                _tell(claims, trial, record, claimed)
     finally:
         lock.close()
     return ran
@@ -281,13 +233,13 @@ def _first_line(text: str | None) -> str:
     return lines[0] if lines else "no message"
 
 
-def _tell(claim: Claim, trial: Any, record: dict[str, Any], claimed: float) -> None:
+def _tell(claims: Claim, trial: Any, record: dict[str, Any], claimed: float) -> None:
     """Store where the trial's results are and what they were, then tell the study its metric (or failure).
 
     ``storage_seconds`` is the time the storage took for this trial: claiming it, and storing its record (the
     ``tell`` after it is not included)."""
     clock = time.perf_counter()
-    spec = claim.spec
+    spec = claims.spec
     metric = record.get("results", {}).get(spec.metric) if record["status"] == "ok" else None
     kept = {name: record.get(name) for name in ("status", "error", "values", "results", "wall_seconds", "tool_seconds")}
     kept.update(fingerprint=record["fingerprint"], folder=record["folder"], host=record.get("host", HOST))
@@ -296,6 +248,6 @@ def _tell(claim: Claim, trial: Any, record: dict[str, Any], claimed: float) -> N
     )
     trial.set_user_attr(ATTR, {**kept, "storage_seconds": round(claimed + time.perf_counter() - clock, 4)})
     if isinstance(metric, (int, float)) and math.isfinite(metric):
-        claim.study.tell(trial, float(metric))
+        claims.study.tell(trial, float(metric))
     else:
-        claim.study.tell(trial, state=claim.states.FAIL)
+        claims.study.tell(trial, state=claims.states.FAIL)

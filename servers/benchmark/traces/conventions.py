@@ -20,6 +20,7 @@ from servers.benchmark.traces.spans import (
     documents_from,
 )
 from ultra_base.errors import InputError
+from ultra_kit.limits.json_files import loads_limited
 
 try:
     from openinference.semconv.trace import DocumentAttributes as Doc
@@ -233,8 +234,8 @@ def _message_text(raw: str | None, role: str) -> str | None:
 
 def _json(raw: str | None) -> Any:
     try:
-        return json.loads(raw) if raw else None
-    except ValueError:
+        return loads_limited(raw, path="a span attribute") if raw else None
+    except ValueError:  # not JSON, or nested deeper than the limit
         return None
 
 

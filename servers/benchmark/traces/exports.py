@@ -1,8 +1,9 @@
 """Langfuse traces exports and LangSmith runs exports -> ``Span`` objects.
 
 Langfuse: a JSON list of traces (or the API's ``{"data": [...]}`` page), each with its ``observations``
-as objects. LangSmith: JSON Lines of runs, each a root run with its ``child_runs`` nested, or flat runs
-joined by ``parent_run_id``.
+as objects; or a page of observations (``GET /api/public/v2/observations``, the langfuse SDK's
+``ObservationsV2Response``), each naming its trace. LangSmith: JSON Lines of runs (the langsmith SDK's
+``schemas.Run``), each a root run with its ``child_runs`` nested, or flat runs joined by ``parent_run_id``.
 """
 
 from __future__ import annotations
@@ -16,17 +17,20 @@ import orjson
 from servers.benchmark.traces.spans import ANSWER_KEYS, LLM, QUESTION_KEYS, RETRIEVER, Problems, Span, as_text
 from servers.benchmark.traces.spans import documents_from as _documents
 from ultra_base.errors import InputError
-from ultra_kit.readers import read_json
+from ultra_kit.readers import check_json_depth, read_json
 
 LANGFUSE_KINDS = {"GENERATION": LLM, "RETRIEVER": RETRIEVER}
 LANGSMITH_KINDS = {"llm": LLM, "chat_model": LLM, "retriever": RETRIEVER}
 SESSION_KEYS = ("session_id", "thread_id", "conversation_id")  # LangSmith threads: metadata keys
+TRACE_FIELDS = ("release", "version", "userId", "tags", "name", "environment")  # Langfuse: named like metadata
 
 
 def is_langfuse(data: Any) -> bool:
-    """A Langfuse traces export: traces (a list, or the API's {"data": [...]}) with ``observations``."""
-    traces = data.get("data") if isinstance(data, dict) else data
-    return isinstance(traces, list) and bool(traces) and isinstance(traces[0], dict) and "observations" in traces[0]
+    """A Langfuse export: traces with their ``observations`` (a list, or the API's {"data": [...]}), or a page
+    of observations (``GET /api/public/v2/observations``: each with its ``traceId``)."""
+    items = data.get("data") if isinstance(data, dict) else data
+    first = items[0] if isinstance(items, list) and items else None
+    return isinstance(first, dict) and ("observations" in first or ("traceId" in first and "type" in first))
 
 
 def is_langsmith(run: Any) -> bool:
@@ -35,13 +39,20 @@ def is_langsmith(run: Any) -> bool:
 
 
 def read_langfuse(source: Path, cap: int, problems: Problems, _names: list[str], _answer: str) -> list[Span]:
-    """Each trace becomes a root span (its input, output, session, metadata) over its observations."""
+    """Traces with their observations: each trace becomes a root span (its input, output, session, metadata)
+    over its observations. A page of observations (no trace objects): each trace's observations, its root the
+    observation without a parent."""
     data = read_json(source)
-    traces = data.get("data") if isinstance(data, dict) else data
-    if not isinstance(traces, list):
-        raise InputError("expected a Langfuse export: a JSON list of traces with their observations", path=str(source))
+    items = data.get("data") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise InputError(
+            "expected a Langfuse export: a JSON list of traces with their observations, or a page of observations",
+            path=str(source),
+        )
+    if items and isinstance(items[0], dict) and "observations" not in items[0] and "traceId" in items[0]:
+        return _capped(_observation_page(items, problems), cap, problems)
     spans: list[Span] = []
-    for number, trace in enumerate(traces):
+    for number, trace in enumerate(items):
         if not isinstance(trace, dict) or not trace.get("id"):
             problems.add("Langfuse traces without an id, skipped", f"record {number}")
             continue
@@ -50,18 +61,41 @@ def read_langfuse(source: Path, cap: int, problems: Problems, _names: list[str],
         ends = [_seconds(o.get("endTime")) for o in observations if o.get("endTime")]
         latency = trace.get("latency")
         end = start + latency if isinstance(latency, (int, float)) else max(ends, default=start)
-        metadata = trace.get("metadata") if isinstance(trace.get("metadata"), dict) else {}
         root = Span(trace["id"], trace["id"], None, trace.get("name") or "", "CHAIN", start, end, number)
         root.input, root.output = as_text(trace.get("input"), QUESTION_KEYS), as_text(trace.get("output"), ANSWER_KEYS)
         root.session = trace.get("sessionId")
-        root.attributes = {**metadata, **{k: trace.get(k) for k in ("release", "version", "userId", "tags", "name")}}
+        root.attributes = {**_mapping(trace.get("metadata")), **{k: trace.get(k) for k in TRACE_FIELDS}}
         spans.append(root)
         for observation in observations:
-            spans.append(_observation(trace["id"], observation, number))
+            spans.append(_observation(trace["id"], observation, number, trace["id"]))
     return _capped(spans, cap, problems)
 
 
-def _observation(trace_id: str, item: dict[str, Any], number: int) -> Span:
+def _observation_page(items: list[Any], problems: Problems) -> list[Span]:
+    spans = []
+    for number, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("traceId") or not item.get("id"):
+            problems.add("Langfuse observations without a trace id or id, skipped", f"record {number}")
+            continue
+        span = _observation(item["traceId"], item, number, None)
+        span.session = item.get("sessionId")
+        span.attributes = {**span.attributes, **{k: item.get(k) for k in TRACE_FIELDS if item.get(k) is not None}}
+        spans.append(span)
+    return spans
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """Langfuse metadata: an object, or (the public API of recent versions) that object as a JSON string."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _observation(trace_id: str, item: dict[str, Any], number: int, root: str | None) -> Span:
+    """One observation; ``root``: the parent of those without one (the trace's own span), or None."""
     kind = LANGFUSE_KINDS.get(item.get("type") or "", str(item.get("type") or "SPAN").upper())
     if kind != LLM and "retriev" in (item.get("name") or "").lower():
         kind = RETRIEVER  # older exports: a SPAN named for its retriever
@@ -69,7 +103,7 @@ def _observation(trace_id: str, item: dict[str, Any], number: int) -> Span:
     span = Span(
         trace_id,
         item.get("id") or "",
-        item.get("parentObservationId") or trace_id,
+        item.get("parentObservationId") or root,
         item.get("name") or "",
         kind,
         start,
@@ -79,11 +113,11 @@ def _observation(trace_id: str, item: dict[str, Any], number: int) -> Span:
     span.input, span.output = as_text(item.get("input"), QUESTION_KEYS), as_text(item.get("output"), ANSWER_KEYS)
     span.documents = _documents(item.get("output")) if kind == RETRIEVER else []
     usage = item.get("usageDetails") or item.get("usage") or {}
-    span.tokens_in = usage.get("input", item.get("promptTokens"))
-    span.tokens_out = usage.get("output", item.get("completionTokens"))
+    span.tokens_in = usage.get("input", item.get("inputUsage", item.get("promptTokens")))
+    span.tokens_out = usage.get("output", item.get("outputUsage", item.get("completionTokens")))
     span.model = item.get("model")
     span.error = item.get("level") == "ERROR"
-    span.attributes = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    span.attributes = _mapping(item.get("metadata"))
     return span
 
 
@@ -97,6 +131,9 @@ def read_langsmith(source: Path, cap: int, problems: Problems, _names: list[str]
             try:
                 run = orjson.loads(text)
             except orjson.JSONDecodeError:
+                check_json_depth(
+                    text.decode("utf-8", "replace"), path=str(source), first_line=line
+                )  # too deep: refused
                 problems.add("lines that are not JSON, skipped", f"line {line}")
                 continue
             if not is_langsmith(run):

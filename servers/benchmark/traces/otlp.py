@@ -9,10 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
@@ -97,7 +96,8 @@ class _Reading:
         self.cap, self.problems, self.keep, self.answer_span = cap, problems, keep, answer_span
         self.offset = 0  # where the line being read starts
         self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
-        self.sessions: dict[str, str] = {}
+        self.sessions: dict[str, str] = {}  # each session and span name held once
+        self.names: dict[str, str] = {}
         self.events: dict[tuple[str, str], list[genai_events.Event]] = {}  # (trace id, span id) -> its GenAI events
 
     def log_events(self, resource_logs: list[schema.ResourceLogs], line: int) -> None:
@@ -165,7 +165,7 @@ class _Reading:
         if raw.events:
             _event_attributes(attrs, raw.events)
         status, name = raw.status, raw.name or ""
-        name = ids.setdefault(name, name) if name.__class__ is str else str(name)
+        name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
         span = Span(
             trace_id,
             span_id,
@@ -258,8 +258,8 @@ def attribute(span: Span, name: str) -> Any:
     metadata = conventions.value(attrs.get("metadata"))
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
-            metadata = orjson.loads(metadata)
-        except orjson.JSONDecodeError:
+            metadata = loads_limited(metadata, path="a span's metadata")
+        except ValueError:  # not JSON, or nested deeper than the limit
             metadata = None
     if isinstance(metadata, dict) and name in metadata:
         return metadata[name]

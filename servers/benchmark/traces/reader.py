@@ -58,8 +58,10 @@ def sniff_otlp(head: bytes) -> bool:
 
 
 def sniff_langfuse(head: bytes) -> bool:
-    """The file starts like a Langfuse traces export (a list of traces, or an API page, with observations)."""
-    return head.lstrip()[:1] in (b"[", b"{") and b'"observations"' in head and b'"resourceSpans"' not in head
+    """The file starts like a Langfuse export (a list of traces, or an API page, with observations; or a page of
+    observations, each naming its trace and parent)."""
+    shaped = b'"observations"' in head or (b'"traceId"' in head and b'"parentObservationId"' in head)
+    return head.lstrip()[:1] in (b"[", b"{") and shaped and b'"resourceSpans"' not in head
 
 
 def sniff_langsmith(head: bytes) -> bool:

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultra_kit.limits.json_files import loads_limited
+
 # Span kinds (OpenInference's names; the other formats' kinds map onto them)
 ROOTLIKE = frozenset({"CHAIN", "AGENT"})
 LLM, RETRIEVER = "LLM", "RETRIEVER"
@@ -72,7 +74,7 @@ def as_text(value: Any, keys: tuple[str, ...]) -> str | None:
         if not value.startswith("{"):
             return value
         try:
-            value = json.loads(value)
+            value = loads_limited(value, path="a span attribute")  # not JSON or too deep: a ValueError
         except ValueError:
             return value
         if not isinstance(value, dict):
@@ -94,7 +96,7 @@ def documents_from(value: Any) -> list[Document]:
     objects with content/text, id and score; a ``{"documents": [...]}`` wrapper is opened."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_limited(value, path="a span attribute")  # not JSON or too deep: a ValueError
         except ValueError:
             return []
     if isinstance(value, dict):

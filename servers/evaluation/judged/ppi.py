@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,9 @@ class Estimate:
     se: float
 
     def interval(self, alpha: float) -> list[float]:
-        half = float(norm.ppf(1 - alpha / 2)) * self.se
+        from scipy.special import ndtri  # scipy.stats.norm.ppf; scipy.stats itself costs 0.7 s to import
+
+        half = float(ndtri(1 - alpha / 2)) * self.se
         return [self.estimate - half, self.estimate + half]
 
     def as_dict(self, alpha: float) -> dict[str, Any]:
@@ -94,4 +95,6 @@ def judged_mean(y: np.ndarray, f_l: np.ndarray, f_u: np.ndarray, alpha: float) -
 
 def z_p_value(estimate: float, se: float) -> float | None:
     """Two-sided z-test of a mean of 0 (None when the standard error is 0)."""
-    return float(2 * norm.sf(abs(estimate) / se)) if se > 0 else None
+    from scipy.special import ndtr  # scipy.stats.norm.sf(x) is ndtr(-x)
+
+    return float(2 * ndtr(-abs(estimate) / se)) if se > 0 else None

@@ -51,3 +51,10 @@ def langchain_otlp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
 def langsmith_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     out = tmp_path_factory.mktemp("traces") / "runs.jsonl"
     return out, make_traces(out, "--framework", "langchain", "--export", "langsmith")
+
+
+@pytest.fixture(scope="session")
+def langfuse_observations(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    pytest.importorskip("langfuse", reason="pip install 'ultra-eval[traces]'")
+    out = tmp_path_factory.mktemp("traces") / "observations.json"
+    return out, make_traces(out, "--framework", "langchain", "--export", "langfuse")

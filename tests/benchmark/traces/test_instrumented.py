@@ -102,3 +102,12 @@ def test_group_by_and_choice(llamaindex_otlp) -> None:
     assert later["q_ls"] == recent["q_ls"]
     session = read(path, filters={"matches": {"session_id": "^s[12]$"}, "with_retrieval": True})
     assert session["session_ls"] == ["s1", "s1", "s2", "s2"]
+
+
+def test_langfuse_observations(langfuse_observations) -> None:
+    """A page of observations in the langfuse SDK's own models and serialisation (ObservationsV2Response),
+    recognised by its content; the retriever's passages and ids come from its output documents."""
+    path, seen = langfuse_observations
+    page = json.loads(path.read_text(encoding="utf-8"))
+    assert set(page) == {"data", "meta"} and {"traceId", "parentObservationId", "type"} <= set(page["data"][1])
+    check_same(read(path), seen, scores=False)

@@ -1,0 +1,125 @@
+"""Shared sweep studies: a worker lost between claiming a trial and its first heartbeat, and a trial that fails on
+its own. Real worker processes on a real SQLite file (and a journal file), as in test_sweep_shared.py.
+
+A worker that dies right after Optuna's ``study.ask`` leaves a running trial with no heartbeat, which Optuna never
+finds stale; here that worker is played by this process, with the worker's own claim object, stopped after the ask.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.client.test_sweep_shared import POINTS, SWEEP, TREC, WAIT, nap_project
+from tests.conftest import run_ultra
+
+optuna = pytest.importorskip("optuna")
+
+STATES = optuna.trial.TrialState
+
+
+@pytest.fixture
+def project(toy_project: Path) -> Path:
+    return nap_project(toy_project, 0.2)
+
+
+def storage_url(kind: str) -> str:
+    return "journal:sw/study.journal" if kind == "journal" else "sqlite:///sw/study.db"
+
+
+def claim_and_die(project: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, int]:
+    """Join the study as a worker does, claim one trial as ``Claim.next`` does (``study.ask``), and go no further:
+    a worker killed before its first beat. The study, and the abandoned trial's number."""
+    from ultra_client.cli import parse
+    from ultra_client.sweep.spec import build_spec
+    from ultra_client.sweep.storage import identity_of, join_study, open_storage
+    from ultra_client.sweep.worker import Claim
+
+    monkeypatch.chdir(project)
+    args = parse([*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s"])
+    spec = build_spec(args)
+    handle = open_storage(url, 1)
+    join_study(handle, "s", identity_of(spec, spec.pipeline.read_text(encoding="utf-8")))
+    claims = Claim(spec, handle, slot=9)
+    trial = claims.study.ask(claims.distributions)
+    return claims.study, trial.number
+
+
+def completed_points(study: object) -> list[str]:
+    done = [t for t in study.get_trials() if t.state == STATES.COMPLETE]
+    return [json.dumps(t.user_attrs["ultra"]["values"], sort_keys=True) for t in done]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_a_worker_lost_between_claim_and_first_beat(project: Path, kind: str, monkeypatch) -> None:
+    """The abandoned trial has no heartbeat: a live worker fails it after the grace (3 heartbeats of its own clock)
+    and runs its retry, so the study finishes (before, every worker waited for it forever)."""
+    url = storage_url(kind)
+    study, lost = claim_and_die(project, url, monkeypatch)
+    done = run_ultra(*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s", "--no-report",
+                     cwd=project, timeout=WAIT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trials = study.get_trials()
+    first = next(t for t in trials if t.number == lost)
+    assert first.state == STATES.FAIL and "ultra" not in first.user_attrs
+    retries = [t for t in trials if t.system_attrs.get("failed_trial") == lost]
+    assert len(retries) == 1 and retries[0].state == STATES.COMPLETE
+    assert retries[0].system_attrs["grid_id"] == first.system_attrs["grid_id"]
+    points = completed_points(study)
+    assert len(points) == POINTS and len(set(points)) == POINTS  # every point once
+    assert not [t for t in trials if t.state in (STATES.RUNNING, STATES.WAITING)]
+    report = run_ultra("sweep", "--report", "--storage", url, "--study", "s", "--output-dir", "rep", cwd=project)
+    assert report.returncode == 0, report.stderr
+    rows = json.loads((project / "rep" / "sweep.json").read_text())["rows"]
+    error = next(r["error"] for r in rows if r["trial"] == lost)
+    assert error == f"its worker was lost as it claimed the trial; retried as trial {retries[0].number}"
+
+
+def test_a_lost_claim_of_a_surplus_point_is_not_run(project: Path, monkeypatch) -> None:
+    """A worker lost as it claimed a trial that it would have pruned unrun (its grid point was held): the retry
+    is pruned as that trial would have been, and no point runs twice."""
+    url = storage_url("sqlite")
+    first = run_ultra(*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s", "--no-report", cwd=project)
+    assert first.returncode == 0, first.stderr
+    study, lost = claim_and_die(project, url, monkeypatch)  # the grid is done: a held point, numbered past it
+    assert lost == POINTS
+    again = run_ultra(*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s", "--no-report",
+                      cwd=project, timeout=WAIT)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    retry = next(t for t in study.get_trials() if t.system_attrs.get("failed_trial") == lost)
+    assert retry.state == STATES.PRUNED and retry.user_attrs["ultra_skipped"] == "surplus"
+    points = completed_points(study)
+    assert len(points) == POINTS and len(set(points)) == POINTS
+
+
+def test_a_trial_that_fails_on_its_own_is_not_retried_in_its_study(project: Path) -> None:
+    """docs/sweeps.md: a trial that failed on its own counts as done and is not run again in that study (Optuna's
+    retry callback is for lost trials only); a new study with the same --output-dir reuses the successful trials'
+    folders and reruns the failed ones."""
+    later = project / "later.qrels"  # missing at first: the trials that read it fail on their own
+    paths = f"evaluation.qrels_path=[{TREC / 'qrels.test'}, {later}]"
+    grid = ["--grid", "evaluation.max_depth=[5, 50]", "--grid", paths]
+    sweep = ["sweep", "pipes/nap.yaml", *grid, "--metric", "eval_res.map", "--heartbeat", "1", "--output-dir", "sw"]
+    shared = ["--storage", "sqlite:///sw/study.db"]
+    first = run_ultra(*sweep, *shared, "--study", "s", "--workers", "2", cwd=project, timeout=WAIT)
+    assert first.returncode == 0, first.stderr
+    study = optuna.load_study(study_name="s", storage=f"sqlite:///{project / 'sw' / 'study.db'}")
+    trials = study.get_trials()
+    failed = [t for t in trials if t.state == STATES.FAIL]
+    assert len(trials) == 4 and len(failed) == 2
+    assert all(t.user_attrs["ultra"]["values"]["evaluation.qrels_path"] == str(later) for t in failed)
+    assert all("later.qrels" in t.user_attrs["ultra"]["error"] for t in failed)  # the tool's own error
+    status = run_ultra("sweep", "--status", *shared, "--study", "s", cwd=project)
+    assert "trials: 2 done, 2 failed, 0 running, 0 waiting" in status.stdout, status.stdout
+    rerun = run_ultra(*sweep, *shared, "--study", "s", cwd=project, timeout=WAIT)  # the same study: nothing to do
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(study.get_trials()) == 4 and "[ultra] trial " not in rerun.stderr
+    shutil.copy(TREC / "qrels.test", later)
+    fresh = run_ultra(*sweep, *shared, "--study", "s2", cwd=project, timeout=WAIT)
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stderr.count("finished before, not run again") == 2  # the successful trials' folders
+    second = optuna.load_study(study_name="s2", storage=f"sqlite:///{project / 'sw' / 'study.db'}")
+    assert [t.state for t in second.get_trials()] == [STATES.COMPLETE] * 4

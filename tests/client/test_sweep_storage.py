@@ -1,0 +1,45 @@
+"""Workers started together open one new storage at the same moment: each must open it (the losers of the race to
+create its tables and Optuna's schema-version row open it again). Real processes, released by one barrier."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("optuna")
+
+PROCESSES = 4
+ROUNDS = 3  # without the retry, 9 rounds in 10 had a loser here
+
+
+def open_at_once(url: str, barrier: object, results: object) -> None:
+    from ultra_client.errors import UltraError
+    from ultra_client.sweep.storage import open_storage
+
+    barrier.wait()
+    try:
+        open_storage(url, 1)
+        results.put("opened")
+    except UltraError as exc:
+        results.put(str(exc))
+
+
+def test_workers_opening_one_new_sqlite_storage_together_all_open_it(tmp_path: Path) -> None:
+    import optuna
+
+    from ultra_client.sweep import storage  # imported here first, so the forked processes start level
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(ROUNDS):
+        url = f"sqlite:///{tmp_path / f'study{round_}.db'}"
+        barrier, results = context.Barrier(PROCESSES), context.Queue()
+        processes = [context.Process(target=open_at_once, args=(url, barrier, results)) for _ in range(PROCESSES)]
+        for process in processes:
+            process.start()
+        outcomes = [results.get(timeout=120) for _ in processes]
+        for process in processes:
+            process.join(timeout=120)
+        assert outcomes == ["opened"] * PROCESSES, outcomes
+        assert optuna.get_all_study_names(storage.expand_url(url)) == []  # one storage, readable, no study yet

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_ultra
 from tests.support.summary_check import assert_fits
 
 # example -> (files in files/, time stamps taken out; the report's sections beyond every report's own; metrics)
@@ -45,10 +43,7 @@ STAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?")
 
 
 def ultra(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}  # a new user's shell: no key
-    command = [sys.executable, str(ROOT / "ultra.py"), *args]
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    return run_ultra(*args, cwd=cwd, timeout=600, unset=("OPENAI_API_KEY",))  # a new user's shell: no key
 
 
 def paths_in(value: Any) -> list[str]:

@@ -128,7 +128,8 @@ def measure(which: str, path: Path) -> tuple[float, float, float]:
     """(CPU seconds, wall seconds, max RSS in MB) of one run in a fresh subprocess, after its imports."""
     code = (
         "import resource, sys, time; sys.path.insert(0, sys.argv[3]); import traces_bench as b; "
-        "import servers.benchmark.tools.data; t, w = time.process_time(), time.perf_counter(); "
+        "import bench.tools; bench.tools.tool('benchmark', 'get_data'); "  # the tool loaded through its SPEC
+        "t, w = time.process_time(), time.perf_counter(); "
         "getattr(b, sys.argv[1])(sys.argv[2]); "
         "print(time.process_time() - t, time.perf_counter() - w, "
         "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"

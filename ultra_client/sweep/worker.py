@@ -198,8 +198,7 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
                 await anyio.sleep(wait)
                 wait = min(2 * wait, most)
                 continue
-            first, most = WAIT_SECONDS["file" if handle.shown.startswith(("sqlite:", "journal:")) else "server"]
-    wait = first
+            wait = first
             if trial is None:
                 break
             claimed = time.perf_counter() - clock  # the storage's share: the claim, its beat and its mark

@@ -14,8 +14,8 @@ the stored one. Per budget B (expected labels per system) and draw:
   samples), ``score`` sqrt(p (1 - p)) of the judge's score; mixed with ``--uniform-share`` of the uniform rule;
 - ``active fitted``: what ``ultra annotate --select active`` does: items decided one by one in a random order,
   each probability from a ridge model of |judge - human| fitted on the labels drawn so far (once ``FIT_AFTER``
-  are in and only when it beats their mean; before, the jury), on the item features this data has: the judge's
-  score, its sqrt(p (1 - p)), the jury's spread, the other judge's score and the turn of the conversation.
+  are in; uniform when it does not beat their mean; before, the jury), on the item features this data has: the
+  judge's score, its sqrt(p (1 - p)), the jury's spread, the other judge's score and the conversation's turn.
 
 Reported per method and B: coverage at alpha = 0.05 over systems and draws, the mean interval width, and its
 ratio to uniform's (the same estimator, probabilities B / 159). Also the correlation between each expected-error
@@ -23,7 +23,7 @@ source and the judge's real error |judge - human| (the fitted model's: fitted on
 so an upper bound on what it learns from fewer), and the share of the fitted method's decisions the model made:
 active selection can only help where the correlation is positive.
 
-    python bench/active_ppi.py [--reps 1000] [--seed 0] [--uniform-share 0.2] [--out results.json]
+    python bench/active_ppi.py [--reps 1000] [--seed 0] [--uniform-share 0.5] [--out results.json]
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ module that is added or moved:
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,6 +206,19 @@ def test_the_kit_reaches_ultra_llm_only_for_the_llm_mapping() -> None:
     ]
     assert not wrong, "\n".join(wrong)
     assert all(name in MODULES for name in KIT_USES_LLM)
+
+
+def test_the_benchmarks_import_no_server_module_even_in_code_they_run() -> None:
+    """A bench may start a subprocess with code of its own (``python -c "..."``): that code imports no server
+    module either (the AST scan above sees only the bench's own statements)."""
+    pattern = re.compile(r"\b(?:import|from)\s+(servers\.\w+|tests\.(?!support\b)\w+)")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {match.group(1)}"
+        for path in sorted((ROOT / BENCH).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        for match in pattern.finditer(line)
+    ]
+    assert not found, "\n".join(found)
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:

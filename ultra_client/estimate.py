@@ -242,8 +242,12 @@ async def estimate_run(
             os.environ[ESTIMATE_ENV] = before
         shutil.rmtree(scratch, ignore_errors=True)
     if unset and runner.estimates:
-        runner.estimates[0].notes.append(
-            f"{', '.join(sorted(unset))} not set: an estimate sends nothing, so it ran without; a run needs it"
+        sending = [e for e in runner.estimates if e.requests]  # recorded judgments and cached replies send nothing
+        names = ", ".join(sorted(unset))
+        (sending or runner.estimates)[0].notes.append(
+            f"{names} not set: an estimate sends nothing, so it ran without; a run needs it"
+            if sending
+            else f"{names} not set: an estimate sends nothing, so it ran without; no step would send a request"
         )
     return runner.estimates
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 
 from ultra_base.errors import add_read_root
+from ultra_base.file_limits import require_regular_file
 from ultra_client.building import build, build_parameters
 from ultra_client.calls.locate import logs_with_content, pipeline_locations, tool_table
 from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
@@ -25,7 +26,6 @@ from ultra_client.pipeline.runner import Runner, link_written_files, relative_me
 from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.files import atomic_write_json, atomic_write_text
-from ultra_kit.yaml_files.limits import require_regular_file
 
 
 def new_run_folder(output_dir: Path, stem: str) -> Path:

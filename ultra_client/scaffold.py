@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"now write: servers/{args.name}/tools/{args.tool}.py (ending with TOOLS = [...]), its settings' defaults in "
         f"parameter.yaml, tests/{args.name}/test_{args.tool}.py, the card's prose in docs/tools/{args.name}.md, "
-        f"README's row for the card; then python -m ultra_client.cards"
+        f"README's row for the card, the tool's cheapest call in CALLS of tests/test_result_keys.py; then "
+        f"python -m ultra_client.cards"
     )
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
+from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
 
 
 def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str) -> None:
@@ -33,43 +34,8 @@ def shown_field_names(names: list[str]) -> list[str]:
     return [name if isinstance(name, str) and _FIELD_NAME.fullmatch(name) else "…" for name in names]
 
 
-MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
-DEPTH_ADVICE = (
-    ", the limit of every JSON document ultra reads (none it writes nests that deep); it was not parsed. Check "
-    "that it is the file meant, or flatten its nesting"
-)
-_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")
-_NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
-_INNERMOST = re.compile(r"\[\]|\{\}")
-
-
 def _json_error(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON at column {exc.colno}: {exc.msg}"
-
-
-def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
-    """Raise InputError naming the line where ``text`` nests deeper than MAX_JSON_DEPTH levels.
-
-    Checked before parsing, so a hostile document never reaches the recursive parser.
-    """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return  # too few brackets to nest that deep
-    skeleton = _NOT_BRACKET.sub("", text)
-    for _ in range(MAX_JSON_DEPTH):  # each pass removes one level of (balanced) nesting, at C speed
-        skeleton = _INNERMOST.sub("", skeleton)
-        if not skeleton:
-            return
-    depth = 0
-    for match in _JSON_TOKEN.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                line = first_line + text.count("\n", 0, match.start())
-                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels{DEPTH_ADVICE}", path=path, line=line)
-        elif token in "]}":
-            depth -= 1
 
 
 def _loads(text: str, *, path: str, line: int | None = None) -> Any:

@@ -22,7 +22,7 @@ def load_parameter_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a ``parameter.yaml`` mapping of setting name to default value (empty if absent); its ``caps``
     mapping is not a setting and is left out (``load_caps`` reads it).
 
-    Within the size, depth and alias limits of ``ultra_kit.yaml_files.limits`` (those of pipeline files).
+    Within the size, depth and alias limits of ``ultra_base.file_limits`` (those of pipeline files).
     """
     return {key: value for key, value in _load_whole(path).items() if key != CAPS_KEY}
 
@@ -36,7 +36,7 @@ def load_caps(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _load_whole(path: str | os.PathLike[str]) -> dict[str, Any]:
     import yaml
 
-    from ultra_kit.yaml_files.limits import load_limited_yaml
+    from ultra_base.file_limits import load_limited_yaml
 
     file = Path(path)
     if not file.exists():

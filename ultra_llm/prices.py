@@ -47,11 +47,12 @@ def read_price_file(path: Path) -> dict[str, Price]:
     """{model: Price} of one price file; a file that is not one is an InputError saying what is expected."""
     import yaml
 
+    from ultra_base.file_limits import load_limited_yaml
+
     try:
-        data = yaml.safe_load(path.read_text("utf-8"))
-    except OSError as exc:
-        why = exc.strerror or exc
-        raise InputError(f"cannot read the price file ({why}); check ${PRICES_ENV}", path=str(path)) from None
+        data = load_limited_yaml(path, kind="price")  # within the size, depth and alias limits of YAML files
+    except InputError as exc:
+        raise InputError(f"{exc}; check ${PRICES_ENV}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"the price file is not valid YAML: {exc}", path=str(path)) from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):

@@ -66,7 +66,7 @@ def write_report(
 ) -> ReportFiles:
     """Write report.html, summary.csv, per_query.csv and a PNG per plot into ``out_dir`` (or a new
     ``report_<timestamp>`` folder under ``save_path``); ``headline_metrics``: the key metrics of the headline
-    (default: the first of each tool); ``texts`` ({id: question/answer}) fill in the
+    (default: the first of each tool whose values vary); ``texts`` ({id: question/answer}) fill in the
     per-query table where the sources hold none."""
     check_settings(bootstrap_resamples=bootstrap_resamples, confidence=confidence, max_table_rows=max_table_rows)
     collected = sources.collect(paths, labels)

@@ -17,10 +17,10 @@ from typing import Any
 from servers.report.kinds import KINDS, expected_shapes, kind_of
 from servers.report.model import Found, Run, unique_ids
 from ultra_base.errors import InputError, readable_path
+from ultra_base.file_limits import read_limited_text
 from ultra_kit.labels.agreement import disagreement_report
 from ultra_kit.labels.store import is_label_store
 from ultra_kit.limits.json_files import MAX_BYTES, MAX_RECORD_BYTES, load_json_file, load_jsonl_file, loads_limited
-from ultra_kit.yaml_files.limits import read_limited_text
 
 
 @dataclass

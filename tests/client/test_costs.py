@@ -69,7 +69,9 @@ def test_a_broken_price_file_leaves_the_cost_unknown_and_says_why(
     folder = tmp_path / "run"
     folder.mkdir()
     lines = finish_run(folder, [record, local])  # no exception: a run is never failed by its price file
-    assert lines[-2].startswith(f"prices not read: {tmp_path / 'missing.yaml'}: cannot read the price file")
+    assert lines[-2].startswith(
+        f"prices not read: {tmp_path / 'missing.yaml'}: price file not found; check $ULTRA_PRICES"
+    )
     assert lines[-1] == "no price for gpt-4o-mini: the known part is $0.0000"
     usage = json.loads((folder / "usage.json").read_text())
     assert [step["cost_usd"] for step in usage["steps"]] == [None, 0.0] and usage["total"]["cost_usd"] is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -37,8 +38,22 @@ def test_an_estimate_without_the_key_runs_and_writes_nothing(tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if k != UNSET}
     result = run_ultra("run", "umbrela.yaml", "--param", str(param_file), "--estimate", cwd=project, env=env)
     assert result.returncode == 0, result.stderr
-    assert "judge.umbrela_judge" in result.stdout and f"{UNSET} not set" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert "judge.umbrela_judge" in result.stdout and f"{UNSET} not set" in said and "a run needs it" in said
     assert snapshot(project) == before  # no output/, no judge_cache.sqlite, nothing else
+
+
+def test_an_estimate_of_recorded_judgments_counts_no_request_and_says_no_key_is_needed(tmp_path: Path) -> None:
+    """examples/judge_calibration.yaml as shipped reads MT-RAG's recorded scores: nothing would be sent."""
+    params = yaml.safe_load((ROOT / "examples/parameters/judge_calibration_parameter.yaml").read_text("utf-8"))
+    params["judge"]["judge_llm"]["api_key"] = "${" + UNSET + "}"
+    param_file = tmp_path / "p.yaml"
+    param_file.write_text(yaml.safe_dump(params), encoding="utf-8")
+    result = run_ultra("run", "examples/judge_calibration.yaml", "--param", str(param_file), "--estimate", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert re.search(r"judge\.faithfulness +\S+ +0 ", result.stdout), result.stdout
+    assert f"{UNSET} not set: an estimate sends nothing, so it ran without; no step would send a request" in said
 
 
 def test_an_estimate_reads_an_existing_cache_and_leaves_it_as_it_was(tmp_path: Path) -> None:

@@ -3,8 +3,10 @@ subprocess, its stderr on a terminal, runs a pipeline of the long steps against 
 (and a tiny cross-encoder for HHEM), and each step's bar counts its units up to the total (``(k/N)`` ... ``(N/N)``).
 
 "Long" is every tool that talks to a model, an LLM endpoint or the system under test (MCP's ``open_world`` hint):
-with a real model each takes seconds per item. ``LONG`` below names where each one's bar is checked; a new
-open-world tool fails the first test until it is added."""
+with a real model each takes seconds per item. ``long_tools`` below names where each one's bar is checked; a new
+open-world tool fails the first test until it is added. Local steps that grow with the data report too: the
+pipeline checks retriever_index (BM25) and evaluate_trec; retriever_embed and evaluate_mtrag (BERTScore) report
+the same way (ultra_kit.progress)."""
 
 from __future__ import annotations
 
@@ -15,24 +17,27 @@ from pathlib import Path
 import pytest
 import yaml
 
-from servers.judge.answers.registry import JUDGES
 from tests.conftest import ROOT
-from tests.judge.test_answer_judges_ragas import responder as ragas
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 from tests.support.terminal import on_a_terminal
 from tests.synth.conftest import scripted, small_corpus
 
 SERVERS = ("synth", "judge", "evaluation", "generation", "target", "benchmark", "retriever")
-ANSWER_JUDGES = {f"judge.{judge.name}" for judge in JUDGES}  # the offline toxicity classifier too
-# each long tool: this file's pipeline (RUN), or the test that checks its progress the same way (MCP progress)
-LONG = {
-    **dict.fromkeys(["synth.generate_queries", "judge.faithfulness", "judge.hallucination_judge",
-                     "judge.umbrela_judge", "judge.fill_qrels", "evaluation.semantic_similarity",
-                     "generation.generate", "target.ask"], "RUN"),
-    **dict.fromkeys(ANSWER_JUDGES - {"judge.faithfulness"}, "judge.faithfulness's code (servers/judge/answers/run.py)"),
-    "judge.nuggetize": "tests/judge/test_progress.py",
-    "judge.rubric_judge": "tests/judge/test_progress.py",
-}  # fmt: skip
+RUN = ["synth.generate_queries", "judge.faithfulness", "judge.hallucination_judge", "judge.umbrela_judge",
+       "judge.fill_qrels", "evaluation.semantic_similarity", "generation.generate", "target.ask"]  # fmt: skip
+LOCAL = ["retriever.retriever_index", "evaluation.evaluate_trec"]  # no model: their work grows with the data
+ELSEWHERE = {"judge.nuggetize": "tests/judge/test_progress.py", "judge.rubric_judge": "tests/judge/test_progress.py"}
+SAME_CODE = "judge.faithfulness's code (servers/judge/answers/run.py), the offline toxicity classifier's too"
+
+
+def long_tools() -> dict[str, str]:
+    """Each long tool: this file's pipeline (RUN), or the test that checks its progress the same way."""
+    from servers.judge.answers.registry import JUDGES
+
+    answer_judges = {f"judge.{judge.name}" for judge in JUDGES} - {"judge.faithfulness"}
+    return {**dict.fromkeys(RUN, "RUN"), **dict.fromkeys(answer_judges, SAME_CODE), **ELSEWHERE}
+
+
 BAR = re.compile(r"^  (\w+\.\w+) \[[#.]+\]\s+\d+% \((\d+)/(\d+)\)")
 
 PIPELINE = """servers:
@@ -42,6 +47,7 @@ PIPELINE = """servers:
   judge: servers/judge
   generation: servers/generation
   target: servers/target
+  retriever: servers/retriever
 pipeline:
   - synth.generate_queries
   - benchmark.get_data
@@ -53,6 +59,9 @@ pipeline:
   - evaluation.semantic_similarity
   - generation.generate: {input: {prompt_ls: q_ls}}
   - target.ask
+  - retriever.retriever_init
+  - retriever.retriever_index
+  - evaluation.evaluate_trec
 """
 
 
@@ -70,11 +79,13 @@ def open_world_tools() -> set[str]:
 
 
 def test_every_open_world_tool_has_its_progress_checked() -> None:
-    assert open_world_tools() == set(LONG)
+    assert open_world_tools() == set(long_tools())
 
 
 def answer_anything(request: dict) -> str:
     """synth's prompts, the RAGAS judges', then UMBRELA's grade; generation gets a plain answer."""
+    from tests.judge.test_answer_judges_ragas import responder as ragas
+
     for respond in (scripted(), ragas):
         try:
             reply = respond(request)
@@ -111,6 +122,7 @@ def test_each_long_step_of_ultra_run_shows_its_bar_counting_to_the_total(tmp_pat
             "generation": {"generation_llm": llm, "generation_cache": "", "save_path": str(tmp_path / "gen")},
             "target": {"target": {"kind": "python", "function": "examples/targets/rag.py:answer"},
                        "save_path": str(tmp_path / "target")},
+            "retriever": {"index_path": str(tmp_path / "index"), "overwrite": True},
         }  # fmt: skip
         (tmp_path / "long_parameter.yaml").write_text(yaml.safe_dump(params))
         args = ["run", str(pipeline), "--param", str(tmp_path / "long_parameter.yaml"), "--output-dir",
@@ -122,7 +134,7 @@ def test_each_long_step_of_ultra_run_shows_its_bar_counting_to_the_total(tmp_pat
         match = BAR.match(line)
         if match:
             counts.setdefault(match.group(1), []).append((int(match.group(2)), int(match.group(3))))
-    run_steps = {tool for tool, where in LONG.items() if where == "RUN"}
+    run_steps = set(RUN)
     for step in run_steps:
         seen = counts.get(step)
         assert seen, f"{step} drew no bar with a count: {screen[-3000:]}"
@@ -130,5 +142,8 @@ def test_each_long_step_of_ultra_run_shows_its_bar_counting_to_the_total(tmp_pat
         assert total >= 6 and done_units == total, (step, seen)  # it counted its units (6 items at least) to the end
         if step != "evaluation.semantic_similarity":  # it counts batches of 64 texts: here one
             assert any(0 < d < t for d, t in seen), (step, seen)  # a count on the way, not only the end
+    for step in LOCAL:
+        seen = counts.get(step)
+        assert seen and seen[-1][0] == seen[-1][1] >= 1, (step, seen, screen[-3000:])
     timings = json.loads(next((tmp_path / "runs").glob("long_*/timings.json")).read_text())
     assert {name for name, _ in timings["steps"]} >= run_steps

@@ -1,4 +1,4 @@
-"""Pipeline and parameter files over the size limit (``ultra_kit.yaml_files.limits.MAX_BYTES``): refused unread.
+"""Pipeline and parameter files over the size limit (``ultra_base.file_limits.MAX_BYTES``): refused unread.
 
 Through the real CLI: ``ultra build`` and ``ultra run`` on a large pipeline, ``ultra run --param`` on a
 large parameter file, and ``ultra call`` on a server whose own ``parameter.yaml`` is too large. The
@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import run_ultra
 from tests.hostile.conftest import HERE, clear_error, pipeline
 from tests.support.slow_server import write_slow_server
-from ultra_kit.yaml_files.limits import MAX_BYTES
+from ultra_base.file_limits import MAX_BYTES
 
 TOO_LARGE = f"the file is {MAX_BYTES + 1:,} bytes, more than the {MAX_BYTES:,} bytes a"
 ADVICE = "it was not read. Keep large values (data, lists of questions) in a data file"

@@ -194,3 +194,28 @@ def test_a_langsmith_line_nested_too_deep(tmp_path: Path) -> None:
                      "benchmark.key_map={q_ls: question}", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"{path}:2: {DEPTH}" in done.stderr
+
+
+def test_a_price_file_too_deep_or_too_large(tmp_path: Path) -> None:
+    from ultra_base.errors import InputError
+    from ultra_llm.prices import PRICES_ENV, read_price_file
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("models: " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_price_file(deep)
+    assert f"{deep}:1: nested more than 100 levels deep" in str(caught.value) and PRICES_ENV in str(caught.value)
+    big = sparse(tmp_path / "big.yaml", 2 * 1024 * 1024)
+    with pytest.raises(InputError, match="more than the 1,048,576 bytes a price file may have"):
+        read_price_file(big)
+
+
+def test_a_batch_result_line_too_deep(tmp_path: Path) -> None:
+    from ultra_base.errors import InputError
+    from ultra_llm.batch_mode.files import read_outcomes
+
+    results = tmp_path / "out.jsonl"
+    results.write_text('{"custom_id": "a", "response": ' + DEEP_OBJECT + "}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        list(read_outcomes(results))
+    assert str(caught.value).startswith(f"{results}:1: {DEPTH}")

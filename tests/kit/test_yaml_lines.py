@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ultra_base.errors import InputError
-from ultra_kit.yaml_files.limits import MAX_DEPTH
+from ultra_base.file_limits import MAX_DEPTH
 from ultra_kit.yaml_files.lines import LineDict, LineList, LineStr, line_of, load_yaml_with_lines, plain
 
 TEXT = """\

@@ -103,6 +103,12 @@ def test_the_comparison_equals_a_direct_paired_computation(tmp_path: Path) -> No
     assert f"b vs a: better on f1 ({f1['diff']:+.4f})" in first
     line = next(li for li in text.splitlines() if li.startswith("f1") and "b vs a" in li)
     assert line.split()[-2:] == ["7/1/0", "*"] and f"{direct('a', 'b')['f1']['p']:.4f}" in line
+    page = (tmp_path / "out" / "compare.html").read_text()  # the page says yes or no, never leaves it blank
+    table = page.split(">Paired differences</h3>", 1)[1].split("</table>", 1)[0]
+    header = re.findall(r"<th>([^<]*)</th>", table)
+    assert header[-1] == "significant" and "test" not in header  # no judge samples: no judge-noise columns
+    said = [re.findall(r"<td[^>]*>([^<]*)</td>", tr)[-1] for tr in table.split("<tr>")[2:]]
+    assert said == ["yes" if r["significant"] else "no" for r in result["rows"]] and "yes" in said and "no" in said
 
 
 def test_items_are_matched_by_id_not_position(tmp_path: Path) -> None:

@@ -7,11 +7,12 @@ each item's probability is set from the labels given before it is decided, then 
 own decides whether it is drawn. So an item's probability never depends on its own draw, and the
 inverse-probability-weighted estimate stays unbiased however the probabilities were learnt.
 
-The judge's expected error comes from, in order: a model of |judge - human| fitted on the labels so far
-(``error_model``; once ``fit_after`` labels are in and when it predicts better than their mean); else what the
-judge left behind: the spread of its samples (a jury's members, or repeated samples of one judge), else, for a
-score that is an expectation over the scale (a logprob-weighted score), how far it sits from the scale's ends.
-With none of these the probabilities are uniform (still recorded: the model may take over later).
+The judge's expected error comes from a model of |judge - human| fitted on the labels so far (``error_model``),
+once ``fit_after`` labels are in; when it predicts no better than their mean, the labels say the error is not
+predictable, and the probabilities are uniform. Before that, from what the judge left behind: the spread of its
+samples (a jury's members, or repeated samples of one judge), else, for a score that is an expectation over the
+scale (a logprob-weighted score), how far it sits from the scale's ends; with neither, uniform. Uniform
+probabilities are recorded too.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ class Sequential:
             model = fit_error(self.features[index], np.abs(self.judge[index] - human))
             if model is not None:
                 return predict_error(model, self.features), f"fitted on {len(labels)} labels"
-            if self.heuristic is None:
-                return None, f"uniform (no model beats the mean error of {len(labels)} labels)"
+            # the labels are the evidence: the model had the judge's uncertainty among its features, and it did
+            # not predict the error better than the mean
+            return None, f"uniform (no model beats the mean error of {len(labels)} labels)"
         if self.heuristic is not None:
             return self.heuristic, "judge's uncertainty"
         return None, "uniform"

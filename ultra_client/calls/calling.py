@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ultra_base.errors import unknown_names_message
+from ultra_base.file_limits import MAX_DEPTH, ShapeError, load_yaml_value, read_text_file
 from ultra_client.calls.local_server import ToolRefused
 from ultra_client.calls.locate import locate_named_server, scratch_logs
 from ultra_client.calls.server_info import ToolInfo
 from ultra_client.calls.server_pool import ServerPool, call_tool_checked, log_name, result_text, structured_result
 from ultra_client.errors import UltraError, as_ultra_error
 from ultra_client.progress import ProgressBar
-from ultra_kit.yaml_files.limits import MAX_DEPTH, ShapeError, load_yaml_value, read_text_file
 
 if TYPE_CHECKING:
     from ultra_kit.factory import ServerSpec

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultra_base.file_limits import require_regular_file
 from ultra_client.errors import as_ultra_error, located
 from ultra_client.pipeline.steps import BranchStep, LoopStep, Step, ToolStep, parse_step
-from ultra_kit.yaml_files.limits import require_regular_file
 from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 __all__ = ["BranchStep", "LoopStep", "Pipeline", "Step", "ToolStep", "load_pipeline", "require_file"]

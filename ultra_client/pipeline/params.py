@@ -11,11 +11,11 @@ from typing import Any
 import yaml
 
 from ultra_base.errors import InputError
+from ultra_base.file_limits import read_text_file
 from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.pipeline.param_text import merge_text
 from ultra_kit.files import atomic_write_text
 from ultra_kit.settings import expand_env
-from ultra_kit.yaml_files.limits import read_text_file
 from ultra_kit.yaml_files.lines import load_yaml_with_lines, plain
 
 HEADER = (

@@ -1,5 +1,5 @@
 """The files of a run folder, read within the project's size and depth limits (``ultra_kit.limits.json_files``,
-``ultra_kit.yaml_files.limits``): ``memory.json``, ``timings.json``, ``usage.json`` and ``parameters.yaml``.
+``ultra_base.file_limits``): ``memory.json``, ``timings.json``, ``usage.json`` and ``parameters.yaml``.
 
 A run folder may come from anywhere (a baseline downloaded from CI, a folder copied in), so nothing read here
 may crash the command that reads it: a file that is too large, nested too deeply or malformed is an
@@ -56,7 +56,7 @@ def read_parameters(folder: Path) -> dict[str, Any]:
     nested too deeply, malformed or not a mapping."""
     import yaml
 
-    from ultra_kit.yaml_files.limits import load_limited_yaml
+    from ultra_base.file_limits import load_limited_yaml
 
     path = folder / PARAMETERS
     if not path.exists():

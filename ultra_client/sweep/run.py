@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio.lowlevel
 
+from ultra_base.file_limits import require_regular_file
 from ultra_client.building import build_parameters
 from ultra_client.calls.locate import pipeline_locations, tool_table
 from ultra_client.calls.server_pool import parameter_references
@@ -39,7 +40,6 @@ from ultra_client.sweep.trials import (
     skipped_folders,
     trial_settings,
 )
-from ultra_kit.yaml_files.limits import require_regular_file
 
 
 def check_metric_key(spec: SweepSpec, produced: dict, raw: dict[str, dict[str, Any]], tools: dict) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
+from ultra_base.file_limits import ShapeError, load_yaml_value
 from ultra_client.errors import UltraError, as_ultra_error, did_you_mean, located
 from ultra_client.sweep import DEFAULTS
-from ultra_kit.yaml_files.limits import ShapeError, load_yaml_value
 from ultra_kit.yaml_files.lines import load_yaml_with_lines, plain
 
 SWEEP_KEYS = ("pipeline", "param", "grid", "random", "bayes", "seed", "metric", "minimize", "output_dir", "max_trials")

@@ -2,7 +2,7 @@
 (``memory.json``, ``timings.json``, ``usage.json``, a run's parameter file written as JSON), NeMo jobs, result files,
 JSON Lines records (``load_jsonl_file``: each line within the depth limit, the file within the size).
 
-The same rules as YAML files (``ultra_kit.yaml_files.limits``): a regular file (a directory, FIFO or
+The same rules as YAML files (``ultra_base.file_limits``): a regular file (a directory, FIFO or
 ``/dev/zero`` is refused unread), at most a size (files people write: ``MAX_BYTES``, those of YAML files;
 records a run writes: ``MAX_RECORD_BYTES``), nested at most ``MAX_JSON_DEPTH`` levels (checked before
 parsing, so a document 100,000 levels deep never reaches the recursive parser). Every refusal is an
@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
-from ultra_kit.readers import MAX_JSON_DEPTH, check_json_depth
-from ultra_kit.yaml_files.limits import KEEP_SMALL, MAX_BYTES, read_limited_text
+from ultra_base.file_limits import KEEP_SMALL, MAX_BYTES, MAX_JSON_DEPTH, check_json_depth, read_limited_text
 
 MAX_RECORD_BYTES = 200 * 1024 * 1024  # a run's memory.json or result file (the largest measured: a few MB)
 RECORD_ADVICE = (

@@ -7,7 +7,7 @@ str (for YAML writers, which refuse subclasses). A duplicate key is refused, not
 
 ``load_yaml_with_lines`` is the one loader of the files users write by hand: pipelines, parameter,
 gate and sweep files (the client), rubric files (the judge server). It applies the size, depth and
-alias limits of ``ultra_kit.yaml_files.limits``; every problem is an ``InputError`` naming the file
+alias limits of ``ultra_base.file_limits``; every problem is an ``InputError`` naming the file
 and the line.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from ultra_base.errors import InputError
-from ultra_kit.yaml_files.limits import load_limited_yaml
+from ultra_base.file_limits import load_limited_yaml
 
 
 class LineDict(dict):

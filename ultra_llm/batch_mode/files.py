@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from ultra_base import redact
 from ultra_base.errors import InputError, existing_file
+from ultra_base.file_limits import check_json_depth
 from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"
@@ -124,6 +125,7 @@ def read_outcomes(path: str | os.PathLike[str]) -> Iterator[Outcome]:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
+            check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser
             try:
                 yield outcome_of(json.loads(text))
             except (json.JSONDecodeError, ValueError) as exc:

@@ -31,7 +31,7 @@ def records_from_spans(
     complete: Complete,
 ) -> tuple[list[Record], Counter[str], Counter[str]]:
     """One record per trace that has a question and an answer, in time order; the dropped traces and the
-    problems noticed, counted by reason."""
+    problems noticed, counted by reason. ``spans`` is emptied."""
     traces: dict[str, list[Span]] = {}
     member_lists = traces.get
     for span in spans:
@@ -40,9 +40,11 @@ def records_from_spans(
             traces[span.trace_id] = [span]
         else:
             members.append(span)
-    dropped = Problems()
+    spans.clear()  # each trace's spans are let go once its record is made: the spans and the records are not
+    dropped = Problems()  # all held at once
     records: list[Record] = []
-    for trace_id, members in traces.items():
+    for trace_id in list(traces):
+        members = traces.pop(trace_id)
         root = _root(trace_id, members, problems, dropped)
         if root is None:
             continue

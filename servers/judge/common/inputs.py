@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
-from ultra_kit.readers import check_json_depth
+from ultra_base.file_limits import check_json_depth
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")

@@ -16,7 +16,7 @@ from typing import Any
 
 from servers.judge.common.prompting import PROMPT_DIR, Prompt, Prompts
 from ultra_base.errors import InputError, closest, existing_file
-from ultra_kit.yaml_files.limits import read_limited_text
+from ultra_base.file_limits import read_limited_text
 from ultra_llm import prompt_files
 from ultra_llm.replies import Reply
 

@@ -42,6 +42,19 @@ def row_cells(row: Row, *, flag: str = ONLY_IF_EXACT) -> list[str]:
     ]
 
 
+def page_table(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
+    """The columns and rows of the page's table: significant says yes or no (the terminal's ``*`` or nothing), and
+    the test and judge-exact p columns appear only when some row took the judge-noise-aware test."""
+    noisy = any(row.test != "randomisation" for row in rows)
+    width = len(COLUMNS) if noisy else len(COLUMNS) - 2
+    cells = []
+    for row in rows:
+        line = row_cells(row)
+        line[10] = "yes" if row.significant else ONLY_IF_EXACT if row.only_if_exact else "no"
+        cells.append(line[:width])
+    return [name or "significant" for name in COLUMNS[:width]], cells
+
+
 def verdict(rows: Sequence[Row], confidence: float) -> str:
     """One line: no significant difference, or per pair (B vs A) the metrics where B is worse, then better."""
     found = [row for row in rows if row.significant and row.diff != 0]

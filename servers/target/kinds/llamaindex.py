@@ -44,7 +44,7 @@ def open_asker(target: Mapping[str, Any], context: KindContext) -> Asker:
 HISTORY_DROPPED = (
     "[ultra] warning: target.engine is a query engine, which takes a question only: the earlier turns of each "
     "conversation are not sent, so every turn is asked as if it stood alone. To send them, give a chat engine "
-    "(index.as_chat_engine(), or CondenseQuestionChatEngine.from_defaults(query_engine=...))"
+    "(index.as_chat_engine(chat_mode='context'), or CondenseQuestionChatEngine.from_defaults(query_engine=...))"
 )
 
 

@@ -161,3 +161,19 @@ def test_a_uniform_share_of_zero_is_refused(tmp_path) -> None:
     done = run_ultra("annotate", str(data), "--scale", "binary", "--uniform-share", "0", cwd=tmp_path)
     assert done.returncode != 0 and "--uniform-share in (0, 1]" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "output" / "labels.sqlite").exists()
+
+
+def test_sources_in_order_uncertainty_then_model_or_uniform() -> None:
+    rng = np.random.default_rng(2)
+    features, judge, human = population(rng, 200)
+    uncertainty = np.sqrt(judge * (1 - judge))
+    selector = Sequential(judge=judge, features=features, heuristic=uncertainty, budget=50, uniform_share=0.5,
+                          fit_after=20)  # fmt: skip
+    few = {i: float(human[i]) for i in range(19)}
+    assert selector.expected(few)[1] == "judge's uncertainty" and selector.expected(few)[0] is uncertainty
+    informative = {i: float(human[i]) for i in range(60)}
+    error, source = selector.expected(informative)
+    assert source == "fitted on 60 labels"
+    assert error[features[:, 1] == 1].mean() > 5 * error[features[:, 1] == 0].mean()  # the flagged half errs
+    noise = {i: float(np.clip(judge[i] + rng.normal(0, 0.2), 0, 1)) for i in range(60)}  # error unpredictable
+    assert selector.expected(noise) == (None, "uniform (no model beats the mean error of 60 labels)")

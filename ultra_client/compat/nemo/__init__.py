@@ -113,10 +113,10 @@ def lay_over(compiled: Compiled, overlay: Path) -> None:
     """``overlay``'s settings over the compiled ones; a mapping setting is merged key by key. A section
     for a server the pipeline does not use is skipped with a note (one overlay serves several jobs)."""
     from ultra_base.errors import InputError
+    from ultra_base.file_limits import require_regular_file
     from ultra_client.errors import as_ultra_error
     from ultra_client.pipeline.params import read_parameter_file
     from ultra_kit.settings import defaults, merge_mapping
-    from ultra_kit.yaml_files.limits import require_regular_file
 
     with as_ultra_error():
         require_regular_file(overlay, "parameter")

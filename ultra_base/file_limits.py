@@ -1,4 +1,6 @@
-"""Size, depth and alias limits for every YAML file read: pipelines, parameter files, ``parameter.yaml``, rubrics.
+"""Size, depth and alias limits for every YAML file read: pipelines, parameter files, ``parameter.yaml``, rubrics;
+and the depth limit of every JSON document (``check_json_depth``; whole JSON files: ``ultra_kit.limits.json_files``).
+In the base, so that the libraries (``ultra_llm``'s price files and batch results) read within the same limits.
 
 Hostile or mistaken YAML (a 1 GB file, 5,000 nested brackets, an "alias bomb" of 10**9 values) is
 refused before it is parsed into objects, in milliseconds, with an InputError naming the file, the
@@ -8,6 +10,7 @@ by ``ultra_kit.yaml_files.lines``, within these limits.
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,15 @@ from ultra_base.errors import InputError
 MAX_BYTES = 1024 * 1024  # size of a pipeline or parameter file (the largest shipped one is under 5 KB)
 MAX_DEPTH = 100  # nesting levels of mappings and lists
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add when expanded (an "alias bomb" adds billions)
+MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
+DEPTH_ADVICE = (
+    ", the limit of every JSON document ultra reads (none it writes nests that deep); it was not parsed. Check "
+    "that it is the file meant, or flatten its nesting"
+)
+_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_JSON_TOKEN = re.compile(_JSON_STRING + r"|[\[\]{}]")
+_NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
 
 
 class ShapeError(InputError):
@@ -146,3 +158,27 @@ def load_yaml_value(text: str) -> Any:
     """A command-line value parsed as YAML, with the same depth and alias limits as files."""
     check_shape(text)
     return yaml.safe_load(text)
+
+
+def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
+    """Raise InputError naming the line where ``text`` nests deeper than MAX_JSON_DEPTH levels.
+
+    Checked before parsing, so a hostile document never reaches the recursive parser.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return  # too few brackets to nest that deep
+    skeleton = _NOT_BRACKET.sub("", text)
+    for _ in range(MAX_JSON_DEPTH):  # each pass removes one level of (balanced) nesting, at C speed
+        skeleton = _INNERMOST.sub("", skeleton)
+        if not skeleton:
+            return
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = first_line + text.count("\n", 0, match.start())
+                raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels{DEPTH_ADVICE}", path=path, line=line)
+        elif token in "]}":
+            depth -= 1

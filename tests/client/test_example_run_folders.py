@@ -1,0 +1,80 @@
+"""Every example that runs offline in seconds, run as a new user would (no API key set): its run folder keeps the
+file each step wrote (an earlier step's under ``files/<step>/``), every path in ``memory.json`` names a file in the
+folder, and ``ultra report RUN`` shows each step's results (its sections, and summary rows of each step's metrics).
+
+The SmolLM2 examples (rag_full, consistency, risk_suite, risk_suite_target, sweep_rag) take minutes and have their
+own tests; load_data and eval_traces load data and write no result to report; mtrag and mtrag_full need BERTScore's
+model (tests/client/test_summary.py, tests/evaluation/test_mtrag_full.py)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+# example -> (files in files/, time stamps taken out; the report's sections beyond every report's own; metrics)
+EXPECTED = {
+    "eval_trec": ({"evaluate_trec.json"}, set(), {"map", "ndcg@10"}),
+    "eval_trec_pvalue": ({"evaluate_trec_pvalue.json"}, {"comparison", "significance"}, {"map"}),
+    "evaluate_results": ({"evaluate.json"}, set(), {"f1", "rouge-l"}),
+    "sweep_retrieval_pipeline": ({"evaluate_trec.json", "retriever_search.trec"}, set(), {"ndcg@5"}),
+    "eval_target_python": ({"ask.jsonl", "ask.trec", "evaluate.json", "evaluate_trec.json"}, set(), {"f1", "map"}),
+    "judge_calibration": (
+        {"faithfulness_judge.json", "ppi.json", "report.html", "summary.csv", "per_query.csv", "ppi_ppi.png"},
+        {"ppi"},
+        {"faithfulness"},
+    ),
+    "fill_qrels": (
+        {"evaluate_trec.json", "fill_qrels.qrels", "fill_qrels.origin.tsv", "judge.fill_qrels/fill_qrels.json"},
+        {"fill-qrels"},
+        {"ndcg@20", "Judged@20"},
+    ),
+}
+STAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?")
+
+
+def ultra(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}  # a new user's shell: no key
+    command = [sys.executable, str(ROOT / "ultra.py"), *args]
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def paths_in(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.startswith("files/") else []
+    if isinstance(value, dict):
+        return [p for item in value.values() for p in paths_in(item)]
+    if isinstance(value, list):
+        return [p for item in value for p in paths_in(item)]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_an_offline_example_keeps_every_result_and_its_report_shows_each(name: str, tmp_path: Path) -> None:
+    files, sections, metrics = EXPECTED[name]
+    done = ultra("run", f"examples/{name}.yaml", "--output-dir", str(tmp_path / "runs"), cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]  # beside runs.sqlite, the index
+    kept = {STAMP.sub("", str(p.relative_to(folder / "files"))) for p in (folder / "files").rglob("*") if p.is_file()}
+    assert kept == files
+    memory = json.loads((folder / "memory.json").read_text())
+    named = paths_in(memory)
+    assert named and all((folder / path).is_file() for path in named), named
+    report = ultra("report", str(folder), "--out", str(tmp_path / "report"), cwd=ROOT)
+    assert report.returncode == 0, report.stderr[-3000:]
+    page = (tmp_path / "report" / "report.html").read_text()
+    shown = set(re.findall(r'<h2 id="([a-z-]+)"', page))
+    assert shown >= {"summary-heading", "plots", "per-query", "parameters"} | sections, shown
+    with open(tmp_path / "report" / "summary.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row["metric"] for row in rows} >= metrics and all(int(row["n"]) > 0 for row in rows)

@@ -25,11 +25,14 @@ from ultra_kit.limits.json_files import loads_limited
 try:
     from openinference.semconv.trace import DocumentAttributes as Doc
     from openinference.semconv.trace import MessageAttributes as Msg
+    from openinference.semconv.trace import OpenInferenceSpanKindValues
     from openinference.semconv.trace import SpanAttributes as OI
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
     from opentelemetry.semconv._incubating.attributes.event_attributes import EVENT_NAME  # noqa: F401 - events
 
     from servers.benchmark.traces.otlp_json import AnyValue  # needs msgspec
+
+    KINDS = {name: kind.value for kind in OpenInferenceSpanKindValues for name in (kind.value, kind.value.lower())}
 except ImportError:  # pragma: no cover - the extra is missing
     OI = None
 

@@ -23,6 +23,11 @@ if conventions.OI is not None:  # else the extra is missing: read_spans says so
 
     KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
     SESSION = conventions.OI.SESSION_ID
+    KINDS = {
+        name: name.upper()
+        for kind in conventions.OpenInferenceSpanKindValues
+        for name in (kind.value, kind.value.lower())
+    }
 
 
 def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> list[Span]:
@@ -146,34 +151,44 @@ class _Reading:
                     spans.append(span)
 
     def span(self, raw: schema.Span, line: int) -> Span | None:
+        ids = self.ids
         trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId
-        if trace_id.__class__ is not str or len(trace_id) != 32 or not trace_id.islower():
-            trace_id = _hex(trace_id, 32)
+        trace_id = ids.get(trace_id) if trace_id.__class__ is str else None  # a trace id seen before: checked
+        if trace_id is None:
+            trace_id = _id(raw.traceId, 32)
+            if trace_id:
+                ids[trace_id] = trace_id
+                if raw.traceId.__class__ is str:
+                    ids[raw.traceId] = trace_id
         if span_id.__class__ is not str or len(span_id) != 16 or not span_id.islower():
             span_id = _hex(span_id, 16)
         if not trace_id or not span_id:
             self.problems.add("spans without a trace id or span id, skipped", f"line {line}, span '{raw.name}'")
             return None
-        if parent.__class__ is not str or len(parent) != 16 or not parent.islower():
-            parent = _hex(parent, 16) or None
-        ids = self.ids
-        trace_id = ids.setdefault(trace_id, trace_id)
         span_id = ids.setdefault(span_id, span_id)
-        if parent is not None:
-            parent = ids.setdefault(parent, parent)
-        attrs = _attributes(raw.attributes) if raw.attributes else {}
+        if parent:
+            parent = (ids.get(parent) if parent.__class__ is str else None) or _id(parent, 16)
+            if parent:
+                parent = ids.setdefault(parent, parent)
+        else:
+            parent = None
+        attrs = dict(map(KEY_VALUE, raw.attributes)) if raw.attributes else {}
         if raw.events:
             _event_attributes(attrs, raw.events)
         status, name = raw.status, raw.name or ""
         name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
+        try:
+            start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
+        except (TypeError, ValueError):
+            start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
         span = Span(
             trace_id,
             span_id,
             parent,
             name,
             None,
-            _seconds(raw.startTimeUnixNano),
-            _seconds(raw.endTimeUnixNano),
+            start,
+            end,
             line,
             None,
             None,
@@ -185,7 +200,8 @@ class _Reading:
         if kind is None:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
             return span
-        span.kind = kind = str(conventions.value(kind)).upper()
+        kind = kind.stringValue if kind.__class__ is schema.AnyValue else None
+        span.kind = kind = conventions.KINDS.get(kind) or str(conventions.value(attrs[KIND])).upper()
         if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
             conventions.openinference(span, attrs, self.cap, self.problems)
         else:  # read again only if it turns out to be a root (its parent absent from the file)
@@ -195,6 +211,13 @@ class _Reading:
         if span.session.__class__ is str:  # on every span of every turn: held once
             span.session = self.sessions.setdefault(span.session, span.session)
         return span
+
+
+def _id(identifier: Any, width: int) -> str | None:
+    """A trace or span id as lower-case hex (``_hex`` for the unusual ones)."""
+    if identifier.__class__ is str and len(identifier) == width and identifier.islower():
+        return identifier
+    return _hex(identifier, width)
 
 
 def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
@@ -207,7 +230,7 @@ def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
             handle.seek(offset)
             request = schema.DECODER.decode(handle.readline())
     for item in request if request.__class__ is list else (request,):
-        for resource_spans in item.resourceSpans:
+        for resource_spans in item.resourceSpans or ():
             for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
                 for raw in scope_spans.spans or ():
                     if raw.spanId == span.span_id or _hex(raw.spanId, 16) == span.span_id:

@@ -1,8 +1,9 @@
 """The judge's prompt files, ``prompts/<name>.txt`` (loaded by the LLM library's ``prompt_files``), and the
 ``Prompts`` of one tool call: the user's own versions of some of them and the language of the items.
 
-Both are explicit: a tool builds ``Prompts(language, overrides)`` from its ``language`` and ``prompt_file``
-settings and passes it down to ``ask``, which renders every prompt through ``Prompts.messages``.
+Both are explicit: a judge's runner builds ``Prompts(language, overrides)`` from its ``language`` and
+``prompt_file`` settings (``common.overrides.call_prompts``) and passes it down to ``ask``, which renders every
+prompt through ``Prompts.messages``.
 
 Language: the instructions stay English (they measure best across models); for a language other than English
 a line is appended to the system message naming the language, asking for reasons in it and for extracted

@@ -19,6 +19,7 @@ from tests.conftest import run_ultra
 optuna = pytest.importorskip("optuna")
 
 STATES = optuna.trial.TrialState
+pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used with Study.optimize")
 
 
 @pytest.fixture

@@ -35,8 +35,10 @@ from ultra_client.sweep.trials import TrialStore, fingerprint, record_trial, say
 ATTR = "ultra"  # the trial's user attribute: its record (status, values, results, folder on its host)
 MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" or "repeat"
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
-WAIT_SECONDS = (0.05, 0.5)  # between looks at the study while others run the last trials: first, then at most
-# (doubling): the end of a short last trial is seen at once, a long one costs the storage two queries a second
+# between looks at the study while others run the last trials: the first wait, then doubling up to the last
+# (a database server shared by many machines: two queries a second per waiting worker; a file on this machine:
+# ten, so that the end of the last trial is seen at once)
+WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.05, 0.1)}
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
@@ -185,7 +187,8 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
     skip = skipped_folders(spec.output_dir)
     say(f"worker {HOST}-{slot} (pid {os.getpid()}) joined study '{handle.study.study_name}' in {handle.shown}")
     ran = 0
-    wait = WAIT_SECONDS[0]
+    first, most = WAIT_SECONDS["file" if handle.shown.startswith(("sqlite:", "journal:")) else "server"]
+    wait = first
     try:
         while True:
             await anyio.lowlevel.checkpoint()
@@ -193,9 +196,9 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
             trial = await anyio.to_thread.run_sync(claims.next)
             if trial == "wait":
                 await anyio.sleep(wait)
-                wait = min(2 * wait, WAIT_SECONDS[1])
+                wait = min(2 * wait, most)
                 continue
-            wait = WAIT_SECONDS[0]
+            wait = first
             if trial is None:
                 break
             claimed = time.perf_counter() - clock  # the storage's share: the claim, its beat and its mark

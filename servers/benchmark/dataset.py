@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 from collections import Counter
@@ -58,6 +59,26 @@ def load_dataset(
     check_limit(limit)
     check_max_bytes(max_bytes)
     settings = complete_nested(settings) if settings else {}
+    paused = gc.isenabled()
+    gc.disable()  # a large file builds many objects and no cycles: the collector's passes would cost more
+    try:
+        return _load(path, key_map, limit, shuffle, seed, fmt, split, max_bytes, settings)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _load(
+    path: str,
+    key_map: dict[str, str],
+    limit: int,
+    shuffle: bool,
+    seed: int,
+    fmt: str,
+    split: str | None,
+    max_bytes: int,
+    settings: dict[str, Any],
+) -> LoadedData:
     records = read_records(path, fmt, split, max_bytes=max_bytes, settings=settings)
     dropped: Counter[str] = Counter(records.dropped) if isinstance(records, Records) else Counter()
     notes: Counter[str] = Counter(records.notes) if isinstance(records, Records) else Counter()
@@ -69,15 +90,17 @@ def load_dataset(
     sources = list(dict.fromkeys(key_map.values()))
     for record in records:
         values = [field_value(record, source) for source in sources]
-        missing = next((s for s, value in zip(sources, values, strict=True) if value is MISSING or value is None), None)
-        if missing is not None:
-            dropped[f"missing or null field '{missing}'"] += 1
-            continue
-        not_a_number = next((s for s, value in zip(sources, values, strict=True) if holds_nan(value)), None)
-        if not_a_number is not None:
-            dropped[f"NaN in field '{not_a_number}'"] += 1  # JSON NaN would become null in the lists
+        for source, value in zip(sources, values, strict=True):  # a missing field is named before a NaN
+            if value is MISSING or value is None:
+                dropped[f"missing or null field '{source}'"] += 1
+                break
         else:
-            kept.append(record)
+            for source, value in zip(sources, values, strict=True):
+                if holds_nan(value):
+                    dropped[f"NaN in field '{source}'"] += 1  # JSON NaN would become null in the lists
+                    break
+            else:
+                kept.append(record)
     if settings:
         kept, left_out = select(kept, settings["filters"], settings["dedup"], settings["sample"])
         dropped.update(left_out)
@@ -174,6 +197,12 @@ def holds_nan(value: Any) -> bool:
     kind = value.__class__
     if kind is str or kind is int or value is None:  # the common cases first: no walk
         return False
+    if kind is list:  # a list of strings (passages): one pass, no walk
+        for item in value:
+            if item.__class__ is not str and item is not None:
+                break
+        else:
+            return False
     stack = [value]
     while stack:
         item = stack.pop()

@@ -19,6 +19,7 @@ Record = dict[str, Any]
 Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
 START, ORDER = attrgetter("start"), itemgetter("_start", "_line")
+CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
 
 
 def records_from_spans(
@@ -153,9 +154,9 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
         "trace_id": trace_id,
         "question": question,
         "answer": answer,
-        "contexts": [d.content for d in documents],
-        "context_ids": [d.id for d in documents],
-        "context_scores": [d.score for d in documents],
+        "contexts": list(map(CONTENT, documents)),
+        "context_ids": list(map(ID, documents)),
+        "context_scores": list(map(SCORE, documents)),
         "latency_s": round(root.end - root.start, 6),
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,

@@ -20,6 +20,7 @@ Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
 START, ORDER = attrgetter("start"), itemgetter("_start", "_line")
 CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
+_DAYS: dict[int, str] = {}  # day number since the epoch -> its ISO date
 
 
 def records_from_spans(
@@ -163,11 +164,29 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
         "model": model,
         "session_id": root.session or session,
         "turn": None,
-        "start_time": datetime.fromtimestamp(root.start, timezone.utc).isoformat(timespec="milliseconds"),
+        "start_time": _iso_time(root.start),
         "error": error,
         "_start": root.start,
         "_line": root.line,
     }
+
+
+def _iso_time(seconds: float) -> str:
+    """``datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")``, a few times faster: the
+    day's date is made once (a trace file spans few days), the time of day by arithmetic, rounded as datetime does."""
+    if seconds < 0:  # before 1970: datetime itself
+        return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")
+    whole = int(seconds)
+    micros = round((seconds - whole) * 1e6)  # to the nearest microsecond, ties to even (datetime's rounding)
+    if micros == 1_000_000:
+        whole, micros = whole + 1, 0
+    day, rest = divmod(whole, 86400)
+    date = _DAYS.get(day)
+    if date is None:
+        date = _DAYS[day] = datetime.fromtimestamp(day * 86400, timezone.utc).date().isoformat()
+    hours, rest = divmod(rest, 3600)
+    minutes, rest = divmod(rest, 60)
+    return f"{date}T{hours:02d}:{minutes:02d}:{rest:02d}.{micros // 1000:03d}+00:00"
 
 
 def _named(name: str, root: Span, members: list[Span], lookup: Lookup) -> Any:

@@ -160,10 +160,10 @@ def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
 
 
 def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, notes: Any) -> None:
-    get, index = attrs.get, 0
+    get, index, keys = attrs.get, 0, KEYS.documents
     span.documents = documents = []
     while True:
-        content_key, id_key, score_key = KEYS.document(index)
+        content_key, id_key, score_key = keys[index] if index < len(keys) else KEYS.document(index)
         content, doc_id = get(content_key), get(id_key)
         if content is None and doc_id is None and id_key not in attrs:
             break
@@ -176,7 +176,10 @@ def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, 
             doc_id = doc_id.stringValue if doc_id.__class__ is AnyValue else None
             if doc_id.__class__ is not str:
                 doc_id = str(value(get(id_key)))
-        documents.append(Document(None if content is None else _string(content, cap, notes, span), doc_id, score))
+        if content is not None:  # ``_string``, its common case inline
+            text = content.stringValue if content.__class__ is AnyValue else None
+            content = text if text.__class__ is str and len(text) <= cap else _text(content, cap, notes, span)
+        documents.append(Document(content, doc_id, score))
         index += 1
     if any(doc.id is None for doc in documents):  # OpenInference-LangChain: the ids are in the output
         from_output = documents_from(output)

@@ -31,8 +31,7 @@ class KeyValue(msgspec.Struct, gc=False):
 
 
 class Status(msgspec.Struct, gc=False):
-    code: Any = None
-    message: Any = None
+    code: Any = None  # its message is not read: left undeclared, msgspec skips it
 
 
 class Event(msgspec.Struct, gc=False):

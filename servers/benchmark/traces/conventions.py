@@ -49,8 +49,10 @@ def value(raw: Any) -> Any:
     """An OTLP ``AnyValue`` (decoded, or as JSON: {"stringValue": ...}, {"intValue": "3"}, arrays, key-value
     lists) as a Python value."""
     if raw.__class__ is AnyValue:
-        if raw.stringValue is not None:  # the common case first
+        if raw.stringValue is not None:  # the common cases first
             return raw.stringValue
+        if raw.intValue is not None:
+            return int(raw.intValue)
         return _value_of(raw.__getattribute__, raw.__struct_fields__)
     if raw.__class__ is not dict:
         return raw

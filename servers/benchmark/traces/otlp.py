@@ -181,21 +181,8 @@ class _Reading:
             start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
         except (TypeError, ValueError):
             start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
-        span = Span(
-            trace_id,
-            span_id,
-            parent,
-            name,
-            None,
-            start,
-            end,
-            line,
-            None,
-            None,
-            _EMPTY,
-            error=status is not None and status.code in ERROR_CODES,
-            attributes=attrs,
-        )
+        error = status is not None and status.code in ERROR_CODES
+        span = Span(trace_id, span_id, parent, name, None, start, end, line, None, None, _EMPTY, None, None, None, None, error, attrs)
         kind = attrs.get(KIND)
         if kind is None:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
@@ -207,7 +194,9 @@ class _Reading:
         else:  # read again only if it turns out to be a root (its parent absent from the file)
             span.pending = self.offset
             session = attrs.get(SESSION)
-            span.session = None if session is None else conventions.value(session)
+            if session is not None:
+                text = session.stringValue if session.__class__ is schema.AnyValue else None
+                span.session = text if text is not None else conventions.value(session)
         if span.session.__class__ is str:  # on every span of every turn: held once
             span.session = self.sessions.setdefault(span.session, span.session)
         return span

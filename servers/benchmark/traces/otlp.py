@@ -181,8 +181,9 @@ class _Reading:
             start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
         except (TypeError, ValueError):
             start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
-        error = status is not None and status.code in ERROR_CODES
-        span = Span(trace_id, span_id, parent, name, None, start, end, line, None, None, _EMPTY, None, None, None, None, error, attrs)
+        span = Span(trace_id, span_id, parent, name, None, start, end, line, documents=_EMPTY, attributes=attrs)
+        if status is not None and status.code in ERROR_CODES:
+            span.error = True
         kind = attrs.get(KIND)
         if kind is None:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention

@@ -60,7 +60,8 @@ def test_fill_qrels_example_runs_offline_on_the_annotators_recorded_grades_witho
     done = run_ultra(*args, cwd=ROOT, timeout=300, unset=("OPENAI_API_KEY",))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(next((tmp_path / "judge").glob("fill_qrels_*.json")).read_text())
-    assert report["usage"] == {} and report["fill_counts"] == {
+    assert report["usage"] == {"requests": 0, "recorded": judge["fill_recorded_qrels"]}
+    assert report["fill_counts"] == {
         "holes": 169, "chosen": 100, "judged": 100, "failed": 0, "holes_left": 69}  # fmt: skip
     before = read_qrels(ROOT / judge["human_qrels_path"])
     recorded = read_qrels(ROOT / judge["fill_recorded_qrels"])

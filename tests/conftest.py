@@ -32,10 +32,13 @@ def _reads_from_tmp_and_repo(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: 
 
 
 def run_ultra(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120, unset: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess:
-    """Run ``python ultra.py ARGS`` in ``cwd`` and capture its output."""
+    """Run ``python ultra.py ARGS`` in ``cwd`` and capture its output (``unset``: variables left out of its
+    environment, e.g. a key a new user has not set)."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    for name in unset:
+        full_env.pop(name, None)
     return subprocess.run(
         [sys.executable, str(ROOT / "ultra.py"), *args],
         cwd=cwd,

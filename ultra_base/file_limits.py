@@ -10,6 +10,7 @@ by ``ultra_kit.yaml_files.lines``, within these limits.
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 from pathlib import Path
@@ -182,3 +183,15 @@ def check_json_depth(text: str, *, path: str, first_line: int = 1) -> None:
                 raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels{DEPTH_ADVICE}", path=path, line=line)
         elif token in "]}":
             depth -= 1
+
+
+def loads_limited(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` within the depth limit; malformed or too deep JSON is an InputError at ``path``(:line)."""
+    check_json_depth(text, path=path, first_line=line or 1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = exc.lineno if line is None else line
+        raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", path=path, line=where) from None
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None

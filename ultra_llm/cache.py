@@ -24,6 +24,7 @@ from typing import Any
 
 from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError, readable_path
+from ultra_base.file_limits import loads_limited
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -117,7 +118,7 @@ class AnswerCache:
         """Where the stored answer for ``key`` came from: ``batch``, an imported file's name, or None (online)."""
         with self._lock:
             row = self._db.execute("SELECT request FROM answers WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]).get("via") if row else None
+        return loads_limited(row[0], path=str(self.path)).get("via") if row else None
 
     def put(self, key: str, *, model_id: str, prompt: str, request: dict[str, Any], answer: CachedAnswer) -> None:
         """Store one answer and commit it at once; a full disk is an InputError (the cache stays as it was)."""

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_base.file_limits import loads_limited
 from ultra_llm.cache import AnswerCache, CachedAnswer, NoCache, cache_key, encode
 from ultra_llm.completions import Completion, MalformedCompletion, Usage, completion_from_response, token_count
 from ultra_llm.endpoint_errors import connection_failure, rejected_param, retry_after, server_message
@@ -191,7 +192,8 @@ class LLMClient:
         key = cache_key(model_id=marked, messages=[{"input": texts}], sampling={}, prompt_version="embeddings")
         hit = self.cache.get(key)
         if hit is not None:
-            reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=json.loads(hit.text))
+            vectors = loads_limited(hit.text, path="the answer cache")
+            reply = Completion("ok", "", None, None, hit.prompt_tokens, 0, cached=True, vectors=vectors)
         elif (estimating := unsent(self)) is not None and self.settings.backend != "local":  # a local model runs
             reply = estimating.defer(key, marked, [{"input": texts}], {}, prompt="embeddings")
         else:

@@ -27,6 +27,7 @@ from typing import Any
 
 from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError
+from ultra_base.file_limits import loads_limited
 from ultra_base.write_hooks import estimate_scratch, note, noted, on_write
 
 __all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_base.errors, read by the kit too)
@@ -216,7 +217,7 @@ def chars_per_token(rows: list[tuple[str, str, int, int]]) -> float | None:
     chars = tokens = 0
     for _, request, prompt_tokens, _ in rows:
         if prompt_tokens > 0:
-            data = json.loads(request)
+            data = loads_limited(request, path="the answer cache")
             chars += message_chars(data.get("messages", [{"input": data.get("input", [])}]))
             tokens += prompt_tokens
     return chars / tokens if tokens else None

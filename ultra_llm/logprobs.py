@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ultra_base.file_limits import loads_limited
 from ultra_llm.cache import CachedAnswer
 
 LOGPROB_PARAMS = ("logprobs", "top_logprobs")  # optional: dropped when an endpoint names them in a 400
@@ -35,7 +36,7 @@ def kept_logprobs(cache: Any, key: str) -> list[dict[str, Any]] | None:
     if hit is None:
         return None
     try:
-        value = json.loads(hit.text)
-    except ValueError:
+        value = loads_limited(hit.text, path="the answer cache")
+    except ValueError:  # not JSON, or too deep
         return None
     return value if isinstance(value, list) else None

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import json
 import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ultra_base.file_limits import loads_limited
 from ultra_llm.cache import encode, read_only
 
 PLACEHOLDER = "(no reply: ultra run --estimate sent no request)"
@@ -62,7 +62,7 @@ class _Index:
             rows = db.execute("SELECT rowid, prompt, request FROM answers WHERE prompt != 'embeddings' ORDER BY rowid")
             for rowid, prompt, request in rows:
                 try:
-                    messages = encode(json.loads(request).get("messages"))
+                    messages = encode(loads_limited(request, path=str(path)).get("messages"))
                 except (ValueError, AttributeError):
                     continue
                 self.by_messages[_digest(messages)] = rowid  # the newest answer wins
@@ -114,7 +114,7 @@ def stand_in_vectors(cache: str | Path | None, count: int) -> list[list[float]]:
         try:
             with read_only(cache) as db:
                 row = db.execute("SELECT text FROM answers WHERE prompt = 'embeddings' LIMIT 1").fetchone()
-            size = len(json.loads(row[0])[0]) if row else size
+            size = len(loads_limited(row[0], path=str(cache))[0]) if row else size
         except (sqlite3.DatabaseError, ValueError, IndexError, TypeError):
             pass
     return [[1.0] + [0.0] * (size - 1) for _ in range(count)]

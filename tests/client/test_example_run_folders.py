@@ -1,6 +1,7 @@
-"""Every example that runs offline in seconds, run as a new user would (no API key set): its run folder keeps the
-file each step wrote (an earlier step's under ``files/<step>/``), every path in ``memory.json`` names a file in the
-folder, and ``ultra report RUN`` shows each step's results (its sections, and summary rows of each step's metrics).
+"""Every example that runs offline in seconds, run as a new user would (no API key set): the end of the run fits
+100 columns, its run folder keeps the file each step wrote (an earlier step's under ``files/<step>/``), every path
+in ``memory.json`` names a file in the folder, and ``ultra report RUN`` shows each step's results (its sections,
+and summary rows of each step's metrics).
 
 The SmolLM2 examples (rag_full, consistency, risk_suite, risk_suite_target, sweep_rag) take minutes and have their
 own tests; load_data and eval_traces load data and write no result to report; mtrag and mtrag_full need BERTScore's
@@ -10,16 +11,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_ultra
+from tests.support.summary_check import assert_fits
 
 # example -> (files in files/, time stamps taken out; the report's sections beyond every report's own; metrics)
 EXPECTED = {
@@ -43,10 +43,7 @@ STAMP = re.compile(r"_\d{8}_\d{6}(_\d+)?")
 
 
 def ultra(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}  # a new user's shell: no key
-    command = [sys.executable, str(ROOT / "ultra.py"), *args]
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    return run_ultra(*args, cwd=cwd, timeout=600, unset=("OPENAI_API_KEY",))  # a new user's shell: no key
 
 
 def paths_in(value: Any) -> list[str]:
@@ -64,6 +61,8 @@ def test_an_offline_example_keeps_every_result_and_its_report_shows_each(name: s
     files, sections, metrics = EXPECTED[name]
     done = ultra("run", f"examples/{name}.yaml", "--output-dir", str(tmp_path / "runs"), cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
+    ending = "\n".join(line for line in done.stdout.splitlines() if not line.startswith("report: /"))
+    assert_fits(ending)  # the end of the run fits 100 columns (but the report's path, here under a long tmp_path)
     (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]  # beside runs.sqlite, the index
     kept = {STAMP.sub("", str(p.relative_to(folder / "files"))) for p in (folder / "files").rglob("*") if p.is_file()}
     assert kept == files

@@ -5,10 +5,7 @@ its score follows the human label of each answer; then ppi with the example's hu
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -89,14 +86,17 @@ def test_judge_calibration_runs_offline_on_mtrag_recorded_scores_without_a_key(t
     params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
     params["report"]["save_path"] = str(tmp_path / "report")
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    command = [sys.executable, str(ROOT / "ultra.py"), "run", "examples/judge_calibration.yaml", "--param",
-               str(tmp_path / "p.yaml"), "--output-dir", str(tmp_path / "runs")]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    args = ("run", "examples/judge_calibration.yaml", "--param", str(tmp_path / "p.yaml"), "--output-dir",
+            str(tmp_path / "runs"))  # fmt: skip
+    done = run_ultra(*args, cwd=ROOT, timeout=300, unset=("OPENAI_API_KEY",))
     assert done.returncode == 0, done.stderr[-3000:]
     judged = json.loads(next((tmp_path / "judge").glob("faithfulness_judge_*.json")).read_text())
-    assert judged["usage"] == {} and judged["settings"] == {"recorded_judgments": params["judge"]["recorded_judgments"]}
+    recorded = params["judge"]["recorded_judgments"]
+    assert judged["usage"] == {"requests": 0, "recorded": recorded} and judged["settings"] == {
+        "recorded_judgments": recorded
+    }
+    (costs,) = [line for line in done.stdout.splitlines() if line.startswith("judge.faithfulness ")]
+    assert costs.split()[1:3] == ["recorded", "0"], costs  # the cost table names no model that was not asked
     records = [json.loads(line) for line in (ROOT / "data/mtrag/mtrag_sample.jsonl").read_text().splitlines()]
     assert [item["faithfulness"] for item in judged["items"]] == [r["expected"]["RL_F_idk"] for r in records]
     assert {item["status"] for item in judged["items"]} == {"ok"} and judged["failed"]["count"] == 0

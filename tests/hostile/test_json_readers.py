@@ -219,3 +219,24 @@ def test_a_batch_result_line_too_deep(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         list(read_outcomes(results))
     assert str(caught.value).startswith(f"{results}:1: {DEPTH}")
+
+
+def test_a_tool_result_text_too_deep_stays_text() -> None:
+    from types import SimpleNamespace
+
+    from ultra_client.calls.server_pool import structured_result
+
+    deep = "[" * 5000 + "]" * 5000
+    result = SimpleNamespace(structured_content=None, content=[SimpleNamespace(text=deep)])
+    assert structured_result(result) == {"result": deep}  # it raised RecursionError
+    result = SimpleNamespace(structured_content=None, content=[SimpleNamespace(text='{"a": [1]}')])
+    assert structured_result(result) == {"a": [1]}
+
+
+def test_a_target_journal_line_too_deep_is_skipped(tmp_path: Path) -> None:
+    from servers.target.records.journal import Journal
+
+    journal = Journal(tmp_path, "k")
+    journal.path.parent.mkdir(parents=True)
+    journal.path.write_text('{"id": "1", "status": "ok"}\n' + DEEP_OBJECT + "\n", encoding="utf-8")
+    assert journal.completed() == {"1": {"id": "1", "status": "ok"}}

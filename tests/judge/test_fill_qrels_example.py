@@ -4,20 +4,15 @@ and live (fill_recorded_qrels: '') with its judge pointed at the local stub with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from servers.judge.relevance.agreement import read_qrels
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 from tests.support.summary_check import check_summary
-from ultra_trec import evaluate
 
 
 def test_fill_qrels_example_runs(tmp_path: Path) -> None:
@@ -52,19 +47,21 @@ def test_fill_qrels_example_runs(tmp_path: Path) -> None:
 def test_fill_qrels_example_runs_offline_on_the_annotators_recorded_grades_without_a_key(tmp_path: Path) -> None:
     """The shipped parameter file with OPENAI_API_KEY unset: the chosen holes take the recorded grades, and every
     number equals trec_eval's on the qrels before and after the filling, computed here independently."""
+    from servers.judge.relevance.agreement import read_qrels
+    from ultra_trec import evaluate
+
     params = yaml.safe_load((ROOT / "examples" / "parameters" / "fill_qrels_parameter.yaml").read_text())
     judge = params["judge"]
     assert judge["fill_recorded_qrels"] == "data/umbrela/qrels.annotated20.txt"
     judge["save_path"], params["evaluation"]["save_path"] = str(tmp_path / "judge"), str(tmp_path / "evaluation")
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    command = [sys.executable, str(ROOT / "ultra.py"), "run", "examples/fill_qrels.yaml", "--param",
-               str(tmp_path / "p.yaml"), "--output-dir", str(tmp_path / "runs")]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    args = ("run", "examples/fill_qrels.yaml", "--param", str(tmp_path / "p.yaml"), "--output-dir",
+            str(tmp_path / "runs"))  # fmt: skip
+    done = run_ultra(*args, cwd=ROOT, timeout=300, unset=("OPENAI_API_KEY",))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(next((tmp_path / "judge").glob("fill_qrels_*.json")).read_text())
-    assert report["usage"] == {} and report["fill_counts"] == {
+    assert report["usage"] == {"requests": 0, "recorded": judge["fill_recorded_qrels"]}
+    assert report["fill_counts"] == {
         "holes": 169, "chosen": 100, "judged": 100, "failed": 0, "holes_left": 69}  # fmt: skip
     before = read_qrels(ROOT / judge["human_qrels_path"])
     recorded = read_qrels(ROOT / judge["fill_recorded_qrels"])

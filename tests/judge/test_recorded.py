@@ -43,7 +43,7 @@ def test_rows_are_matched_by_id_and_answer_and_nothing_is_sent(tmp_path: Path) -
     assert [(i["status"], i.get("faithfulness")) for i in result["items"]] == [
         ("ok", 0.75), ("ok", 0.25), ("ok", 1.0), ("unanswered", None)]  # fmt: skip
     assert result["aggregate"]["faithfulness"] == pytest.approx(2.0 / 3)
-    assert result["usage"] == {} and result["failed"]["count"] == 0
+    assert result["usage"] == {"requests": 0, "recorded": path} and result["failed"]["count"] == 0
     written = json.loads(Path(result["result_path"]).read_text())
     assert written["settings"] == {"recorded_judgments": path} and written["panel"] == {}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -13,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from ultra_base.file_limits import loads_limited
 from ultra_client.calls.local_server import last_lines
 from ultra_client.calls.server_info import ServerLocation, ToolInfo
 from ultra_client.errors import UltraError
@@ -362,7 +362,7 @@ def structured_result(result: Any) -> dict[str, Any]:
         return result.structured_content
     text = result_text(result)
     try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError:
+        parsed = loads_limited(text, path="the tool's result")
+    except ValueError:  # not JSON, or nested too deeply: the text as it is
         return {"result": text}
     return parsed if isinstance(parsed, dict) else {"result": parsed}

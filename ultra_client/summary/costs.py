@@ -28,6 +28,7 @@ from ultra_llm.prices import LOCAL_PREFIX, PRICES_ENV, SHIPPED, Price, dollars, 
 USAGE_FILE = "usage.json"
 COUNTS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
+RECORDED = "recorded"  # a step that read recorded judgments (usage.recorded names the file) instead of asking
 TARGET_PREFIX = "target:"  # a system under test's row: its cost is the user's own, unknown here
 
 
@@ -59,6 +60,8 @@ def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dic
     system = usage.get("system_under_test") if usage is not None else None
     if isinstance(system, str):  # the system being evaluated: its tokens are not priced as its model_id's
         record.update(model=f"{TARGET_PREFIX}{system}", system_under_test=True)
+    if usage is not None and isinstance(usage.get("recorded"), str):  # judgments read from a file: no model asked
+        record["model"] = RECORDED
     for key in COUNTS:
         value = usage.get(key) if usage is not None else None
         record[key] = value if isinstance(value, int) else 0

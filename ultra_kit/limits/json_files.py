@@ -11,12 +11,10 @@ InputError naming the file and the reason.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ultra_base.errors import InputError
-from ultra_base.file_limits import KEEP_SMALL, MAX_BYTES, MAX_JSON_DEPTH, check_json_depth, read_limited_text
+from ultra_base.file_limits import KEEP_SMALL, MAX_BYTES, MAX_JSON_DEPTH, loads_limited, read_limited_text
 
 MAX_RECORD_BYTES = 200 * 1024 * 1024  # a run's memory.json or result file (the largest measured: a few MB)
 RECORD_ADVICE = (
@@ -25,18 +23,6 @@ RECORD_ADVICE = (
 )
 
 __all__ = ["MAX_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "load_json_file", "load_jsonl_file", "loads_limited"]
-
-
-def loads_limited(text: str, *, path: str, line: int | None = None) -> Any:
-    """``json.loads`` within the depth limit; malformed or too deep JSON is an InputError at ``path``(:line)."""
-    check_json_depth(text, path=path, first_line=line or 1)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = exc.lineno if line is None else line
-        raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", path=path, line=where) from None
-    except RecursionError:
-        raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
 
 
 def load_json_file(path: str | Path, *, kind: str = "", max_bytes: int = MAX_BYTES) -> Any:

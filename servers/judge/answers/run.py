@@ -147,7 +147,8 @@ async def run_answer_judge(
     recorded = {**prompts_recorded(prompts, prompt_file), **(recorded or {})}
     failures.check_fraction(max_failed_fraction)
     if replay:
-        results, usage, panel = recorded_results(judge, items, replay), {}, {}
+        results, panel = recorded_results(judge, items, replay), {}
+        usage = {"requests": 0, "recorded": replay}  # the cost table's model column says "recorded"
         used: dict[str, Any] = {"recorded_judgments": replay}  # no LLM, no cache
         reliability: dict[str, dict[str, Any]] = {}
     else:

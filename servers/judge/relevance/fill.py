@@ -93,6 +93,7 @@ async def run_fill_qrels(
     usage: dict[str, Any] = {}
     if chosen and fill_recorded_qrels:
         judgments = _recorded(chosen, read_qrels(fill_recorded_qrels))
+        usage = {"requests": 0, "recorded": fill_recorded_qrels}  # the cost table's model column says "recorded"
     elif chosen and settings is not None:
         pairs = _pairs(chosen, queries_path, corpus_path)
         judgments, judged = await judge_umbrela_pairs(pairs, settings, judge_cache, Prompts.as_written(), progress)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.target.records.journal import identity_of
+from ultra_base.file_limits import loads_limited
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, record TEXT NOT NULL, created REAL NOT NULL)"
 REPLY_FIELDS = ("answer", "contexts", "citations", "usage", "latency")
@@ -32,7 +33,7 @@ class ReplyCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self.connection.execute("SELECT record FROM replies WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return loads_limited(row[0], path="the target cache") if row else None
 
     def put(self, key: str, record: Mapping[str, Any]) -> None:
         import time

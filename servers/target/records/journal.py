@@ -24,6 +24,7 @@ from typing import Any
 
 from servers.target import fastjson
 from ultra_base import redact
+from ultra_base.file_limits import loads_limited
 
 FLUSH_SECONDS = 0.2  # an answer's line reaches the file at most this long after it arrives
 FLUSH_LINES = 256  # ... or as soon as this many lines wait
@@ -63,8 +64,8 @@ class Journal:
             return done
         for line in text.splitlines():
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = loads_limited(line, path=str(self.path))
+            except ValueError:  # cut, malformed or too deep
                 continue
             if isinstance(record, dict) and record.get("status") == "ok" and "id" in record:
                 done[str(record["id"])] = record

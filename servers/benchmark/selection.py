@@ -22,8 +22,8 @@ def select(
     """The records that pass the filters, first of each repeated ``dedup`` value, then the sample."""
     dropped: Counter[str] = Counter()
     tests = _filter_tests(filters)
-    kept = []
-    for record in records:
+    kept = [] if tests else list(records)
+    for record in records if tests else ():
         failed = next((reason for reason, test in tests if not test(record)), None)
         if failed:
             dropped[f"filtered out ({failed})"] += 1

@@ -68,7 +68,8 @@ def test_tools_lists_settings_and_outputs(project: Path) -> None:
     assert (
         '    setting benchmark:\n      name = ""\n      path = "data/sample_qa.jsonl"\n' in result.stdout
         and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, answerability_ls, idk_ls, group_ls, data_path,\n"
-        "      data_info\n" in result.stdout
+        "      data_info\n"
+        in result.stdout
     )
     whole = run_ultra("tools", "benchmark", "--full", cwd=project)
     assert '    setting benchmark = {"name": "", "path": "data/sample_qa.jsonl", ' in whole.stdout

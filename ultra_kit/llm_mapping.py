@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ultra_kit.limits.caps import capped
 from ultra_kit.settings import complete_mapping, expand_env
 from ultra_llm.settings import (
     BACKENDS,
@@ -63,9 +64,14 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     (``base_url``, ``endpoints``) or a local model and no key gets none, so a key never goes to a host
     it was not written for, and a local model needs nothing from the environment. (A tool call over MCP
     is checked before this: ``ultra_kit.settings.check_key_hosts`` refuses one that would send a
-    ``${VAR}`` value to a host the parameter file did not configure.)
+    ``${VAR}`` value to a host the parameter file did not configure.) ``max_retries`` and ``max_workers`` are at most
+    the server's ``caps`` of the same names.
     """
     # complete_mapping applies the api_key rule (merge_mapping)
-    return LLMSettings.from_mapping(
+    settings = LLMSettings.from_mapping(
         complete_mapping(expand_env(given), server=server, setting=setting), name=setting, **pacing
     )
+    # each retry sends a failed request again, each worker keeps one in flight: within the server's caps
+    capped(settings.max_retries, f"{setting}.max_retries", server=server, name="max_retries")
+    capped(settings.max_workers, f"{setting}.max_workers", server=server, name="max_workers", minimum=1)
+    return settings

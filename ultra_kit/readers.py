@@ -47,12 +47,14 @@ def _loads(text: str, *, path: str, line: int | None = None) -> Any:
         raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> list[dict[str, Any]]:
     """Read a JSON Lines file of objects; blank lines are skipped.
 
-    Raises InputError naming the line of the first malformed or non-object line.
+    Raises InputError naming the line of the first malformed or non-object line; ``max_bytes``: a larger file is
+    refused unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``).
     """
     file = existing_file(path)
+    _check_size(file, max_bytes)
     rows: list[dict[str, Any]] = []
     with _open_text(file) as handle:
         for line_number, line in enumerate(handle, start=1):
@@ -72,15 +74,30 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Read a whole JSON document; a syntax error names its line and column."""
+def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> Any:
+    """Read a whole JSON document; a syntax error names its line and column; ``max_bytes``: a larger file is refused
+    unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``)."""
     file = existing_file(path)
+    _check_size(file, max_bytes)
     with _open_text(file) as handle:
         text = handle.read()
     try:
         return _loads(text, path=str(path))
     except json.JSONDecodeError as exc:
         raise InputError(_json_error(exc), path=str(path), line=exc.lineno) from None
+
+
+def _check_size(file: Path, max_bytes: int | None) -> None:
+    """Refuse, unread, a file larger than ``max_bytes`` (None: any size), naming the size, the limit and what to do."""
+    from ultra_kit.limits.json_files import RECORD_ADVICE
+
+    size = file.stat().st_size
+    if max_bytes is not None and size > max_bytes:
+        raise InputError(
+            f"the file is {size:,} bytes, more than the {max_bytes:,} bytes a result file may have; it was not read. "
+            + RECORD_ADVICE,
+            path=str(file),
+        )
 
 
 def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> list[dict[str, Any]]:

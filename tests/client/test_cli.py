@@ -67,7 +67,8 @@ def test_tools_lists_settings_and_outputs(project: Path) -> None:
     assert "benchmark.get_data" in result.stdout
     assert (
         '    setting benchmark:\n      name = ""\n      path = "data/sample_qa.jsonl"\n' in result.stdout
-        and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, answerability_ls, idk_ls, group_ls, data_info"
+        and "outputs: q_ls, gt_ls, pred_ls, id_ls, ctx_ls, answerability_ls, idk_ls, group_ls, data_path,\n"
+        "      data_info\n"
         in result.stdout
     )
     whole = run_ultra("tools", "benchmark", "--full", cwd=project)
@@ -205,7 +206,7 @@ def test_run_rejects_bad_data_without_memory(project: Path, case: str, setup: di
     (project / "data" / "bad.jsonl").write_text('{"question": "ok"}\n{"question": \n', encoding="utf-8")
     write_params(project, setup)
     result = run_ultra("run", "examples/load_data.yaml", cwd=project)
-    assert_one_clear_error(result, "load_data.yaml:5: step 'benchmark.get_data' failed", *fragments)
+    assert_one_clear_error(result, "load_data.yaml:6: step 'benchmark.get_data' failed", *fragments)
     (folder,) = [p for p in (project / "output").iterdir() if p.is_dir()]  # not the run index
     assert not (folder / "memory.json").exists()
 

@@ -48,13 +48,17 @@ def refused_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict, *f
         assert fragment in text, text
 
 
+LLM = ("max_retries", "max_workers")  # of every server's LLM mapping (ultra_kit.llm_mapping.settings_for)
+
+
 def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
-        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth"},
-        "evaluation": {"n_resamples"},
+        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM},
+        "evaluation": {"n_resamples", *LLM},
         "report": {"bootstrap_resamples"},
-        "synth": {"n_per_kind"},
+        "synth": {"n_per_kind", *LLM},
+        "generation": {*LLM},
     }
     for server, names in expected.items():
         assert set(caps(server)) == names
@@ -232,6 +236,24 @@ def test_umbrela_depth_over_the_cap_over_mcp(tmp_path: Path) -> None:
                      {"depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
                       "judge_cache": "", "save_path": str(tmp_path / "j")},
                      "depth 1,000,000,000 is more than the cap caps.depth")  # fmt: skip
+
+
+LLM_TOOLS = [
+    ("judge.umbrela_judge", "judge_llm", "judge_cache="),
+    ("generation.generate", "generation_llm", "prompt_ls=[hi]"),
+]
+
+
+@pytest.mark.parametrize(("tool", "setting", "extra"), LLM_TOOLS)
+@pytest.mark.parametrize("key", ["max_retries", "max_workers"])
+def test_llm_retries_and_workers_over_the_cap(tmp_path: Path, tool: str, setting: str, extra: str, key: str) -> None:
+    server = tool.split(".")[0]
+    limit = caps(server)[key]
+    mapping = f'{{"api_key": "", "base_url": "http://127.0.0.1:9/v1", "{key}": {limit + 1}}}'
+    done = run_ultra("call", tool, f"{setting}={mapping}", extra, f"save_path={tmp_path / 'x'}", cwd=ROOT,
+                     env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+    expected = f"{setting}.{key} {limit + 1:,} is more than the cap caps.{key} = {limit:,} of the {server} server"
+    clear_error(done, expected, f"servers/{server}/parameter.yaml")
 
 
 def test_report_bootstrap_resamples_over_the_cap(tmp_path: Path) -> None:

@@ -240,3 +240,12 @@ def test_a_target_journal_line_too_deep_is_skipped(tmp_path: Path) -> None:
     journal.path.parent.mkdir(parents=True)
     journal.path.write_text('{"id": "1", "status": "ok"}\n' + DEEP_OBJECT + "\n", encoding="utf-8")
     assert journal.completed() == {"1": {"id": "1", "status": "ok"}}
+
+
+def test_compare_judged_refuses_an_oversized_judge_file_over_mcp(tmp_path: Path) -> None:
+    from tests.hostile.test_caps import refused_over_mcp
+
+    big = sparse(tmp_path / "judge.json", MAX_RECORD_BYTES + 1)
+    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
+                     {"samples": {"a": [str(big)], "b": [str(big)]}, "save_path": str(tmp_path / "c.json")},
+                     f"more than the {MAX_RECORD_BYTES:,} bytes a result file may have; it was not read")  # fmt: skip

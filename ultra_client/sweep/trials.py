@@ -25,9 +25,11 @@ import yaml
 
 from ultra_base.environment import OUTPUT_ROOT
 from ultra_base.errors import InputError
+from ultra_client.calls.locate import tool_table
 from ultra_client.calls.server_info import ServerLocation
 from ultra_client.calls.server_pool import ServerPool
 from ultra_client.errors import UltraError, write_output
+from ultra_client.pipeline.dataflow import expanded_on_use
 from ultra_client.pipeline.model import Pipeline
 from ultra_client.pipeline.params import HEADER, expand_settings
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
@@ -248,7 +250,10 @@ class TrialRunner:
         runner = None
         try:
             pool = await self.ensure(raw)
-            settings = {alias: expand_settings(values, param_file) for alias, values in raw.items()}
+            on_use = expanded_on_use(self.pipeline, tool_table(pool))  # as `ultra run`: a key only where it is used
+            settings = {
+                alias: expand_settings(values, param_file, on_use.get(alias, set())) for alias, values in raw.items()
+            }
             runner = Runner(self.pipeline, pool, settings, default_timeout=self.timeout, echo=False)
             memory = await runner.run()
         except (UltraError, InputError) as exc:

@@ -7,18 +7,19 @@ from typing import Any
 
 from servers.evaluation.consistency.scoring import numeric_metrics
 from ultra_base.errors import InputError
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES
 from ultra_kit.readers import read_json, read_jsonl
 
 
 def read_run_file(path: str) -> tuple[list[Any] | None, list[str] | None, dict[str, list[Any]]]:
     """(ids or None, answers or None, per-query metrics) of one result file."""
     if Path(path).suffix == ".jsonl":
-        rows = read_jsonl(path)
+        rows = read_jsonl(path, max_bytes=MAX_RECORD_BYTES)
         if not rows or not all(isinstance(r, dict) and isinstance(r.get("answer"), str) for r in rows):
             raise InputError("expected generate's JSONL rows with an 'answer' text each", path=path)
         rows = sorted(rows, key=lambda r: r.get("index", 0))
         return None, [r["answer"] for r in rows], {}
-    data = read_json(path)
+    data = read_json(path, max_bytes=MAX_RECORD_BYTES)
     if isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict):
         items = [i for i in data["items"] if isinstance(i, dict)]
         names = [k for k in data["aggregate"] if not k.startswith("num_")]

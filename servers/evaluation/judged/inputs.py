@@ -21,6 +21,7 @@ from typing import Any
 from ultra_base.errors import InputError, readable_path
 from ultra_kit.labels.store import is_label_store, label_samples, labels_by_system
 from ultra_kit.labels.store import sampling_probs as stored_probs
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES
 from ultra_kit.readers import read_json, read_jsonl
 
 MIN_HUMAN_LABELS = 10  # fewer labels per system give no usable interval
@@ -84,7 +85,7 @@ def items_by_system(items: list[Any], system_ls: list[Any] | None, judge_metric:
 
 
 def _judge_file(path: str, judge_metric: str) -> Judged:
-    data = read_json(path)
+    data = read_json(path, max_bytes=MAX_RECORD_BYTES)
     if isinstance(data, dict) and isinstance(data.get("items"), list) and isinstance(data.get("aggregate"), dict):
         metrics = [k for k in data["aggregate"] if not k.startswith("num_")]
         metric = judge_metric or (metrics[0] if len(metrics) == 1 else "")
@@ -121,7 +122,7 @@ def judge_samples(samples: dict[str, Any], judge_metric: str) -> dict[str, dict[
     out: dict[str, dict[str, list[float]]] = {}
     for system, value in samples.items():
         if isinstance(value, str):
-            data = read_json(value)
+            data = read_json(value, max_bytes=MAX_RECORD_BYTES)
             value = [value] if _is_result(data) else data
         per_item: dict[str, list[float]] = {}
         if isinstance(value, list):
@@ -144,7 +145,7 @@ def _is_result(data: Any) -> bool:
 
 def _sample_file(path: str, judge_metric: str) -> dict[str, list[float]]:
     """Per ok item of a judge result file its recorded samples of the metric (else its value, one sample)."""
-    data = read_json(path)
+    data = read_json(path, max_bytes=MAX_RECORD_BYTES)
     if not _is_result(data):
         return {item_id: [score] for item_id, score in _judge_file(path, judge_metric).scores.items()}
     judged = _judge_file(path, judge_metric)  # checks the metric, and which items count
@@ -222,7 +223,11 @@ def human_labels(human: dict[str, Any] | str) -> dict[str, dict[str, float]]:
     if isinstance(human, str) and is_label_store(human):
         return labels_by_system(human)
     if isinstance(human, str):
-        data: Any = read_jsonl(human) if Path(human).suffix == ".jsonl" else read_json(human)
+        data: Any = (
+            read_jsonl(human, max_bytes=MAX_RECORD_BYTES)
+            if Path(human).suffix == ".jsonl"
+            else read_json(human, max_bytes=MAX_RECORD_BYTES)
+        )
         if isinstance(data, list):
             return _label_rows(data, human)
         source = human
@@ -274,7 +279,7 @@ def sampling_probabilities(probs: dict[str, Any] | str, systems: list[str]) -> d
     if isinstance(probs, str):
         if is_label_store(probs):
             return stored_probs(probs)
-        probs = read_json(probs)
+        probs = read_json(probs, max_bytes=MAX_RECORD_BYTES)
     if not isinstance(probs, dict) or not probs:
         raise InputError("sampling_probs must be {item_id: p}, {system: {item_id: p}} or a file", path=source)
     if all(isinstance(v, dict) for v in probs.values()):

@@ -89,14 +89,14 @@ def _load(
     kept: list[Record] = []
     sources = list(dict.fromkeys(key_map.values()))
     for record in records:
-        values = [field_value(record, source) for source in sources]
+        values = [record[source] if source in record else field_value(record, source) for source in sources]
         for source, value in zip(sources, values, strict=True):  # a missing field is named before a NaN
             if value is MISSING or value is None:
                 dropped[f"missing or null field '{source}'"] += 1
                 break
         else:
             for source, value in zip(sources, values, strict=True):
-                if holds_nan(value):
+                if value.__class__ is not str and holds_nan(value):
                     dropped[f"NaN in field '{source}'"] += 1  # JSON NaN would become null in the lists
                     break
             else:
@@ -110,7 +110,7 @@ def _load(
         random.Random(seed).shuffle(kept)
     if limit != -1:
         kept = kept[:limit]
-    columns = {variable: [field_value(r, source) for r in kept] for variable, source in key_map.items()}
+    columns = {variable: _column(kept, source) for variable, source in key_map.items()}
     if settings.get("group_by"):
         columns[GROUP_VARIABLE] = [_group(r, settings["group_by"]) for r in kept]
     return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
@@ -133,6 +133,13 @@ def complete_nested(spec: dict[str, Any]) -> dict[str, Any]:
             raise InputError(f"benchmark.{name} has unknown keys {unknown}; known keys: {sorted(base[name])}")
         completed[name] = {**base[name], **given}
     return completed
+
+
+def _column(kept: list[Record], source: str) -> list[Any]:
+    """The values of ``source`` in ``kept``, a top-level field without a call per record."""
+    if all(source in record for record in kept):
+        return [record[source] for record in kept]
+    return [field_value(record, source) for record in kept]
 
 
 def _group(record: Record, name: str) -> Any:

@@ -137,7 +137,7 @@ class _Reading:
         keep, spans, read = self.keep, self.spans, self.span
         for resource_spans in request.resourceSpans:
             resource = resource_spans.resource
-            resource_attrs = _attributes(resource.attributes) if resource is not None else {}
+            resource_attrs = _attributes(resource.attributes) if keep and resource is not None else {}
             for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
                 for raw in scope_spans.spans or ():
                     span = read(raw, line)

@@ -18,13 +18,28 @@ from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
 Record = dict[str, Any]
 Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
+Traces = dict[str, list[Span]]  # trace id -> its spans
 START, ORDER = attrgetter("start"), itemgetter("_start", "_line")
 CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
 _DAYS: dict[int, str] = {}  # day number since the epoch -> its ISO date
 
 
-def records_from_spans(
-    spans: list[Span],
+def by_trace(spans: list[Span]) -> Traces:
+    """The spans grouped by trace, traces in the order they first appear; ``spans`` is emptied."""
+    traces: Traces = {}
+    member_lists = traces.get
+    for span in spans:
+        members = member_lists(span.trace_id)
+        if members is None:
+            traces[span.trace_id] = [span]
+        else:
+            members.append(span)
+    spans.clear()
+    return traces
+
+
+def records_from_traces(
+    traces: Traces,
     problems: Problems,
     *,
     answer_span: str,
@@ -33,17 +48,9 @@ def records_from_spans(
     complete: Complete,
 ) -> tuple[list[Record], Counter[str], Counter[str]]:
     """One record per trace that has a question and an answer, in time order; the dropped traces and the
-    problems noticed, counted by reason. ``spans`` is emptied."""
-    traces: dict[str, list[Span]] = {}
-    member_lists = traces.get
-    for span in spans:
-        members = member_lists(span.trace_id)
-        if members is None:
-            traces[span.trace_id] = [span]
-        else:
-            members.append(span)
-    spans.clear()  # each trace's spans are let go once its record is made: the spans and the records are not
-    dropped = Problems()  # all held at once
+    problems noticed, counted by reason. ``traces`` is emptied: each trace's spans are let go once its record is
+    made, so the spans and the records are not all held at once."""
+    dropped = Problems()
     records: list[Record] = []
     for trace_id in list(traces):
         members = traces.pop(trace_id)

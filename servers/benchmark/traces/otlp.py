@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from servers.benchmark.traces import conventions, genai_events
+from servers.benchmark.traces.assemble import Traces
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
 from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
@@ -31,8 +32,8 @@ if conventions.OI is not None:  # else the extra is missing: read_spans says so
     }
 
 
-def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> list[Span]:
-    """Every span in the file; a line that is not JSON, or not an export request, is counted and skipped.
+def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> Traces:
+    """Every span in the file, by trace; a line that is not JSON, or not an export request, is counted and skipped.
 
     The file is streamed: each line is decoded into typed structs (``otlp_json``) and turned into spans, and
     only the attributes named in ``names`` (and OpenInference's ``metadata`` and the resource's, when names are
@@ -52,7 +53,7 @@ def read_spans(source: Path, cap: int, problems: Problems, names: list[str], ans
             if item.resourceSpans is None and item.resourceLogs is None:
                 problems.add("lines without resourceSpans (or resourceLogs), skipped", f"line {line}")
     reading.attach_events()
-    return reading.spans
+    return reading.traces
 
 
 def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]]:
@@ -98,7 +99,7 @@ class _Reading:
     """The spans read so far, and how to read the next ones."""
 
     def __init__(self, cap: int, problems: Problems, keep: tuple[str, ...], answer_span: str) -> None:
-        self.spans: list[Span] = []
+        self.traces: Traces = {}  # trace id -> its spans, grouped as they are read
         self.cap, self.problems, self.keep, self.answer_span = cap, problems, keep, answer_span
         self.offset = 0  # where the line being read starts
         self.ids: dict[str, str] = {}  # the line's ids and names, each held once (a trace id is on all its spans)
@@ -124,7 +125,7 @@ class _Reading:
         """Fill each span's empty fields from its GenAI events; events whose span is not in the file are counted."""
         if not self.events:
             return
-        for span in self.spans:
+        for span in (span for members in self.traces.values() for span in members):
             found = self.events.pop((span.trace_id, span.span_id), None)
             if found:
                 genai_events.fill_from_events(span, found, self.cap, self.problems)
@@ -134,7 +135,8 @@ class _Reading:
             )
 
     def request(self, request: schema.Request, line: int) -> None:
-        keep, spans, read = self.keep, self.spans, self.span
+        keep, traces, read = self.keep, self.traces, self.span
+        member_lists = traces.get
         for resource_spans in request.resourceSpans:
             resource = resource_spans.resource
             resource_attrs = _attributes(resource.attributes) if keep and resource is not None else {}
@@ -149,7 +151,11 @@ class _Reading:
                         span.attributes["__resource__"] = resource_attrs
                     else:
                         span.attributes = _NONE
-                    spans.append(span)
+                    members = member_lists(span.trace_id)
+                    if members is None:
+                        traces[span.trace_id] = [span]
+                    else:
+                        members.append(span)
 
     def span(self, raw: schema.Span, line: int) -> Span | None:
         ids = self.ids

@@ -8,12 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from servers.benchmark.traces import otlp
-from servers.benchmark.traces.assemble import Record, records_from_spans
+from servers.benchmark.traces.assemble import Record, Traces, by_trace, records_from_traces
 from servers.benchmark.traces.exports import plain_attribute, read_langfuse, read_langsmith
 from servers.benchmark.traces.spans import Problems
 from ultra_base.errors import InputError
 
-READ = {"otlp": otlp.read_spans, "langfuse": read_langfuse, "langsmith": read_langsmith}
+READ = {  # file -> spans by trace
+    "otlp": otlp.read_spans,
+    "langfuse": lambda *given: by_trace(read_langfuse(*given)),
+    "langsmith": lambda *given: by_trace(read_langsmith(*given)),
+}
 LOOKUP = {"otlp": otlp.attribute, "langfuse": plain_attribute, "langsmith": plain_attribute}
 
 
@@ -34,12 +38,12 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
     gc.disable()  # many objects and no cycles are built: the collector's passes would cost more than the parsing
     try:
         problems = Problems()
-        spans = READ[fmt](source, cap, problems, names, settings["answer_span"] or "")
-        if not spans:
+        traces: Traces = READ[fmt](source, cap, problems, names, settings["answer_span"] or "")
+        if not traces:
             found = ", ".join(f"{reason}: {n}" for reason, n in problems.counter().items()) or "the file holds none"
             raise InputError(f"no {fmt} span read ({found})", path=str(source))
-        return records_from_spans(
-            spans,
+        return records_from_traces(
+            traces,
             problems,
             answer_span=settings["answer_span"] or "",
             metadata=names,

@@ -131,7 +131,8 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
     get = attrs.get
     raw = get(OI.INPUT_VALUE)
     if raw is not None:
-        span.input = as_text(_string(raw, cap, notes, span), QUESTION_KEYS)
+        text = _string(raw, cap, notes, span)
+        span.input = text if text.__class__ is str and text[:1] != "{" else as_text(text, QUESTION_KEYS)
     raw = get(OI.SESSION_ID)
     if raw is not None:
         span.session = value(raw)
@@ -147,8 +148,8 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
         span.model = value(get(OI.LLM_MODEL_NAME))
         span.tokens_in = value(get(OI.LLM_TOKEN_COUNT_PROMPT))
         span.tokens_out = value(get(OI.LLM_TOKEN_COUNT_COMPLETION))
-    if output is not None:
-        span.output = as_text(output, ANSWER_KEYS)
+    if output is not None:  # ``as_text`` keeps a string that holds no JSON object as it is
+        span.output = output if output.__class__ is str and output[:1] != "{" else as_text(output, ANSWER_KEYS)
     if kind == RETRIEVER:
         _documents(span, attrs, output, cap, notes)
 

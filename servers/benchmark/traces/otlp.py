@@ -199,6 +199,10 @@ class _Reading:
         span.kind = kind = conventions.KINDS.get(kind) or str(conventions.value(attrs[KIND])).upper()
         if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
             conventions.openinference(span, attrs, self.cap, self.problems)
+            if span.input.__class__ is str:  # the question (and answer) recur on a trace's spans: held once
+                span.input = ids.setdefault(span.input, span.input)
+            if span.output.__class__ is str:
+                span.output = ids.setdefault(span.output, span.output)
         else:  # read again only if it turns out to be a root (its parent absent from the file)
             span.pending = self.offset
             session = attrs.get(SESSION)

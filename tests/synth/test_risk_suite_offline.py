@@ -51,7 +51,7 @@ def offline_params(tmp_path: Path) -> Path:
 
 def risk_suite_run(folder: Path) -> Command:
     args = ("run", str(PIPELINE), "--param", str(offline_params(folder)), "--output-dir", str(folder / "runs"))
-    return Command(args, timeout=600, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})
+    return Command(args, timeout=1800, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # ~2 min quiet
 
 
 @in_background(risk_suite_run)

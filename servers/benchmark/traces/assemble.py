@@ -61,7 +61,7 @@ def records_from_traces(
             complete(root)
         record = _record(trace_id, root, members, answer_span, dropped)
         if record is not None:
-            record["metadata"] = {name: _named(name, root, members, lookup) for name in metadata}
+            record["metadata"] = {name: _named(name, root, members, lookup) for name in metadata} if metadata else {}
             records.append(record)
     records.sort(key=ORDER)
     _number_turns(records)

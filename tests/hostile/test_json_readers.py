@@ -186,6 +186,25 @@ def test_a_trace_whose_answer_is_json_nested_5000_deep(tmp_path: Path) -> None:
     assert result["q_ls"] == ["Q?"] and result["pred_ls"] == [DEEP_OBJECT]
 
 
+def test_an_otlp_line_whose_attribute_nests_past_the_limit(tmp_path: Path) -> None:
+    """An attribute value of arrays in arrays (``arrayValue``) decodes within msgspec's own bound; the shared
+    100-level limit refuses it all the same, naming the line."""
+    from tests.benchmark.traces.test_bad_input import request, span
+
+    value: dict = {"stringValue": "x"}
+    for _ in range(40):  # 3 JSON levels each
+        value = {"arrayValue": {"values": [value]}}
+    deep = span("a" * 16, None, "CHAIN", input_value="Q?", output_value="A.")
+    deep["attributes"].append({"key": "app.tags", "value": value})
+    path = tmp_path / "deep.jsonl"
+    path.write_text(request(span("b" * 16, None, "CHAIN", trace="2" * 32, input_value="Q?")) + "\n"
+                    + request(deep) + "\n", encoding="utf-8")  # fmt: skip
+    done = run_ultra("call", "benchmark.get_data", f"benchmark.path={path}", "benchmark.format=otlp",
+                     "benchmark.key_map={q_ls: question}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{path}:2: {DEPTH}" in done.stderr
+
+
 def test_a_langsmith_line_nested_too_deep(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
     run = {"id": "r1", "trace_id": "t1", "run_type": "chain", "inputs": {"question": "Q?"}, "outputs": {"answer": "A"}}

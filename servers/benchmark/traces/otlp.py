@@ -83,16 +83,20 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
                 seen_first = True
                 continue
             seen_first = True
+            if b'"arrayValue"' in chunk or b'"kvlistValue"' in chunk:  # the only values that can nest
+                check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
             yield start, line, decoded
 
 
 def _whole(source: Path) -> Any:
     text = source.read_bytes()
     try:
-        return schema.DECODER.decode(text)
+        whole = schema.DECODER.decode(text)
     except (schema.NOT_JSON, RecursionError):
         check_json_depth(text.decode("utf-8", "replace"), path=str(source))
         return None
+    check_json_depth(text.decode("utf-8", "replace"), path=str(source))  # one pretty-printed request
+    return whole
 
 
 class _Reading:

@@ -102,6 +102,13 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def default_sigint() -> None:
+    """SIGINT delivered and left to the system (Python makes it KeyboardInterrupt), whatever the test process
+    inherited or set: an ignored or blocked SIGINT would pass on to the child and change what is tested."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_ultra(*args: str, cwd: Path, sigint_ignored: bool = False) -> subprocess.Popen:
     """``python ultra.py ARGS`` in ``cwd``, started in the background (SIGINT ignored, as a script's ``&`` does)."""
     return subprocess.Popen(
@@ -111,7 +118,7 @@ def start_ultra(*args: str, cwd: Path, sigint_ignored: bool = False) -> subproce
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=ignore_sigint if sigint_ignored else None,
+        preexec_fn=ignore_sigint if sigint_ignored else default_sigint,
     )
 
 

@@ -1,6 +1,6 @@
 """examples/risk_suite_target.yaml end to end through `ultra run` (real stdio servers): synth's questions asked of
 the target (examples/targets/rag.py, the python kind), every LLM (synth, judges) the scripted stub of
-tests/synth/test_risk_suite.py. The judges see the target's own answers and passages, and the risk table
+tests/support/risk_suite.py. The judges see the target's own answers and passages, and the risk table
 counts every generated question."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.risk_suite import reply
 from tests.support.summary_check import check_summary
-from tests.synth.test_risk_suite import reply
 
 PIPELINE = ROOT / "examples/risk_suite_target.yaml"
 PARAMS = ROOT / "examples/parameters/risk_suite_target_parameter.yaml"

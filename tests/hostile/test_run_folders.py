@@ -173,3 +173,34 @@ def test_export_keeps_a_link_to_a_file_inside_the_folder(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     copied = list((tmp_path / "mlruns").rglob("memory_copy.json"))
     assert len(copied) == 1 and json.loads(copied[0].read_text()) == {"eval_res": {"map": 0.5}}
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("garbage://x", "MLflow at garbage://x: Model registry functionality is unavailable"),
+        ("http://[::1", "MLflow at http://[::1: Invalid IPv6 URL"),
+        ("", "--tracking-uri is empty"),
+        (None, "MLflow at MLflow's default tracking URI: The filesystem tracking backend"),
+    ],
+)
+def test_export_mlflow_to_a_tracking_uri_it_cannot_use(tmp_path: Path, uri: str | None, expected: str) -> None:
+    """An unknown scheme, a malformed URI, an empty one, and MLflow's own default where an ``mlruns`` folder is
+    (a file store it refuses unless asked for): each is an error naming the store, not MLflow's traceback."""
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    (tmp_path / "mlruns" / "0").mkdir(parents=True)  # an older MLflow's store: MLflow's default is then that
+    (tmp_path / "mlruns" / "0" / "meta.yaml").write_text("name: Default\n")  # file store, which it refuses
+    given = [] if uri is None else ["--tracking-uri", uri]
+    done = run_ultra("export", "mlflow", str(folder), *given, cwd=tmp_path, unset=("MLFLOW_TRACKING_URI",))
+    refused(done, 1, expected)
+    assert [p.name for p in (tmp_path / "mlruns").iterdir()] == ["0"] and not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.parametrize(("where", "expected"), [("/proc", "--dir /proc: cannot be W&B's folder"),
+                                                 ("taken", "--dir taken: taken/wandb is a file")])  # fmt: skip
+def test_export_wandb_to_a_dir_it_cannot_write(tmp_path: Path, where: str, expected: str) -> None:
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "wandb").write_text("x")
+    done = run_ultra("export", "wandb", str(folder), "--dir", where, cwd=tmp_path, env={"WANDB_MODE": "offline"})
+    refused(done, 1, expected)

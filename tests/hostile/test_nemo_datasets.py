@@ -37,7 +37,11 @@ def build(jobs: Path, job: str):
 
 @pytest.mark.parametrize(
     ("job", "dataset"),
-    [("custom_data", "data/squad.json"), ("ragas_answers", "data/ragas.json"), ("beir_standard", "data/beir/qrels/test.tsv")],
+    [
+        ("custom_data", "data/squad.json"),
+        ("ragas_answers", "data/ragas.json"),
+        ("beir_standard", "data/beir/qrels/test.tsv"),
+    ],
 )
 def test_a_dataset_over_benchmark_max_bytes_is_refused_unread(jobs: Path, job: str, dataset: str) -> None:
     oversized(jobs / dataset)

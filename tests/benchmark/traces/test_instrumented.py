@@ -75,6 +75,19 @@ def test_langsmith_runs(langsmith_runs) -> None:
     check_same(read(path), seen, scores=False)  # auto: recognised by its content
 
 
+def test_openai_chat_calls(openai_chat) -> None:
+    """Bare chat calls under openinference-instrumentation-openai: each trace is one LLM span whose ``input.value``
+    is the request's JSON (the system message, the session's earlier turns, the question); the question is the
+    last user message of ``llm.input_messages``, the answer ``llm.output_messages``', model and tokens the call's."""
+    path, seen = openai_chat
+    result = read(path, {**FIELDS, "model_ls": "model", "in_ls": "tokens_in", "out_ls": "tokens_out"})
+    check_same(result, seen, scores=False)
+    assert result["q_ls"][1] == "When was the Eiffel Tower finished?"  # not turn 1's question, nor the request
+    assert (result["model_ls"], result["in_ls"], result["out_ls"]) == tuple(
+        [s[k] for s in seen] for k in ("model", "tokens_in", "tokens_out")
+    )
+
+
 def test_one_request_per_file(llamaindex_otlp, tmp_path: Path) -> None:
     """The Collector may write one (pretty-printed) request per file: .json, recognised by content."""
     path, seen = llamaindex_otlp

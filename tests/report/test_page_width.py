@@ -31,7 +31,8 @@ CHECKS = {
     "tables": "Array.from(document.querySelectorAll('table'))"
     ".map(t => [t.id, t.getBoundingClientRect().right, t.scrollWidth, t.clientWidth])",
     "text": "document.body.innerText",
-    "run_rows": "Array.from(document.querySelectorAll('#ranx-table tbody tr')).map(r => r.getBoundingClientRect().height)",
+    "run_rows": "Array.from(document.querySelectorAll('#ranx-table tbody tr'))"
+    ".map(r => r.getBoundingClientRect().height)",
 }
 
 

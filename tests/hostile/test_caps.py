@@ -168,6 +168,13 @@ def test_compare_judged_n_resamples_over_the_cap(tmp_path: Path, n: int) -> None
                      "servers/evaluation/parameter.yaml")  # fmt: skip
 
 
+def test_a_fractional_count_is_shown_as_given(tmp_path: Path) -> None:
+    """``n_resamples=100000.5`` was refused as "got a number (100000)": the value shown must be the one given."""
+    done = run_ultra("call", "evaluation.compare_judged", f"samples={json.dumps(write_samples(tmp_path))}",
+                     "n_resamples=100000.5", "save_path=output/c.json", cwd=tmp_path)  # fmt: skip
+    clear_error(done, "`n_resamples` must be an integer, got a number (100000.5)")
+
+
 def test_compare_judged_at_the_cap_stays_small(tmp_path: Path) -> None:
     """At the cap the bootstrap is drawn in chunks: the process stays far below the 3 GB the issue measured.
 

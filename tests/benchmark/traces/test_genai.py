@@ -1,6 +1,7 @@
 """OpenTelemetry GenAI traces written by the official instrumentation (opentelemetry-instrumentation-openai-v2 and
 opentelemetry-util-genai, OpenAI client against a server on 127.0.0.1; scripts/make_genai_traces.py): the
-message content in log events only, or on the spans only, read back equal to what each call saw."""
+message content in log events only (the current details event, or the earlier event per message), or on the spans
+only, read back equal to what each call saw."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, l
     folder = tmp_path_factory.mktemp("genai")
     return {
         content: (folder / f"{content}.jsonl", make(folder / f"{content}.jsonl", content))
-        for content in ("events", "spans")
+        for content in ("events", "spans", "messages")
     }
 
 
@@ -106,3 +107,18 @@ def test_content_on_spans(written) -> None:
     path, seen = written["spans"]
     assert len(path.read_text(encoding="utf-8").splitlines()) == 1  # no log records
     check(read(path), seen, passages=True)
+
+
+def test_content_in_per_message_events(written, tmp_path: Path) -> None:
+    """The earlier conventions (openai-v2 without the opt-in): the question only in a ``gen_ai.user.message``
+    event's body, the answer only in a ``gen_ai.choice`` event's; the system message's event is not the question."""
+    path, seen = written["messages"]
+    spans, logs = path.read_text(encoding="utf-8").splitlines()
+    records = [r for s in json.loads(logs)["resourceLogs"] for scope in s["scopeLogs"] for r in scope["logRecords"]]
+    assert [r["eventName"] for r in records] == ["gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"] * 8
+    assert not any(s["question"] in spans or s["answer"] in spans for s in seen)  # the content is in the events only
+    check(read(path), seen, passages=False)
+    spans_only = tmp_path / "spans_only.jsonl"
+    spans_only.write_text(spans + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="without a question"):
+        read(spans_only)

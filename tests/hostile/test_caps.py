@@ -56,7 +56,7 @@ def test_every_cap_is_a_documented_whole_number() -> None:
     expected = {
         "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM,
                   "top_logprobs", "hhem_batch_size"},
-        "evaluation": {"n_resamples", *LLM},
+        "evaluation": {"n_resamples", "cutoffs", "measures", *LLM},
         "report": {"bootstrap_resamples"},
         "synth": {"n_per_kind", *LLM},
         "generation": {*LLM, "max_tokens", "completions"},

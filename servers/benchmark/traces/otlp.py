@@ -60,7 +60,8 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
     """(byte offset, line, decoded request), streamed: one line is held at a time. A first line that is not
     JSON but opens an object or a list may start one pretty-printed request: then the whole file is that
     request, if it is one (offset -1)."""
-    seen_first, decode, offset = False, schema.DECODER.decode, 0
+    seen_first, decode, offset, nested_decoded = False, schema.DECODER.decode, 0, schema.nested_decoded
+    nested_decoded()  # forget a nested value another read on this thread decoded
     with open(source, "rb", buffering=READ_BUFFER) as handle:
         for line, chunk in enumerate(handle, start=1):
             start, offset = offset, offset + len(chunk)
@@ -83,7 +84,7 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
                 seen_first = True
                 continue
             seen_first = True
-            if b'"arrayValue"' in chunk or b'"kvlistValue"' in chunk:  # the only values that can nest
+            if nested_decoded():  # the line holds values that can nest (checked so, not by searching every line)
                 check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
             yield start, line, decoded
 

@@ -13,7 +13,12 @@ from typing import Any
 
 import msgspec
 
-_DECODED = threading.local()  # ``nested``: a nested value was decoded on this thread since it was last looked at
+
+class _Decoded(threading.local):
+    nested = False  # a nested value was decoded on this thread since it was last looked at (a class default: no miss)
+
+
+_DECODED = _Decoded()
 
 
 class Nested(msgspec.Struct, gc=False):
@@ -29,7 +34,7 @@ class Nested(msgspec.Struct, gc=False):
 
 def nested_decoded() -> bool:
     """A nested value was decoded on this thread since the last call."""
-    if getattr(_DECODED, "nested", False):
+    if _DECODED.nested:
         _DECODED.nested = False
         return True
     return False

@@ -10,7 +10,12 @@ conventions, ``gen_ai_latest_experimental``). The message content is captured
 
 * ``events``: in log events only (``EVENT_ONLY``), never on the spans: one
   ``gen_ai.client.inference.operation.details`` event per call, holding the input and output messages;
-* ``spans``: on the spans only (``SPAN_ONLY``): messages and retrieved documents as span attributes.
+* ``spans``: on the spans only (``SPAN_ONLY``): messages and retrieved documents as span attributes;
+* ``messages``: the earlier conventions, which openai-v2 still writes on its path without the opt-in
+  (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``): a log event per message,
+  ``gen_ai.system.message``, ``gen_ai.user.message`` and ``gen_ai.choice``, nothing on the spans.
+  ``opentelemetry-util-genai`` 1.1b0 (the one openai-v2 2.4b0 imports) opts in whatever the environment says,
+  so the script turns off that check in openai-v2's module: the events are what that path of openai-v2 writes.
 
 Spans and log records go through the SDK's in-memory exporters and are written as OTLP JSON, one export
 request per line (``resourceSpans`` lines, then ``resourceLogs`` lines, as one Collector file exporter in both
@@ -83,10 +88,17 @@ def hex_ids(request: dict[str, Any], groups: str, items: str) -> dict[str, Any]:
 
 
 def run(content: str, out: Path) -> list[dict[str, Any]]:
-    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
-    mode = "EVENT_ONLY" if content == "events" else "SPAN_ONLY"
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = mode
-    os.environ["OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT"] = "true" if content == "events" else "false"
+    if content == "messages":  # openai-v2's path without the opt-in: content "true", one event per message
+        os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+        import opentelemetry.instrumentation.openai_v2 as openai_v2
+
+        openai_v2.is_experimental_mode = lambda: False  # util-genai 1.1b0 answers True whatever the opt-in says
+    else:
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+        mode = "EVENT_ONLY" if content == "events" else "SPAN_ONLY"
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = mode
+        os.environ["OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT"] = "true" if content == "events" else "false"
     from google.protobuf.json_format import MessageToDict
     from openai import OpenAI
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
@@ -155,7 +167,7 @@ def run(content: str, out: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--content", choices=("events", "spans"), default="events")
+    parser.add_argument("--content", choices=("events", "spans", "messages"), default="events")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--expected", type=Path, help="also write what each call saw, one object per question")
     args = parser.parse_args()

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +14,30 @@ from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
 
 
-def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str) -> None:
-    """Refuse, unread, a file larger than ``max_bytes``; the error names the size, the limit and the
-    ``setting`` that raises it."""
+def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str, where: str = "") -> None:
+    """Refuse, unread, a file larger than ``max_bytes``; the error names the size, the limit, the ``setting`` that
+    raises it and ``where`` it is raised (default: the parameter file, or ``ultra call``)."""
     size = Path(path).expanduser().stat().st_size
     if size > max_bytes:
+        where = where or f"in the parameter file, or {setting}=<bytes> on `ultra call`"
         raise InputError(
             f"the file is {size:,} bytes, more than {setting} = {max_bytes:,} bytes allows; it was not read. "
-            f"Raise {setting} (in the parameter file, or {setting}=<bytes> on `ultra call`) to read it",
+            f"Raise {setting} ({where}) to read it",
             path=str(path),
         )
+
+
+@dataclass(frozen=True)
+class SizeLimit:
+    """The bytes a data file may have, and the setting that raises them (``where``: how; see check_file_size)."""
+
+    max_bytes: int
+    setting: str
+    where: str = ""
+
+    def check(self, path: str | os.PathLike[str]) -> None:
+        """Refuse ``path``, unread, when it is larger."""
+        check_file_size(path, max_bytes=self.max_bytes, setting=self.setting, where=self.where)
 
 
 _FIELD_NAME = re.compile(r"[\w .-]{1,40}")  # what a field name looks like; anything else is elided
@@ -74,9 +89,9 @@ def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) ->
     return rows
 
 
-def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> Any:
+def read_json(path: str | os.PathLike[str], *, max_bytes: int | SizeLimit | None = None) -> Any:
     """Read a whole JSON document; a syntax error names its line and column; ``max_bytes``: a larger file is refused
-    unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``)."""
+    unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``; a data file: its SizeLimit)."""
     file = existing_file(path)
     _check_size(file, max_bytes)
     with _open_text(file) as handle:
@@ -87,10 +102,14 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> 
         raise InputError(_json_error(exc), path=str(path), line=exc.lineno) from None
 
 
-def _check_size(file: Path, max_bytes: int | None) -> None:
-    """Refuse, unread, a file larger than ``max_bytes`` (None: any size), naming the size, the limit and what to do."""
+def _check_size(file: Path, max_bytes: int | SizeLimit | None) -> None:
+    """Refuse, unread, a file larger than ``max_bytes`` (None: any size; a number: a result file's limit; a SizeLimit:
+    a data file's, naming its setting), naming the size, the limit and what to do."""
     from ultra_kit.limits.json_files import RECORD_ADVICE
 
+    if isinstance(max_bytes, SizeLimit):
+        max_bytes.check(file)
+        return
     size = file.stat().st_size
     if max_bytes is not None and size > max_bytes:
         raise InputError(
@@ -100,12 +119,16 @@ def _check_size(file: Path, max_bytes: int | None) -> None:
         )
 
 
-def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> list[dict[str, Any]]:
+def read_csv(
+    path: str | os.PathLike[str], *, delimiter: str | None = None, max_bytes: SizeLimit | None = None
+) -> list[dict[str, Any]]:
     """Read a CSV (or TSV, by extension) file with a header row into a list of dicts.
 
-    A row with more or fewer fields than the header raises InputError naming its line.
+    A row with more or fewer fields than the header raises InputError naming its line; ``max_bytes``: a larger
+    file is refused unread.
     """
     file = existing_file(path)
+    _check_size(file, max_bytes)
     if delimiter is None:
         delimiter = "\t" if file.suffix.lower() == ".tsv" else ","
     rows: list[dict[str, Any]] = []

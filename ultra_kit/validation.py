@@ -154,7 +154,7 @@ def describe_value(value: Any) -> str:
     if isinstance(value, int):
         return f"an integer ({value})"
     if isinstance(value, float):
-        return f"a number ({value:g})"
+        return f"a number ({value!r})"  # not :g, which shows 100000.5 as 100000
     if isinstance(value, str):
         return "a string" if len(value) > 40 else f"a string ({value!r})"
     if isinstance(value, list | tuple):

@@ -193,7 +193,8 @@ def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]]
     except FileNotFoundError:
         return [], offset
     complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
-    return [json.loads(line) for line in complete.splitlines() if line.strip()], offset + len(complete)
+    lines = complete.decode("utf-8", errors="replace").splitlines()  # each within the JSON depth limit
+    return [loads_limited(line, path=str(path)) for line in lines if line.strip()], offset + len(complete)
 
 
 def cache_rows(cache: str | Path, model: str | None) -> list[tuple[str, str, int, int]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from servers.benchmark.fields import MISSING, field_value
 from servers.benchmark.formats import Record, Records, read_records
-from servers.benchmark.selection import select
+from servers.benchmark.selection import FILTERED, select
 from ultra_base.errors import InputError
 from ultra_kit.readers import shown_field_names
 from ultra_kit.settings import defaults
@@ -176,10 +176,13 @@ def nothing_kept(total: int, dropped: Counter[str]) -> str:
     if not total:
         return "the dataset holds no records (read 0); give a file with at least one record"
     reasons = ", ".join(f"{reason}: {count}" for reason, count in dropped.most_common())
-    return (
-        f"no record kept: read {total} record{'s' if total != 1 else ''} and dropped every one ({reasons}); "
+    filtered = [reason for reason in dropped if reason.startswith(FILTERED)]
+    hint = (
         "fix those fields in the data, or map other fields in benchmark.key_map"
+        if len(filtered) < len(dropped)
+        else "no record passes benchmark.filters: loosen them"
     )
+    return f"no record kept: read {total} record{'s' if total != 1 else ''} and dropped every one ({reasons}); {hint}"
 
 
 def check_key_map(key_map: dict[str, str]) -> None:

@@ -14,6 +14,7 @@ from ultra_base.errors import InputError
 
 Record = dict[str, Any]
 STRATEGIES = ("random", "stratified", "recent")
+FILTERED = "filtered out"  # how the reason of a record dropped by a filter starts
 
 
 def select(
@@ -26,7 +27,7 @@ def select(
     for record in records if tests else ():
         failed = next((reason for reason, test in tests if not test(record)), None)
         if failed:
-            dropped[f"filtered out ({failed})"] += 1
+            dropped[f"{FILTERED} ({failed})"] += 1
         else:
             kept.append(record)
     if dedup:

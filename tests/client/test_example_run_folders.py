@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,22 @@ def test_an_offline_example_keeps_every_result_and_its_report_shows_each(name: s
     with open(tmp_path / "report" / "summary.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {row["metric"] for row in rows} >= metrics and all(int(row["n"]) > 0 for row in rows)
+
+
+def test_a_zipped_and_unpacked_fill_qrels_folder_still_reports_and_names_its_own_files(tmp_path: Path) -> None:
+    """The README's promise: a run folder can be zipped or moved and still read. fill_qrels' before/after section
+    comes back from the unpacked copy alone, naming the merged qrels and the grades' origin inside it."""
+    done = ultra("run", "examples/fill_qrels.yaml", "--output-dir", str(tmp_path / "runs"), cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    archive = shutil.make_archive(str(tmp_path / "run"), "zip", root_dir=folder.parent, base_dir=folder.name)
+    shutil.rmtree(tmp_path / "runs")
+    shutil.unpack_archive(archive, tmp_path / "unpacked")
+    unpacked = tmp_path / "unpacked" / folder.name
+    report = ultra("report", str(unpacked), "--out", str(tmp_path / "report"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr[-3000:]
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert '<h2 id="fill-qrels"' in page and page.count("<tr><td>run.") == 3 * 3 + 3  # 3 runs x 3 measures, Judged@20
+    named = re.search(r"merged qrels <code>([^<]+)</code> · LLM grades <code>([^<]+)</code>", page)
+    assert named and all(Path(path).is_relative_to(unpacked / "files") for path in named.groups()), named
+    assert all(Path(path).is_file() for path in named.groups())

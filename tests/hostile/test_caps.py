@@ -54,12 +54,15 @@ LLM = ("max_retries", "max_workers")  # of every server's LLM mapping (ultra_kit
 def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
-        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM},
-        "evaluation": {"n_resamples", *LLM},
+        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM,
+                  "top_logprobs", "hhem_batch_size"},
+        "evaluation": {"n_resamples", "cutoffs", "measures", *LLM},
         "report": {"bootstrap_resamples"},
         "synth": {"n_per_kind", *LLM},
-        "generation": {*LLM},
-    }
+        "generation": {*LLM, "max_tokens", "completions"},
+        "retriever": {*LLM},
+        "target": {*LLM},
+    }  # fmt: skip
     for server, names in expected.items():
         assert set(caps(server)) == names
         assert all(isinstance(v, int) and v >= 1 for v in caps(server).values())
@@ -163,6 +166,13 @@ def test_compare_judged_n_resamples_over_the_cap(tmp_path: Path, n: int) -> None
                      {"samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")},
                      f"n_resamples {n:,} is more than the cap caps.n_resamples = {caps('evaluation')['n_resamples']:,}",
                      "servers/evaluation/parameter.yaml")  # fmt: skip
+
+
+def test_a_fractional_count_is_shown_as_given(tmp_path: Path) -> None:
+    """``n_resamples=100000.5`` was refused as "got a number (100000)": the value shown must be the one given."""
+    done = run_ultra("call", "evaluation.compare_judged", f"samples={json.dumps(write_samples(tmp_path))}",
+                     "n_resamples=100000.5", "save_path=output/c.json", cwd=tmp_path)  # fmt: skip
+    clear_error(done, "`n_resamples` must be an integer, got a number (100000.5)")
 
 
 def test_compare_judged_at_the_cap_stays_small(tmp_path: Path) -> None:

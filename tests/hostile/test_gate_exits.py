@@ -87,3 +87,24 @@ def test_junit_in_a_read_only_folder_is_refused_first(tmp_path: Path) -> None:
     done = run_ultra("gate", str(folder), "--gate", str(gate_file(tmp_path)), "--junit", str(locked / "g.xml"),
                      cwd=tmp_path)  # fmt: skip
     refused(done, 1, "cannot be written")
+
+
+@pytest.mark.parametrize("junit", ["", "gate.yaml", "./gate.yaml", "run_20260101_101010/memory.json"])
+def test_junit_empty_or_a_file_the_gate_reads_is_refused_unwritten(tmp_path: Path, junit: str) -> None:
+    """``--junit gate.yaml`` overwrote the gate file with the report (``memory.json`` likewise); ``--junit ''`` was
+    ignored. Each is refused before the gate is judged, and the file is left as it was."""
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    gate = gate_file(tmp_path)
+    before = gate.read_text(), (folder / "memory.json").read_text()
+    done = run_ultra("gate", str(folder.name), "--gate", "gate.yaml", "--junit", junit, cwd=tmp_path)
+    refused(done, 1, "--junit is empty" if not junit else "which this command reads; give another file")
+    assert (gate.read_text(), (folder / "memory.json").read_text()) == before
+
+
+def test_junit_the_pipeline_itself_is_refused_before_the_run_starts(toy: Path) -> None:  # noqa: F811 - the fixture
+    flow = pipeline(toy, "flow", "  - toy.make_items\n", params="toy:\n  words: a b\n")
+    (toy / "gate.yaml").write_text("gate:\n  - {metric: items, min: 0}\n")
+    before = flow.read_text()
+    done = run_ultra("run", str(flow), "--gate", "gate.yaml", "--junit", str(flow), cwd=toy, timeout=60)
+    clear_error(done, "which this command reads")
+    assert flow.read_text() == before and not (toy / "output").exists()

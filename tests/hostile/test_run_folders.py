@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -138,3 +139,68 @@ def test_runs_rebuild_sets_a_corrupt_index_aside(tmp_path: Path) -> None:
     assert "rebuilt" in rebuilt.stdout and "good_20260101_101010" in rebuilt.stdout
     assert (output / "runs.sqlite.corrupt").read_bytes().startswith(b"this is not a database")
     assert run_ultra("runs", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("tracker", ["mlflow", "wandb"])
+@pytest.mark.parametrize("entry", ["a link to a file outside", "a link to a folder", "a loop of links", "a pipe"])
+def test_export_refuses_a_run_folder_whose_artifacts_leave_it(tmp_path: Path, tracker: str, entry: str) -> None:
+    """The folder is logged whole: ``notes.txt -> <a secret outside>`` would upload the secret, a link to a folder
+    whatever it holds, a pipe would hang the copy. Each is refused, named, before anything is logged."""
+    (tmp_path / "secret.txt").write_text("SECRET-TOKEN")
+    folder = run_folder(tmp_path / "output", "odd_20260101_101010")
+    made = {
+        "a link to a file outside": lambda: (folder / "notes.txt").symlink_to(tmp_path / "secret.txt"),
+        "a link to a folder": lambda: (folder / "notes.txt").symlink_to(folder),
+        "a loop of links": lambda: [
+            (folder / "notes.txt").symlink_to("x.txt"),
+            (folder / "x.txt").symlink_to("notes.txt"),
+        ],
+        "a pipe": lambda: os.mkfifo(folder / "notes.txt"),
+    }
+    made[entry]()
+    done = run_ultra("export", tracker, str(folder), "--tracking-uri", f"file:{tmp_path / 'mlruns'}",
+                     cwd=tmp_path, env={"WANDB_MODE": "offline"}) if tracker == "mlflow" else run_ultra(
+        "export", tracker, str(folder), cwd=tmp_path, env={"WANDB_MODE": "offline"})  # fmt: skip
+    refused(done, 1, "notes.txt" if entry != "a loop of links" else "odd_20260101_101010/", "nothing was exported")
+    assert not (tmp_path / "mlruns").exists() and not (tmp_path / "wandb").exists()
+
+
+def test_export_keeps_a_link_to_a_file_inside_the_folder(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "output", "linked_20260101_101010")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "memory_copy.json").symlink_to("../memory.json")
+    done = run_ultra("export", "mlflow", str(folder), "--tracking-uri", f"file:{tmp_path / 'mlruns'}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    copied = list((tmp_path / "mlruns").rglob("memory_copy.json"))
+    assert len(copied) == 1 and json.loads(copied[0].read_text()) == {"eval_res": {"map": 0.5}}
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("garbage://x", "MLflow at garbage://x: Model registry functionality is unavailable"),
+        ("http://[::1", "MLflow at http://[::1: Invalid IPv6 URL"),
+        ("", "--tracking-uri is empty"),
+        (None, "MLflow at MLflow's default tracking URI: The filesystem tracking backend"),
+    ],
+)
+def test_export_mlflow_to_a_tracking_uri_it_cannot_use(tmp_path: Path, uri: str | None, expected: str) -> None:
+    """An unknown scheme, a malformed URI, an empty one, and MLflow's own default where an ``mlruns`` folder is
+    (a file store it refuses unless asked for): each is an error naming the store, not MLflow's traceback."""
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    (tmp_path / "mlruns" / "0").mkdir(parents=True)  # an older MLflow's store: MLflow's default is then that
+    (tmp_path / "mlruns" / "0" / "meta.yaml").write_text("name: Default\n")  # file store, which it refuses
+    given = [] if uri is None else ["--tracking-uri", uri]
+    done = run_ultra("export", "mlflow", str(folder), *given, cwd=tmp_path, unset=("MLFLOW_TRACKING_URI",))
+    refused(done, 1, expected)
+    assert [p.name for p in (tmp_path / "mlruns").iterdir()] == ["0"] and not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.parametrize(("where", "expected"), [("/proc", "--dir /proc: cannot be W&B's folder"),
+                                                 ("taken", "--dir taken: taken/wandb is a file")])  # fmt: skip
+def test_export_wandb_to_a_dir_it_cannot_write(tmp_path: Path, where: str, expected: str) -> None:
+    folder = run_folder(tmp_path, "run_20260101_101010")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "wandb").write_text("x")
+    done = run_ultra("export", "wandb", str(folder), "--dir", where, cwd=tmp_path, env={"WANDB_MODE": "offline"})
+    refused(done, 1, expected)

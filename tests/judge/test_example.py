@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,8 +18,9 @@ from tests.support.openai_stub import OpenAIStub
 from tests.support.summary_check import check_summary
 
 
-def run_umbrela_example(tmp_path: Path, judge_llm: dict) -> subprocess.CompletedProcess:
-    """``ultra run examples/umbrela.yaml`` with ``judge_llm`` (its key read from $OPENAI_API_KEY), files in tmp_path."""
+def run_umbrela_example(tmp_path: Path, judge_llm: dict, *more: str) -> subprocess.CompletedProcess:
+    """``ultra run examples/umbrela.yaml`` with ``judge_llm`` (its key read from $OPENAI_API_KEY), files in tmp_path
+    (``more``: further arguments of ``ultra run``)."""
     params = yaml.safe_load((ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text())
     params["judge"].update(
         judge_llm={**judge_llm, "api_key": "${OPENAI_API_KEY}"},
@@ -28,7 +31,7 @@ def run_umbrela_example(tmp_path: Path, judge_llm: dict) -> subprocess.Completed
     param_file = tmp_path / "umbrela_parameter.yaml"
     param_file.write_text(yaml.safe_dump(params))
     return run_ultra(
-        "run", "examples/umbrela.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
+        "run", "examples/umbrela.yaml", "--param", str(param_file), *more, cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
     )
 
 
@@ -71,4 +74,33 @@ def test_a_jurys_agreement_is_in_the_run_summary(tmp_path: Path) -> None:
     assert re.search(rf"^score\s+ordinal\s+{figures['alpha']:.4f}\s+180\s+{figures['mean_kappa']:.4f}\s*$", table, re.M)
     report = json.loads(sorted((tmp_path / "judge").glob("judge_agreement_*.json"))[-1].read_text())
     assert report["kappa_graded"] == 1.0  # the majority is a and b's grade: the human one
+    for member in "abc":  # the cost table: a row per member model, each with its own 171 requests (#41)
+        assert re.search(rf"^judge\.umbrela_judge\s+judge-{member}\s+171\s", done.stdout, re.M), done.stdout
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_the_umbrela_run_folder_keeps_each_steps_result_and_reports_after_a_move(tmp_path: Path) -> None:
+    """Each step writes a result_path (a later one overwrites it in memory): the run folder keeps all three (the
+    earlier ones under files/<step>/), and ``ultra report`` of the folder, moved away from the tools' own output
+    folders (deleted), shows the judged run's measures (#41: the page was empty)."""
+    with OpenAIStub(responder=oracle(sample_grades(), default=1)) as stub:
+        done = run_umbrela_example(tmp_path, llm_settings(stub), "--output-dir", str(tmp_path / "runs"))
+        assert done.returncode == 0, done.stderr[-3000:]
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    kept = {re.sub(r"_\d{8}_\d{6}(_\d+)?", "", str(p.relative_to(folder / "files")))
+            for p in (folder / "files").rglob("*.json")}  # fmt: skip
+    assert {"judge.umbrela_judge/umbrela_judge.json", "evaluation.evaluate_trec/evaluate_trec.json",
+            "judge_agreement.json"} <= kept, kept  # fmt: skip
+    moved = tmp_path / "elsewhere" / folder.name
+    shutil.move(str(folder), str(moved))
+    for made in ("judge", "evaluation", "runs"):
+        shutil.rmtree(tmp_path / made, ignore_errors=True)
+    report = run_ultra("report", str(moved), "--out", str(tmp_path / "report"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr[-3000:]
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "0 items" not in page
+    with open(tmp_path / "report" / "summary.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    metrics = {row["metric"] for row in rows}
+    assert {"ndcg@10", "map", "mean_score", "MRR", "AP@10"} <= metrics and all(int(row["n"]) == 18 for row in rows)
+    assert not metrics & {"num_judged", "num_excluded", "num_ret", "num_rel"}, metrics  # counts, not metrics

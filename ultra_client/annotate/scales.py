@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_base.file_limits import load_limited_yaml
 from ultra_kit.yaml_files.lines import line_of, load_yaml_with_lines, plain
 
 
@@ -49,11 +49,12 @@ class Scale:
                 "options": [{"key": o.key, "label": o.label, "value": o.value} for o in self.options]}  # fmt: skip
 
 
-def built_in() -> dict[str, Scale]:
-    """The built-in scales, from ``scales.yaml``."""
-    import yaml
+SCALES = Path(__file__).with_name("scales.yaml")
 
-    data = yaml.safe_load(files("ultra_client.annotate").joinpath("scales.yaml").read_text(encoding="utf-8"))
+
+def built_in(table: Path = SCALES) -> dict[str, Scale]:
+    """The built-in scales, from ``scales.yaml`` (``table``), read within the limits of every YAML file read."""
+    data = load_limited_yaml(table, kind="scales")
     return {name: Scale(name, spec["text"], tuple(Option(key, str(label), float(value))
                                                for key, (label, value) in enumerate(spec["options"])))
             for name, spec in data.items()}  # fmt: skip

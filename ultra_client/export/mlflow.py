@@ -67,15 +67,23 @@ def client_for(tracking_uri: str | None) -> Any:
 
 def export_runs(folders: list[str], tracking_uri: str | None, experiment: str) -> list[tuple[str, str]]:
     """Log each run folder as an MLflow run of ``experiment`` (created if missing); ``[(folder, run id)]``."""
+    if tracking_uri is not None and not tracking_uri.strip():
+        raise UltraError("--tracking-uri is empty: give a URI (file:/path, sqlite:///mlflow.db, http://host:port)")
     runs = finished_runs(folders)
-    client = client_for(tracking_uri)
-    from mlflow.exceptions import MlflowException
-
     where = tracking_uri or "MLflow's default tracking URI"
+    try:
+        from mlflow.exceptions import MlflowException
+    except ImportError:
+        raise UltraError(INSTALL_HINT) from None
+    try:
+        client = client_for(tracking_uri)
+    except (MlflowException, ValueError) as exc:  # an unknown scheme, a file store by default, "Invalid IPv6 URL"
+        hint = "" if tracking_uri else " (name a store with --tracking-uri, e.g. file:./mlruns or sqlite:///mlflow.db)"
+        raise UltraError(f"MLflow at {where}: {_reason(exc)}{hint}; nothing was exported") from None
     try:
         found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
-    except (MlflowException, OSError) as exc:
+    except (MlflowException, OSError, ValueError) as exc:
         raise UltraError(f"MLflow at {where}: {_reason(exc)}; nothing was exported") from None
     commit = git_commit(Path.cwd())
     logged = []

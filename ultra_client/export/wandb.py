@@ -60,8 +60,10 @@ def export_runs(folders: list[str], project: str, directory: str | None, mode: s
     if directory:
         try:
             Path(directory).mkdir(parents=True, exist_ok=True)
-        except FileExistsError:
-            raise UltraError(f"--dir {directory}: is a file; W&B needs a folder for its wandb/ folder") from None
+            (Path(directory) / "wandb").mkdir(exist_ok=True)  # where W&B writes (/proc exists, /proc/wandb cannot)
+        except FileExistsError as exc:
+            which = "" if Path(exc.filename) == Path(directory) else f" {exc.filename}"
+            raise UltraError(f"--dir {directory}:{which} is a file; W&B needs a folder for its wandb/ folder") from None
         except OSError as exc:  # a read-only parent ...
             raise UltraError(f"--dir {directory}: cannot be W&B's folder: {exc.strerror or exc}") from None
     commit = git_commit(Path.cwd())
@@ -74,6 +76,10 @@ def export_runs(folders: list[str], project: str, directory: str | None, mode: s
                 " (run `wandb login`, or export with --mode offline and `wandb sync` later)" if mode == "online" else ""
             )
             raise UltraError(f"{run.folder}: W&B refused the run: {exc}{hint}") from None
+        except OSError as exc:  # a folder W&B cannot write
+            raise UltraError(
+                f"{run.folder}: W&B could not write the run: {exc.strerror or exc}: {exc.filename}"
+            ) from None
     return logged
 
 

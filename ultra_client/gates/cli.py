@@ -43,7 +43,7 @@ def run_conditions(args: argparse.Namespace) -> list:
     conditions = [] if is_nemo_job(path) is not None else list(load_pipeline(path).gate)  # a NeMo job: --gate only
     if getattr(args, "gate", None):
         conditions += read_gate_file(args.gate)
-    check_gate_options(getattr(args, "junit", None), conditions)
+    check_gate_options(getattr(args, "junit", None), conditions, reads=(path, getattr(args, "gate", None) or ""))
     return conditions
 
 
@@ -90,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
     from ultra_client.gates.spec import check_gate_options, read_gate_file
 
     conditions = read_gate_file(args.gate)
-    check_gate_options(args.junit, conditions)
+    check_gate_options(args.junit, conditions, reads=(args.gate, Path(args.run_folder) / "memory.json"))
     return judge_folder(conditions, args.run_folder, args.junit)

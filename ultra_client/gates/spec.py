@@ -149,13 +149,20 @@ def read_gate_file(file: str | Path) -> list[Condition]:
         raise GateNotEvaluable(f"{exc} (the gate cannot be evaluated)") from None
 
 
-def check_gate_options(junit: str | None, conditions: list[Condition]) -> None:
+def check_gate_options(junit: str | None, conditions: list[Condition], reads: Iterable[str | Path] = ()) -> None:
     """Before any work: ``--junit`` without any gate condition would write an empty report, and a ``--junit``
-    path that cannot be written (a folder, a missing or read-only folder) would fail after the whole run."""
+    path that cannot be written (a folder, a missing or read-only folder) would fail after the whole run; an
+    empty one would be ignored, and one naming a file the command reads (``reads``: the gate file, the pipeline,
+    the run's memory.json) would be overwritten by the report."""
+    if junit is not None and not junit.strip():
+        raise UltraError("--junit is empty: give the path of a file (e.g. gate.xml)")
     if junit and not conditions:
         raise UltraError("--junit writes the gate's verdicts: give --gate FILE or a pipeline with a 'gate:' block")
     if junit:
         check_output_file(Path(junit), "--junit")
+        clobbered = [str(read) for read in reads if read and Path(read).resolve() == Path(junit).resolve()]
+        if clobbered:
+            raise UltraError(f"--junit {junit}: is {clobbered[0]}, which this command reads; give another file")
 
 
 def check_output_file(path: Path, option: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ultra_base.errors import InputError
-from ultra_base.file_limits import read_text_file
+from ultra_base.file_limits import load_yaml_value, read_text_file
 from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.pipeline.param_text import merge_text
 from ultra_kit.files import atomic_write_text
@@ -84,7 +84,7 @@ def update_parameter_file(
     with as_ultra_error():
         text, data = read_text_file(path, "parameter"), load_yaml_with_lines(path, "parameter")
     edited = merge_text(text, data, merged)
-    if edited is not None and yaml.safe_load(edited) == merged:
+    if edited is not None and load_yaml_value(edited) == merged:
         try:
             atomic_write_text(path, edited)
         except OSError as exc:

@@ -25,6 +25,7 @@ from ultra_kit.limits.json_files import loads_limited
 try:
     from openinference.semconv.trace import DocumentAttributes as Doc
     from openinference.semconv.trace import MessageAttributes as Msg
+    from openinference.semconv.trace import MessageContentAttributes as Part
     from openinference.semconv.trace import OpenInferenceSpanKindValues
     from openinference.semconv.trace import SpanAttributes as OI
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
@@ -110,6 +111,7 @@ class _Keys:
     def __init__(self) -> None:
         self.documents: list[tuple[str, str, str]] = []
         self.outputs: list[str] = []
+        self.inputs: list[tuple[str, str, str]] = []
 
     def document(self, index: int) -> tuple[str, str, str]:
         while len(self.documents) <= index:
@@ -117,6 +119,14 @@ class _Keys:
             names = (Doc.DOCUMENT_CONTENT, Doc.DOCUMENT_ID, Doc.DOCUMENT_SCORE)
             self.documents.append(tuple(prefix + name for name in names))  # type: ignore[arg-type]
         return self.documents[index]
+
+    def input_message(self, index: int) -> tuple[str, str, str]:
+        """The role, the content and the first text part of ``llm.input_messages.<index>``."""
+        while len(self.inputs) <= index:
+            prefix = f"{OI.LLM_INPUT_MESSAGES}.{len(self.inputs)}."
+            first_part = f"{prefix}{Msg.MESSAGE_CONTENTS}.0.{Part.MESSAGE_CONTENT_TEXT}"
+            self.inputs.append((prefix + Msg.MESSAGE_ROLE, prefix + Msg.MESSAGE_CONTENT, first_part))
+        return self.inputs[index]
 
     def output_message(self, index: int) -> str:
         while len(self.outputs) <= index:
@@ -131,9 +141,13 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
     """Fill ``span`` (its ``kind`` already set) from OpenInference attributes."""
     get = attrs.get
     raw = get(OI.INPUT_VALUE)
-    if raw is not None:
-        text = _string(raw, cap, notes, span)
-        span.input = text if text.__class__ is str and text[:1] != "{" else as_text(text, QUESTION_KEYS)
+    text = None if raw is None else _string(raw, cap, notes, span)
+    if text.__class__ is str and text[:1] != "{":
+        span.input = text
+    elif span.kind == LLM and (asked := _last_user_message(attrs, cap, notes, span)) is not None:
+        span.input = asked  # input.value holds the request's JSON (or nothing): the question is the last user message
+    elif text is not None:
+        span.input = as_text(text, QUESTION_KEYS)
     raw = get(OI.SESSION_ID)
     if raw is not None:
         span.session = value(raw)
@@ -153,6 +167,19 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
         span.output = output if output.__class__ is str and output[:1] != "{" else as_text(output, ANSWER_KEYS)
     if kind == RETRIEVER:
         _documents(span, attrs, output, cap, notes)
+
+
+def _last_user_message(attrs: dict[str, Any], cap: int, notes: Any, span: Span) -> str | None:
+    """The text of the last ``user`` message in ``llm.input_messages`` (its content, or its first text part)."""
+    index, found = 0, None
+    while True:
+        role_key, content_key, part_key = KEYS.input_message(index)
+        if role_key not in attrs:
+            break
+        if value(attrs[role_key]) == "user":
+            found = attrs.get(content_key) or attrs.get(part_key)
+        index += 1
+    return None if found is None else _string(found, cap, notes, span)
 
 
 def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:

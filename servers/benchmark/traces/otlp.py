@@ -28,14 +28,17 @@ if conventions.OI is not None:  # else the extra is missing: read_spans says so
     SESSION = conventions.OI.SESSION_ID
 
 
-def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> Traces:
+def read_spans(
+    source: Path, cap: int, problems: Problems, names: list[str], answer_span: str, logs: Path | None = None
+) -> Traces:
     """Every span in the file, by trace; a line that is not JSON, or not an export request, is counted and skipped.
 
     The file is streamed: each line is decoded into typed structs (``otlp_json``) and turned into spans, and
     only the attributes named in ``names`` (and OpenInference's ``metadata`` and the resource's, when names are
     given) are kept. The spans a record is made of (LLM, retriever, parentless, the ``answer_span``) are read
     in full; of the others the ids, kind, status and session, and where their line starts: should one become a
-    root (its parent absent from the file), ``complete`` reads that line again.
+    root (its parent absent from the file), ``complete`` reads that line again. ``logs``: a file of OTLP logs
+    written apart from the spans, whose GenAI events are joined to them as those of ``source`` are.
     """
     conventions.require_conventions()
     reading = _Reading(cap, problems, (*names, "metadata") if names else (), answer_span)
@@ -48,8 +51,36 @@ def read_spans(source: Path, cap: int, problems: Problems, names: list[str], ans
                 reading.log_events(item.resourceLogs, line)
             if item.resourceSpans is None and item.resourceLogs is None:
                 problems.add("lines without resourceSpans (or resourceLogs), skipped", f"line {line}")
+    if logs is not None:
+        _read_logs(reading, logs)
     reading.attach_events()
     return reading.traces
+
+
+def _read_logs(reading: _Reading, logs: Path) -> None:
+    """The GenAI events of a file of logs (``benchmark.traces.logs``); its problems name that file."""
+    problems = reading.problems
+    reading.problems = in_logs = _InFile(problems, logs.name)
+    try:
+        for _, line, request in _requests(logs, in_logs):
+            for item in request if request.__class__ is list else (request,):
+                if item.resourceLogs is not None:
+                    reading.log_events(item.resourceLogs, line)
+                else:
+                    in_logs.add("lines of benchmark.traces.logs without resourceLogs, skipped", f"line {line}")
+    finally:
+        reading.problems = problems
+
+
+class _InFile(Problems):
+    """``Problems`` whose examples name the file they were found in (``logs.jsonl line 3``), counted in ``problems``."""
+
+    def __init__(self, problems: Problems, name: str) -> None:
+        super().__init__()
+        self.problems, self.name = problems, name
+
+    def add(self, reason: str, example: str, count: int = 1) -> None:
+        self.problems.add(reason, f"{self.name} {example}", count)
 
 
 def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]]:

@@ -75,7 +75,7 @@ def _json_score(text: str) -> str | int | float | None:
     for candidate in candidates:
         try:
             data = json.loads(candidate)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser recurses: no score here
             continue
         if isinstance(data, dict):
             for key in ("score", "final_score", "grade", "O"):

@@ -291,6 +291,7 @@ def _write(
         "counts": counts,
         "failed": failed,
         "per_query": per_query,
+        "metric_kinds": {**dict.fromkeys(nuggets.SCORE_NAMES, "continuous"), "num_nuggets": "count"},
         "usage": judged.usage,
         "prompt": prompt,
         "panel": judged.panel(settings),

@@ -167,6 +167,7 @@ def _write_umbrela(
         "counts": counts,
         "failed": failed,
         "per_query": per_query,
+        "metric_kinds": umbrela.metric_kinds(k_values),
         "judgments": [j.as_dict() for j in judgments],
         "usage": usage,
         "prompt": prompt_info,

@@ -143,6 +143,15 @@ async def judge_one(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+PER_QUERY_COUNTS = ("num_judged", "num_excluded")  # numbers of passages: counts, never a metric (the report)
+
+
+def metric_kinds(k_values: Sequence[int]) -> dict[str, str]:
+    """Each per-query value's kind, written into the result file (the report charts metrics, lists counts)."""
+    names = ["mean_score", *(f"{m}@{k}" for k in k_values for m in ("P", "AP")), "MRR"]
+    return {**dict.fromkeys(names, "continuous"), **dict.fromkeys(PER_QUERY_COUNTS, "count")}
+
+
 def query_metrics(judgments: Sequence[Judgment], k_values: Sequence[int]) -> dict[str, Any]:
     """Mean grade, P@k, AP@k and MRR of one query's ranked list, relevant = grade >= 2.
 

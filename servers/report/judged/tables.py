@@ -81,6 +81,20 @@ def _compare_view(document: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "alpha": number((document.get("settings") or {}).get("alpha"))}
 
 
+def kept_copy(named: str, result: str) -> str:
+    """``named`` (a path a result file recorded) as the run folder holding ``result`` keeps it: the copy of
+    the same name beside ``result`` or in the folder's ``files/``, so a moved or unzipped folder names its own
+    file; ``named`` when no copy is there."""
+    if not named:
+        return named
+    here = Path(result).parent
+    files = next((p for p in (here, *here.parents) if p.name == "files"), here)
+    for folder in (here, files):
+        if (folder / Path(named).name).is_file():
+            return str(folder / Path(named).name)
+    return named
+
+
 def _fill_view(document: dict[str, Any]) -> dict[str, Any]:
     values, judged = [], []
     for run, measures in document["per_run"].items():
@@ -107,8 +121,9 @@ VIEWS = {"ppi": _ppi_view, "compare_judged": _compare_view, "fill_qrels": _fill_
 
 def view(judged: dict[str, Any], label: str, image: str | None) -> dict[str, Any]:
     """One judged-numbers file as the page shows it: its tables (cells as text) and its chart."""
-    return {"tool": judged["tool"], "label": label, "path": judged["path"], "image": image,
-            **VIEWS[judged["tool"]](judged["document"])}  # fmt: skip
+    shown = VIEWS[judged["tool"]](judged["document"])
+    shown.update({key: kept_copy(shown[key], judged["path"]) for key in ("merged", "origin") if key in shown})
+    return {"tool": judged["tool"], "label": label, "path": judged["path"], "image": image, **shown}
 
 
 def title(judged: dict[str, Any], label: str) -> str:

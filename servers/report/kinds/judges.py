@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servers.report.kinds.shapes import mapping
+from servers.report.kinds.shapes import declared, mapping
 from servers.report.model import Found
 from servers.report.readers import new_run, supported_vital
 
@@ -14,6 +14,7 @@ from servers.report.readers import new_run, supported_vital
 def read_umbrela(document: dict[str, Any], path: str) -> Found:
     run = new_run(Path(path).stem, "umbrela_judge", path, document.get("settings"))
     run.add_mapping(mapping(document, "per_query", path), source=f"umbrela_judge: {path}", skip=set())
+    declared(run, document)  # num_judged, num_excluded: counts
     return Found("umbrela_judge", [run], scalars=panel_scalars(document))
 
 
@@ -41,6 +42,7 @@ def read_nuggetize(document: dict[str, Any], path: str) -> Found:
         run = new_run(name, "nuggetize", path)
         run.add_mapping(per_query, source=f"nuggetize: {path}", skip=set())
         run.nuggets = supported.get(name, {})
+        declared(run, document)  # num_nuggets: a count
         runs.append(run)
     if runs:
         runs[0].parameters[f"nuggetize: {Path(path).name}"] = document.get("settings", {})

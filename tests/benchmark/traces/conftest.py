@@ -16,12 +16,12 @@ from tests.conftest import ROOT
 pytest.importorskip("openinference.instrumentation.llama_index", reason="pip install 'ultra-eval[traces]'")
 
 
-def make_traces(out: Path, *options: str) -> list[dict[str, Any]]:
+def make_traces(out: Path, *options: str, script: str = "make_traces.py") -> list[dict[str, Any]]:
     expected = out.with_suffix(".expected.json")
     subprocess.run(
         [
             sys.executable,
-            str(ROOT / "scripts" / "make_traces.py"),
+            str(ROOT / "scripts" / script),
             "--out",
             str(out),
             "--expected",
@@ -58,3 +58,10 @@ def langfuse_observations(tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     pytest.importorskip("langfuse", reason="pip install 'ultra-eval[traces]'")
     out = tmp_path_factory.mktemp("traces") / "observations.json"
     return out, make_traces(out, "--framework", "langchain", "--export", "langfuse")
+
+
+@pytest.fixture(scope="session")
+def openai_chat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    pytest.importorskip("openinference.instrumentation.openai", reason="pip install 'ultra-eval[traces]'")
+    out = tmp_path_factory.mktemp("traces") / "chat.jsonl"
+    return out, make_traces(out, script="make_chat_traces.py")

@@ -64,11 +64,15 @@ def test_each_problem_is_counted_with_an_example(tmp_path: Path) -> None:
         request(span("e" * 16, "f" * 16, "CHAIN", "3" * 32), span("f" * 16, "e" * 16, "LLM", "3" * 32)),  # a cycle
         request(span("9" * 16, None, None, "4" * 32, http_method="GET")),  # no convention known
         request(span("8" * 16, None, "CHAIN", "5" * 32, input_value="x" * 50, output_value="A5.")),
+        '{"foo": 1}',  # JSON, but not an export request
+        "[1, 2]",
+        request(repeated := span("7" * 16, None, "CHAIN", "6" * 32, input_value="Q6?", output_value="A6.")),
+        request(repeated),  # the same span exported twice
     ]
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = read(path, traces={"max_attribute_chars": 20})
-    assert result["id_ls"] == ["1" * 32, "2" * 32, "5" * 32]
+    assert result["id_ls"] == ["1" * 32, "2" * 32, "5" * 32, "6" * 32]
     assert result["q_ls"][2] == "x" * 20
     info = result["data_info"]
     assert info["notes"] == {
@@ -76,12 +80,37 @@ def test_each_problem_is_counted_with_an_example(tmp_path: Path) -> None:
         "spans without a trace id or span id, skipped (e.g. line 3, span 'CHAIN')": 1,
         f"spans whose parent is not in the file (e.g. span {'c' * 16} in trace {'2' * 32})": 1,
         f"attributes longer than 20 characters, cut (e.g. span {'8' * 16})": 1,
+        "lines without resourceSpans (or resourceLogs), skipped (e.g. line 8)": 1,
+        "lines that are not OTLP export requests, skipped (e.g. line 9: Expected `object`, got `int` - at `$[0]`)": 1,
+        f"spans repeated in their trace (same span id), kept once (e.g. span {'7' * 16})": 1,
     }
     assert info["dropped_reasons"] == {
         f"traces whose spans' parents form a cycle (e.g. trace {'3' * 32})": 1,
         f"traces with no span of a known convention (OpenInference, GenAI) (e.g. trace {'4' * 32})": 1,
     }
-    assert (info["total_rows"], info["kept_rows"], info["dropped_rows"]) == (5, 3, 2)
+    assert (info["total_rows"], info["kept_rows"], info["dropped_rows"]) == (6, 4, 2)
+
+
+def test_errors_only_keeps_the_traces_with_a_failed_span(tmp_path: Path) -> None:
+    """A trace whose LLM span failed (status ERROR) while its root still answered has ``error`` true; ``errors_only``
+    keeps it and counts the others; when no trace failed, the error names the filter."""
+    failed = span("c" * 16, "b" * 16, "LLM", "2" * 32, output_value="partial")
+    failed["status"] = {"code": "STATUS_CODE_ERROR", "message": "rate limited"}
+    lines = [
+        answered("1" * 32),
+        request(span("b" * 16, None, "CHAIN", "2" * 32, input_value="Q?", output_value="A."), failed),
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fields = {"id_ls": "trace_id", "e": "error"}
+    every = get_data(benchmark={"path": str(path), "key_map": fields})
+    assert (every["id_ls"], every["e"]) == (["1" * 32, "2" * 32], [False, True])
+    result = get_data(benchmark={"path": str(path), "key_map": fields, "filters": {"errors_only": True}})
+    assert result["id_ls"] == ["2" * 32]
+    assert result["data_info"]["dropped_reasons"] == {"filtered out (errors_only)": 1}
+    path.write_text(lines[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"\(filtered out \(errors_only\): 1\); no record passes benchmark.filters"):
+        get_data(benchmark={"path": str(path), "key_map": fields, "filters": {"errors_only": True}})
 
 
 def test_no_usable_trace_fails_naming_the_reason(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """OpenTelemetry GenAI traces written by the official instrumentation (opentelemetry-instrumentation-openai-v2 and
 opentelemetry-util-genai, OpenAI client against a server on 127.0.0.1; scripts/make_genai_traces.py): the
-message content in log events only, or on the spans only, read back equal to what each call saw."""
+message content in log events only (the current details event, or the earlier event per message), or on the spans
+only, read back equal to what each call saw."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT
-from ultra_base.errors import InputError
+from ultra_base.errors import InputError, confined_reads
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2", reason="pip install 'ultra-eval[traces]'")
 
@@ -46,12 +47,13 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, l
     folder = tmp_path_factory.mktemp("genai")
     return {
         content: (folder / f"{content}.jsonl", make(folder / f"{content}.jsonl", content))
-        for content in ("events", "spans")
+        for content in ("events", "spans", "messages")
     }
 
 
-def read(path: Path) -> dict[str, Any]:
-    return get_data(benchmark={"path": str(path), "key_map": FIELDS, "traces": {"metadata": ["app_version"]}})
+def read(path: Path, **traces: Any) -> dict[str, Any]:
+    spec = {"path": str(path), "key_map": FIELDS, "traces": {"metadata": ["app_version"], **traces}}
+    return get_data(benchmark=spec)
 
 
 def check(result: dict[str, Any], seen: list[dict[str, Any]], *, passages: bool) -> None:
@@ -84,6 +86,38 @@ def test_content_in_log_events(written, tmp_path: Path) -> None:
         read(spans_only)
 
 
+def test_logs_in_their_own_file(written, tmp_path: Path) -> None:
+    """The Collector's logs pipeline may write to a file of its own: ``traces.logs`` joins its events to the spans;
+    its problems name that file; other formats refuse it."""
+    path, seen = written["events"]
+    spans, logs = path.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "spans.jsonl").write_text(spans + "\n", encoding="utf-8")
+    (tmp_path / "logs.jsonl").write_text(logs + "\n{broken\n" + spans + "\n", encoding="utf-8")
+    result = read(tmp_path / "spans.jsonl", logs=str(tmp_path / "logs.jsonl"))
+    for variable, field in (("q", "question"), ("a", "answer"), ("ti", "tokens_in")):
+        assert result[variable] == [s[field] for s in seen]
+    assert result["data_info"]["notes"] == {
+        "lines that are not JSON, skipped (e.g. logs.jsonl line 2)": 1,
+        "lines of benchmark.traces.logs without resourceLogs, skipped (e.g. logs.jsonl line 3)": 1,
+    }
+    with pytest.raises(InputError, match="without a question"):
+        read(tmp_path / "spans.jsonl")  # the same spans without their logs
+    with (
+        confined_reads(),
+        pytest.raises(InputError, match=r"traces.logs resolves to /etc/hostname, outside the folders"),
+    ):
+        read(tmp_path / "spans.jsonl", logs="/etc/hostname")  # confined to the read roots in a tool call, as path is
+    with pytest.raises(InputError, match=r"benchmark.traces.logs: no such file"):
+        read(tmp_path / "spans.jsonl", logs=str(tmp_path / "absent.jsonl"))
+    with pytest.raises(InputError, match=r"logs.jsonl: the file is [\d,]+ bytes, more than benchmark.max_bytes"):
+        get_data(benchmark={"path": str(tmp_path / "spans.jsonl"), "key_map": FIELDS, "max_bytes": len(spans) + 1,
+                            "traces": {"logs": str(tmp_path / "logs.jsonl")}})  # fmt: skip
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"id": "r1", "run_type": "chain", "inputs": {"question": "Q?"}, "outputs": {"output": "A."}}\n')
+    with pytest.raises(InputError, match="read beside OTLP spans only, not format langsmith"):
+        read(runs, logs=str(tmp_path / "logs.jsonl"))
+
+
 def test_events_without_their_spans_are_counted(written, tmp_path: Path) -> None:
     path, seen = written["events"]
     spans, logs = path.read_text(encoding="utf-8").splitlines()
@@ -106,3 +140,18 @@ def test_content_on_spans(written) -> None:
     path, seen = written["spans"]
     assert len(path.read_text(encoding="utf-8").splitlines()) == 1  # no log records
     check(read(path), seen, passages=True)
+
+
+def test_content_in_per_message_events(written, tmp_path: Path) -> None:
+    """The earlier conventions (openai-v2 without the opt-in): the question only in a ``gen_ai.user.message``
+    event's body, the answer only in a ``gen_ai.choice`` event's; the system message's event is not the question."""
+    path, seen = written["messages"]
+    spans, logs = path.read_text(encoding="utf-8").splitlines()
+    records = [r for s in json.loads(logs)["resourceLogs"] for scope in s["scopeLogs"] for r in scope["logRecords"]]
+    assert [r["eventName"] for r in records] == ["gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"] * 8
+    assert not any(s["question"] in spans or s["answer"] in spans for s in seen)  # the content is in the events only
+    check(read(path), seen, passages=False)
+    spans_only = tmp_path / "spans_only.jsonl"
+    spans_only.write_text(spans + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="without a question"):
+        read(spans_only)

@@ -75,6 +75,19 @@ def test_langsmith_runs(langsmith_runs) -> None:
     check_same(read(path), seen, scores=False)  # auto: recognised by its content
 
 
+def test_openai_chat_calls(openai_chat) -> None:
+    """Bare chat calls under openinference-instrumentation-openai: each trace is one LLM span whose ``input.value``
+    is the request's JSON (the system message, the session's earlier turns, the question); the question is the
+    last user message of ``llm.input_messages``, the answer ``llm.output_messages``', model and tokens the call's."""
+    path, seen = openai_chat
+    result = read(path, {**FIELDS, "model_ls": "model", "in_ls": "tokens_in", "out_ls": "tokens_out"})
+    check_same(result, seen, scores=False)
+    assert result["q_ls"][1] == "When was the Eiffel Tower finished?"  # not turn 1's question, nor the request
+    assert (result["model_ls"], result["in_ls"], result["out_ls"]) == tuple(
+        [s[k] for s in seen] for k in ("model", "tokens_in", "tokens_out")
+    )
+
+
 def test_one_request_per_file(llamaindex_otlp, tmp_path: Path) -> None:
     """The Collector may write one (pretty-printed) request per file: .json, recognised by content."""
     path, seen = llamaindex_otlp
@@ -94,12 +107,27 @@ def test_group_by_and_choice(llamaindex_otlp) -> None:
     assert v2["data_info"]["dropped_reasons"] == {"filtered out (metadata.app_version = 'v2')": 4}
     unique = read(path, dedup="question")
     assert unique["q_ls"] == list(dict.fromkeys(s["question"] for s in seen))
+    assert unique["data_info"]["dropped_reasons"] == {"repeated question (dedup)": 2}  # France and Germany, twice
     strata = read(path, sample={"n": 2, "strategy": "stratified", "by": "metadata.app_version"})
     assert sorted(m["app_version"] for m in strata["meta_ls"]) == ["v1", "v2"]
+    assert strata["data_info"]["dropped_reasons"] == {"not in the sample (stratified, n=2)": 6}
     recent = read(path, sample={"n": 2, "strategy": "recent"})
     assert recent["q_ls"] == [s["question"] for s in seen[-2:]]
     later = read(path, filters={"since": recent["start_ls"][0]})
     assert later["q_ls"] == recent["q_ls"]
+    earlier = read(path, filters={"until": recent["start_ls"][0]})
+    assert earlier["q_ls"] == [s["question"] for s in seen[:-2]]
+    assert earlier["data_info"]["dropped_reasons"] == {f"filtered out (until {recent['start_ls'][0]})": 2}
+    drawn = [read(path, sample={"n": 3, "seed": seed}) for seed in (1, 1, 2)]
+    assert drawn[0]["id_ls"] == drawn[1]["id_ls"] != drawn[2]["id_ls"]  # the seed decides, the same seed again
+    for sampled in drawn:
+        assert sampled["id_ls"] == [i for i in grouped["id_ls"] if i in sampled["id_ls"]]  # in time order
+        info = sampled["data_info"]
+        assert (info["total_rows"], info["kept_rows"], info["dropped_reasons"]) == (
+            8,
+            3,
+            {"not in the sample (random, n=3)": 5},
+        )
     session = read(path, filters={"matches": {"session_id": "^s[12]$"}, "with_retrieval": True})
     assert session["session_ls"] == ["s1", "s1", "s2", "s2"]
 

@@ -16,7 +16,8 @@ from ultra_base.errors import InputError, confined_reads, readable_path
 from ultra_client.compat.nemo.job import Task
 from ultra_client.errors import UltraError
 from ultra_kit.files import atomic_write_text, compact_json
-from ultra_kit.readers import read_csv, read_json
+from ultra_kit.readers import SizeLimit, read_csv, read_json
+from ultra_kit.settings import defaults
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 # RAGAS columns, before 0.2 and from 0.2 on: our variable -> the column names it may have
@@ -78,6 +79,16 @@ def prepare(task: Task, job_file: Path, folder: Path) -> TaskData:
         raise UltraError(f"{job_file}: {task.where}.dataset: {exc}") from None
 
 
+def dataset_limit() -> SizeLimit:
+    """The bytes a dataset file read here may have: the benchmark server's ``max_bytes`` (the limit ``get_data``
+    reads the same files within), from its parameter.yaml."""
+    return SizeLimit(
+        defaults("benchmark")["benchmark"]["max_bytes"],
+        "benchmark.max_bytes",
+        where="in servers/benchmark/parameter.yaml: a NeMo job's dataset is read within it when compiled and run",
+    )
+
+
 def _beir(source: Path, folder: Path) -> TaskData:
     if not source.is_dir():
         raise InputError("a beir task names a folder with corpus.jsonl, queries.jsonl and qrels/", path=str(source))
@@ -89,7 +100,7 @@ def _beir(source: Path, folder: Path) -> TaskData:
     if len(chosen) != 1:
         found = [p.name for p in splits]
         raise InputError(f"expected qrels/test.tsv (or a single qrels/*.tsv); found {found}", path=str(source))
-    rows = read_csv(chosen[0], delimiter="\t")
+    rows = read_csv(chosen[0], delimiter="\t", max_bytes=dataset_limit())
     if not rows or tuple(rows[0]) != QRELS_HEADER:
         header = "<TAB>".join(QRELS_HEADER)
         raise InputError(f"expected the header row {header} and judgments below it", path=str(chosen[0]))
@@ -114,7 +125,7 @@ def _single_json(source: Path) -> Path:
 
 def _squad(source: Path, folder: Path) -> TaskData:
     source = _single_json(source)
-    data = read_json(source)
+    data = read_json(source, max_bytes=dataset_limit())
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise InputError("expected SQuAD JSON: an object with a 'data' list", path=str(source))
     passages: list[dict[str, Any]] = []
@@ -137,7 +148,7 @@ def _squad(source: Path, folder: Path) -> TaskData:
 
 def _ragas(source: Path, folder: Path) -> TaskData:
     source = _single_json(source)
-    data = read_json(source)
+    data = read_json(source, max_bytes=dataset_limit())
     columns = set(data) if isinstance(data, dict) else set(data[0]) if isinstance(data, list) and data else set()
     key_map = {}
     for variable, names in RAGAS_KEYS.items():

@@ -12,11 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ultra_base.errors import closest
+from ultra_base.file_limits import load_limited_yaml
 
-TABLE: dict[str, Any] = yaml.safe_load((Path(__file__).with_name("translation.yaml")).read_text(encoding="utf-8"))
+TABLE_FILE = Path(__file__).with_name("translation.yaml")
+
+
+def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
+    """The translation table in ``path``, read within the size, depth and alias limits of every YAML file read."""
+    return load_limited_yaml(path, kind="NeMo translation")
+
+
+TABLE: dict[str, Any] = read_table()
 STAGES: dict[str, list[Any]] = TABLE["stages"]
 CUTOFF = re.compile(r"^(?P<stem>[a-z_]+?)_(?P<k>[0-9]+)$")
 

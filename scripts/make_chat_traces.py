@@ -1,0 +1,91 @@
+"""Write OpenInference traces of bare chat calls: the OpenAI client, under ``openinference-instrumentation-openai``,
+asks an OpenAI-compatible server on 127.0.0.1 (``make_genai_traces.ChatServer``), with no chain around it.
+
+    python scripts/make_chat_traces.py --out chat.jsonl --expected chat.expected.json
+
+Each trace is one LLM span, its own root: ``input.value`` is the JSON of the request (every message of the
+conversation so far: a system message with the passages, the session's earlier turns, the new question),
+``output.value`` the JSON of the response; the messages are also in ``llm.input_messages`` and
+``llm.output_messages``, the tokens in ``llm.token_count.*``. The session and the app version come from
+OpenInference's ``using_session`` and ``using_metadata``. Spans go through the OpenTelemetry SDK's in-memory
+exporter and are written as OTLP JSON, one export request per question (hex ids, as the Collector writes).
+``--expected`` writes what each call saw. Needs ``pip install 'ultra-eval[traces]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from make_genai_traces import MODEL, ChatServer, retrieve
+from make_traces import TRAFFIC, otlp_lines
+
+
+def run(out: Path) -> list[dict[str, Any]]:
+    from openai import OpenAI
+    from openinference.instrumentation import using_metadata, using_session
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="unused", max_retries=0)
+    seen, lines, history = [], [], {}
+    try:
+        for session, version, question in TRAFFIC:
+            exporter.clear()
+            passages = retrieve(question)
+            earlier = history.setdefault(session, [])
+            system = {"role": "system", "content": "Answer from: " + " ".join(p["content"] for p in passages)}
+            started = time.time()
+            with using_session(session), using_metadata({"app_version": version}):
+                reply = client.chat.completions.create(
+                    model=MODEL, messages=[system, *earlier, {"role": "user", "content": question}]
+                )
+            answer = reply.choices[0].message.content
+            earlier += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+            seen.append(
+                {
+                    "question": question,
+                    "answer": answer,
+                    "session_id": session,
+                    "app_version": version,
+                    "model": MODEL,
+                    "tokens_in": reply.usage.prompt_tokens,
+                    "tokens_out": reply.usage.completion_tokens,
+                    "contexts": [],  # the passages went into the system message: no retriever span records them
+                    "context_ids": [],
+                    "wall_s": time.time() - started,
+                }
+            )
+            lines.append(otlp_lines(list(exporter.get_finished_spans())))
+    finally:
+        server.shutdown()
+        OpenAIInstrumentor().uninstrument()
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return seen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--expected", type=Path, help="also write what each call saw, one object per question")
+    args = parser.parse_args()
+    seen = run(args.out)
+    if args.expected:
+        args.expected.write_text(json.dumps(seen, indent=1), encoding="utf-8")
+    print(f"{args.out}: {len(seen)} traces")
+
+
+if __name__ == "__main__":
+    main()

@@ -55,7 +55,7 @@ def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
         "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM,
-                  "top_logprobs", "hhem_batch_size"},
+                  "top_logprobs", "hhem_batch_size", "fill_runs", "fill_measures"},
         "evaluation": {"n_resamples", "cutoffs", "measures", *LLM},
         "report": {"bootstrap_resamples"},
         "synth": {"n_per_kind", *LLM},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,17 @@ def run_ultra(
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "background_run(prepare): the test's long run starts before the first test")
+    _sigint_stops_the_suite()
+
+
+def _sigint_stops_the_suite() -> None:
+    """SIGINT stops the suite however it was started: a shell without job control starts a command put in the
+    background (``cmd &``, ``nohup cmd &``) with SIGINT ignored, which every child would inherit, so that a
+    test's ``ultra`` child (and the suite itself) ignored the SIGINT a test sends. Here SIGINT is delivered and
+    raises KeyboardInterrupt, as in a terminal (the tests of an ignored SIGINT ignore it in their child)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from servers.retriever.ranking import Hit, rank
 from ultra_base.errors import InputError
+from ultra_kit.limits.caps import capped, count
 from ultra_kit.progress import ProgressCallback, no_progress
 from ultra_kit.settings import complete_mapping
 
@@ -26,8 +27,10 @@ def dense_options(options: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"dense.provider must be one of {list(PROVIDERS)}, got {merged['provider']!r}")
     if merged["provider"] == "openai" and not (merged["base_url"] and merged["model_id"]):
         raise InputError("dense.provider openai needs dense.base_url and dense.model_id (an embeddings model)")
-    if int(merged["batch_size"]) < 1:
-        raise InputError("dense.batch_size must be >= 1")
+    count(merged["batch_size"], "dense.batch_size", minimum=1)
+    # each retry sends a failed request again, each worker keeps one in flight: within the server's caps
+    capped(merged["max_retries"], "dense.max_retries", server="retriever", name="max_retries")
+    capped(merged["max_workers"], "dense.max_workers", server="retriever", name="max_workers", minimum=1)
     return merged
 
 

@@ -19,8 +19,9 @@ Bm25Options = Annotated[
 DenseOptions = Annotated[
     dict[str, Any],
     Field(
-        description="provider (local | openai), model_id, base_url, api_key, batch_size, query_instruction, ...; "
-        "keys left out take their defaults"
+        description="provider (local | openai), model_id, base_url, api_key, batch_size, query_instruction, "
+        "max_workers (at most caps.max_workers), max_retries (at most caps.max_retries), ...; keys left out take their "
+        "defaults"
     ),
 ]
 Overwrite = Annotated[bool, Field(description="rebuild even if the saved index is current")]

@@ -10,6 +10,7 @@ from servers.target.kinds import COMMON_KEYS, KINDS, kind_module
 from servers.target.kinds.base import KindContext
 from servers.target.runner.calls import Policy
 from ultra_base.errors import InputError, closest, read_roots
+from ultra_kit.limits.caps import capped
 from ultra_kit.settings import defaults
 
 
@@ -29,6 +30,9 @@ def checked(target: Any) -> dict[str, Any]:
         value = target[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
             raise InputError(f"target.{key} must be a number of at least {low:g}, got {value!r}")
+    # each worker keeps a request in flight, each retry sends one again: within the server's caps
+    capped(target["max_workers"], "target.max_workers", server="target", name="max_workers", minimum=1)
+    capped(target["max_retries"], "target.max_retries", server="target", name="max_retries")
     if target["timeout"] <= 0:
         raise InputError(f"target.timeout must be more than 0 seconds, got {target['timeout']!r}")
     if not isinstance(target["settings"], Mapping):

@@ -54,12 +54,15 @@ LLM = ("max_retries", "max_workers")  # of every server's LLM mapping (ultra_kit
 def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
-        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM},
-        "evaluation": {"n_resamples", *LLM},
+        "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM,
+                  "top_logprobs", "hhem_batch_size", "fill_runs", "fill_measures"},
+        "evaluation": {"n_resamples", "cutoffs", "measures", *LLM},
         "report": {"bootstrap_resamples"},
         "synth": {"n_per_kind", "categories", *LLM},
-        "generation": {*LLM},
-    }
+        "generation": {*LLM, "max_tokens", "completions"},
+        "retriever": {*LLM},
+        "target": {*LLM},
+    }  # fmt: skip
     for server, names in expected.items():
         assert set(caps(server)) == names
         assert all(isinstance(v, int) and v >= 1 for v in caps(server).values())

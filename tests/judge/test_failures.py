@@ -8,9 +8,7 @@ connection (a closed port of 127.0.0.1).
 from __future__ import annotations
 
 import json
-import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from servers.judge.server import SPEC
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, call_job, llm_settings
 from tests.support.openai_stub import OpenAIStub
+from tests.support.ports import free_port
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
@@ -54,15 +53,6 @@ def arguments(tool: str) -> tuple[dict[str, Any], int, str]:
         return {"pred_ls": ANSWER_INPUTS["pred_ls"], "rubrics": [rubric]}, 3, "judgments"
     judge = next(j for j in JUDGES if j.name == tool)
     return {name: ANSWER_INPUTS[name] for name in judge.inputs}, 3, "judgments"
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port of 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    yield port
 
 
 async def call(tool: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +97,8 @@ async def test_constant_500_fails_the_tool_after_the_retries(tool: str, tmp_path
 
 
 @pytest.mark.parametrize("tool", LLM_TOOLS)
-async def test_refused_connection_is_named_not_a_timeout(tool: str, tmp_path: Path, closed_port: int) -> None:
+async def test_refused_connection_is_named_not_a_timeout(tool: str, tmp_path: Path) -> None:
+    closed_port = free_port()
     given, n, noun = arguments(tool)
     out = tmp_path / "out"
     judge_llm = {"base_url": f"http://127.0.0.1:{closed_port}/v1", "model_id": "m", "api_key": SECRET, "max_retries": 0}

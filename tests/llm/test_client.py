@@ -9,6 +9,7 @@ import pytest
 
 from tests.llm.conftest import SECRET, stub_settings
 from tests.support.openai_stub import OpenAIStub, hashed_grade
+from tests.support.ports import free_port
 from ultra_llm.cache import AnswerCache
 from ultra_llm.client import LLMClient
 
@@ -148,13 +149,9 @@ async def test_a_redirect_is_followed(stub: OpenAIStub) -> None:
 
 
 async def test_refused_connection_is_reported_as_refused_not_as_a_timeout() -> None:
-    import socket
-
     from ultra_llm.settings import LLMSettings
 
-    with socket.socket() as probe:  # a port of 127.0.0.1 that nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # a port of 127.0.0.1 that nothing listens on
     mapping = {"model_id": "m", "base_url": f"http://127.0.0.1:{port}/v1", "api_key": SECRET}
     mapping |= {"max_retries": 2, "max_workers": 1}
     settings = LLMSettings.from_mapping({**mapping, "timeout": 120}, name="t", backoff_base=0.01, backoff_max=0.02)

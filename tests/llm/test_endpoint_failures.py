@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.llm.conftest import SECRET
-from tests.support.broken_endpoints import UNRESOLVABLE, BrokenServer, unused_port
+from tests.support.broken_endpoints import UNRESOLVABLE, BrokenServer
+from tests.support.ports import free_port
 from ultra_llm.client import LLMClient
 from ultra_llm.endpoint_errors import connection_failure
 from ultra_llm.settings import LLMSettings
@@ -46,7 +47,7 @@ async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout(mode
 
 
 async def test_a_refused_connection_is_reported_as_refused() -> None:
-    port = unused_port()
+    port = free_port()
     error, took = await failure(f"http://127.0.0.1:{port}/v1", timeout=60)
     assert error == f"connection refused to 127.0.0.1:{port}" and took < 30  # not the 60 s time-out
 
@@ -92,7 +93,7 @@ async def test_the_default_httpx_transport_gets_the_same_messages(make: str, exp
         with servers[make] as server:
             error = await _httpx_failure(server.base_url, 0.5)
     elif make == "refused":
-        error = await _httpx_failure(f"http://127.0.0.1:{unused_port()}/v1", 0.5)
+        error = await _httpx_failure(f"http://127.0.0.1:{free_port()}/v1", 0.5)
     else:
         error = await _httpx_failure(f"http://{UNRESOLVABLE}:8000/v1", 0.5)
     assert expected in error, error

@@ -58,7 +58,10 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         texts = [t.get_text() for axes in figure.axes for t in axes.get_xticklabels() + axes.get_yticklabels()]
         legends = [axes.get_legend() for axes in figure.axes if axes.get_legend()] + list(figure.legends)
         labels = [t.get_text() for legend in legends for t in legend.get_texts()]
-        seen.append({"before": before, "size_before": size_before, "after": after,
+        from matplotlib.text import Text
+
+        sizes = [(t.get_fontsize(), t.get_text()) for t in figure.findobj(Text) if t.get_text() and t.get_visible()]
+        seen.append({"before": before, "size_before": size_before, "after": after, "sizes": sizes,
                      "size": tuple(figure.get_size_inches()), "png": png, "texts": texts + labels})  # fmt: skip
         return png
 
@@ -121,6 +124,16 @@ def test_every_figure_fits_with_long_run_names(drawn: list[dict]) -> None:
     assert set(shorts) <= texts and not any(label in texts for label in LONG)
     named = [text for text in texts if "retrieval" in text or "dense" in text]  # every text naming a run
     assert len(named) > 3 and all(len(text) <= 32 for text in named), named
+
+
+MIN_POINTS = 7  # at the report's DPI and its ~0.8 display scale about 9 CSS pixels: the smallest readable text
+
+
+def test_every_text_of_every_figure_is_readable(drawn: list[dict]) -> None:
+    """Legends, count labels, ticks and titles at least MIN_POINTS (#41: the scatters' legends were 6 pt)."""
+    draw_everything()
+    small = {(round(size, 1), text) for figure in drawn for size, text in figure["sizes"] if size < MIN_POINTS}
+    assert not small, sorted(small)[:10]
 
 
 def test_chart_labels_stay_unique() -> None:

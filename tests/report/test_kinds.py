@@ -64,6 +64,7 @@ def test_pvalue_runs_side_by_side_with_the_significance_table(results: Results, 
     assert len(shown) == len(data["table"])
     assert shown[0][:2] == ["results.perturbed", data["table"][0]["metric"]]
     assert shown[0][5] == f"{data['table'][0]['p_value']:.4f}"
+    assert [row[-1] for row in shown] == ["yes" if row["significant"] else "no" for row in data["table"]]  # never blank
 
 
 def test_evaluate_run_folder_joins_questions_and_answers_on_ids(results: Results, tmp_path: Path) -> None:

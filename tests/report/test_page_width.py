@@ -31,6 +31,8 @@ CHECKS = {
     "tables": "Array.from(document.querySelectorAll('table'))"
     ".map(t => [t.id, t.getBoundingClientRect().right, t.scrollWidth, t.clientWidth])",
     "text": "document.body.innerText",
+    "run_rows": "Array.from(document.querySelectorAll('#ranx-table tbody tr'))"
+    ".map(r => r.getBoundingClientRect().height)",
 }
 
 
@@ -78,4 +80,6 @@ def test_report_and_compare_fit_1400_pixels(results: Results, tmp_path: Path) ->
     significance = [t for t in report_page.values["tables"] if t[0] == "significance-table"]
     assert significance, "the p-value table is on the page"
     assert all(name in compare_page.values["text"] for name in wanted)
+    rows = compare_page.values["run_rows"]  # a run's name on one line, not squeezed to a letter per line by the metrics
+    assert len(rows) == 3 and all(height < 40 for height in rows), rows
     assert [t for t in compare_page.values["tables"] if t[0] == "comparison-table"]

@@ -3,7 +3,7 @@
 - ``BrokenServer("close")`` accepts each connection and closes it at once (a proxy that drops it);
 - ``BrokenServer("drop")`` reads the request, then closes without a reply (a server that crashed mid-request);
 - ``BrokenServer("silent")`` reads the request and never replies (a real time-out; closed when the server stops);
-- ``unused_port()`` is a port nothing listens on (a refused connection);
+- ``free_port()`` (tests/support/ports.py) is a port nothing listens on (a refused connection);
 - ``UNRESOLVABLE`` is a host no resolver knows (``.invalid`` is reserved by RFC 2606).
 """
 
@@ -15,13 +15,6 @@ import threading
 
 UNRESOLVABLE = "nonexistent.invalid"
 MODES = ("close", "drop", "silent")
-
-
-def unused_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class BrokenServer:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.postgres import free_port
+from tests.support.ports import as_owner, free_port
 
 INSTALL = "MariaDB is not installed: apt-get install mariadb-server (scripts/test installs it)"
 USER = DATABASE = "ultra"
@@ -56,12 +56,6 @@ class Server:
         return f"mysql+pymysql://{USER}:{password_reference}@127.0.0.1:{self.port}/{DATABASE}"
 
 
-def _as_owner(command: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return command
-    return ["runuser", "-u", OWNER, "--", *command]
-
-
 def _wait_for_socket(socket_path: Path, process: subprocess.Popen, log: Path) -> object:
     """A PyMySQL connection as the server's root over its socket, once it answers."""
     import pymysql
@@ -88,7 +82,7 @@ def server(password: str) -> Iterator[Server]:
     data, log, socket_path = folder / "data", folder / "server.log", folder / "mysqld.sock"
     init = [str(found.install_db), "--no-defaults", f"--datadir={data}", "--auth-root-authentication-method=normal",
             "--skip-test-db"]  # fmt: skip
-    subprocess.run(_as_owner(init), check=True, capture_output=True)
+    subprocess.run(as_owner(OWNER, init), check=True, capture_output=True)
     port = free_port()
     # flushes off, as the PostgreSQL fixture's fsync=off: a throwaway server
     options = [
@@ -105,7 +99,7 @@ def server(password: str) -> Iterator[Server]:
         "--innodb-buffer-pool-size=32M",
         "--innodb-doublewrite=0",
     ]
-    process = subprocess.Popen(_as_owner([str(found.server), *options]), stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(as_owner(OWNER, [str(found.server), *options]), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         connection = _wait_for_socket(socket_path, process, log)

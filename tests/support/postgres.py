@@ -12,15 +12,17 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.ports import as_owner, free_port
+
 INSTALL = "PostgreSQL is not installed: apt-get install postgresql (scripts/test installs it)"
 USER = "ultra"
+OWNER = "postgres"  # the unprivileged account Debian's package creates
 BIN_ENV = "ULTRA_POSTGRES_BIN"  # a folder holding initdb and pg_ctl, used instead of the search below
 
 
@@ -46,18 +48,6 @@ class Server:
         return f"postgresql+psycopg://{USER}:{password_reference}@127.0.0.1:{self.port}/postgres"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _as_owner(command: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return command
-    return ["runuser", "-u", "postgres", "--", *command]
-
-
 @contextlib.contextmanager
 def server(password: str) -> Iterator[Server]:
     """A running PostgreSQL whose superuser ``ultra`` logs in over TCP with ``password``."""
@@ -65,25 +55,25 @@ def server(password: str) -> Iterator[Server]:
     assert bin_dir is not None, INSTALL
     folder = Path(tempfile.mkdtemp(prefix="ultra-pg-"))
     if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
+        shutil.chown(folder, OWNER, OWNER)
     data, log = folder / "data", folder / "server.log"
     pwfile = folder / "pw"
     pwfile.write_text(password + "\n", encoding="utf-8")
     if os.geteuid() == 0:
-        shutil.chown(pwfile, "postgres", "postgres")
+        shutil.chown(pwfile, OWNER, OWNER)
     init = [str(bin_dir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth-host=scram-sha-256"]
-    subprocess.run(_as_owner([*init, "--auth-local=trust", "-E", "UTF8"]), check=True, capture_output=True)
+    subprocess.run(as_owner(OWNER, [*init, "--auth-local=trust", "-E", "UTF8"]), check=True, capture_output=True)
     pwfile.unlink()
     port = free_port()
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     pg_ctl = str(bin_dir / "pg_ctl")
     subprocess.run(
-        _as_owner([pg_ctl, "-D", str(data), "-o", options, "-l", str(log), "-w", "start"]),
+        as_owner(OWNER, [pg_ctl, "-D", str(data), "-o", options, "-l", str(log), "-w", "start"]),
         check=True,
         capture_output=True,
     )
     try:
         yield Server(port, folder)
     finally:
-        subprocess.run(_as_owner([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True)
+        subprocess.run(as_owner(OWNER, [pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.ports import free_port
 from tests.support.summary_check import check_summary
 
 
@@ -26,12 +27,6 @@ def project(tmp_path: Path, name: str) -> Path:
     for file in (f"examples/{name}.yaml", f"examples/parameters/{name}_parameter.yaml"):
         shutil.copy(ROOT / file, folder / file)
     return folder
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_eval_target_python_ends_with_its_scores(tmp_path: Path) -> None:

@@ -25,6 +25,11 @@ def within_caps(settings: LLMSettings) -> LLMSettings:
     request; the requests are built before the first is sent)."""
     capped(settings.samples, "judge_llm.samples", server="judge", name="samples", minimum=1)
     capped(len(settings.jury), "judge_llm.jury (its members)", server="judge", name="jury_members")
+    for i, member in enumerate(settings.jury):  # each member keeps its own requests in flight
+        capped(member.max_workers, f"judge_llm.jury[{i}].max_workers", server="judge", name="max_workers")
+    if settings.jury:  # ... together within the cap of one judge_llm
+        workers = sum(member.max_workers for member in settings.jury)
+        capped(workers, "judge_llm.jury's max_workers (its members' sum)", server="judge", name="max_workers")
     return settings
 
 

@@ -25,6 +25,7 @@ from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
 from ultra_kit.languages import check_language
+from ultra_kit.limits.caps import capped
 
 THRESHOLD = 0.5  # HHEM's decision rule: below it, the answer is hallucinated
 METRICS = {"factual_consistency": True, "hallucinated": False}  # metric -> higher is better
@@ -110,6 +111,8 @@ async def run_hallucination(
     (``language``: the LLM fallback's; ``progress(done, total)``: per answer judged by the LLM fallback, or scored
     by the cross-encoder)."""
     check_language(language)  # whichever way the items are scored
+    # pairs held in one forward pass: the memory of the pass grows with them
+    capped(hhem_batch_size, "hhem_batch_size", server="judge", name="hhem_batch_size", minimum=1)
     if not hhem_model:
         method = {"method": "llm_faithfulness", "note": FALLBACK_NOTE}
         result = await run_answer_judge(

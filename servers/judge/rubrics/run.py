@@ -30,10 +30,10 @@ from servers.judge.rubrics import prompt as rubric_prompt
 from servers.judge.rubrics.declaration import Rubric
 from servers.judge.rubrics.panel import judge_units
 from servers.judge.rubrics.weighting import weighted_score
-from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.limits.caps import capped
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient
@@ -60,8 +60,8 @@ async def run_rubric_judge(
     (``progress(done, total)``: one step per (item, rubric) judged by each member and sample)."""
     prompts = Prompts(language, {})  # a rubric is the user's own text already: no prompt_file
     failures.check_fraction(max_failed_fraction)
-    if isinstance(top_logprobs, bool) or not isinstance(top_logprobs, int) or not 0 <= top_logprobs <= 20:
-        raise InputError(f"rubric_top_logprobs must be a whole number from 0 to 20 (0: none), got {top_logprobs!r}")
+    # alternatives returned with every token of every reply (OpenAI allows at most 20)
+    capped(top_logprobs, "rubric_top_logprobs", server="judge", name="top_logprobs")
     settings = judge_settings(judge_llm, **pacing)
     counter = panel_steps(progress, len(items) * len(rubrics), settings)
     sampling = {**SAMPLING, "logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else SAMPLING

@@ -30,7 +30,7 @@ async def hallucination_judge(
     hhem_model: Annotated[
         str, Field(description="cross-encoder folder or model id ('' = fall back to the LLM faithfulness judge)")
     ],
-    hhem_batch_size: Annotated[int, Field(description="pairs per forward pass", ge=1)],
+    hhem_batch_size: Annotated[int, Field(description="pairs per forward pass (at most caps.hhem_batch_size)", ge=1)],
     hhem_device: Annotated[str, Field(description="auto (cuda when available) | cpu | cuda | cuda:N")],
     judge_llm: LLMSpec,
     judge_cache: CachePath,

@@ -34,7 +34,8 @@ Questions, Answers, References, Passages = (
     for name in ("q_ls", "pred_ls", "gt_ls", "ret_psg")
 )  # each optional: a rubric's inputs say which lists it needs
 TopLogprobs = Annotated[
-    int, Field(description="alternatives per token asked for (logprobs) to weight the score, 0-20; 0 = none", ge=0)
+    int,
+    Field(description="alternatives per token to weight the score, 0 = none (at most caps.top_logprobs)", ge=0),
 ]
 
 

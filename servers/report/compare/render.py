@@ -178,7 +178,7 @@ def scatters(runs: Sequence[Run], pairs: Sequence[Pair], *, limit: int, seed: in
         axes.set_title(f"{name}: per item, each run against a", fontsize=9)
         axes.set_xlabel(f"{name} of a: {elide(runs[0].label, 24)}")
         axes.set_ylabel(f"{name} of the other run")
-        axes.legend(fontsize=6, loc="best")
+        axes.legend(fontsize=7.5, loc="best", markerscale=2)  # readable at the page's ~0.8 scale
         plots.append(Plot(f"scatter_{file_name(name)}.png", name, render(figure), "scatter"))
     note = (
         f"The scatters show a seeded random sample of {sampled} items per run (seed {seed}); the tables use every item."

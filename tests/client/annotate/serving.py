@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import ROOT
+from tests.support.ports import free_port
 
 HOSTILE = '<img src=x onerror="window.pwned=1"></script><script>window.pwned=2</script>'
 
@@ -31,12 +31,6 @@ def write_dataset(folder: Path, n: int = 12, judge: bool = True) -> Path:
     path = folder / "data.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

@@ -131,6 +131,8 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             from ultra_client.sweep.worker import run_worker
 
             reports = not getattr(args, "no_report", False)
+            if reports and (getattr(args, "workers", None) or 1) > 1:
+                warm()  # the report's imports while the other workers take the first trials, not after the last
             await run_worker(spec, handle, runner, raw, target, idle=warm if reports else None)
             rows = rows_of(handle.study) if reports else []
     finally:

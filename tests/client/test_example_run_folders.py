@@ -97,3 +97,5 @@ def test_a_zipped_and_unpacked_fill_qrels_folder_still_reports_and_names_its_own
     named = re.search(r"merged qrels <code>([^<]+)</code> · LLM grades <code>([^<]+)</code>", page)
     assert named and all(Path(path).is_relative_to(unpacked / "files") for path in named.groups()), named
     assert all(Path(path).is_file() for path in named.groups())
+    # P@20 ties the three runs before the filling: its tau-b is undefined and the page says so (was a blank cell)
+    assert '<td>P@20</td><td class="num">undefined: the runs tie (before or after)</td>' in page

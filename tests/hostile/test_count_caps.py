@@ -264,3 +264,45 @@ def test_every_numeric_setting_is_capped_or_multiplies_nothing() -> None:
                 assert CAPPED[server][name] in caps(server), (server, name)
             else:
                 assert name in NOT_COUNTS, f"{server}: {name} is neither capped nor said to multiply nothing"
+
+
+# --- evaluation: measures (ir_metrics over ks), each scored per query and resampled ---
+
+
+def test_more_cutoffs_than_the_cap_through_ultra_call(tmp_path: Path) -> None:
+    ks = list(range(1, over("evaluation", "cutoffs") + 1))
+    done = call(tmp_path, "evaluation.evaluate_trec", f"ks={json.dumps(ks)}")
+    clear_error(done, message("ks (cutoffs)", len(ks), "evaluation", "cutoffs"), "servers/evaluation/parameter.yaml")
+
+
+MEASURES = "ir_metrics expanded over ks (measures)"
+
+
+def test_more_measures_than_the_cap_over_mcp(tmp_path: Path) -> None:
+    names = [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)]
+    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
+                     {"ir_metrics": names, "ks": [], "n_resamples": 10, "save_path": str(tmp_path / "p.json")},
+                     message(MEASURES, len(names), "evaluation", "measures"))  # fmt: skip
+
+
+def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
+    done = call(tmp_path, "evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+    assert done.returncode == 0, done.stderr
+
+
+# --- fill_qrels: every pair of runs tested on every measure ---
+
+
+def test_fill_qrels_run_paths_over_the_cap_over_mcp(tmp_path: Path) -> None:
+    runs = over("judge", "fill_runs")
+    refused_over_mcp(tmp_path, "judge", "fill_qrels",
+                     {"run_paths": [str(tmp_path / f"run{i}.trec") for i in range(runs)], "judge_llm": NO_LLM,
+                      "judge_cache": "", "save_path": str(tmp_path / "f")},
+                     message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))  # fmt: skip
+
+
+def test_fill_qrels_measures_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+    names = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
+    done = call(tmp_path, "judge.fill_qrels", f"fill_measures={json.dumps(names)}", "judge_cache=",
+                f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    clear_error(done, message("fill_measures", len(names), "judge", "fill_measures"), "servers/judge/parameter.yaml")

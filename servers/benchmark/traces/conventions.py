@@ -31,7 +31,7 @@ try:
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
     from opentelemetry.semconv._incubating.attributes.event_attributes import EVENT_NAME  # noqa: F401 - events
 
-    from servers.benchmark.traces.otlp_json import AnyValue  # needs msgspec
+    from servers.benchmark.traces.otlp_json import AnyValue, Nested  # needs msgspec
 
     KINDS = {name: kind.value for kind in OpenInferenceSpanKindValues for name in (kind.value, kind.value.lower())}
 except ImportError:  # pragma: no cover - the extra is missing
@@ -73,10 +73,11 @@ def _value_of(get: Any, keys: Any) -> Any:
             return int(inner)
         if key == "doubleValue":
             return float(inner)  # "NaN", "Infinity" as the protobuf JSON mapping writes them
+        items = inner.values if inner.__class__ is Nested else inner.get("values")  # decoded, or a dict in one
         if key == "arrayValue":
-            return [value(item) for item in inner.get("values", ())]
+            return [value(item) for item in items or ()]
         if key == "kvlistValue":
-            return {kv.get("key"): value(kv.get("value")) for kv in inner.get("values", ())}
+            return {kv.get("key"): value(kv.get("value")) for kv in items or ()}
     return None
 
 

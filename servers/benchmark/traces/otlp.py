@@ -19,17 +19,13 @@ ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
 _EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
 KEY_VALUE = operator.attrgetter("key", "value")
+READ_IN_FULL = (LLM, RETRIEVER)  # the spans a record is made of (and the roots, and the answer_span)
 READ_BUFFER = 1 << 20  # export lines run to kilobytes: a buffer of many lines saves copying each across reads
 if conventions.OI is not None:  # else the extra is missing: read_spans says so
     from servers.benchmark.traces import otlp_json as schema
 
     KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
     SESSION = conventions.OI.SESSION_ID
-    KINDS = {
-        name: name.upper()
-        for kind in conventions.OpenInferenceSpanKindValues
-        for name in (kind.value, kind.value.lower())
-    }
 
 
 def read_spans(
@@ -91,7 +87,8 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
     """(byte offset, line, decoded request), streamed: one line is held at a time. A first line that is not
     JSON but opens an object or a list may start one pretty-printed request: then the whole file is that
     request, if it is one (offset -1)."""
-    seen_first, decode, offset = False, schema.DECODER.decode, 0
+    seen_first, decode, offset, nested_decoded = False, schema.DECODER.decode, 0, schema.nested_decoded
+    nested_decoded()  # forget a nested value another read on this thread decoded
     with open(source, "rb", buffering=READ_BUFFER) as handle:
         for line, chunk in enumerate(handle, start=1):
             start, offset = offset, offset + len(chunk)
@@ -114,7 +111,7 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
                 seen_first = True
                 continue
             seen_first = True
-            if b'"arrayValue"' in chunk or b'"kvlistValue"' in chunk:  # the only values that can nest
+            if nested_decoded():  # the line holds values that can nest (checked so, not by searching every line)
                 check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
             yield start, line, decoded
 
@@ -174,25 +171,19 @@ class _Reading:
         member_lists = traces.get
         for resource_spans in request.resourceSpans:
             resource = resource_spans.resource
-            resource_attrs = _attributes(resource.attributes) if keep and resource is not None else {}
+            resource_attrs = _attributes(resource.attributes) if keep and resource is not None else _NONE
             for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
                 for raw in scope_spans.spans or ():
-                    span = read(raw, line)
+                    span = read(raw, line, resource_attrs)
                     if span is None:
                         continue
-                    if keep:  # named metadata is looked up in what is kept
-                        attrs = span.attributes
-                        span.attributes = {name: attrs[name] for name in keep if name in attrs}
-                        span.attributes["__resource__"] = resource_attrs
-                    else:
-                        span.attributes = _NONE
                     members = member_lists(span.trace_id)
                     if members is None:
                         traces[span.trace_id] = [span]
                     else:
                         members.append(span)
 
-    def span(self, raw: schema.Span, line: int) -> Span | None:
+    def span(self, raw: schema.Span, line: int, resource_attrs: dict[str, Any]) -> Span | None:
         ids = self.ids
         trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId
         trace_id = ids.get(trace_id) if trace_id.__class__ is str else None  # a trace id seen before: checked
@@ -217,34 +208,45 @@ class _Reading:
         attrs = dict(map(KEY_VALUE, raw.attributes)) if raw.attributes else {}
         if raw.events:
             _event_attributes(attrs, raw.events)
+        kept = _NONE
+        if self.keep:  # named metadata is looked up in what is kept
+            kept = {name: attrs[name] for name in self.keep if name in attrs}
+            kept["__resource__"] = resource_attrs
         status, name = raw.status, raw.name or ""
         name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
         try:
             start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
         except (TypeError, ValueError):
             start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
-        span = Span(trace_id, span_id, parent, name, None, start, end, line, documents=_EMPTY, attributes=attrs)
-        if status is not None and status.code in ERROR_CODES:
-            span.error = True
+        error = status is not None and status.code in ERROR_CODES
         kind = attrs.get(KIND)
+        if kind is not None:
+            text = kind.stringValue if kind.__class__ is schema.AnyValue else None
+            kind = conventions.KINDS.get(text) or str(conventions.value(kind)).upper()
+            if kind not in READ_IN_FULL and parent is not None and name != self.answer_span:
+                # the rest is read again only if it turns out to be a root (its parent absent from the file)
+                session = attrs.get(SESSION)
+                if session is not None:
+                    text = session.stringValue if session.__class__ is schema.AnyValue else None
+                    session = text if text is not None else conventions.value(session)
+                    if session.__class__ is str:  # on every span of every turn: held once
+                        session = self.sessions.setdefault(session, session)
+                return Span(
+                    trace_id, span_id, parent, name, kind, start, end, line, None, None, _EMPTY, None, None, None,
+                    session, error, kept, self.offset,
+                )  # fmt: skip
+        span = Span(
+            trace_id, span_id, parent, name, kind, start, end, line, documents=_EMPTY, error=error, attributes=kept
+        )
         if kind is None:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
-            return span
-        kind = kind.stringValue if kind.__class__ is schema.AnyValue else None
-        span.kind = kind = conventions.KINDS.get(kind) or str(conventions.value(attrs[KIND])).upper()
-        if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
+        else:
             conventions.openinference(span, attrs, self.cap, self.problems)
             if span.input.__class__ is str:  # the question (and answer) recur on a trace's spans: held once
                 span.input = ids.setdefault(span.input, span.input)
             if span.output.__class__ is str:
                 span.output = ids.setdefault(span.output, span.output)
-        else:  # read again only if it turns out to be a root (its parent absent from the file)
-            span.pending = self.offset
-            session = attrs.get(SESSION)
-            if session is not None:
-                text = session.stringValue if session.__class__ is schema.AnyValue else None
-                span.session = text if text is not None else conventions.value(session)
-        if span.session.__class__ is str:  # on every span of every turn: held once
+        if span.session.__class__ is str:
             span.session = self.sessions.setdefault(span.session, span.session)
         return span
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ultra_kit.limits.json_files import loads_limited
 
@@ -16,8 +17,7 @@ QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "text"
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
 
 
-@dataclass(slots=True)
-class Document:
+class Document(msgspec.Struct, gc=False):
     """One retrieved passage."""
 
     content: str | None
@@ -25,9 +25,9 @@ class Document:
     score: float | None = None
 
 
-@dataclass(slots=True)
-class Span:
-    """One span (OTLP), observation (Langfuse) or run (LangSmith), in the fields a record needs."""
+class Span(msgspec.Struct, gc=False):
+    """One span (OTLP), observation (Langfuse) or run (LangSmith), in the fields a record needs (a struct: built in
+    C, a few times faster than a dataclass's __init__, and untracked by the cyclic GC: it holds no cycle)."""
 
     trace_id: str
     span_id: str
@@ -39,13 +39,13 @@ class Span:
     line: int  # where it was read (line or record number)
     input: str | None = None
     output: str | None = None
-    documents: list[Document] = field(default_factory=list)  # a span that has none may share one empty list
+    documents: list[Document] = msgspec.field(default_factory=list)  # a span that has none may share one empty list
     tokens_in: int | None = None
     tokens_out: int | None = None
     model: str | None = None
     session: str | None = None
     error: bool = False
-    attributes: dict[str, Any] = field(default_factory=dict)  # named metadata is looked up here
+    attributes: dict[str, Any] = msgspec.field(default_factory=dict)  # named metadata is looked up here
     pending: Any = None  # where to read what was left unread (a span read in full only if it becomes a root)
 
 

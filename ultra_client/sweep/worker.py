@@ -38,8 +38,8 @@ MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" 
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
 # between looks at the study while others run the last trials: the first wait, then doubling up to the last
 # (a database server shared by many machines: two queries a second per waiting worker; a file on this machine:
-# ten, so that the end of the last trial is seen at once)
-WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.05, 0.1)}
+# twenty, a millisecond each on a journal, so that the end of the last trial is seen at once)
+WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.02, 0.05)}
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
@@ -200,8 +200,9 @@ def per_worker(settings: dict[str, dict[str, Any]], slot: int) -> dict[str, dict
     }
 
 
-async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path) -> int:
-    """Claim and run trials until the study is done; the number of trials this worker ran."""
+async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path, idle: Any = None) -> int:
+    """Claim and run trials until the study is done; the number of trials this worker ran. ``idle`` (if given) is
+    called once, the first time this worker has nothing to claim while others still run trials."""
     slot, lock = worker_slot(spec.output_dir)
     claims = Claim(spec, handle, slot)
     store = TrialStore(spec.output_dir)
@@ -216,6 +217,9 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
             clock = time.perf_counter()
             trial = await anyio.to_thread.run_sync(claims.next)
             if trial == "wait":
+                if idle is not None:
+                    idle, warm = None, idle
+                    warm()
                 await anyio.sleep(wait)
                 wait = min(2 * wait, most)
                 continue

@@ -89,8 +89,9 @@ def _load(
         raise InputError(nothing_kept(total, dropped), path=path)
     check_fields_exist(records, key_map, path)
     sources = list(dict.fromkeys(key_map.values()))
-    kept: list[Record] = list(records) if _none_dropped(records, sources) else []
-    for record in records if not kept else ():  # the per-record checks name what they drop
+    clean = _clean_columns(records, sources)
+    kept: list[Record] = list(records) if clean is not None else []
+    for record in records if clean is None else ():  # the per-record checks name what they drop
         values = [record[source] if source in record else field_value(record, source) for source in sources]
         for source, value in zip(sources, values, strict=True):  # a missing field is named before a NaN
             if value is MISSING or value is None:
@@ -112,7 +113,10 @@ def _load(
         random.Random(seed).shuffle(kept)
     if limit != -1:
         kept = kept[:limit]
-    columns = {variable: _column(kept, source) for variable, source in key_map.items()}
+    if clean is not None and len(kept) == len(records) and all(map(is_, kept, records)):  # every record, in order
+        columns = {variable: clean.pop(source, None) or _column(kept, source) for variable, source in key_map.items()}
+    else:
+        columns = {variable: _column(kept, source) for variable, source in key_map.items()}
     if settings.get("group_by"):
         columns[GROUP_VARIABLE] = [_group(r, settings["group_by"]) for r in kept]
     return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
@@ -148,22 +152,25 @@ def _column(kept: list[Record], source: str) -> list[Any]:
 NO_NAN = frozenset({str, int, bool, type(None)})  # the types of values that neither are nor hold a NaN
 
 
-def _none_dropped(records: list[Record], sources: list[str]) -> bool:
-    """Every record holds every source as a top-level field, none null and none NaN (a clean file): checked a column
-    at a time in C-level passes. False: the records go through the per-record checks, which name what they drop."""
+def _clean_columns(records: list[Record], sources: list[str]) -> dict[str, list[Any]] | None:
+    """Each source's column when every record holds every source as a top-level field, none null and none NaN (a clean
+    file), checked in C-level passes; else None, and the records go through the per-record checks, which name what
+    they drop."""
+    columns = {}
     for source in sources:
         try:
             column = [record[source] for record in records]
         except KeyError:
-            return False
+            return None
         if any(map(is_, column, repeat(None))):  # by identity: a value's own == is never called
-            return False
+            return None
         kinds = set(map(type, column))
         if kinds == {list}:  # lists (of passages): the types of their items
             kinds = set(map(type, chain.from_iterable(column)))
         if not kinds <= NO_NAN and any(map(holds_nan, column)):
-            return False
-    return True
+            return None
+        columns[source] = column
+    return columns
 
 
 def _group(record: Record, name: str) -> Any:

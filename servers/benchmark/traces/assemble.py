@@ -7,10 +7,11 @@ tokens. Sessions are numbered in time order (``turn``).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime, timezone
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
@@ -19,7 +20,7 @@ Record = dict[str, Any]
 Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
 Traces = dict[str, list[Span]]  # trace id -> its spans
-START, ORDER = attrgetter("start"), itemgetter("_start", "_line")
+START = attrgetter("start")
 CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
 _DAYS: dict[int, str] = {}  # day number since the epoch -> its ISO date
 _CLOCK = tuple(f"T{hour:02d}:{minute:02d}:" for hour in range(24) for minute in range(60))  # minute of the day
@@ -55,6 +56,9 @@ def records_from_traces(
     made, so the spans and the records are not all held at once."""
     dropped = Problems()
     records: list[Record] = []
+    keys: list[tuple[float, int]] = []  # each record's (start, line): its place in time order
+    ordered, last = True, (-math.inf, 0)
+    turns: dict[str, int] = {}
     for trace_id in list(traces):
         members = traces.pop(trace_id)
         root = _root(trace_id, members, problems, dropped)
@@ -65,11 +69,17 @@ def records_from_traces(
         record = _record(trace_id, root, members, answer_span, dropped)
         if record is not None:
             record["metadata"] = {name: _named(name, root, members, lookup) for name in metadata} if metadata else {}
+            session = record["session_id"]
+            if session is not None:  # the turn if the records come in time order (numbered again if not)
+                record["turn"] = turns[session] = turns.get(session, 0) + 1
+            key = (root.start, root.line)
+            ordered = ordered and last <= key
+            last = key
+            keys.append(key)
             records.append(record)
-    records.sort(key=ORDER)
-    _number_turns(records)
-    for record in records:
-        del record["_start"]
+    if not ordered:  # a file in time order (as a Collector writes it) skips the sort and a second pass
+        records = [records[i] for i in sorted(range(len(records)), key=keys.__getitem__)]
+        _number_turns(records)
     return records, dropped.counter(), problems.counter()
 
 
@@ -176,7 +186,6 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
         "turn": None,
         "start_time": _iso_time(root.start),
         "error": error,
-        "_start": root.start,
         "_line": root.line,
     }
 

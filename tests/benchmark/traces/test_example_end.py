@@ -1,11 +1,14 @@
 """examples/eval_traces.yaml as a user runs it: the end of the run (every result in a table of 100 columns)
-and what it read, against the shipped trace file itself."""
+and what it read, against the shipped trace file itself; then ``ultra compare RUN --groups v1 v2``, the two
+versions of the app within the same traffic, each answer's toxicity the mean of its group's items."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.summary_check import check_summary
@@ -27,3 +30,17 @@ def test_eval_traces_ends_with_what_it_read(tmp_path: Path) -> None:
                 trace_ids |= {span["traceId"] for span in scope["spans"]}
     assert set(memory["id_ls"]) <= trace_ids and len(memory["id_ls"]) == len(memory["q_ls"]) > 0
     assert len(memory["group_ls"]) == len(memory["id_ls"]) and memory["data_info"]["group_by"]
+    (run,) = (project / "output").glob("eval_traces_*")
+    (result,) = (run / "files").glob("toxicity_judge_*.json")
+    items = json.loads(result.read_text(encoding="utf-8"))["items"]
+    assert [item["id"] for item in items] == memory["id_ls"]  # each production answer scored, by trace id
+    by_group = {
+        g: [i["toxicity"] for i, k in zip(items, memory["group_ls"], strict=True) if k == g] for g in ("v1", "v2")
+    }
+    compared = run_ultra("compare", str(run), "--groups", "v1", "v2", "--out", str(tmp_path / "cmp"), cwd=project)
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    row = next(line.split() for line in compared.stdout.splitlines() if line.startswith("toxicity "))
+    assert "[metadata.app_version=v2]" in compared.stdout and "unpaired test" in compared.stdout
+    assert row[5] == "8" and [float(row[6]), float(row[7])] == pytest.approx(
+        [sum(by_group["v1"]) / 4, sum(by_group["v2"]) / 4], rel=1e-3
+    )  # mean A (v1), mean B (v2), as printed

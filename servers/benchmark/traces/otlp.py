@@ -11,13 +11,13 @@ from typing import Any
 
 from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.assemble import Traces
-from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from servers.benchmark.traces.spans import LLM, RETRIEVER, Passages, Problems, Span
 from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
-_EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
+_EMPTY = Passages()  # the passages of a span that has none (shared, never written: a reader assigns new ones)
 KEY_VALUE = operator.attrgetter("key", "value")
 READ_IN_FULL = (LLM, RETRIEVER)  # the spans a record is made of (and the roots, and the answer_span)
 READ_BUFFER = 1 << 20  # export lines run to kilobytes: a buffer of many lines saves copying each across reads

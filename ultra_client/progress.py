@@ -46,10 +46,11 @@ class ProgressBar:
         self.drawn = False
         self.started = time.monotonic()
         self.state: tuple[float, float | None, str | None] | None = None  # the last progress the tool reported
+        self._news = self.started  # when the tool last reported
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         now = time.monotonic()
-        self.state = (progress, total, message)
+        self.state, self._news = (progress, total, message), now
         finished = total is not None and progress >= total
         if not self.interactive and not finished and now - self._last < self.min_interval:
             return
@@ -59,12 +60,14 @@ class ProgressBar:
     async def keep_alive(self) -> None:
         """Until cancelled: after ``heartbeat`` seconds without news (a model loading, a first batch of a slow local
         model), the line again with the time so far, then each second on a terminal or every ``quiet_lines`` seconds
-        in a log: a long step is never silent."""
+        in a log, until the tool reports again: a long step is never silent."""
         while True:
             await asyncio.sleep(min(1.0, self.heartbeat))
             now = time.monotonic()
-            gap = self.heartbeat if not self.drawn else 1.0 if self.interactive else self.quiet_lines
-            if now - max(self._last, self.started) < gap:
+            if now - self._news < self.heartbeat:
+                continue
+            again = 1.0 if self.interactive else self.quiet_lines
+            if self._last > self._news and now - self._last < again:  # said since the news: not yet again
                 continue
             self._last = now
             elapsed = now - self.started

@@ -222,7 +222,13 @@ def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, 
             ids[:] = [doc_id if doc_id is not None else other for doc_id, other in zip(ids, found, strict=True)]
 
 
-GEN_AI_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+if OI is not None:  # the operations of the GenAI conventions that are an LLM call, a retrieval, an agent
+    _OPERATION = GenAI.GenAiOperationNameValues
+    GEN_AI_LLM_OPERATIONS = frozenset(
+        op.value for op in (_OPERATION.CHAT, _OPERATION.TEXT_COMPLETION, _OPERATION.GENERATE_CONTENT)
+    )
+    GEN_AI_RETRIEVAL = _OPERATION.RETRIEVAL.value
+    GEN_AI_AGENT_OPERATIONS = frozenset(op.value for op in (_OPERATION.INVOKE_AGENT, _OPERATION.INVOKE_WORKFLOW))
 
 
 def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
@@ -233,9 +239,9 @@ def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
         LLM
         if operation in GEN_AI_LLM_OPERATIONS
         else RETRIEVER
-        if operation == "retrieval"
+        if operation == GEN_AI_RETRIEVAL
         else "AGENT"
-        if operation in ("invoke_agent", "invoke_workflow")
+        if operation in GEN_AI_AGENT_OPERATIONS
         else str(operation or "CHAIN").upper()
     )
     span.input = _message_text(_text(get(GenAI.GEN_AI_INPUT_MESSAGES), cap, notes, span), "user") or _text(

@@ -24,6 +24,7 @@ if conventions.OI is not None:  # else the extra is missing: read_spans says so
 
     KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
     SESSION = conventions.OI.SESSION_ID
+    METADATA = conventions.OI.METADATA
 
 
 def read_spans(
@@ -39,7 +40,7 @@ def read_spans(
     written apart from the spans, whose GenAI events are joined to them as those of ``source`` are.
     """
     conventions.require_conventions()
-    reading = _Reading(cap, problems, (*names, "metadata") if names else (), answer_span)
+    reading = _Reading(cap, problems, (*names, METADATA) if names else (), answer_span)
     for offset, line, request in _requests(source, problems):
         reading.offset, reading.ids = offset, {}
         for item in request if request.__class__ is list else (request,):
@@ -319,7 +320,7 @@ def attribute(span: Span, name: str) -> Any:
     attrs = span.attributes
     if name in attrs:
         return conventions.value(attrs[name])
-    metadata = conventions.value(attrs.get("metadata"))
+    metadata = conventions.value(attrs.get(METADATA))
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
             metadata = loads_limited(metadata, path="a span's metadata")

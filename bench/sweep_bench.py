@@ -14,12 +14,12 @@ Reported (medians over the repeats):
   ranking, significance tests, plots).
 
 With ``--workers 1,2``: 12 trials of ``examples/sweep_retrieval.yaml`` (BM25 k1 x six top_k) as
-``ultra sweep --workers W`` on a fresh SQLite study, for each W; then two workers on a throwaway PostgreSQL and
-MariaDB where installed (``tests/support/``). Each run's wall time is split into start-up, trial phase and
-finish (``bench/sweep_workers.py``), with its CPU seconds and the storage's time per trial (claiming it and
-storing its record). Reported: the ratio of two workers' wall time to one's (target: at most 0.65), one worker's
-fixed cost, and the ratio that halving its trial phase alone would give. ``--trial-load N`` runs the same
-sweep over N copies of the data: trials of about a second instead of a tenth.
+``ultra sweep --workers W`` on a fresh study (its default storage, a journal file), for each W; then the last W on
+SQLite, and two workers on a throwaway PostgreSQL and MariaDB where installed (``tests/support/``). Each run's
+wall time is split into start-up, trial phase and finish (``bench/sweep_workers.py``), with its CPU seconds and
+the storage's time per trial (claiming it and storing its record). Reported: the ratio of two workers' wall time
+to one's (target: at most 0.65), one worker's fixed cost, and the ratio that halving its trial phase alone would
+give. ``--trial-load N`` runs the same sweep over N copies of the data: trials of about a second instead of a tenth.
 """
 
 from __future__ import annotations

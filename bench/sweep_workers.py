@@ -1,7 +1,9 @@
 """``ultra sweep --workers W`` timed in phases, for ``bench/sweep_bench.py --workers 1,2``.
 
 A sitting runs 12 trials of ``examples/sweep_retrieval.yaml`` (BM25 k1 x six top_k) with ``--workers W`` on a
-fresh SQLite study for each W, and splits each wall time by the study's own clock:
+fresh study for each W (``--workers``' own storage: a journal file in the sweep folder), then the last W on SQLite
+(``--storage sqlite:///...``) and on each database server installed, and splits each wall time by the study's own
+clock:
 
 * ``startup``: the command's start to the first trial's claim (imports, the storage, the servers; the other
   workers start meanwhile);
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -53,7 +56,7 @@ def cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_sweep(args: list[str], out: Path, storage: str | None = None) -> dict[str, float]:
+def timed_sweep(args: list[str], out: Path, storage: Any = None) -> dict[str, float]:
     """Run ``ultra sweep ARGS`` (in the project folder) and time it in phases from its study."""
     import optuna
 
@@ -66,7 +69,9 @@ def timed_sweep(args: list[str], out: Path, storage: str | None = None) -> dict[
         raise SystemExit(f"ultra sweep {' '.join(args)} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
     rows = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["rows"]
     assert len(rows) == TRIALS and all(row["status"] == "ok" for row in rows), rows
-    study = optuna.load_study(study_name="bench", storage=storage or f"sqlite:///{out / 'study.db'}")
+    if storage is None:  # --workers' own: a journal file in the sweep folder
+        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(out / "study.journal")))
+    study = optuna.load_study(study_name="bench", storage=storage)
     trials = [t for t in study.get_trials() if t.state == optuna.trial.TrialState.COMPLETE]
     first = min(t.datetime_start.timestamp() for t in trials)
     last = max(t.datetime_complete.timestamp() for t in trials)
@@ -106,16 +111,20 @@ def loaded_parameters(folder: Path, load: int) -> Path:
 
 
 def sitting(work: Path, workers: list[int], load: int | None) -> dict[str, dict[str, float]]:
-    """One sitting: ``--workers W`` for each W on SQLite; then two workers on each database server installed."""
+    """One sitting: ``--workers W`` for each W (a journal file); then the last W on SQLite, and two workers on each
+    database server installed."""
     extra = ["--param", str(loaded_parameters(work, load))] if load else []
     found: dict[str, dict[str, float]] = {}
     for count in workers:
         out = work / f"w{count}"
-        found[f"sqlite_w{count}"] = timed_sweep(
+        found[f"w{count}"] = timed_sweep(
             [*EXAMPLE, *extra, "--workers", str(count), "--output-dir", str(out), "--study", "bench"], out
         )
     if load:
         return found
+    out, url = work / "sqlite", f"sqlite:///{work / 'sqlite' / 'study.db'}"
+    args = [*EXAMPLE, "--workers", str(workers[-1]), "--storage", url, "--study", "bench", "--output-dir", str(out)]
+    found[f"sqlite_w{workers[-1]}"] = timed_sweep(args, out, url)
     sys.path.insert(0, str(ROOT))
     from tests.support import mysql, postgres
 
@@ -144,7 +153,7 @@ def bench(workers: list[int], repeats: int, load: int | None) -> dict:
         run: {key: round(statistics.median(s[run][key] for s in sittings), 4) for key in sittings[0][run]}
         for run in sittings[0]
     }
-    one, many = medians[f"sqlite_w{workers[0]}"], medians[f"sqlite_w{workers[-1]}"]
+    one, many = medians[f"w{workers[0]}"], medians[f"w{workers[-1]}"]
     fixed = one["startup"] + one["finish"]
     summary = {
         "ratio": round(many["seconds"] / one["seconds"], 3),

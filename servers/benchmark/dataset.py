@@ -7,6 +7,8 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import is_
 from typing import Any
 
 from servers.benchmark.fields import MISSING, field_value
@@ -86,9 +88,17 @@ def _load(
     if not records:
         raise InputError(nothing_kept(total, dropped), path=path)
     check_fields_exist(records, key_map, path)
-    kept: list[Record] = []
+    if settings:  # a field named by a setting that no record has is a typo (dedup would keep one record)
+        named = {
+            "dedup": settings["dedup"],
+            "sample.by": settings["sample"]["by"],
+            "group_by": settings.get("group_by"),
+        }
+        check_fields_exist(records, {setting: name for setting, name in named.items() if name}, path, "benchmark.")
     sources = list(dict.fromkeys(key_map.values()))
-    for record in records:
+    clean = _clean_columns(records, sources)
+    kept: list[Record] = list(records) if clean is not None else []
+    for record in records if clean is None else ():  # the per-record checks name what they drop
         values = [record[source] if source in record else field_value(record, source) for source in sources]
         for source, value in zip(sources, values, strict=True):  # a missing field is named before a NaN
             if value is MISSING or value is None:
@@ -110,7 +120,10 @@ def _load(
         random.Random(seed).shuffle(kept)
     if limit != -1:
         kept = kept[:limit]
-    columns = {variable: _column(kept, source) for variable, source in key_map.items()}
+    if clean is not None and len(kept) == len(records) and all(map(is_, kept, records)):  # every record, in order
+        columns = {variable: clean.pop(source, None) or _column(kept, source) for variable, source in key_map.items()}
+    else:
+        columns = {variable: _column(kept, source) for variable, source in key_map.items()}
     if settings.get("group_by"):
         columns[GROUP_VARIABLE] = [_group(r, settings["group_by"]) for r in kept]
     return LoadedData(columns=columns, total_rows=total, dropped=dropped, notes=notes)
@@ -137,9 +150,34 @@ def complete_nested(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _column(kept: list[Record], source: str) -> list[Any]:
     """The values of ``source`` in ``kept``, a top-level field without a call per record."""
-    if all(source in record for record in kept):
+    try:
         return [record[source] for record in kept]
-    return [field_value(record, source) for record in kept]
+    except KeyError:  # not a top-level field of every record
+        return [field_value(record, source) for record in kept]
+
+
+NO_NAN = frozenset({str, int, bool, type(None)})  # the types of values that neither are nor hold a NaN
+
+
+def _clean_columns(records: list[Record], sources: list[str]) -> dict[str, list[Any]] | None:
+    """Each source's column when every record holds every source as a top-level field, none null and none NaN (a clean
+    file), checked in C-level passes; else None, and the records go through the per-record checks, which name what
+    they drop."""
+    columns = {}
+    for source in sources:
+        try:
+            column = [record[source] for record in records]
+        except KeyError:
+            return None
+        if any(map(is_, column, repeat(None))):  # by identity: a value's own == is never called
+            return None
+        kinds = set(map(type, column))
+        if kinds == {list}:  # lists (of passages): the types of their items
+            kinds = set(map(type, chain.from_iterable(column)))
+        if not kinds <= NO_NAN and any(map(holds_nan, column)):
+            return None
+        columns[source] = column
+    return columns
 
 
 def _group(record: Record, name: str) -> Any:
@@ -190,14 +228,19 @@ def check_max_bytes(max_bytes: int) -> None:
         raise InputError(f"benchmark.max_bytes must be a positive number of bytes, not {max_bytes!r}")
 
 
-def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str) -> None:
-    """A mapped field that no record has is a typo, not missing data: fail naming it."""
+def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str, prefix: str = "key_map.") -> None:
+    """A mapped field (or one a setting names: ``prefix`` "benchmark.") that no record has is a typo, not missing
+    data: fail naming it."""
     for variable, source in key_map.items():
         if not any(field_value(record, source) is not MISSING for record in records):
             first = records[0]
             fields = shown_field_names(sorted(k for k in first if k != "_line"))
+            hint = ""
+            if source.startswith("metadata.") and isinstance(first.get("metadata"), dict) and "trace_id" in first:
+                hint = " (a trace's metadata holds the attributes named in benchmark.traces.metadata)"
             raise InputError(
-                f"field '{source}' (key_map.{variable}) is in no record; line {first.get('_line')} has fields {fields}",
+                f"field '{source}' ({prefix}{variable}) is in no record; line {first.get('_line')} has fields "
+                f"{fields}{hint}",
                 path=path,
             )
 

@@ -61,7 +61,7 @@ def read_records(
         raise InputError(f"unknown format '{fmt}'; expected one of: auto, {', '.join(READERS)}")
     entry = READERS[fmt]
     if entry.settings:
-        rows, dropped, notes = entry.read(source, (settings or {}).get(entry.settings) or {})
+        rows, dropped, notes = entry.read(source, (settings or {}).get(entry.settings) or {}, max_bytes)
         return Records(rows, dropped, notes)
     return entry.read(source, split)
 
@@ -353,7 +353,7 @@ READERS: Registry[Format] = Registry(
         Format(
             "otlp",
             "OTLP JSON traces",
-            lambda source, settings: traces.read_traces("otlp", source, settings),
+            lambda source, settings, max_bytes: traces.read_traces("otlp", source, settings, max_bytes),
             (".json", ".jsonl", ".ndjson"),
             sniff=traces.sniff_otlp,
             settings="traces",
@@ -361,7 +361,7 @@ READERS: Registry[Format] = Registry(
         Format(
             "langfuse",
             "Langfuse traces export",
-            lambda source, settings: traces.read_traces("langfuse", source, settings),
+            lambda source, settings, max_bytes: traces.read_traces("langfuse", source, settings, max_bytes),
             (".json",),
             sniff=traces.sniff_langfuse,
             settings="traces",
@@ -369,7 +369,7 @@ READERS: Registry[Format] = Registry(
         Format(
             "langsmith",
             "LangSmith runs export",
-            lambda source, settings: traces.read_traces("langsmith", source, settings),
+            lambda source, settings, max_bytes: traces.read_traces("langsmith", source, settings, max_bytes),
             (".jsonl", ".ndjson"),
             sniff=traces.sniff_langsmith,
             settings="traces",

@@ -9,9 +9,26 @@ from typing import TYPE_CHECKING, Any
 from servers.generation.llm import generate_all, llm_settings, shared_client
 from ultra_base.errors import InputError
 from ultra_kit.files import atomic_write_jsonl, result_path
+from ultra_kit.limits.caps import capped
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
+
+
+TOKEN_KEYS = ("max_tokens", "max_completion_tokens")  # an answer's token budget (OpenAI's old and new name)
+CHOICE_KEYS = ("n", "best_of")  # completions made per request (best_of: vLLM and the legacy completions API)
+
+
+def within_caps(sampling: dict[str, Any]) -> dict[str, Any]:
+    """``sampling`` (sent as is to the endpoint), unless a key that multiplies what each request costs is over its
+    cap: the tokens of an answer, the completions of a request (generate keeps the first; each is paid for)."""
+    for key in TOKEN_KEYS:
+        if sampling.get(key) is not None:
+            capped(sampling[key], f"sampling_params.{key}", server="generation", name="max_tokens", minimum=1)
+    for key in CHOICE_KEYS:
+        if sampling.get(key) is not None:
+            capped(sampling[key], f"sampling_params.{key}", server="generation", name="completions", minimum=1)
+    return sampling
 
 
 async def run_generate(
@@ -27,7 +44,7 @@ async def run_generate(
     """``generate``'s result (its settings as the tool received them)."""
     started = time.perf_counter()
     settings = llm_settings(generation_llm=generation_llm)
-    sampling = dict(sampling_params)
+    sampling = within_caps(dict(sampling_params))
     if not prompt_ls:
         raise InputError("prompt_ls is empty; run a prompt tool (e.g. prompt.qa_rag_boxed) first")
     client, owned = shared_client(settings, generation_cache)

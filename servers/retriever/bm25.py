@@ -47,9 +47,19 @@ def build(passages: Sequence[Passage], options: dict[str, Any], folder: Path, pr
 
 
 def load(folder: Path):
-    """Load a saved bm25s index (memory-mapped)."""
+    """Load a saved bm25s index (memory-mapped). bm25s reads its JSON files (params, vocabulary) with orjson, whose
+    depth limit (1,024 levels) stops a damaged or crafted file: that, or any file bm25s cannot read, is an InputError
+    naming the folder and what to do."""
     bm25s = require("bm25s", extra=EXTRA)
-    return bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+    try:
+        return bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+    except (ValueError, RecursionError, OSError, KeyError, TypeError) as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"the bm25 index files cannot be read ({type(exc).__name__}: {reason}); rebuild the index with "
+            "retriever_index and overwrite=true",
+            path=str(folder),
+        ) from None
 
 
 def search(

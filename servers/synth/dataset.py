@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES
 from ultra_kit.paths.output_root import check_save_path
 from ultra_kit.readers import read_jsonl
 
@@ -22,4 +23,5 @@ def dataset_folder(dataset_dir: str) -> Path:
 
 def dataset_rows(dataset_dir: str) -> list[dict[str, Any]]:
     """The rows of the query set in ``dataset_dir`` (an error says to run generate_queries first)."""
-    return read_jsonl(existing_file(Path(dataset_dir) / DATASET_FILE, what="query set (run generate_queries first)"))
+    path = existing_file(Path(dataset_dir) / DATASET_FILE, what="query set (run generate_queries first)")
+    return read_jsonl(path, max_bytes=MAX_RECORD_BYTES)  # what generate_queries wrote: within the records' limit

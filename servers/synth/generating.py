@@ -70,6 +70,9 @@ async def run_generate_queries(
     bad = [t for t in techniques if t not in queries.TECHNIQUES]
     if bad:
         raise InputError(f"unknown jailbreak techniques {bad}; known: {list(queries.TECHNIQUES)}")
+    if len(set(techniques)) < len(techniques):  # each named once more would be one more request
+        raise InputError(f"techniques names a technique more than once: {techniques}")
+    capped(len(categories), "categories (off-topic categories)", server="synth", name="categories")
     if not domain_description.strip():
         raise InputError("domain_description is empty: say what the assistant under test is for")
     failures.check_fraction(max_failed_fraction)

@@ -76,3 +76,33 @@ def test_on_a_terminal_each_redraw_clears_the_rest_of_the_line(tmp_path: Path) -
     for redraw in redraws:
         text, _, _ = redraw.partition("\r")
         assert text.endswith("\x1b[K") or text.endswith("\x1b[K\n"), repr(text)
+
+
+def test_a_silent_step_shows_it_is_working_and_then_its_last_count_with_the_time_so_far() -> None:
+    """#41: a SmolLM2 step showed nothing for minutes (the model loading, then its first batch of 8). After
+    ``heartbeat`` seconds without news the step's line says it is working; after a report, its last count again."""
+    import asyncio
+    import io
+
+    from ultra_client.progress import ProgressBar
+
+    async def scenario() -> list[str]:
+        stream = io.StringIO()
+        bar = ProgressBar("judge.umbrela_judge", stream=stream, heartbeat=0.05, quiet_lines=0.05)
+        alive = asyncio.get_running_loop().create_task(bar.keep_alive())
+        for _ in range(3000):  # poll for the state, however loaded the machine (at most 30 s)
+            if "working" in stream.getvalue():
+                break
+            await asyncio.sleep(0.01)
+        await bar(1, 180, "judged 1/180 passages")
+        for _ in range(3000):
+            if stream.getvalue().count("(1/180)") >= 2:
+                break
+            await asyncio.sleep(0.01)
+        alive.cancel()
+        return stream.getvalue().splitlines()
+
+    lines = asyncio.run(scenario())
+    assert re.fullmatch(r"  judge\.umbrela_judge: working, 0:\d\d elapsed", lines[0]), lines
+    counted = [line for line in lines[1:] if "(1/180)" in line and line.endswith("judged 1/180 passages")]
+    assert len(counted) >= 2, lines  # the report, then the same count redrawn with the time so far

@@ -4,7 +4,7 @@ in ``memory.json`` names a file in the folder, and ``ultra report RUN`` shows ea
 and summary rows of each step's metrics).
 
 The SmolLM2 examples (rag_full, consistency, risk_suite, risk_suite_target, sweep_rag) take minutes and have their
-own tests; load_data and eval_traces load data and write no result to report; mtrag and mtrag_full need BERTScore's
+own tests; load_data loads data and writes no result to report; mtrag and mtrag_full need BERTScore's
 model (tests/client/test_summary.py, tests/evaluation/test_mtrag_full.py)."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ EXPECTED = {
     "eval_trec": ({"evaluate_trec.json"}, set(), {"map", "ndcg@10"}),
     "eval_trec_pvalue": ({"evaluate_trec_pvalue.json"}, {"comparison", "significance"}, {"map"}),
     "evaluate_results": ({"evaluate.json"}, set(), {"f1", "rouge-l"}),
+    "eval_traces": ({"toxicity_judge.json"}, {"slices"}, {"toxicity"}),  # a section per app version
     "sweep_retrieval_pipeline": ({"evaluate_trec.json", "retriever_search.trec"}, set(), {"ndcg@5"}),
     "eval_target_python": ({"ask.jsonl", "ask.trec", "evaluate.json", "evaluate_trec.json"}, set(), {"f1", "map"}),
     "judge_calibration": (
@@ -97,3 +98,5 @@ def test_a_zipped_and_unpacked_fill_qrels_folder_still_reports_and_names_its_own
     named = re.search(r"merged qrels <code>([^<]+)</code> · LLM grades <code>([^<]+)</code>", page)
     assert named and all(Path(path).is_relative_to(unpacked / "files") for path in named.groups()), named
     assert all(Path(path).is_file() for path in named.groups())
+    # P@20 ties the three runs before the filling: its tau-b is undefined and the page says so (was a blank cell)
+    assert '<td>P@20</td><td class="num">undefined: the runs tie (before or after)</td>' in page

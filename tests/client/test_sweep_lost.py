@@ -31,7 +31,9 @@ def storage_url(kind: str) -> str:
     return "journal:sw/study.journal" if kind == "journal" else "sqlite:///sw/study.db"
 
 
-def claim_and_die(project: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, int]:
+def claim_and_die(
+    project: Path, url: str, monkeypatch: pytest.MonkeyPatch, sweep: list[str] = SWEEP
+) -> tuple[object, int]:
     """Join the study as a worker does, claim one trial as ``Claim.next`` does (``study.ask``), and go no further:
     a worker killed before its first beat. The study, and the abandoned trial's number."""
     from ultra_client.cli import parse
@@ -40,7 +42,7 @@ def claim_and_die(project: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> t
     from ultra_client.sweep.worker import Claim
 
     monkeypatch.chdir(project)
-    args = parse([*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s"])
+    args = parse([*sweep, "--output-dir", "sw", "--storage", url, "--study", "s"])
     spec = build_spec(args)
     handle = open_storage(url, 1)
     join_study(handle, "s", identity_of(spec, spec.pipeline.read_text(encoding="utf-8")))
@@ -94,6 +96,29 @@ def test_a_lost_claim_of_a_surplus_point_is_not_run(project: Path, monkeypatch) 
     assert retry.state == STATES.PRUNED and retry.user_attrs["ultra_skipped"] == "surplus"
     points = completed_points(study)
     assert len(points) == POINTS and len(set(points)) == POINTS
+
+
+def test_a_lost_claim_past_a_random_budget_uses_no_slot(project: Path, monkeypatch) -> None:
+    """--random 3: a worker lost as it claimed a fourth trial (which it would have pruned as surplus). Its retry
+    is pruned unrun, and the lost trial is no row of the table, no failed trial in --status, no slot: the study
+    holds three trials that ran, as max_trials bounds the whole study."""
+    url = storage_url("journal")
+    sweep = ["sweep", "pipes/nap.yaml", "--grid", "evaluation.max_depth={low: 1, high: 1000}", "--random", "3",
+             "--metric", "eval_res.map", "--heartbeat", "1"]  # fmt: skip
+    shared = ["--output-dir", "sw", "--storage", url, "--study", "s"]
+    first = run_ultra(*sweep, *shared, "--no-report", cwd=project, timeout=WAIT)
+    assert first.returncode == 0, first.stderr
+    study, lost = claim_and_die(project, url, monkeypatch, sweep)
+    assert lost == 3
+    again = run_ultra(*sweep, *shared, cwd=project, timeout=WAIT)  # fails the lost trial, prunes its retry
+    assert again.returncode == 0, again.stderr
+    retry = next(t for t in study.get_trials() if t.system_attrs.get("failed_trial") == lost)
+    assert retry.state == STATES.PRUNED and retry.user_attrs["ultra_skipped"] == "surplus"
+    assert next(t for t in study.get_trials() if t.number == lost).state == STATES.FAIL
+    rows = json.loads((project / "sw" / "sweep.json").read_text())["rows"]
+    assert sorted(r["trial"] for r in rows) == [0, 1, 2] and all(r["status"] == "ok" for r in rows)
+    status = run_ultra("sweep", "--status", "--storage", url, "--study", "s", cwd=project)
+    assert "trials: 3 done, 0 failed, 0 running, 0 waiting" in status.stdout, status.stdout
 
 
 def test_a_trial_that_fails_on_its_own_is_not_retried_in_its_study(project: Path) -> None:

@@ -187,6 +187,23 @@ def test_three_workers_share_one_study_on_a_database_server(
     assert files == [] and not any(password in text for text in texts)
 
 
+def journal(path: Path) -> optuna.storages.JournalStorage:
+    return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
+
+
+def test_one_local_worker_claims_the_grid_in_the_sweeps_order(project: Path) -> None:
+    """``--workers 1`` (a journal file in the sweep folder): trial n is the grid's point n in the sweep's order,
+    the first key slowest, as a one-process sweep runs them (Optuna's grid sampler shuffles them)."""
+    done = run_ultra(*SWEEP, "--output-dir", "sw", "--workers", "1", cwd=project, timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    study = optuna.load_study(study_name="nap", storage=journal(project / "sw" / "study.journal"))
+    values = [t.user_attrs["ultra"]["values"] for t in sorted(study.get_trials(), key=lambda t: t.number)]
+    assert [(v["evaluation.relevance_level"], v["evaluation.max_depth"]) for v in values] == [
+        (1, 5), (1, 50), (1, None), (2, 5), (2, 50), (2, None)
+    ]  # fmt: skip
+    assert not (project / "sw" / "study.db").exists()
+
+
 def study_exists(store: object, name: str) -> bool:
     """Whether the study is there yet; False while the workers are still creating the storage's tables."""
     try:
@@ -197,7 +214,7 @@ def study_exists(store: object, name: str) -> bool:
 
 @pytest.mark.parametrize("storage", ["sqlite", "journal"])
 def test_two_local_workers_share_one_study(project: Path, storage: str, tmp_path: Path, one_process_best) -> None:
-    given = ["--storage", "journal:sw/study.journal"] if storage == "journal" else []
+    given = ["--storage", "sqlite:///sw/study.db"] if storage == "sqlite" else []  # a journal file by default
     parent = start(project, *SWEEP, "--output-dir", "sw", "--workers", "2", *given, log=tmp_path / "parent.log")
     path = project / "sw" / ("study.journal" if storage == "journal" else "study.db")
     deadline = time.monotonic() + WAIT
@@ -258,7 +275,7 @@ def test_random_trials_bound_the_whole_study(project: Path) -> None:
     done = run_ultra("sweep", "pipes/nap.yaml", *space, "--metric", "eval_res.map", "--workers", "2",
                      "--output-dir", "sw", cwd=project, timeout=WAIT)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    study = optuna.load_study(study_name="nap", storage=f"sqlite:///{project / 'sw' / 'study.db'}")
+    study = optuna.load_study(study_name="nap", storage=journal(project / "sw" / "study.journal"))
     counted = [t for t in study.get_trials() if "ultra_skipped" not in t.user_attrs]
     assert len(counted) == 4 and all(t.state == optuna.trial.TrialState.COMPLETE for t in counted)
     assert len({t.params["evaluation.max_depth"] for t in counted}) == 4

@@ -55,11 +55,11 @@ def test_every_cap_is_a_documented_whole_number() -> None:
     """The caps are set once, in each server's parameter.yaml, with a comment, and no tool takes them."""
     expected = {
         "judge": {"samples", "jury_members", "rubrics", "fill_resamples", "depth", "max_nuggets", "fill_depth", *LLM,
-                  "top_logprobs", "hhem_batch_size"},
-        "evaluation": {"n_resamples", *LLM},
+                  "top_logprobs", "hhem_batch_size", "fill_runs", "fill_measures"},
+        "evaluation": {"n_resamples", "cutoffs", "measures", *LLM},
         "report": {"bootstrap_resamples"},
-        "synth": {"n_per_kind", *LLM},
-        "generation": {*LLM},
+        "synth": {"n_per_kind", "categories", *LLM},
+        "generation": {*LLM, "max_tokens", "completions"},
         "retriever": {*LLM},
         "target": {*LLM},
     }  # fmt: skip
@@ -285,6 +285,26 @@ def test_n_per_kind_over_the_cap(tmp_path: Path) -> None:
                      {"n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
                       "synth_cache": "", "dataset_dir": str(tmp_path / "d")},
                      "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"categories": {f"c{i}": "x" for i in range(20_000)}},
+         "categories (off-topic categories) 20,004 is more than the cap caps.categories"),  # with the 4 defaults
+        ({"techniques": ["context_switch"] * 10_000}, "techniques names a technique more than once"),
+    ],
+)  # fmt: skip
+def test_off_topic_categories_and_techniques_cannot_multiply_the_requests(
+    tmp_path: Path, arguments: dict, expected: str
+) -> None:
+    """20,000 categories (and the 4 of parameter.yaml) made 20,004 requests, and a technique named 10,000 times
+    as many: each is refused at once, over MCP, with no request sent."""
+    with OpenAIStub() as stub:
+        refused_over_mcp(tmp_path, "synth", "generate_queries",
+                         {**arguments, "synth_llm": {"api_key": "", "base_url": stub.base_url}, "synth_cache": "",
+                          "dataset_dir": str(tmp_path / "d")}, expected)  # fmt: skip
+        assert stub.request_count == 0
 
 
 def test_a_caller_cannot_pass_the_caps(tmp_path: Path) -> None:

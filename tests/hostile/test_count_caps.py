@@ -166,3 +166,143 @@ def test_target_max_retries_over_the_cap_in_a_pipeline_parameter_file(tmp_path: 
 def test_target_max_workers_must_be_a_whole_number(tmp_path: Path) -> None:
     done = call(tmp_path, "target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, 'max_workers': 2.5})}")
     clear_error(done, "target.max_workers must be a whole number >= 1, got 2.5")
+
+
+# --- generation ---
+
+
+@pytest.mark.parametrize(("key", "cap"), [("max_tokens", "max_tokens"), ("max_completion_tokens", "max_tokens"),
+                                          ("n", "completions"), ("best_of", "completions")])  # fmt: skip
+def test_sampling_params_that_multiply_cost_over_the_cap_through_ultra_call(tmp_path: Path, key: str, cap: str) -> None:
+    with OpenAIStub() as stub:
+        llm = json.dumps({"backend": "openai", "api_key": "", "base_url": stub.base_url, "model_id": "m"})
+        value = over("generation", cap)
+        done = call(tmp_path, "generation.generate", 'prompt_ls=["hi"]', f"generation_llm={llm}",
+                    f'sampling_params={{"{key}": {value}}}', "generation_cache=")  # fmt: skip
+        assert stub.request_count == 0
+    clear_error(done, message(f"sampling_params.{key}", value, "generation", cap), "servers/generation/parameter.yaml")
+
+
+def test_sampling_params_n_over_the_cap_over_mcp(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        refused_over_mcp(tmp_path, "generation", "generate",
+                         {"prompt_ls": ["hi"], "sampling_params": {"n": 10**6, "max_tokens": 8}, "generation_cache": "",
+                          "generation_llm": {"backend": "openai", "api_key": "", "base_url": stub.base_url,
+                                             "model_id": "m"},
+                          "save_path": str(tmp_path / "g")},
+                         message("sampling_params.n", 10**6, "generation", "completions"))  # fmt: skip
+        assert stub.request_count == 0
+
+
+def test_sampling_params_within_the_caps_are_sent(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        llm = json.dumps({"backend": "openai", "api_key": "", "base_url": stub.base_url, "model_id": "m"})
+        done = call(tmp_path, "generation.generate", 'prompt_ls=["hi"]', f"generation_llm={llm}",
+                    'sampling_params={"max_tokens": 8, "n": 1, "temperature": 0}', "generation_cache=")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert stub.request_count == 1 and stub.chat_requests()[0]["max_tokens"] == 8
+
+
+# --- every numeric setting: capped, or why it multiplies nothing ---
+
+CAPPED = {  # setting -> its cap (caps.<name> of the same server)
+    "evaluation": {"n_resamples": "n_resamples", "similarity_embeddings.max_retries": "max_retries",
+                   "similarity_embeddings.max_workers": "max_workers"},
+    "generation": {"generation_llm.max_retries": "max_retries", "generation_llm.max_workers": "max_workers",
+                   "sampling_params.max_tokens": "max_tokens"},
+    "judge": {"judge_llm.max_retries": "max_retries", "judge_llm.max_workers": "max_workers",
+              "judge_llm.samples": "samples", "rubric_top_logprobs": "top_logprobs", "depth": "depth",
+              "fill_depth": "fill_depth", "fill_resamples": "fill_resamples", "max_nuggets": "max_nuggets",
+              "hhem_batch_size": "hhem_batch_size"},
+    "report": {"bootstrap_resamples": "bootstrap_resamples"},
+    "retriever": {"dense.max_workers": "max_workers", "dense.max_retries": "max_retries"},
+    "synth": {"synth_llm.max_retries": "max_retries", "synth_llm.max_workers": "max_workers",
+              "n_per_kind.grounded": "n_per_kind", "n_per_kind.off_topic": "n_per_kind",
+              "n_per_kind.jailbreak": "n_per_kind"},
+    "target": {"target.max_workers": "max_workers", "target.max_retries": "max_retries"},
+}  # fmt: skip
+TIME = "seconds, or a pace: waiting longer sends nothing more"
+NOT_COUNTS = {  # setting -> why it multiplies no request, resample or memory
+    "seed": "a seed", "benchmark.seed": "a seed", "benchmark.sample.seed": "a seed", "fill_seed": "a seed",
+    "relevance_level": "a grade", "relevant_grade": "a grade", "min_judgment": "a grade",
+    "bertscore_layer": "a layer of the model", "sampling_params.temperature": "a temperature (0 here)",
+    "benchmark.limit": "keeps fewer records than the data holds", "benchmark.sample.n": "keeps fewer records",
+    "benchmark.max_bytes": "the size of a data file read whole: the data the caller asked for, read once",
+    "benchmark.traces.max_attribute_chars": "cuts text shorter",
+    "benchmark.max_result_bytes": "moves a result to a file",
+    "max_passage_words": "cuts passages shorter", "top_k": "at most the corpus's passages",
+    "dense.batch_size": "texts per request: more means fewer requests", "dense.timeout": TIME,
+    "similarity_embeddings.timeout": TIME, "generation_llm.timeout": TIME, "judge_llm.timeout": TIME,
+    "synth_llm.timeout": TIME, "target.timeout": TIME, "generation_llm.cool_down": TIME, "judge_llm.cool_down": TIME,
+    "synth_llm.cool_down": TIME, "judge_llm.batch_poll_interval": TIME, "target.rate_limit": TIME,
+    "generation_llm.drain_after": "failures before an endpoint rests", "judge_llm.drain_after": "the same",
+    "synth_llm.drain_after": "the same", "judge_llm.jury_min": "at most the jury's members (checked)",
+    "judge_llm.batch_max_requests": "splits the call's requests into files: more per file, fewer files",
+    "judge_llm.batch_max_bytes": "the same, in bytes", "fill_budget": "at most the holes (fill_depth is capped)",
+    "nugget_top_k": "at most the nuggets (max_nuggets is capped)", "max_table_rows": "at most the items",
+    "examples_per_metric": "at most the items", "max_scatter_points": "at most the items",
+    "target.max_answer_chars": "cuts answers shorter; set in a parameter file only (not over MCP)",
+    "target.max_response_bytes": "a reply's size limit; set in a parameter file only (not over MCP)",
+    "target.max_json_depth": "a reply's depth limit (read without recursion); set in a parameter file only",
+}  # fmt: skip
+
+
+def numeric_settings(value: object, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [name for key, item in value.items() for name in numeric_settings(item, f"{prefix}{key}.")]
+    return [prefix[:-1]] if isinstance(value, int) and not isinstance(value, bool) else []  # a count is whole
+
+
+def test_every_numeric_setting_is_capped_or_multiplies_nothing() -> None:
+    """A numeric setting added later must be classified here: capped (and refused over its cap), or not a count."""
+    from ultra_kit.settings import SERVERS_DIR, load_parameter_file
+
+    for file in sorted(SERVERS_DIR.glob("*/parameter.yaml")):
+        server = file.parent.name
+        for name in numeric_settings(load_parameter_file(file)):
+            if name in CAPPED.get(server, {}):
+                assert CAPPED[server][name] in caps(server), (server, name)
+            else:
+                assert name in NOT_COUNTS, f"{server}: {name} is neither capped nor said to multiply nothing"
+
+
+# --- evaluation: measures (ir_metrics over ks), each scored per query and resampled ---
+
+
+def test_more_cutoffs_than_the_cap_through_ultra_call(tmp_path: Path) -> None:
+    ks = list(range(1, over("evaluation", "cutoffs") + 1))
+    done = call(tmp_path, "evaluation.evaluate_trec", f"ks={json.dumps(ks)}")
+    clear_error(done, message("ks (cutoffs)", len(ks), "evaluation", "cutoffs"), "servers/evaluation/parameter.yaml")
+
+
+MEASURES = "ir_metrics expanded over ks (measures)"
+
+
+def test_more_measures_than_the_cap_over_mcp(tmp_path: Path) -> None:
+    names = [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)]
+    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
+                     {"ir_metrics": names, "ks": [], "n_resamples": 10, "save_path": str(tmp_path / "p.json")},
+                     message(MEASURES, len(names), "evaluation", "measures"))  # fmt: skip
+
+
+def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
+    done = call(tmp_path, "evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+    assert done.returncode == 0, done.stderr
+
+
+# --- fill_qrels: every pair of runs tested on every measure ---
+
+
+def test_fill_qrels_run_paths_over_the_cap_over_mcp(tmp_path: Path) -> None:
+    runs = over("judge", "fill_runs")
+    refused_over_mcp(tmp_path, "judge", "fill_qrels",
+                     {"run_paths": [str(tmp_path / f"run{i}.trec") for i in range(runs)], "judge_llm": NO_LLM,
+                      "judge_cache": "", "save_path": str(tmp_path / "f")},
+                     message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))  # fmt: skip
+
+
+def test_fill_qrels_measures_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+    names = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
+    done = call(tmp_path, "judge.fill_qrels", f"fill_measures={json.dumps(names)}", "judge_cache=",
+                f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    clear_error(done, message("fill_measures", len(names), "judge", "fill_measures"), "servers/judge/parameter.yaml")

@@ -204,3 +204,21 @@ def test_export_wandb_to_a_dir_it_cannot_write(tmp_path: Path, where: str, expec
     (tmp_path / "taken" / "wandb").write_text("x")
     done = run_ultra("export", "wandb", str(folder), "--dir", where, cwd=tmp_path, env={"WANDB_MODE": "offline"})
     refused(done, 1, expected)
+
+
+def test_runs_rebuild_sets_aside_an_index_of_another_schema_and_keeps_earlier_copies(tmp_path: Path) -> None:
+    """A ``runs`` table without the index's columns: ``ultra runs`` pointed at ``--rebuild``, which then failed
+    with the same "no such column". It is set aside as corrupt; a later corrupt copy never replaces an earlier."""
+    import sqlite3
+
+    output = tmp_path / "output"
+    run_folder(output, "good_20260101_101010")
+    (output / "runs.sqlite.corrupt").write_bytes(b"an earlier corrupt index")
+    with sqlite3.connect(output / "runs.sqlite") as connection:
+        connection.execute("CREATE TABLE runs (x INTEGER)")
+    refused(run_ultra("runs", cwd=tmp_path), 1, "no such column: folder", "ultra runs --rebuild sets it aside")
+    rebuilt = run_ultra("runs", "--rebuild", cwd=tmp_path)
+    assert rebuilt.returncode == 0 and "good_20260101_101010" in rebuilt.stdout, rebuilt.stderr
+    assert "kept as output/runs.sqlite.corrupt.1" in rebuilt.stderr
+    assert (output / "runs.sqlite.corrupt").read_bytes() == b"an earlier corrupt index"
+    assert run_ultra("runs", cwd=tmp_path).returncode == 0

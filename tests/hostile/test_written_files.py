@@ -73,3 +73,27 @@ def test_a_judge_reply_nested_100000_deep_is_an_unreadable_reply(tmp_path: Path)
     assert "RecursionError" not in done.stderr and "unexpected error" not in done.stderr, done.stderr
     assert "every one of 1 judgments failed (parse_error 1)" in done.stderr
     assert "no '##final score: N' marker, JSON score or explicit score phrase" in done.stderr
+
+
+@pytest.mark.parametrize("damaged", ["vocab.index.json", "params.index.json", "passages.jsonl"])
+def test_a_bm25_index_file_nested_too_deep_is_refused_naming_it(tmp_path: Path, damaged: str) -> None:
+    """The index files retriever_index wrote, read back by retriever_search (bm25s reads its own JSON with orjson,
+    depth-limited): a crafted one is an error naming the index and what to do, not an "unexpected error"."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": f"cats and dogs {i}"}) + "\n" for i in range(4)))
+    env = {"ULTRA_READ_ROOTS": str(tmp_path), "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"}
+    index = tmp_path / "idx"
+    built = run_ultra("call", "retriever.retriever_index", f"corpus_path={corpus}", f"index_path={index}", cwd=tmp_path,
+                      env=env, timeout=300)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    (index / "bm25" / damaged).write_text(DEEP_JSON + "\n")
+    done = run_ultra("call", "retriever.retriever_search", 'q_ls=["cats"]', f"index_path={index}",
+                     f"save_path={tmp_path / 'r'}", cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "unexpected error" not in done.stderr, (
+        done.stderr
+    )
+    if damaged == "passages.jsonl":
+        assert f"{index / 'bm25' / damaged}:1: JSON nested deeper than 100 levels" in done.stderr
+    else:
+        assert f"{index / 'bm25'}: the bm25 index files cannot be read (JSONDecodeError" in done.stderr
+        assert "rebuild the index with retriever_index and overwrite=true" in done.stderr

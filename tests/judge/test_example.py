@@ -74,6 +74,8 @@ def test_a_jurys_agreement_is_in_the_run_summary(tmp_path: Path) -> None:
     assert re.search(rf"^score\s+ordinal\s+{figures['alpha']:.4f}\s+180\s+{figures['mean_kappa']:.4f}\s*$", table, re.M)
     report = json.loads(sorted((tmp_path / "judge").glob("judge_agreement_*.json"))[-1].read_text())
     assert report["kappa_graded"] == 1.0  # the majority is a and b's grade: the human one
+    for member in "abc":  # the cost table: a row per member model, each with its own 171 requests (#41)
+        assert re.search(rf"^judge\.umbrela_judge\s+judge-{member}\s+171\s", done.stdout, re.M), done.stdout
     assert SECRET not in done.stdout + done.stderr
 
 

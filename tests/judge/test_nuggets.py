@@ -156,6 +156,7 @@ async def test_a_query_whose_create_failed_is_incomplete_not_nuggetless(tmp_path
     assert result["aggregate"]["run"]["excluded_by_status"] == {"incomplete": 1}
     saved = json.loads(Path(result["result_path"]).read_text())
     assert saved["failed"] == result["failed"]
+    assert saved["metric_kinds"]["num_nuggets"] == "count" and saved["metric_kinds"]["vital"] == "continuous"
 
 
 async def test_wrong_length_labels_are_retried_then_a_failed_batch(tmp_path) -> None:

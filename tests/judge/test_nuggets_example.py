@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -15,7 +16,7 @@ from tests.judge.conftest import ROOT, SECRET, llm_settings, oracle
 from tests.judge.nugget_stub import numbered, stage
 from tests.judge.test_umbrela import sample_grades
 from tests.support.openai_stub import OpenAIStub, content_of
-from tests.support.summary_check import check_summary
+from tests.support.summary_check import check_summary, run_folder
 
 _SO_FAR = re.compile(r"Nuggets so far \(\d+\): (.*?)\n\nPassages:\n(.*?)\n\nUpdated nugget list", re.DOTALL)
 _NUGGETS = re.compile(r"Nuggets \(\d+\):\n(.*?)\n\nLabels", re.DOTALL)
@@ -52,9 +53,8 @@ def test_nuggets_example_runs(tmp_path: Path) -> None:
         )
         param_file = tmp_path / "nuggets_parameter.yaml"
         param_file.write_text(yaml.safe_dump(params))
-        done = run_ultra(
-            "run", "examples/nuggets.yaml", "--param", str(param_file), cwd=ROOT, env={"OPENAI_API_KEY": SECRET}
-        )
+        done = run_ultra("run", "examples/nuggets.yaml", "--param", str(param_file), "--output-dir",
+                         str(tmp_path / "runs"), cwd=ROOT, env={"OPENAI_API_KEY": SECRET})  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         check_summary(done, ROOT)
         counts = {"create": 0, "score": 0, "assign": 0, "other": 0}
@@ -75,3 +75,14 @@ def test_nuggets_example_runs(tmp_path: Path) -> None:
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+    folder = run_folder(done, ROOT)  # both steps' results kept (umbrela's under its step: nuggetize's overwrote it)
+    kept = {re.sub(r"_\d{8}_\d{6}(_\d+)?", "", str(p.relative_to(folder / "files")))
+            for p in (folder / "files").rglob("*") if p.is_file()}  # fmt: skip
+    assert {"judge.umbrela_judge/umbrela_judge.json", "nuggetize.json", "nuggetize.nuggets.jsonl",
+            "nuggetize.assignments.jsonl"} <= kept, kept  # fmt: skip
+    report = run_ultra("report", str(folder), "--out", str(tmp_path / "report"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr[-3000:]
+    with open(tmp_path / "report" / "summary.csv", newline="") as handle:
+        shown = {(row["run"], row["metric"]) for row in csv.DictReader(handle)}
+    assert {("gpt-4o", "vital"), ("reference", "all"), (folder.name, "MRR")} <= shown, sorted(shown)
+    assert not {metric for _, metric in shown} & {"num_nuggets", "num_judged", "num_excluded"}  # counts

@@ -69,3 +69,26 @@ def test_a_bad_row_is_named_by_file_and_line(tmp_path: Path) -> None:
     path = write_rows(tmp_path / "s.jsonl", [{"id": "t1", "faithfulness": "high"}])
     with pytest.raises(InputError, match="faithfulness must be a finite number or null, got 'high'"):
         judged(items, path, tmp_path)
+
+
+def test_chinese_answers_under_english_get_a_warning_naming_the_setting(tmp_path: Path) -> None:
+    """#41: under the default language 'en' Chinese questions and answers were judged without a word; the judge
+    returns a warning naming the setting (``ultra run`` prints a step's warning once per run), none under 'zh'."""
+    items = build_items(
+        ["牛顿是谁？", "黑豹队赢了吗？"], ["牛顿是一位物理学家。", "是的，他们赢了。"], id_ls=["t1", "t2"]
+    )
+    path = write_rows(tmp_path / "r.jsonl", [{"id": "t1", "faithfulness": 1}, {"id": "t2", "faithfulness": 0}])
+    (said,) = judged(items, path, tmp_path)["warnings"]
+    assert said.startswith("4 of 4 texts have no letter in English's script (latin), yet language is 'en'"), said
+    assert "set language to their language, or 'auto'" in said
+    written = json.loads(Path(judged(items, path, tmp_path)["result_path"]).read_text())
+    assert written["warnings"] == [said]
+    chinese = asyncio.run(
+        run_answer_judge(
+            "faithfulness", items, judge_llm=UNREACHABLE, judge_cache="", save_path=str(tmp_path / "out"),
+            max_failed_fraction=0.5, prompt_file={}, language="zh", replay=path,
+        )
+    )  # fmt: skip
+    assert chinese["warnings"] == [] and chinese["aggregate"]["faithfulness"] == 0.5
+    english = build_items(["Who was Newton?", "Did they win?"], ["A physicist.", "Yes."], id_ls=["t1", "t2"])
+    assert judged(english, path, tmp_path)["warnings"] == []

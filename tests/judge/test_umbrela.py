@@ -65,6 +65,9 @@ async def test_file_mode_grades_metrics_and_qrels(stub: OpenAIStub, tmp_path) ->
     saved = json.loads(Path(result["result_path"]).read_text(encoding="utf-8"))
     assert saved["prompt"]["name"] == "umbrela_v1" and len(saved["prompt"]["sha256"]) == 64
     assert len(saved["judgments"]) == 180 and saved["settings"]["judge_llm"]["model_id"] == "stub-judge"
+    kinds = saved["metric_kinds"]  # every per-query value declared; the passage numbers as counts (the report)
+    assert set(kinds) == {k for row in saved["per_query"].values() for k in row}, kinds
+    assert {k for k, kind in kinds.items() if kind == "count"} == {"num_judged", "num_excluded"}
     assert SECRET not in json.dumps(saved) and SECRET not in json.dumps(result)
 
 

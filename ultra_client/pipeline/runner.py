@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -85,6 +86,7 @@ class Runner:
             print(f"[ultra] {step.name}", file=sys.stderr, flush=True)
         started = time.perf_counter()
         where = f"{self.pipeline.path}:{step.line}: step '{step.name}'"
+        alive = asyncio.get_running_loop().create_task(bar.keep_alive()) if self.echo else None
         try:
             outputs = await server.call(step.tool, args, timeout=timeout, progress=bar)
         except ToolRefused as exc:
@@ -99,6 +101,8 @@ class Runner:
                 ) from None
             raise UltraError(self._call_failure(step, exc, timeout)) from None
         finally:
+            if alive is not None:
+                alive.cancel()
             bar.close()
         self.timings.append((step.name, time.perf_counter() - started))
         from ultra_client.summary.costs import step_records  # prices stay unloaded for `ultra call`

@@ -28,6 +28,7 @@ FOLDER_NAME = re.compile(r"^(?P<pipeline>.+)_(?P<stamp>\d{8}_\d{6})(?:_\d+)?$") 
 NOT_KEY_METRICS = ("counts", "usage", "failed", "data_info", "ranking")  # bookkeeping variables, not quality
 KEY_METRICS_SHOWN = 3
 
+COLUMNS = ("folder", "pipeline", "started", "status", "duration", "metrics", "cost", "gate")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     folder TEXT PRIMARY KEY,      -- the folder's name, under the output dir
@@ -150,15 +151,20 @@ def readable_index(output_dir: Path) -> bool:
     """Whether the output dir's index opens and its runs table reads (a corrupt file does not)."""
     try:
         with connect(output_dir) as connection:
-            connection.execute("SELECT count(*) FROM runs").fetchone()
+            connection.execute(f"SELECT {', '.join(COLUMNS)} FROM runs LIMIT 1").fetchone()  # another schema fails
             return connection.execute("PRAGMA quick_check").fetchone()[0] == "ok"
     except sqlite3.DatabaseError:
         return False
 
 
 def set_aside(output_dir: Path) -> Path:
-    """Rename a corrupt index (and its WAL files) to ``runs.sqlite.corrupt``, so a rebuild starts afresh; its path."""
+    """Rename a corrupt index (and its WAL files) to ``runs.sqlite.corrupt`` (``.corrupt.1``, ... when an earlier
+    one is kept there), so a rebuild starts afresh; its path."""
     kept = output_dir / f"{INDEX_NAME}.corrupt"
+    number = 0
+    while any(output_dir.joinpath(f"{kept.name}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+        number += 1
+        kept = output_dir / f"{INDEX_NAME}.corrupt.{number}"
     for suffix in ("", "-wal", "-shm"):
         path = output_dir / (INDEX_NAME + suffix)
         if path.exists():

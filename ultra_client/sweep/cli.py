@@ -58,7 +58,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     shared.add_argument("--study", metavar="NAME", help="the study's name (default: the pipeline's file name stem)")
     shared.add_argument(
-        "--workers", type=int, metavar="N", help="start N worker processes here (storage: DIR/study.db unless given)"
+        "--workers",
+        type=int,
+        metavar="N",
+        help="start N worker processes here (storage: the journal file DIR/study.journal unless given)",
     )
     shared.add_argument("--status", action="store_true", help="print the study's progress and best trial; run nothing")
     shared.add_argument("--report", action="store_true", help="write the study's table and plots; run nothing")

@@ -55,6 +55,20 @@ def plot_name(key: str) -> str:
     return "plot_" + re.sub(r"[^A-Za-z0-9_.@-]+", "_", key) + ".png"
 
 
+def warm() -> None:
+    """Import what the report needs (matplotlib, the paired tests) while this worker waits for the others' last
+    trials, so that the table and plots follow their end sooner."""
+    import importlib.util
+
+    import ultra_trec.significance  # noqa: F401 - imported for its side effect: loaded once, used by the report
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+
+
 def write_plots(folder: Path, flat: list[dict[str, Any]], keys: list[str], metric: str, minimize: bool) -> list[Path]:
     """``plot_<key>.png`` per swept key: the metric of each finished trial against the key's value."""
     import matplotlib

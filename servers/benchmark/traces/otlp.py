@@ -4,45 +4,43 @@
 from __future__ import annotations
 
 import base64
-import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.assemble import Traces
-from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from servers.benchmark.traces.spans import LLM, RETRIEVER, Passages, Problems, Span
 from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
-_EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
-KEY_VALUE = operator.attrgetter("key", "value")
+_EMPTY = Passages()  # the passages of a span that has none (shared, never written: a reader assigns new ones)
+READ_IN_FULL = (LLM, RETRIEVER)  # the spans a record is made of (and the roots, and the answer_span)
 READ_BUFFER = 1 << 20  # export lines run to kilobytes: a buffer of many lines saves copying each across reads
 if conventions.OI is not None:  # else the extra is missing: read_spans says so
     from servers.benchmark.traces import otlp_json as schema
 
     KIND = conventions.OI.OPENINFERENCE_SPAN_KIND
     SESSION = conventions.OI.SESSION_ID
-    KINDS = {
-        name: name.upper()
-        for kind in conventions.OpenInferenceSpanKindValues
-        for name in (kind.value, kind.value.lower())
-    }
+    METADATA = conventions.OI.METADATA
 
 
-def read_spans(source: Path, cap: int, problems: Problems, names: list[str], answer_span: str) -> Traces:
+def read_spans(
+    source: Path, cap: int, problems: Problems, names: list[str], answer_span: str, logs: Path | None = None
+) -> Traces:
     """Every span in the file, by trace; a line that is not JSON, or not an export request, is counted and skipped.
 
     The file is streamed: each line is decoded into typed structs (``otlp_json``) and turned into spans, and
     only the attributes named in ``names`` (and OpenInference's ``metadata`` and the resource's, when names are
     given) are kept. The spans a record is made of (LLM, retriever, parentless, the ``answer_span``) are read
     in full; of the others the ids, kind, status and session, and where their line starts: should one become a
-    root (its parent absent from the file), ``complete`` reads that line again.
+    root (its parent absent from the file), ``complete`` reads that line again. ``logs``: a file of OTLP logs
+    written apart from the spans, whose GenAI events are joined to them as those of ``source`` are.
     """
     conventions.require_conventions()
-    reading = _Reading(cap, problems, (*names, "metadata") if names else (), answer_span)
+    reading = _Reading(cap, problems, (*names, METADATA) if names else (), answer_span)
     for offset, line, request in _requests(source, problems):
         reading.offset, reading.ids = offset, {}
         for item in request if request.__class__ is list else (request,):
@@ -52,15 +50,44 @@ def read_spans(source: Path, cap: int, problems: Problems, names: list[str], ans
                 reading.log_events(item.resourceLogs, line)
             if item.resourceSpans is None and item.resourceLogs is None:
                 problems.add("lines without resourceSpans (or resourceLogs), skipped", f"line {line}")
+    if logs is not None:
+        _read_logs(reading, logs)
     reading.attach_events()
     return reading.traces
+
+
+def _read_logs(reading: _Reading, logs: Path) -> None:
+    """The GenAI events of a file of logs (``benchmark.traces.logs``); its problems name that file."""
+    problems = reading.problems
+    reading.problems = in_logs = _InFile(problems, logs.name)
+    try:
+        for _, line, request in _requests(logs, in_logs):
+            for item in request if request.__class__ is list else (request,):
+                if item.resourceLogs is not None:
+                    reading.log_events(item.resourceLogs, line)
+                else:
+                    in_logs.add("lines of benchmark.traces.logs without resourceLogs, skipped", f"line {line}")
+    finally:
+        reading.problems = problems
+
+
+class _InFile(Problems):
+    """``Problems`` whose examples name the file they were found in (``logs.jsonl line 3``), counted in ``problems``."""
+
+    def __init__(self, problems: Problems, name: str) -> None:
+        super().__init__()
+        self.problems, self.name = problems, name
+
+    def add(self, reason: str, example: str, count: int = 1) -> None:
+        self.problems.add(reason, f"{self.name} {example}", count)
 
 
 def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]]:
     """(byte offset, line, decoded request), streamed: one line is held at a time. A first line that is not
     JSON but opens an object or a list may start one pretty-printed request: then the whole file is that
     request, if it is one (offset -1)."""
-    seen_first, decode, offset = False, schema.DECODER.decode, 0
+    seen_first, decode, offset, nested_decoded = False, schema.DECODER.decode, 0, schema.nested_decoded
+    nested_decoded()  # forget a nested value another read on this thread decoded
     with open(source, "rb", buffering=READ_BUFFER) as handle:
         for line, chunk in enumerate(handle, start=1):
             start, offset = offset, offset + len(chunk)
@@ -83,7 +110,7 @@ def _requests(source: Path, problems: Problems) -> Iterator[tuple[int, int, Any]
                 seen_first = True
                 continue
             seen_first = True
-            if b'"arrayValue"' in chunk or b'"kvlistValue"' in chunk:  # the only values that can nest
+            if nested_decoded():  # the line holds values that can nest (checked so, not by searching every line)
                 check_json_depth(chunk.decode("utf-8", "replace"), path=str(source), first_line=line)
             yield start, line, decoded
 
@@ -143,25 +170,19 @@ class _Reading:
         member_lists = traces.get
         for resource_spans in request.resourceSpans:
             resource = resource_spans.resource
-            resource_attrs = _attributes(resource.attributes) if keep and resource is not None else {}
+            resource_attrs = _attributes(resource.attributes) if keep and resource is not None else _NONE
             for scope_spans in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
                 for raw in scope_spans.spans or ():
-                    span = read(raw, line)
+                    span = read(raw, line, resource_attrs)
                     if span is None:
                         continue
-                    if keep:  # named metadata is looked up in what is kept
-                        attrs = span.attributes
-                        span.attributes = {name: attrs[name] for name in keep if name in attrs}
-                        span.attributes["__resource__"] = resource_attrs
-                    else:
-                        span.attributes = _NONE
                     members = member_lists(span.trace_id)
                     if members is None:
                         traces[span.trace_id] = [span]
                     else:
                         members.append(span)
 
-    def span(self, raw: schema.Span, line: int) -> Span | None:
+    def span(self, raw: schema.Span, line: int, resource_attrs: dict[str, Any]) -> Span | None:
         ids = self.ids
         trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId
         trace_id = ids.get(trace_id) if trace_id.__class__ is str else None  # a trace id seen before: checked
@@ -183,37 +204,52 @@ class _Reading:
                 parent = ids.setdefault(parent, parent)
         else:
             parent = None
-        attrs = dict(map(KEY_VALUE, raw.attributes)) if raw.attributes else {}
+        attrs = {kv.key: kv.value for kv in raw.attributes} if raw.attributes else {}  # faster than dict(map(...))
         if raw.events:
             _event_attributes(attrs, raw.events)
+        kept = _NONE
+        if self.keep:  # named metadata is looked up in what is kept
+            kept = {name: attrs[name] for name in self.keep if name in attrs}
+            kept["__resource__"] = resource_attrs
         status, name = raw.status, raw.name or ""
         name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
         try:
-            start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
+            start = int(raw.startTimeUnixNano or 0) / 1e9
         except (TypeError, ValueError):
-            start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
-        span = Span(trace_id, span_id, parent, name, None, start, end, line, documents=_EMPTY, attributes=attrs)
-        if status is not None and status.code in ERROR_CODES:
-            span.error = True
+            start = 0.0
+        error = status is not None and status.code in ERROR_CODES
         kind = attrs.get(KIND)
+        if kind is not None:
+            text = kind.stringValue if kind.__class__ is schema.AnyValue else None
+            kind = conventions.KINDS.get(text) or str(conventions.value(kind)).upper()
+            if kind not in READ_IN_FULL and parent is not None and name != self.answer_span:
+                # the rest is read again only if it turns out to be a root (its parent absent from the file)
+                session = attrs.get(SESSION)
+                if session is not None:
+                    text = session.stringValue if session.__class__ is schema.AnyValue else None
+                    session = text if text is not None else conventions.value(session)
+                    if session.__class__ is str:  # on every span of every turn: held once
+                        session = self.sessions.setdefault(session, session)
+                return Span(  # its end, too, is read with the rest (``complete``): until then, its start
+                    trace_id, span_id, parent, name, kind, start, start, line, None, None, _EMPTY, None, None, None,
+                    session, error, kept, self.offset,
+                )  # fmt: skip
+        try:
+            end = int(raw.endTimeUnixNano or 0) / 1e9
+        except (TypeError, ValueError):
+            end = 0.0
+        span = Span(
+            trace_id, span_id, parent, name, kind, start, end, line, documents=_EMPTY, error=error, attributes=kept
+        )
         if kind is None:
             conventions.fill(span, attrs, self.cap, self.problems)  # GenAI, or no convention
-            return span
-        kind = kind.stringValue if kind.__class__ is schema.AnyValue else None
-        span.kind = kind = conventions.KINDS.get(kind) or str(conventions.value(attrs[KIND])).upper()
-        if kind in (LLM, RETRIEVER) or parent is None or name == self.answer_span:
+        else:
             conventions.openinference(span, attrs, self.cap, self.problems)
             if span.input.__class__ is str:  # the question (and answer) recur on a trace's spans: held once
                 span.input = ids.setdefault(span.input, span.input)
             if span.output.__class__ is str:
                 span.output = ids.setdefault(span.output, span.output)
-        else:  # read again only if it turns out to be a root (its parent absent from the file)
-            span.pending = self.offset
-            session = attrs.get(SESSION)
-            if session is not None:
-                text = session.stringValue if session.__class__ is schema.AnyValue else None
-                span.session = text if text is not None else conventions.value(session)
-        if span.session.__class__ is str:  # on every span of every turn: held once
+        if span.session.__class__ is str:
             span.session = self.sessions.setdefault(span.session, span.session)
         return span
 
@@ -242,13 +278,14 @@ def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
                         attrs = _attributes(raw.attributes)
                         if raw.events:
                             _event_attributes(attrs, raw.events)
+                        span.end = _seconds(raw.endTimeUnixNano)
                         conventions.openinference(span, attrs, cap, problems)
                         return
 
 
 def _attributes(items: list[schema.KeyValue] | None) -> dict[str, Any]:
-    """OTLP ``[{"key": k, "value": v}, ...]`` -> ``{k: v}``, in one C-level pass (the keys are strings)."""
-    return dict(map(KEY_VALUE, items)) if items else {}
+    """OTLP ``[{"key": k, "value": v}, ...]`` -> ``{k: v}``."""
+    return {kv.key: kv.value for kv in items} if items else {}
 
 
 def _event_attributes(attrs: dict[str, Any], events: list[schema.Event]) -> None:
@@ -283,7 +320,7 @@ def attribute(span: Span, name: str) -> Any:
     attrs = span.attributes
     if name in attrs:
         return conventions.value(attrs[name])
-    metadata = conventions.value(attrs.get("metadata"))
+    metadata = conventions.value(attrs.get(METADATA))
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
             metadata = loads_limited(metadata, path="a span's metadata")

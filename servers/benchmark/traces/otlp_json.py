@@ -8,9 +8,36 @@ OpenTelemetry's ``ExportTraceServiceRequest`` in the protobuf JSON mapping. Leav
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import msgspec
+
+
+class _Decoded(threading.local):
+    nested = False  # a nested value was decoded on this thread since it was last looked at (a class default: no miss)
+
+
+_DECODED = _Decoded()
+
+
+class Nested(msgspec.Struct, gc=False):
+    """An ``arrayValue`` or ``kvlistValue`` (``{"values": [...]}``, its items left as dicts): the only values that
+    can nest. Decoding one marks the thread, so a line's depth is checked only when it holds one (``nested_decoded``).
+    """
+
+    values: Any = None
+
+    def __post_init__(self) -> None:
+        _DECODED.nested = True
+
+
+def nested_decoded() -> bool:
+    """A nested value was decoded on this thread since the last call."""
+    if _DECODED.nested:
+        _DECODED.nested = False
+        return True
+    return False
 
 
 class AnyValue(msgspec.Struct, gc=False):
@@ -20,8 +47,8 @@ class AnyValue(msgspec.Struct, gc=False):
     intValue: Any = None
     doubleValue: Any = None
     boolValue: Any = None
-    arrayValue: Any = None  # {"values": [AnyValue as dicts]}
-    kvlistValue: Any = None  # {"values": [{"key", "value"} as dicts]}
+    arrayValue: Nested | None = None  # values: [AnyValue as dicts]
+    kvlistValue: Nested | None = None  # values: [{"key", "value"} as dicts]
     bytesValue: Any = None
 
 

@@ -11,21 +11,25 @@ from servers.benchmark.traces import otlp
 from servers.benchmark.traces.assemble import Record, Traces, by_trace, records_from_traces
 from servers.benchmark.traces.exports import plain_attribute, read_langfuse, read_langsmith
 from servers.benchmark.traces.spans import Problems
-from ultra_base.errors import InputError
+from ultra_base.errors import InputError, readable_path
+from ultra_kit.readers import check_file_size
 
-READ = {  # file -> spans by trace
-    "otlp": otlp.read_spans,
+READ = {  # file -> spans by trace (otlp: with its logs file)
     "langfuse": lambda *given: by_trace(read_langfuse(*given)),
     "langsmith": lambda *given: by_trace(read_langsmith(*given)),
 }
 LOOKUP = {"otlp": otlp.attribute, "langfuse": plain_attribute, "langsmith": plain_attribute}
 
 
-def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[Record], Counter[str], Counter[str]]:
+def read_traces(
+    fmt: str, source: Path, settings: dict[str, Any], max_bytes: int | None = None
+) -> tuple[list[Record], Counter[str], Counter[str]]:
     """Records of the traces in ``source`` (one per answered question), dropped traces and notes by reason.
 
-    ``settings`` is ``benchmark.traces``: answer_span, metadata (names), max_attribute_chars.
+    ``settings`` is ``benchmark.traces``: answer_span, metadata (names), max_attribute_chars, logs (otlp: a file of
+    logs written apart from the spans). ``max_bytes`` (``benchmark.max_bytes``) holds for that file too.
     """
+    logs = _logs_file(fmt, settings.get("logs") or "", max_bytes)
     if source.is_dir():
         raise InputError(f"a {fmt} trace file is a file, not a folder", path=str(source))
     cap = settings["max_attribute_chars"]
@@ -38,7 +42,10 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
     gc.disable()  # many objects and no cycles are built: the collector's passes would cost more than the parsing
     try:
         problems = Problems()
-        traces: Traces = READ[fmt](source, cap, problems, names, settings["answer_span"] or "")
+        if fmt == "otlp":
+            traces: Traces = otlp.read_spans(source, cap, problems, names, settings["answer_span"] or "", logs)
+        else:
+            traces = READ[fmt](source, cap, problems, names, settings["answer_span"] or "")
         if not traces:
             found = ", ".join(f"{reason}: {n}" for reason, n in problems.counter().items()) or "the file holds none"
             raise InputError(f"no {fmt} span read ({found})", path=str(source))
@@ -53,6 +60,22 @@ def read_traces(fmt: str, source: Path, settings: dict[str, Any]) -> tuple[list[
     finally:
         if paused:
             gc.enable()
+
+
+def _logs_file(fmt: str, logs: Any, max_bytes: int | None) -> Path | None:
+    """``benchmark.traces.logs``: None when not given; else the file, confined to the read roots like the spans'."""
+    if not isinstance(logs, str):
+        raise InputError(f'benchmark.traces.logs must be the path of a file of OTLP logs (or ""), not {logs!r}')
+    if not logs:
+        return None
+    if fmt != "otlp":
+        raise InputError(f"benchmark.traces.logs holds OTLP logs, read beside OTLP spans only, not format {fmt}")
+    path = readable_path(logs, setting="benchmark.traces.logs")
+    if not path.is_file():
+        raise InputError("benchmark.traces.logs: no such file", path=str(path))
+    if max_bytes is not None:
+        check_file_size(path, max_bytes=max_bytes, setting="benchmark.max_bytes")
+    return path
 
 
 def sniff_otlp(head: bytes) -> bool:

@@ -40,6 +40,16 @@ class TrecCounts(TypedDict):
     queries_only_in_run: int
 
 
+def check_measure_count(ir_metrics: Sequence[str], ks: Sequence[int]) -> None:
+    """Refuse more cutoffs than caps.cutoffs, or more measures (ir_metrics with the bare names expanded over ks) than
+    caps.measures: each measure is scored for every query (and resampled by evaluate_trec_pvalue)."""
+    from ultra_trec.measures import parse_measures
+
+    capped(len(ks), "ks (cutoffs)", server="evaluation", name="cutoffs")  # before the expansion over them
+    measures = parse_measures(list(ir_metrics), ks)
+    capped(len(measures), "ir_metrics expanded over ks (measures)", server="evaluation", name="measures")
+
+
 # eval_res's keys follow from the settings (ultra sweep checks --metric with them before any trial)
 EVAL_RES_KEYS = {"keys": "ultra_trec.measures:result_names", "settings": ["ir_metrics", "ks", "names"]}
 
@@ -80,8 +90,13 @@ class PValueResult(TypedDict):
     result_path: str
 
 
-MetricsParam = Annotated[Sequence[str], Field(description=f"retrieval measures: {describe_names()}")]
-KsParam = Annotated[Sequence[int], Field(description="cutoffs for bare recall/ndcg/precision/success; [] for none")]
+MetricsParam = Annotated[
+    Sequence[str], Field(description=f"retrieval measures (at most caps.measures, once expanded): {describe_names()}")
+]
+KsParam = Annotated[
+    Sequence[int],
+    Field(description="cutoffs for bare recall/ndcg/precision/success (at most caps.cutoffs); [] for none"),
+]
 LevelParam = Annotated[int, Field(description="a document is relevant when rel >= relevance_level (trec_eval -l)")]
 SavePathParam = Annotated[str, Field(description="directory (file <tool>_<timestamp>.json) or file name")]
 QrelsPathParam = Annotated[str, Field(description="TREC qrels file: qid iter docid rel")]
@@ -125,6 +140,7 @@ def evaluate_trec(
     from ultra_trec.engine import evaluate
 
     check_save_path(save_path, "evaluate_trec", ".json")  # before the work, not after it
+    check_measure_count(ir_metrics, ks)
     report = progress_from_context(ctx)
     report(0, 2, "reading and ranking")
     result = evaluate(
@@ -179,6 +195,7 @@ def evaluate_trec_pvalue(
 
     check_save_path(save_path, "evaluate_trec_pvalue", ".json")
     capped(n_resamples, "n_resamples", server="evaluation", name="n_resamples", minimum=1)
+    check_measure_count(ir_metrics, ks)  # each measure is resampled n_resamples times
     runs = {"run_new_path": run_new_path, "run_old_path": run_old_path, "run_paths": run_paths}
     return run_pvalue(  # type: ignore[return-value]
         **runs,

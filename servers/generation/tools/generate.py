@@ -78,7 +78,8 @@ async def generate(
     *,
     generation_llm: LLMParam,
     sampling_params: Annotated[
-        dict[str, Any], Field(description="temperature, max_tokens, top_p, seed ... sent to the endpoint")
+        dict[str, Any],
+        Field(description="temperature, max_tokens (at most caps.max_tokens), top_p, seed ... sent to the endpoint"),
     ],
     system_prompt: Annotated[str, Field(description="optional system message")],
     generation_cache: Annotated[str, Field(description="SQLite answer cache; '' = off")],

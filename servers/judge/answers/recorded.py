@@ -15,6 +15,7 @@ from typing import Any
 from servers.judge.answers.declare import AnswerJudge
 from ultra_base.errors import InputError
 from ultra_kit.answered import UNANSWERED
+from ultra_kit.limits.json_files import MAX_RECORD_BYTES
 from ultra_kit.readers import read_json, read_jsonl
 
 NOT_RECORDED = "no recorded judgment for this id and answer"
@@ -22,7 +23,12 @@ NOT_RECORDED = "no recorded judgment for this id and answer"
 
 def read_rows(path: str) -> list[dict[str, Any]]:
     """The rows of a recorded-judgments file, each checked to be an object with an ``id``."""
-    rows = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
+    # judgments a run recorded: within the size limit of the records a run writes
+    rows = (
+        read_jsonl(path, max_bytes=MAX_RECORD_BYTES)
+        if path.endswith(".jsonl")
+        else read_json(path, max_bytes=MAX_RECORD_BYTES)
+    )
     if not isinstance(rows, list):
         raise InputError("expected JSONL rows (or a JSON list) {id, answer, metric: value}", path=path)
     for line, row in enumerate(rows, start=1):

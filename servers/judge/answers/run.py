@@ -31,6 +31,7 @@ from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
+from ultra_kit.languages import script_warning
 from ultra_llm.cache import open_cache
 
 
@@ -55,6 +56,11 @@ class AnswerJudgeResult(TypedDict):
     ]
     counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
     failed: FailedSummary
+    warnings: Annotated[
+        list[str],
+        Field(description="a warning when most questions and answers are not in the script of `language` "
+              "(`ultra run` says it once per run); [] else"),
+    ]  # fmt: skip
     usage: Annotated[
         dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call (cached ones apart)")
     ]
@@ -176,6 +182,8 @@ async def run_answer_judge(
     failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
     failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
     prompt = prompts.load(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
+    texts = [str(item.get(key) or "") for item in items for key in ("question", "answer")]
+    warnings = [w for w in [script_warning(texts, language)] if w]  # Chinese answers under 'en': said once a run
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
@@ -185,6 +193,7 @@ async def run_answer_judge(
         "higher_is_better": judge.higher_is_better,  # compare's better / worse per metric
         "counts": counts,
         "failed": failed,
+        "warnings": warnings,
         "items": results,
         "usage": usage,
         "prompt": prompt,
@@ -198,6 +207,7 @@ async def run_answer_judge(
         items=results,
         counts=counts,
         failed=failed,
+        warnings=warnings,
         usage=usage,
         prompt=prompt,
         reliability=reliability,

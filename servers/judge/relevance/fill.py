@@ -80,6 +80,9 @@ async def run_fill_qrels(
         count(fill_budget, "fill_budget (null: no limit)")
     capped(fill_resamples, "fill_resamples", server="judge", name="fill_resamples", minimum=1)
     capped(fill_depth, "fill_depth", server="judge", name="fill_depth", minimum=1)
+    # every pair of runs is tested on every measure, fill_resamples times, before and after the filling
+    capped(len(run_paths), "run_paths (runs tested pair by pair)", server="judge", name="fill_runs")
+    capped(len(fill_measures), "fill_measures", server="judge", name="fill_measures")
     check_save_path(save_path, "fill_qrels", ".json")
     settings = None if fill_recorded_qrels else judge_settings(judge_llm, **pacing)
     human = read_qrels(human_qrels_path)

@@ -161,7 +161,9 @@ class FillQrelsResult(TypedDict):
 async def fill_qrels(
     *,
     human_qrels_path: Annotated[str, Field(description="the qrels to fill (their grades are kept)")],
-    run_paths: Annotated[list[str], Field(description="the runs whose top fill_depth documents are looked at")],
+    run_paths: Annotated[
+        list[str], Field(description="the runs whose top fill_depth documents are looked at (caps.fill_runs at most)")
+    ],
     queries_path: Annotated[str, Field(description="queries JSONL or TSV (qid, query)")],
     corpus_path: Annotated[str, Field(description="corpus JSONL (docid, text, optional title)")],
     fill_depth: Annotated[
@@ -173,7 +175,9 @@ async def fill_qrels(
         ),
     ],
     fill_budget: Annotated[int | None, Field(description="judgments at most (null: every hole)", ge=0, strict=True)],
-    fill_measures: Annotated[list[str], Field(description="measures compared before and after, e.g. ndcg@20")],
+    fill_measures: Annotated[
+        list[str], Field(description="measures compared before and after, e.g. ndcg@20 (caps.fill_measures at most)")
+    ],
     relevant_grade: Annotated[int, Field(description="relevant = grade >= this (trec_eval -l)")],
     fill_alpha: Annotated[float, Field(description="significance level of the pairwise run tests", gt=0, lt=1)],
     fill_resamples: Annotated[int, Field(description="random sign flips of the pairwise run tests", ge=1)],

@@ -81,6 +81,11 @@ def _compare_view(document: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "alpha": number((document.get("settings") or {}).get("alpha"))}
 
 
+UNTIED = (
+    "undefined: the runs tie (before or after)"  # tau-b needs two distinct values before and after (fill_report._tau_b)
+)
+
+
 def kept_copy(named: str, result: str) -> str:
     """``named`` (a path a result file recorded) as the run folder holding ``result`` keeps it: the copy of
     the same name beside ``result`` or in the folder's ``files/``, so a moved or unzipped folder names its own
@@ -104,7 +109,8 @@ def _fill_view(document: dict[str, Any]) -> dict[str, Any]:
                                number(row.get("delta"))])  # fmt: skip
             else:
                 judged.append([run, measure, number(row.get("before")), number(row.get("after"))])
-    tau = [[measure, number(value)] for measure, value in (document.get("kendall_tau_b") or {}).items()]
+    tau = [[measure, number(value) if value is not None else UNTIED]
+           for measure, value in (document.get("kendall_tau_b") or {}).items()]  # fmt: skip
     flips = [
         [flip.get("run_a"), flip.get("run_b"), flip.get("measure"),
          *(f"diff {number(flip[w].get('diff'))}, p {number(flip[w].get('p_value'))}, "

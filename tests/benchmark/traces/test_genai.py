@@ -15,7 +15,7 @@ import pytest
 
 from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT
-from ultra_base.errors import InputError
+from ultra_base.errors import InputError, confined_reads
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2", reason="pip install 'ultra-eval[traces]'")
 
@@ -51,8 +51,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, l
     }
 
 
-def read(path: Path) -> dict[str, Any]:
-    return get_data(benchmark={"path": str(path), "key_map": FIELDS, "traces": {"metadata": ["app_version"]}})
+def read(path: Path, **traces: Any) -> dict[str, Any]:
+    spec = {"path": str(path), "key_map": FIELDS, "traces": {"metadata": ["app_version"], **traces}}
+    return get_data(benchmark=spec)
 
 
 def check(result: dict[str, Any], seen: list[dict[str, Any]], *, passages: bool) -> None:
@@ -83,6 +84,38 @@ def test_content_in_log_events(written, tmp_path: Path) -> None:
     spans_only.write_text(lines[0] + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="without a question"):
         read(spans_only)
+
+
+def test_logs_in_their_own_file(written, tmp_path: Path) -> None:
+    """The Collector's logs pipeline may write to a file of its own: ``traces.logs`` joins its events to the spans;
+    its problems name that file; other formats refuse it."""
+    path, seen = written["events"]
+    spans, logs = path.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "spans.jsonl").write_text(spans + "\n", encoding="utf-8")
+    (tmp_path / "logs.jsonl").write_text(logs + "\n{broken\n" + spans + "\n", encoding="utf-8")
+    result = read(tmp_path / "spans.jsonl", logs=str(tmp_path / "logs.jsonl"))
+    for variable, field in (("q", "question"), ("a", "answer"), ("ti", "tokens_in")):
+        assert result[variable] == [s[field] for s in seen]
+    assert result["data_info"]["notes"] == {
+        "lines that are not JSON, skipped (e.g. logs.jsonl line 2)": 1,
+        "lines of benchmark.traces.logs without resourceLogs, skipped (e.g. logs.jsonl line 3)": 1,
+    }
+    with pytest.raises(InputError, match="without a question"):
+        read(tmp_path / "spans.jsonl")  # the same spans without their logs
+    with (
+        confined_reads(),
+        pytest.raises(InputError, match=r"traces.logs resolves to /etc/hostname, outside the folders"),
+    ):
+        read(tmp_path / "spans.jsonl", logs="/etc/hostname")  # confined to the read roots in a tool call, as path is
+    with pytest.raises(InputError, match=r"benchmark.traces.logs: no such file"):
+        read(tmp_path / "spans.jsonl", logs=str(tmp_path / "absent.jsonl"))
+    with pytest.raises(InputError, match=r"logs.jsonl: the file is [\d,]+ bytes, more than benchmark.max_bytes"):
+        get_data(benchmark={"path": str(tmp_path / "spans.jsonl"), "key_map": FIELDS, "max_bytes": len(spans) + 1,
+                            "traces": {"logs": str(tmp_path / "logs.jsonl")}})  # fmt: skip
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"id": "r1", "run_type": "chain", "inputs": {"question": "Q?"}, "outputs": {"output": "A."}}\n')
+    with pytest.raises(InputError, match="read beside OTLP spans only, not format langsmith"):
+        read(runs, logs=str(tmp_path / "logs.jsonl"))
 
 
 def test_events_without_their_spans_are_counted(written, tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from servers.benchmark.tools.data import get_data
 
 FIELDS = {
@@ -88,6 +90,24 @@ def test_openai_chat_calls(openai_chat) -> None:
     )
 
 
+def test_rewrite_then_answer(openai_chain) -> None:
+    """A chain span (OpenInference's own tracer) around two chat calls, rewriting the question, then answering; the
+    fourth question's first answering call failed (HTTP 500) and the app asked again. The answer is the chain's
+    output by default (the app's, with a passage id appended), the answering call's when ``traces.answer_span``
+    names its span (the last ``ChatCompletion`` to end, not the rewrite); ``error`` marks the trace of the failed
+    call, the one ``errors_only`` keeps."""
+    path, seen = openai_chain
+    fields = {"q": "question", "a": "answer", "e": "error", "s": "session_id", "t": "turn"}
+    shown = get_data(benchmark={"path": str(path), "key_map": fields})
+    assert (shown["q"], shown["a"], shown["e"]) == tuple([s[k] for s in seen] for k in ("question", "shown", "error"))
+    assert shown["t"] == expected_turns(seen) and sum(shown["e"]) == 1
+    named = get_data(benchmark={"path": str(path), "key_map": fields, "traces": {"answer_span": "ChatCompletion"}})
+    assert named["a"] == [s["answer"] for s in seen] and seen[0]["query"] not in named["a"]
+    failed = get_data(benchmark={"path": str(path), "key_map": fields, "filters": {"errors_only": True}})
+    assert failed["q"] == [s["question"] for s in seen if s["error"]]
+    assert failed["data_info"]["dropped_reasons"] == {"filtered out (errors_only)": len(seen) - 1}
+
+
 def test_one_request_per_file(llamaindex_otlp, tmp_path: Path) -> None:
     """The Collector may write one (pretty-printed) request per file: .json, recognised by content."""
     path, seen = llamaindex_otlp
@@ -139,3 +159,31 @@ def test_langfuse_observations(langfuse_observations) -> None:
     page = json.loads(path.read_text(encoding="utf-8"))
     assert set(page) == {"data", "meta"} and {"traceId", "parentObservationId", "type"} <= set(page["data"][1])
     check_same(read(path), seen, scores=False)
+
+
+def test_evaluate_trec_on_the_traced_retrieval(llamaindex_otlp, tmp_path: Path) -> None:
+    """evaluate_trec on the ranking each trace's retriever recorded, as a run ``{trace id: context ids}`` made from
+    get_data's lists, against qrels (the corpus passage that answers each question, by trace id): each query's
+    reciprocal rank is 1 / the rank of that passage among what the chain retrieved."""
+    import anyio
+
+    from servers.evaluation.server import SPEC
+    from ultra_kit.inprocess import call_local_tool, local_tools
+
+    path, seen = llamaindex_otlp
+    data = read(path)
+    answers = {"France": "fr", "Germany": "de", "Italy": "it", "Eiffel": "eiffel", "Rhine": "rhine", "Tiber": "tiber"}
+    relevant = [next(doc for word, doc in answers.items() if word in s["question"]) for s in seen]
+    qrels = {trace: {doc: 1} for trace, doc in zip(data["id_ls"], relevant, strict=True)}
+    run = dict(zip(data["id_ls"], data["ids_ls"], strict=True))
+    arguments = {"run": run, "qrels": qrels, "ir_metrics": ["mrr"], "ks": [], "save_path": str(tmp_path)}
+    result = anyio.run(call_local_tool, local_tools(SPEC)["evaluate_trec"], arguments)
+    chain_saw = [s["context_ids"] for s in seen]
+    ranks = [ids.index(doc) + 1 if doc in ids else None for ids, doc in zip(chain_saw, relevant, strict=True)]
+    expected = [1 / rank if rank else 0.0 for rank in ranks]
+    assert result["eval_res"]["mrr"] == pytest.approx(sum(expected) / len(expected))
+    assert result["counts"]["num_q"] == len(seen) and result["counts"]["num_rel_ret"] == sum(map(bool, ranks))
+    per_query = json.loads(Path(result["result_path"]).read_text(encoding="utf-8"))["per_query"]
+    assert {trace: (q["mrr"], q["num_ret"]) for trace, q in per_query.items()} == {
+        trace: (value, len(ids)) for trace, value, ids in zip(data["id_ls"], expected, chain_saw, strict=True)
+    }  # each trace's own ranking (a ranking of another trace's question would miss its passage)

@@ -22,6 +22,9 @@ from ultra_base.errors import InputError
 
 MAX_BYTES = 1024 * 1024  # size of a pipeline or parameter file (the largest shipped one is under 5 KB)
 MAX_DEPTH = 100  # nesting levels of mappings and lists
+MAX_VALUE_FILE_BYTES = (
+    200 * 1024 * 1024
+)  # a value file of ``ultra call`` (key=@F.json, --args-file): data, not settings
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add when expanded (an "alias bomb" adds billions)
 MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
 DEPTH_ADVICE = (
@@ -99,7 +102,8 @@ def require_regular_file(path: Path, kind: str = "", *, form: str = "YAML") -> i
     if not stat.S_ISREG(status.st_mode):
         mode = status.st_mode
         what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise InputError(f"is {what}, expected a {noun}{form} file", path=str(path))
+        named = f"{noun}{form}"
+        raise InputError(f"is {what}, expected {_article(named)} {named} file", path=str(path))
     return status.st_size
 
 
@@ -121,8 +125,9 @@ def read_limited_text(
             raise InputError(f"cannot read: {exc}", path=str(path)) from None
     if size > max_bytes or len(data) > max_bytes:
         noun = f"{kind} file" if kind else f"{form} file"
+        noun = f"{_article(noun)} {noun}"
         raise InputError(
-            f"the file is {max(size, len(data)):,} bytes, more than the {max_bytes:,} bytes a {noun} may have; "
+            f"the file is {max(size, len(data)):,} bytes, more than the {max_bytes:,} bytes {noun} may have; "
             f"it was not read. {advice}",
             path=str(path),
         )
@@ -132,13 +137,15 @@ def read_limited_text(
         raise InputError(f"cannot read: {exc}", path=str(path)) from None
 
 
-def read_text_file(path: Path, kind: str = "") -> str:
-    """The text of ``path``, a regular file of any size (data given to ``ultra call``); InputError otherwise."""
-    require_regular_file(path, kind)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def read_text_file(path: Path, kind: str = "", *, form: str = "YAML") -> str:
+    """The text of ``path``, a regular file of at most MAX_VALUE_FILE_BYTES (data given to ``ultra call``: a 3 GB
+    file was read whole, to a MemoryError); InputError otherwise."""
+    advice = "Give the tool the path of a data file instead (its *_path setting), which it reads itself"
+    return read_limited_text(path, kind, max_bytes=MAX_VALUE_FILE_BYTES, form=form, advice=advice)
 
 
 def load_limited_yaml(path: Path, *, loader: type = yaml.SafeLoader, kind: str = "") -> Any:

@@ -190,3 +190,7 @@ def exit_now(code: int) -> int:
             stream.flush()
     logging.shutdown()
     os._exit(code)
+
+
+if __name__ == "__main__":  # python -m ultra_client.cli ... as ``ultra ...`` (it ran nothing and exited 0)
+    sys.exit(main())

@@ -88,6 +88,13 @@ def _load(
     if not records:
         raise InputError(nothing_kept(total, dropped), path=path)
     check_fields_exist(records, key_map, path)
+    if settings:  # a field named by a setting that no record has is a typo (dedup would keep one record)
+        named = {
+            "dedup": settings["dedup"],
+            "sample.by": settings["sample"]["by"],
+            "group_by": settings.get("group_by"),
+        }
+        check_fields_exist(records, {setting: name for setting, name in named.items() if name}, path, "benchmark.")
     sources = list(dict.fromkeys(key_map.values()))
     clean = _clean_columns(records, sources)
     kept: list[Record] = list(records) if clean is not None else []
@@ -221,14 +228,19 @@ def check_max_bytes(max_bytes: int) -> None:
         raise InputError(f"benchmark.max_bytes must be a positive number of bytes, not {max_bytes!r}")
 
 
-def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str) -> None:
-    """A mapped field that no record has is a typo, not missing data: fail naming it."""
+def check_fields_exist(records: list[Record], key_map: dict[str, str], path: str, prefix: str = "key_map.") -> None:
+    """A mapped field (or one a setting names: ``prefix`` "benchmark.") that no record has is a typo, not missing
+    data: fail naming it."""
     for variable, source in key_map.items():
         if not any(field_value(record, source) is not MISSING for record in records):
             first = records[0]
             fields = shown_field_names(sorted(k for k in first if k != "_line"))
+            hint = ""
+            if source.startswith("metadata.") and isinstance(first.get("metadata"), dict) and "trace_id" in first:
+                hint = " (a trace's metadata holds the attributes named in benchmark.traces.metadata)"
             raise InputError(
-                f"field '{source}' (key_map.{variable}) is in no record; line {first.get('_line')} has fields {fields}",
+                f"field '{source}' ({prefix}{variable}) is in no record; line {first.get('_line')} has fields "
+                f"{fields}{hint}",
                 path=path,
             )
 

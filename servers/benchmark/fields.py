@@ -8,11 +8,17 @@ MISSING = object()  # the field is absent (unlike a field holding null)
 
 
 def field_value(record: dict[str, Any], source: str) -> Any:
-    """The value of ``source`` in ``record``; ``a.b`` reaches into nested objects. MISSING if absent."""
+    """The value of ``source`` in ``record``; ``a.b`` reaches into nested objects, and a key that holds dots itself
+    is found whole (``metadata.service.version``: a trace's ``service.version``). MISSING if absent."""
     if source in record:
         return record[source]
     value: Any = record
-    for part in source.split("."):
+    parts = source.split(".")
+    for index, part in enumerate(parts):
+        if index and isinstance(value, dict) and len(parts) - index > 1:
+            rest = ".".join(parts[index:])
+            if rest in value:
+                return value[rest]
         if isinstance(value, dict) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):

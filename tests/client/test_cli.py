@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -270,3 +271,14 @@ def test_a_run_whose_step_fails_keeps_its_folder(project: Path) -> None:
     assert_one_clear_error(result, "benchmark.limit must be -1")
     (folder,) = (project / "output").iterdir()
     assert (folder / "parameters.yaml").is_file() and "removed" not in result.stderr
+
+
+def test_python_dash_m_ultra_client_cli_runs_the_command_line(tmp_path: Path) -> None:
+    """``python -m ultra_client.cli ARGS`` is ``ultra ARGS`` (it ran nothing and exited 0, silently)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "ultra_client.cli", "--help"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("usage: ultra"), (done.stdout, done.stderr)
+    wrong = subprocess.run([sys.executable, "-m", "ultra_client.cli", "no-such-command"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert wrong.returncode == 2 and "invalid choice: 'no-such-command'" in wrong.stderr, wrong.stderr

@@ -72,3 +72,20 @@ def test_server_parameter_yaml_alias_bomb_is_refused_by_call(tmp_path: Path) -> 
     result = run_ultra("call", "slowsrv.slow_write", f"directory={tmp_path}", cwd=tmp_path, timeout=60)
     clear_error(result, "slowsrv/parameter.yaml:8: aliases expand to more than 100,000 values")
     assert not (tmp_path / "output").exists()
+
+
+@pytest.mark.parametrize("how", ["--args-file", "key=@file"])
+def test_a_value_file_of_three_gigabytes_is_refused_unread(tmp_path: Path, how: str) -> None:
+    """``ultra call --args-file big.json`` (or ``q_ls=@big.json``) read a 3 GB file whole, to a MemoryError
+    traceback: a value file has ``MAX_VALUE_FILE_BYTES`` at most. The file is sparse: no disk is used."""
+    from ultra_base.file_limits import MAX_VALUE_FILE_BYTES
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:
+        handle.truncate(3 * 1024**3)
+    given = ["--args-file", "big.json", "evaluation.evaluate"] if how == "--args-file" else [
+        "evaluation.evaluate", "q_ls=@big.json"]  # fmt: skip
+    done = run_ultra("call", *given, cwd=tmp_path, timeout=60)
+    noun = "an arguments file" if how == "--args-file" else "a JSON file"
+    clear_error(done, f"big.json: the file is 3,221,225,472 bytes, more than the {MAX_VALUE_FILE_BYTES:,} bytes {noun}",
+                "it was not read. Give the tool the path of a data file instead")  # fmt: skip

@@ -28,7 +28,7 @@ VALUE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 def read_value_file(path: Path, what: str = "") -> Any:
     """A value from a file: JSON for ``.json`` (fast for large data), YAML otherwise; same depth limit."""
     with as_ultra_error():
-        text = read_text_file(path, what)
+        text = read_text_file(path, what, form="JSON" if path.suffix.lower() == ".json" else "YAML")
     if path.suffix.lower() != ".json":
         try:
             return load_yaml_value(text)

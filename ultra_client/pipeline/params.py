@@ -82,7 +82,8 @@ def update_parameter_file(
     if not (report.added or report.dropped):
         return
     with as_ultra_error():
-        text, data = read_text_file(path, "parameter"), load_yaml_with_lines(path, "parameter")
+        data = load_yaml_with_lines(path, "parameter")  # within the limits, before the text is read whole
+        text = read_text_file(path, "parameter")
     edited = merge_text(text, data, merged)
     if edited is not None and load_yaml_value(edited) == merged:
         try:

@@ -21,7 +21,6 @@ Lookup = Callable[[Span, str], Any]  # a named attribute of a span, or None
 Complete = Callable[[Span], None]  # read what a span left unread (``Span.pending``), once it is a root
 Traces = dict[str, list[Span]]  # trace id -> its spans
 START = attrgetter("start")
-CONTENT, ID, SCORE = attrgetter("content"), attrgetter("id"), attrgetter("score")
 _DAYS: dict[int, str] = {}  # day number since the epoch -> its ISO date
 _CLOCK = tuple(f"T{hour:02d}:{minute:02d}:" for hour in range(24) for minute in range(60))  # minute of the day
 _SECONDS = tuple(f"{second:02d}" for second in range(60))
@@ -170,14 +169,13 @@ def _record(trace_id: str, root: Span, members: list[Span], answer_span: str, dr
     if not answer:
         dropped.add("traces without an answer (no output)", f"trace {trace_id}")
         return None
-    documents = retrieved or ()
     return {
         "trace_id": trace_id,
         "question": question,
         "answer": answer,
-        "contexts": list(map(CONTENT, documents)),
-        "context_ids": list(map(ID, documents)),
-        "context_scores": list(map(SCORE, documents)),
+        "contexts": retrieved.contents if retrieved else [],  # the span's lists: a span is in one trace
+        "context_ids": retrieved.ids if retrieved else [],
+        "context_scores": retrieved.scores if retrieved else [],
         "latency_s": round(root.end - root.start, 6),
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,

@@ -14,7 +14,7 @@ from servers.benchmark.traces.spans import (
     LLM,
     QUESTION_KEYS,
     RETRIEVER,
-    Document,
+    Passages,
     Span,
     as_text,
     documents_from,
@@ -192,7 +192,8 @@ def _string(raw: Any, cap: int, notes: Any, where: Span) -> str | None:
 
 def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, notes: Any) -> None:
     get, index, keys = attrs.get, 0, KEYS.documents
-    span.documents = documents = []
+    span.documents = passages = Passages()
+    add_content, add_id, add_score = passages.contents.append, passages.ids.append, passages.scores.append
     while True:
         content_key, id_key, score_key = keys[index] if index < len(keys) else KEYS.document(index)
         content, doc_id = get(content_key), get(id_key)
@@ -210,13 +211,15 @@ def _documents(span: Span, attrs: dict[str, Any], output: str | None, cap: int, 
         if content is not None:  # ``_string``, its common case inline
             text = content.stringValue if content.__class__ is AnyValue else None
             content = text if text.__class__ is str and len(text) <= cap else _text(content, cap, notes, span)
-        documents.append(Document(content, doc_id, score))
+        add_content(content)
+        add_id(doc_id)
+        add_score(score)
         index += 1
-    if any(doc.id is None for doc in documents):  # OpenInference-LangChain: the ids are in the output
-        from_output = documents_from(output)
-        if len(from_output) == len(documents):
-            for doc, found in zip(documents, from_output, strict=True):
-                doc.id = doc.id if doc.id is not None else found.id
+    ids = passages.ids
+    if None in ids:  # OpenInference-LangChain: the ids are in the output
+        found = documents_from(output).ids
+        if len(found) == len(ids):
+            ids[:] = [doc_id if doc_id is not None else other for doc_id, other in zip(ids, found, strict=True)]
 
 
 if OI is not None:  # the operations of the GenAI conventions that are an LLM call, a retrieval, an agent
@@ -253,12 +256,12 @@ def gen_ai(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> None:
     span.session = value(get(GenAI.GEN_AI_CONVERSATION_ID))
     documents = _json(_text(get(GenAI.GEN_AI_RETRIEVAL_DOCUMENTS), cap, notes, span))
     if isinstance(documents, list):
-        span.documents = []
+        span.documents = Passages()
     for doc in documents if isinstance(documents, list) else ():
         if isinstance(doc, dict):
             score = doc.get("score")
             content = doc.get("content", doc.get("text"))
-            span.documents.append(Document(content, _str(doc.get("id")), score if isinstance(score, float) else None))
+            span.documents.add(content, _str(doc.get("id")), score if isinstance(score, float) else None)
 
 
 def _message_text(raw: str | None, role: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from servers.benchmark.traces.spans import ANSWER_KEYS, LLM, QUESTION_KEYS, RETRIEVER, Problems, Span, as_text
+from servers.benchmark.traces.spans import ANSWER_KEYS, LLM, QUESTION_KEYS, RETRIEVER, Passages, Problems, Span, as_text
 from servers.benchmark.traces.spans import documents_from as _documents
 from ultra_base.errors import InputError
 from ultra_kit.readers import check_json_depth, read_json
@@ -111,7 +111,7 @@ def _observation(trace_id: str, item: dict[str, Any], number: int, root: str | N
         number,
     )
     span.input, span.output = as_text(item.get("input"), QUESTION_KEYS), as_text(item.get("output"), ANSWER_KEYS)
-    span.documents = _documents(item.get("output")) if kind == RETRIEVER else []
+    span.documents = _documents(item.get("output")) if kind == RETRIEVER else Passages()
     usage = item.get("usageDetails") or item.get("usage") or {}
     span.tokens_in = usage.get("input", item.get("inputUsage", item.get("promptTokens")))
     span.tokens_out = usage.get("output", item.get("outputUsage", item.get("completionTokens")))
@@ -168,7 +168,7 @@ def _run(run: dict[str, Any], trace_id: str, line: int) -> Span:
     inputs, outputs = run.get("inputs") or {}, run.get("outputs") or {}
     span.input = as_text(inputs, QUESTION_KEYS)
     span.output = _generation_text(outputs) if kind == LLM else as_text(outputs, ANSWER_KEYS)
-    span.documents = _documents(outputs) if kind == RETRIEVER else []
+    span.documents = _documents(outputs) if kind == RETRIEVER else Passages()
     usage = ((outputs.get("llm_output") or {}).get("token_usage") or {}) if isinstance(outputs, dict) else {}
     span.tokens_in = run.get("prompt_tokens", usage.get("prompt_tokens"))
     span.tokens_out = run.get("completion_tokens", usage.get("completion_tokens"))
@@ -208,9 +208,10 @@ def _capped(spans: list[Span], cap: int, problems: Problems) -> list[Span]:
             if text is not None and len(text) > cap:
                 setattr(span, name, text[:cap])
                 problems.add(f"attributes longer than {cap} characters, cut", f"span {span.span_id}")
-        for doc in span.documents:
-            if isinstance(doc.content, str) and len(doc.content) > cap:
-                doc.content = doc.content[:cap]
+        contents = span.documents.contents
+        for index, content in enumerate(contents):
+            if isinstance(content, str) and len(content) > cap:
+                contents[index] = content[:cap]
                 problems.add(f"attributes longer than {cap} characters, cut", f"span {span.span_id}")
     return spans
 

@@ -4,21 +4,19 @@
 from __future__ import annotations
 
 import base64
-import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from servers.benchmark.traces import conventions, genai_events
 from servers.benchmark.traces.assemble import Traces
-from servers.benchmark.traces.spans import LLM, RETRIEVER, Problems, Span
+from servers.benchmark.traces.spans import LLM, RETRIEVER, Passages, Problems, Span
 from ultra_kit.limits.json_files import loads_limited
 from ultra_kit.readers import check_json_depth
 
 ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _NONE: dict[str, Any] = {}  # the attributes kept when no metadata is named (shared, never written)
-_EMPTY: list[Any] = []  # the documents of a span that has none (shared, never written: a reader assigns a new list)
-KEY_VALUE = operator.attrgetter("key", "value")
+_EMPTY = Passages()  # the passages of a span that has none (shared, never written: a reader assigns new ones)
 READ_IN_FULL = (LLM, RETRIEVER)  # the spans a record is made of (and the roots, and the answer_span)
 READ_BUFFER = 1 << 20  # export lines run to kilobytes: a buffer of many lines saves copying each across reads
 if conventions.OI is not None:  # else the extra is missing: read_spans says so
@@ -206,7 +204,7 @@ class _Reading:
                 parent = ids.setdefault(parent, parent)
         else:
             parent = None
-        attrs = dict(map(KEY_VALUE, raw.attributes)) if raw.attributes else {}
+        attrs = {kv.key: kv.value for kv in raw.attributes} if raw.attributes else {}  # faster than dict(map(...))
         if raw.events:
             _event_attributes(attrs, raw.events)
         kept = _NONE
@@ -216,9 +214,9 @@ class _Reading:
         status, name = raw.status, raw.name or ""
         name = self.names.setdefault(name, name) if name.__class__ is str else str(name)
         try:
-            start, end = int(raw.startTimeUnixNano or 0) / 1e9, int(raw.endTimeUnixNano or 0) / 1e9
+            start = int(raw.startTimeUnixNano or 0) / 1e9
         except (TypeError, ValueError):
-            start, end = _seconds(raw.startTimeUnixNano), _seconds(raw.endTimeUnixNano)
+            start = 0.0
         error = status is not None and status.code in ERROR_CODES
         kind = attrs.get(KIND)
         if kind is not None:
@@ -232,10 +230,14 @@ class _Reading:
                     session = text if text is not None else conventions.value(session)
                     if session.__class__ is str:  # on every span of every turn: held once
                         session = self.sessions.setdefault(session, session)
-                return Span(
-                    trace_id, span_id, parent, name, kind, start, end, line, None, None, _EMPTY, None, None, None,
+                return Span(  # its end, too, is read with the rest (``complete``): until then, its start
+                    trace_id, span_id, parent, name, kind, start, start, line, None, None, _EMPTY, None, None, None,
                     session, error, kept, self.offset,
                 )  # fmt: skip
+        try:
+            end = int(raw.endTimeUnixNano or 0) / 1e9
+        except (TypeError, ValueError):
+            end = 0.0
         span = Span(
             trace_id, span_id, parent, name, kind, start, end, line, documents=_EMPTY, error=error, attributes=kept
         )
@@ -276,13 +278,14 @@ def complete(span: Span, source: Path, cap: int, problems: Problems) -> None:
                         attrs = _attributes(raw.attributes)
                         if raw.events:
                             _event_attributes(attrs, raw.events)
+                        span.end = _seconds(raw.endTimeUnixNano)
                         conventions.openinference(span, attrs, cap, problems)
                         return
 
 
 def _attributes(items: list[schema.KeyValue] | None) -> dict[str, Any]:
-    """OTLP ``[{"key": k, "value": v}, ...]`` -> ``{k: v}``, in one C-level pass (the keys are strings)."""
-    return dict(map(KEY_VALUE, items)) if items else {}
+    """OTLP ``[{"key": k, "value": v}, ...]`` -> ``{k: v}``."""
+    return {kv.key: kv.value for kv in items} if items else {}
 
 
 def _event_attributes(attrs: dict[str, Any], events: list[schema.Event]) -> None:

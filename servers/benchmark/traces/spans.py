@@ -17,12 +17,20 @@ QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "text"
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
 
 
-class Document(msgspec.Struct, gc=False):
-    """One retrieved passage."""
+class Passages(msgspec.Struct, gc=False):
+    """A retriever's passages as the three aligned lists a record holds: texts, ids and scores (None where absent)."""
 
-    content: str | None
-    id: str | None = None
-    score: float | None = None
+    contents: list[str | None] = msgspec.field(default_factory=list)
+    ids: list[str | None] = msgspec.field(default_factory=list)
+    scores: list[float | None] = msgspec.field(default_factory=list)
+
+    def add(self, content: str | None, doc_id: str | None = None, score: float | None = None) -> None:
+        self.contents.append(content)
+        self.ids.append(doc_id)
+        self.scores.append(score)
+
+    def __len__(self) -> int:
+        return len(self.contents)
 
 
 class Span(msgspec.Struct, gc=False):
@@ -39,7 +47,7 @@ class Span(msgspec.Struct, gc=False):
     line: int  # where it was read (line or record number)
     input: str | None = None
     output: str | None = None
-    documents: list[Document] = msgspec.field(default_factory=list)  # a span that has none may share one empty list
+    documents: Passages = msgspec.field(default_factory=Passages)  # a span that has none may share one empty Passages
     tokens_in: int | None = None
     tokens_out: int | None = None
     model: str | None = None
@@ -91,28 +99,26 @@ def as_text(value: Any, keys: tuple[str, ...]) -> str | None:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def documents_from(value: Any) -> list[Document]:
+def documents_from(value: Any) -> Passages:
     """Passages from a retriever's JSON output: LangChain documents (page_content, id, metadata) or
     objects with content/text, id and score; a ``{"documents": [...]}`` wrapper is opened."""
     if isinstance(value, str):
         try:
             value = loads_limited(value, path="a span attribute")  # not JSON or too deep: a ValueError
         except ValueError:
-            return []
+            return Passages()
     if isinstance(value, dict):
         value = value.get("documents", value.get("output"))
-    if not isinstance(value, list):
-        return []
-    found = []
-    for item in value:
+    found = Passages()
+    for item in value if isinstance(value, list) else ():
         if isinstance(item, str):
-            found.append(Document(item))
+            found.add(item)
         elif isinstance(item, dict):
             meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
             content = item.get("page_content", item.get("content", item.get("text")))
             doc_id = item.get("id") or meta.get("id") or meta.get("doc_id")
             score = item.get("score", meta.get("score"))
-            found.append(Document(content, str(doc_id) if doc_id is not None else None, _number(score)))
+            found.add(content, str(doc_id) if doc_id is not None else None, _number(score))
     return found
 
 

@@ -222,3 +222,15 @@ def test_bad_settings_are_named(tmp_path: Path) -> None:
         read(path, sample={"n": 1, "strategy": "best"})
     with pytest.raises(InputError, match="benchmark.filters.since must be an ISO 8601 time"):
         read(path, filters={"since": "yesterday"})
+    # a field a setting names that no record has is a typo: dedup would keep one record, group_by make no groups
+    with pytest.raises(InputError, match=r"field 'questoin' \(benchmark.dedup\) is in no record; line 1 has fields"):
+        read(path, dedup="questoin")
+    with pytest.raises(InputError, match=r"'metadata.app_version' \(benchmark.group_by\) is in no record; .*\(a "
+                       r"trace's metadata holds the attributes named in benchmark.traces.metadata"):  # fmt: skip
+        read(path, group_by="metadata.app_version")  # traces.metadata names no attribute
+    with pytest.raises(InputError, match=r"'metadata.tier' \(benchmark.sample.by\) is in no record"):
+        read(path, sample={"n": 1, "strategy": "stratified", "by": "metadata.tier"})
+    named = read(path, traces={"metadata": ["service.version"]}, group_by="metadata.service.version")
+    assert named["group_ls"] == ["1.4"]  # the resource's attribute: a name with dots is found whole
+    kept = read(path, traces={"metadata": ["service.version"]}, filters={"equals": {"metadata.service.version": "1.4"}})
+    assert kept["id_ls"] == ["1" * 32]

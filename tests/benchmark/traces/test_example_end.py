@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT, run_ultra
 from tests.support.summary_check import check_summary
 
@@ -44,3 +45,28 @@ def test_eval_traces_ends_with_what_it_read(tmp_path: Path) -> None:
     assert row[5] == "8" and [float(row[6]), float(row[7])] == pytest.approx(
         [sum(by_group["v1"]) / 4, sum(by_group["v2"]) / 4], rel=1e-3
     )  # mean A (v1), mean B (v2), as printed
+
+
+def spans_of(path: Path) -> list[list[tuple[str, list[str]]]]:
+    """Per line, its spans as (name, attribute names), sorted (ids, times and values such as reprs vary by run)."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        spans = []
+        for resource in json.loads(line)["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                spans += [(span["name"], sorted(a["key"] for a in span["attributes"])) for span in scope["spans"]]
+        lines.append(sorted(spans))
+    return lines
+
+
+def test_the_shipped_traces_are_what_the_script_writes(llamaindex_otlp) -> None:
+    """data/traces/rag_traces.jsonl is scripts/make_traces.py's output: a run of the script now (the fixture's)
+    writes the same spans with the same attributes, line by line, from which get_data reads the same records."""
+    path, _ = llamaindex_otlp
+    shipped = ROOT / "data/traces/rag_traces.jsonl"
+    assert len(spans_of(shipped)) == 8 and spans_of(shipped) == spans_of(path)
+    fields = ["question", "answer", "contexts", "context_ids", "context_scores", "session_id", "turn", "metadata"]
+    key_map = {f"{field}_ls": field for field in fields}
+    read = [get_data(benchmark={"path": str(p), "key_map": key_map, "traces": {"metadata": ["app_version"]}})
+            for p in (shipped, path)]  # fmt: skip
+    assert [read[0][v] for v in key_map] == [read[1][v] for v in key_map]

@@ -54,3 +54,20 @@ def test_trec_eval_parses_minus_n_as_trec_eval_does() -> None:
     done = run_ultra("trec_eval", "-N", "1000", "data/trec/qrels.test", "data/trec/results.test", cwd=ROOT)
     assert done.returncode == 2 and "unrecognized arguments" not in done.stderr, done.stderr
     assert done.stderr.startswith("error: -N 1000: the number of documents in the collection is not supported")
+
+
+@pytest.mark.parametrize("head", [0, 100])
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_trec_eval_on_a_3_gb_file_without_line_ends(tmp_path: Path, head: int, which: str) -> None:
+    """A 3 GB run or qrels of zero bytes (after ``head`` good lines, or none) was one line read whole, to a
+    MemoryError traceback; now its first over-long line is named. The file is sparse: no disk is used."""
+    big = tmp_path / "big.trec"
+    good = (ROOT / "data/trec" / ("qrels.test" if which == "qrels" else "results.test")).read_text().splitlines()
+    big.write_text("".join(line + "\n" for line in good[:head]))
+    with big.open("r+b") as handle:
+        handle.truncate(3 * 1024**3)
+    files = [str(big), str(ROOT / "data/trec/results.test")] if which == "qrels" else [
+        str(ROOT / "data/trec/qrels.test"), str(big)]  # fmt: skip
+    done = run_ultra("trec_eval", *files, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"error: {big}:{head + 1}: a line longer than 1,048,576 bytes: not a {which} file")

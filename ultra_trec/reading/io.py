@@ -22,6 +22,8 @@ from ultra_base.errors import InputError, existing_file
 from ultra_trec.reading.fast_reader import SNIFF_BYTES, read_fast
 from ultra_trec.table import LAYOUT, Kind, TrecTable, check_duplicates
 
+MAX_LINE_BYTES = 1024 * 1024  # a run or qrels line (qid, docid, tag: a few hundred bytes at most in practice)
+
 
 def read_run(path: str | os.PathLike[str]) -> TrecTable:
     """Read a TREC run file; raises InputError naming file and line for any malformed line."""
@@ -58,7 +60,13 @@ def _read_slow(file: Path, kind: Kind, source: str) -> TrecTable:
     values: list[float | int] = []
     lines: list[int] = []
     with open(file, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            if len(raw) > MAX_LINE_BYTES:  # a 3 GB file with no line end was one line, read whole
+                raise InputError(
+                    f"a line longer than {MAX_LINE_BYTES:,} bytes: not a {kind} file (lines '{layout}')",
+                    path=source,
+                    line=number,
+                )
             fields = raw.split()
             if not fields or fields[0].startswith(b"#"):
                 continue

@@ -6,12 +6,15 @@ import csv
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
+
+MAX_LINE_CHARS = 64 * 1024 * 1024  # one line of a JSONL or CSV file: a record (the longest measured: a few MB)
 
 
 def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str, where: str = "") -> None:
@@ -170,6 +173,19 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
+def bounded_lines(handle: Any, file: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of a text ``handle``, each read with at most MAX_LINE_CHARS characters: a longer one is an
+    InputError naming its line (a 3 GB file with no line end was one line, read whole to a MemoryError)."""
+    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(
+                f"a line longer than {MAX_LINE_CHARS:,} characters; each line is one record (is it the file meant?)",
+                path=str(file),
+                line=number,
+            )
+        yield line
+
+
 def _open_text(file: Path, newline: str | None = None):
     """Open as UTF-8 (a BOM is accepted); undecodable bytes surface as InputError on read."""
     return _Utf8File(file, newline)
@@ -190,7 +206,7 @@ class _Utf8File:
 
     def __iter__(self):
         try:
-            yield from self._handle
+            yield from bounded_lines(self._handle, self._file)
         except UnicodeDecodeError as exc:
             raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(self._file)) from None
 

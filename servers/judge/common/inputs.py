@@ -19,6 +19,7 @@ from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import check_json_depth
+from ultra_kit.readers import bounded_lines
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")
@@ -163,7 +164,7 @@ def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
 def _jsonl_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with open(file, encoding="utf-8-sig") as handle:
         try:
-            for line_number, line in enumerate(handle, start=1):
+            for line_number, line in enumerate(bounded_lines(handle, file), start=1):
                 if not line.strip():
                     continue
                 check_json_depth(line, path=str(file), first_line=line_number)  # before the recursive parser
@@ -186,7 +187,7 @@ def _jsonl_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _tsv_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with open(file, encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(handle, start=1):
+        for line_number, line in enumerate(bounded_lines(handle, file), start=1):
             if not line.strip():
                 continue
             fields = line.rstrip("\r\n").split("\t")

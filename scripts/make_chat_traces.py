@@ -2,6 +2,7 @@
 asks an OpenAI-compatible server on 127.0.0.1 (``make_genai_traces.ChatServer``), with no chain around it.
 
     python scripts/make_chat_traces.py --out chat.jsonl --expected chat.expected.json
+    python scripts/make_chat_traces.py --chain --out chain.jsonl   # rewrite, then answer, in one chain span
 
 Each trace is one LLM span, its own root: ``input.value`` is the JSON of the request (every message of the
 conversation so far: a system message with the passages, the session's earlier turns, the new question),
@@ -15,6 +16,7 @@ exporter and are written as OTLP JSON, one export request per question (hex ids,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import threading
 import time
@@ -22,7 +24,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from make_genai_traces import MODEL, ChatServer, retrieve
+from make_genai_traces import FAIL_HEADER, MODEL, REWRITE, ChatServer, retrieve
 from make_traces import TRAFFIC, otlp_lines
 
 
@@ -76,12 +78,65 @@ def run(out: Path) -> list[dict[str, Any]]:
     return seen
 
 
+FAILING = 3  # in --chain, the fourth question's first answering call fails (HTTP 500) and the app asks again
+
+
+def run_chain(out: Path) -> list[dict[str, Any]]:
+    """``--chain``: each question is a chain span (OpenInference's own tracer, ``openinference_span_kind="chain"``)
+    around two chat calls, rewriting the question into a search query, then answering (once failing first); the
+    chain's output is the answer with the id of its first passage appended, as the app shows it."""
+    import openai
+    from openinference.instrumentation import OITracer, TraceConfig, using_metadata, using_session
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = OITracer(provider.get_tracer("rag-app"), config=TraceConfig())
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="unused", max_retries=0)
+
+    def chat(content: str, **options: Any) -> str:
+        reply = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": content}], **options)
+        return reply.choices[0].message.content
+
+    seen, lines = [], []
+    try:
+        for index, (session, version, question) in enumerate(TRAFFIC):
+            exporter.clear()
+            traced = tracer.start_as_current_span("rag", openinference_span_kind="chain")
+            with using_session(session), using_metadata({"app_version": version}), traced as root:
+                root.set_input(question)
+                query = chat(REWRITE + question)
+                passages = retrieve(query)
+                failed = index == FAILING
+                if failed:
+                    with contextlib.suppress(openai.InternalServerError):  # the app asks again
+                        chat(question, extra_headers={FAIL_HEADER: "1"})
+                answer = chat(f"Answer from: {' '.join(p['content'] for p in passages)}\n\nQuery: {question}")
+                shown = f"{answer} [{passages[0]['id']}]"
+                root.set_output(shown)
+            seen.append({"question": question, "query": query, "answer": answer, "shown": shown, "error": failed,
+                         "session_id": session, "app_version": version})  # fmt: skip
+            lines.append(otlp_lines(list(exporter.get_finished_spans())))
+    finally:
+        server.shutdown()
+        OpenAIInstrumentor().uninstrument()
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return seen
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--expected", type=Path, help="also write what each call saw, one object per question")
+    parser.add_argument("--chain", action="store_true", help="a chain span around a rewriting and an answering call")
     args = parser.parse_args()
-    seen = run(args.out)
+    seen = run_chain(args.out) if args.chain else run(args.out)
     if args.expected:
         args.expected.write_text(json.dumps(seen, indent=1), encoding="utf-8")
     print(f"{args.out}: {len(seen)} traces")

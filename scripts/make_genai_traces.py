@@ -39,13 +39,21 @@ from make_traces import ANSWERS, CORPUS, TRAFFIC, answer_for, words
 MODEL = "table-chat"
 
 
+REWRITE = "Rewrite as a search query: "  # a request so prefixed is answered with the query (make_chat_traces.py)
+FAIL_HEADER = "X-Test-Fail"  # a request with this header is answered 500 (make_chat_traces.py)
+
+
 class ChatServer(BaseHTTPRequestHandler):
     """``POST /v1/chat/completions``: the table's answer to the last user message, with token counts."""
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server API
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get(FAIL_HEADER):
+            self.send_error(500, "failing on request")
+            return
         question = request["messages"][-1]["content"]
-        answer = answer_for(question)
+        answer = question.removeprefix(REWRITE).rstrip("?").lower() if question.startswith(REWRITE) else None
+        answer = answer or answer_for(question)
         reply = {
             "id": "chatcmpl-1",
             "object": "chat.completion",

@@ -60,7 +60,8 @@ def _sigint_stops_the_suite() -> None:
     background (``cmd &``, ``nohup cmd &``) with SIGINT ignored, which every child would inherit, so that a
     test's ``ultra`` child (and the suite itself) ignored the SIGINT a test sends. Here SIGINT is delivered and
     raises KeyboardInterrupt, as in a terminal (the tests of an ignored SIGINT ignore it in their child)."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):  # POSIX
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -25,7 +25,6 @@ MAX_DEPTH = 100  # nesting levels of mappings and lists
 MAX_VALUE_FILE_BYTES = (
     200 * 1024 * 1024
 )  # a value file of ``ultra call`` (key=@F.json, --args-file): data, not settings
-MAX_RECORD_BYTES = 200 * 1024 * 1024  # a record ultra writes: a run's memory.json, a result file, a JSON Lines line
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add when expanded (an "alias bomb" adds billions)
 MAX_JSON_DEPTH = 100  # nesting levels of arrays and objects a JSON document may have
 DEPTH_ADVICE = (

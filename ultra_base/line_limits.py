@@ -1,45 +1,31 @@
-"""Lines of a JSON Lines (or TSV) file read one at a time, each within the size of one record (``MAX_RECORD_BYTES``).
+"""The size of one line of a file read line by line (JSON Lines, TSV, CSV, batch results): ``MAX_LINE_CHARS``.
 
-A corpus or a batch results file may legitimately be many GB, so the file has no size limit; each of its lines
-has. A file with no line end (a 3 GB sparse file, a binary, a pretty-printed giant) was one line, read whole
-into memory to a MemoryError; here it is refused at the first line longer than the limit, after reading at most
-the limit, with an InputError naming the file, the line and what to do.
+A corpus or a batch results file may legitimately be many GB, so such a file has no size limit; each of its lines
+has. A file with no line end (a 3 GB sparse file, a binary) was one line, read whole into memory to a MemoryError;
+``bounded_lines`` reads at most the limit and refuses the line, naming the file and the line. In the base, so that
+the libraries (``ultra_llm``'s batch results) read within the same limit as the kit's readers.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from functools import partial
-from pathlib import Path
+from typing import Any
 
 from ultra_base.errors import InputError
-from ultra_base.file_limits import MAX_RECORD_BYTES
 
-LONG_LINE_ADVICE = (
-    "Each line holds one record (a JSON Lines or TSV file): check that it is the file meant (a file with no line "
-    "ends is read as one line), or split the record"
-)
+MAX_LINE_CHARS = 64 * 1024 * 1024  # one line of a JSONL or CSV file: a record (the longest measured: a few MB)
+LONG_LINE_ADVICE = "check that it is the file meant (a file with no line ends is read as one line), or split the record"
 
 
-def limited_lines(path: str | os.PathLike[str], *, shown: str | None = None) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of ``path`` (UTF-8, a BOM accepted), each at most MAX_RECORD_BYTES.
-
-    A longer line, or one that is not UTF-8, is an InputError naming the file (``shown``: as the caller names
-    it; default ``path``) and the line.
-    """
-    name = str(path) if shown is None else shown
-    with open(Path(path), "rb") as handle:
-        for number, raw in enumerate(iter(partial(handle.readline, MAX_RECORD_BYTES + 1), b""), start=1):
-            if len(raw) > MAX_RECORD_BYTES:
-                raise InputError(
-                    f"a line longer than {MAX_RECORD_BYTES:,} bytes, the most one record may have; it was not read. "
-                    + LONG_LINE_ADVICE,
-                    path=name,
-                    line=number,
-                )
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not valid UTF-8 text ({exc.reason})", path=name, line=number) from None
-            yield number, text
+def bounded_lines(handle: Any, file: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of a text ``handle``, each read with at most MAX_LINE_CHARS characters: a longer one is an
+    InputError naming ``file`` and its line (a 3 GB file with no line end was one line, read whole to a MemoryError)."""
+    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(
+                f"a line longer than {MAX_LINE_CHARS:,} characters; each line is one record: {LONG_LINE_ADVICE}",
+                path=str(file),
+                line=number,
+            )
+        yield line

@@ -12,7 +12,7 @@ from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
-from ultra_base.line_limits import limited_lines
+from ultra_base.line_limits import bounded_lines
 
 
 def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str, where: str = "") -> None:
@@ -66,28 +66,28 @@ def _loads(text: str, *, path: str, line: int | None = None) -> Any:
 def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> list[dict[str, Any]]:
     """Read a JSON Lines file of objects; blank lines are skipped.
 
-    Raises InputError naming the line of the first malformed or non-object line, or of a line longer than one
-    record may be (``ultra_base.line_limits``: a corpus may be many GB, each line is bounded); ``max_bytes``: a
-    larger file is refused unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``).
+    Raises InputError naming the line of the first malformed or non-object line; ``max_bytes``: a larger file is
+    refused unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``).
     """
     file = existing_file(path)
     _check_size(file, max_bytes)
     rows: list[dict[str, Any]] = []
-    for line_number, line in limited_lines(file, shown=str(path)):
-        if line.strip():
-            rows.append(_object_line(line, path=str(path), line=line_number))
+    with _open_text(file) as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = _loads(line, path=str(path), line=line_number)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    _json_error(exc) + "; each line must be one JSON object", path=str(path), line=line_number
+                ) from None
+            if not isinstance(row, dict):
+                raise InputError(
+                    f"expected a JSON object, found {type(row).__name__}", path=str(path), line=line_number
+                )
+            rows.append(row)
     return rows
-
-
-def _object_line(text: str, *, path: str, line: int) -> dict[str, Any]:
-    """One JSON Lines line that must hold a JSON object; InputError at ``path``:``line`` otherwise."""
-    try:
-        row = _loads(text, path=path, line=line)
-    except json.JSONDecodeError as exc:
-        raise InputError(_json_error(exc) + "; each line must be one JSON object", path=path, line=line) from None
-    if not isinstance(row, dict):
-        raise InputError(f"expected a JSON object, found {type(row).__name__}", path=path, line=line)
-    return row
 
 
 def read_json(path: str | os.PathLike[str], *, max_bytes: int | SizeLimit | None = None) -> Any:
@@ -191,7 +191,7 @@ class _Utf8File:
 
     def __iter__(self):
         try:
-            yield from self._handle
+            yield from bounded_lines(self._handle, self._file)
         except UnicodeDecodeError as exc:
             raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(self._file)) from None
 

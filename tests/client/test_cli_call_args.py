@@ -102,7 +102,8 @@ def test_version_is_the_package_version(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["tools", "--json"], ["call", "evaluation.evaluate", "pred_ls=[a]", "gt_ls=[[a]]", "metrics=[em]"]]
+    "args",
+    [["tools", "benchmark", "--json"], ["call", "evaluation.evaluate", "pred_ls=[a]", "gt_ls=[[a]]", "metrics=[em]"]],
 )
 def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str]) -> None:
     """The reader closes the pipe before anything is written (as `| head -c 0` would): no traceback."""

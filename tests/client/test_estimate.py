@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import yaml
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, llm_settings
 from tests.judge.test_trec_rag_example import kind, responder
+from tests.support.background import Finished, in_background
+from tests.support.local_probes import NEEDED, probe, result
 from tests.support.openai_stub import OpenAIStub, content_of
 from ultra_llm.cache import AnswerCache, CachedAnswer
 from ultra_llm.estimate import chars_per_token, read_ledger, typical_reply
@@ -126,36 +129,19 @@ def test_the_estimate_of_trec_rag_against_the_actual_runs(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_a_local_model_s_prompt_tokens_are_counted_with_its_tokenizer_exactly(tmp_path: Path, monkeypatch) -> None:
-    """Estimate mode counts a local model's prompt with its own tokenizer: the count the model then reports."""
-    pytest.importorskip("transformers")
-    import asyncio
-    import json
-
-    from ultra_llm.client import LLMClient
-    from ultra_llm.estimate import ESTIMATE_ENV
-    from ultra_llm.settings import LLMSettings
-
-    settings = LLMSettings.from_mapping(
-        {"backend": "local", "model_id": "smollm2", "timeout": 600, "max_retries": 0, "max_workers": 1}, name="llm"
-    )
-    messages = [
-        {"role": "system", "content": "You judge answers."},
-        {"role": "user", "content": "Is the sky blue? Answer yes or no, with a reason in one sentence."},
-    ]
-
-    async def ask() -> object:
-        async with LLMClient(settings) as client:
-            return await client.chat(messages, {"max_tokens": 2, "temperature": 0}, prompt="p")
-
-    monkeypatch.setenv(ESTIMATE_ENV, str(tmp_path / "ledger.jsonl"))
-    unsent = asyncio.run(ask())
-    (record,) = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
-    assert unsent.standin == record["standin"] == "placeholder" and record["model"] == "local:smollm2"
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
+)
+@in_background(probe("estimate_then_send"))
+def test_a_local_model_s_prompt_tokens_are_counted_with_its_tokenizer_exactly(background_run: Finished) -> None:
+    """Estimate mode counts a local model's prompt with its own tokenizer: the count the model then reports
+    (tests/support/local_probes.py: estimate_then_send asks SmolLM2 once under estimate mode, then for real)."""
+    assert background_run.done.returncode == 0, background_run.done.stderr[-2000:]
+    got = result(background_run.folder, "estimate_then_send")
+    (record,) = got["records"]
+    assert got["unsent_standin"] == record["standin"] == "placeholder" and record["model"] == "local:smollm2"
     assert record["max_tokens"] == 2
-    monkeypatch.delenv(ESTIMATE_ENV)
-    sent = asyncio.run(ask())
-    assert sent.status == "ok" and record["tokens"] == sent.prompt_tokens > 20
+    assert got["sent_status"] == "ok" and record["tokens"] == got["sent_prompt_tokens"] > 20
 
 
 def test_batch_mode_sends_no_batch_either(tmp_path: Path, monkeypatch) -> None:

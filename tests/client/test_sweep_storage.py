@@ -43,3 +43,19 @@ def test_workers_opening_one_new_sqlite_storage_together_all_open_it(tmp_path: P
             process.join(timeout=120)
         assert outcomes == ["opened"] * PROCESSES, outcomes
         assert optuna.get_all_study_names(storage.expand_url(url)) == []  # one storage, readable, no study yet
+
+
+def test_a_grid_study_numbered_in_optunas_shuffled_order_is_refused(tmp_path: Path) -> None:
+    """A grid study made before points were claimed in the sweep's order (its identity has no grid order): a trial
+    number names another point there, so a worker of this version is refused, saying why."""
+    from ultra_client.errors import UltraError
+    from ultra_client.sweep.storage import GRID_ORDER, join_study, open_storage
+
+    identity = {"pipeline": "p.yaml", "pipeline_text": "x", "keys": ["a.b"], "space": {"a.b": [1, 2]},
+                "method": "grid", "trials": 2, "seed": 42, "metric": "m.v", "minimize": False}  # fmt: skip
+    url = f"journal:{tmp_path / 'study.journal'}"
+    join_study(open_storage(url, 1), "old", identity)  # as an older version stored it
+    with pytest.raises(UltraError, match="shuffled order .* finish the study with the version that made it"):
+        join_study(open_storage(url, 1), "old", {**identity, "grid_order": GRID_ORDER})
+    join_study(open_storage(url, 1), "new", {**identity, "grid_order": GRID_ORDER})
+    join_study(open_storage(url, 1), "new", {**identity, "grid_order": GRID_ORDER})  # the same sweep joins

@@ -8,15 +8,22 @@ and EM/F1 are computed with the same operations in the same order (so the floats
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import sys
 import unicodedata
 from collections import Counter
 
-PUNCT = {chr(i) for i in range(sys.maxunicode) if unicodedata.category(chr(i)).startswith("P")} | set(
-    string.punctuation
-)
+
+@functools.cache
+def punct() -> frozenset[str]:
+    """The script's punctuation set (built at first use: a walk over every code point, not at collection)."""
+    return frozenset({chr(i) for i in range(sys.maxunicode) if unicodedata.category(chr(i)).startswith("P")}) | set(
+        string.punctuation
+    )
+
+
 SPACE_SPLIT = {"en", "es", "hi", "vi", "de", "ar"}
 ARTICLE_PATTERNS = {
     "en": r"\b(a|an|the)\b",
@@ -32,7 +39,7 @@ def segment_mixed(text: str) -> list[str]:
     out: list[str] = []
     pending = ""
     for char in text:
-        if re.search("[\u4e00-\u9fa5]", char) or char in PUNCT:
+        if re.search("[\u4e00-\u9fa5]", char) or char in punct():
             if pending:
                 out.extend(pending.split())
                 pending = ""
@@ -45,7 +52,7 @@ def segment_mixed(text: str) -> list[str]:
 
 
 def normalise(text: str, lang: str) -> str:
-    text = "".join(c for c in text.lower() if c not in PUNCT)
+    text = "".join(c for c in text.lower() if c not in punct())
     if lang in ARTICLE_PATTERNS:
         text = re.sub(ARTICLE_PATTERNS[lang], " ", text)
     pieces = text.split() if lang in SPACE_SPLIT else segment_mixed(text)

@@ -56,12 +56,13 @@ def _processes_in(folder: Path) -> list[int]:
 
 
 def test_deadline_stops_the_whole_run(toy: Path) -> None:
-    flow = pipeline(toy, "slow", "  - toy.make_items\n  - toy.nap\n", "toy:\n  words: a\n  seconds: 60\n")
+    # a nap far longer than any start-up on a busy machine: stopped at the deadline, never slept out
+    flow = pipeline(toy, "slow", "  - toy.make_items\n  - toy.nap\n", "toy:\n  words: a\n  seconds: 900\n")
     started = time.perf_counter()
-    result = run_ultra("run", str(flow), "--deadline", "4", cwd=toy)
+    result = run_ultra("run", str(flow), "--deadline", "4", cwd=toy, timeout=900)
     elapsed = time.perf_counter() - started
     clear_error(result, "pipes/slow.yaml: the run passed its --deadline of 4 s and was stopped", "no memory.json")
-    assert 4 <= elapsed < 40  # the nap alone would take 60 s
+    assert 4 <= elapsed < 450  # about 5 s on a quiet machine; the nap alone would take 900 s
     (folder,) = [p for p in (toy / "output").iterdir() if p.is_dir()]  # not the run index
     assert not (folder / "memory.json").exists()
     assert _processes_in(toy.resolve()) == []

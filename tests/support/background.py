@@ -1,5 +1,6 @@
 """Long ``ultra`` runs (the local SmolLM2 ones) started before the first test, one at a time in a worker
-thread, so that they use the machine's second core while the rest of the suite runs on the first.
+thread, so that they use the machine's second core while the rest of the suite runs on the first; also the
+in-process SmolLM2 work of a few tests, as ``python -m tests.support.local_probes`` (see there).
 
 A test marked ``@in_background(prepare)`` (the ``background_run`` marker) takes the ``background_run``
 fixture: the ``Finished`` run (its ``CompletedProcess`` and its folder). ``prepare(folder)`` writes the run's
@@ -29,11 +30,17 @@ MARKER = "background_run"
 
 @dataclass(frozen=True)
 class Command:
-    """``python ultra.py ARGS`` in the repository, with ``env`` added to the tests' environment."""
+    """``python ultra.py ARGS`` in the repository (``python -m MODULE ARGS`` when ``module`` is given), with ``env``
+    added to the tests' environment."""
 
     args: tuple[str, ...]
     timeout: float
     env: dict[str, str] = field(default_factory=dict)
+    module: str = ""
+
+    def argv(self) -> list[str]:
+        start = ["-m", self.module] if self.module else [str(ROOT / "ultra.py")]
+        return [sys.executable, *start, *self.args]
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class Job:
                 if self._stopped:
                     raise RuntimeError("the session ended before this run started")
                 self.process = subprocess.Popen(
-                    [sys.executable, str(ROOT / "ultra.py"), *command.args],
+                    command.argv(),
                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 )  # fmt: skip
             try:

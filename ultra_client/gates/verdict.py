@@ -23,6 +23,7 @@ from ultra_client.gates import ERROR, EXIT_CODES, FAIL, FAILED_FRACTION, PASS
 from ultra_client.gates.direction import builtin_directions, higher_is_better, word
 from ultra_client.gates.spec import Condition
 from ultra_client.summary.lines import align, cell
+from ultra_client.summary.tables import cut
 from ultra_client.sweep.trials import flatten
 
 
@@ -217,6 +218,9 @@ def verdict_lines(verdicts: list[Verdict]) -> list[str]:
     rows = [["condition", "value", "baseline", "verdict", "better"]]
     for v in verdicts:
         rows.append([v.describe(), cell(v.value), cell(v.baseline), v.status.upper(), word(v.higher_is_better)])
+    rest = sum(max(len(row[i]) for row in rows) + 2 for i in range(1, 5))  # the other columns and their gaps
+    for row in rows[1:]:  # a long metric name is cut in the middle; its note below names it whole
+        row[0] = cut(row[0], max(24, NOTE_WIDTH - rest))
     lines = align(rows, [False, True, True, False, False])
     lines.insert(1, "-" * max(len(line) for line in lines))
     for v in verdicts:

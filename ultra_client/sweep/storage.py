@@ -24,6 +24,7 @@ from urllib.parse import quote
 from ultra_client.errors import UltraError
 
 IDENTITY = "ultra_sweep"  # the study's user attribute holding the sweep it runs
+GRID_ORDER = "first key slowest"  # how a grid study numbers its points (worker.claimed_grid); older ones shuffled
 SCHEMES = ("postgresql+psycopg://", "mysql+pymysql://", "sqlite:///", "journal:")
 # what a worker meets when another creates the same new storage at the same moment (its tables, then Optuna's
 # schema version row): SQLite, MySQL/MariaDB and PostgreSQL's words; the loser opens the storage again
@@ -240,6 +241,7 @@ def identity_of(spec: Any, pipeline_text: str) -> dict[str, Any]:
         "seed": spec.seed,
         "metric": spec.metric,
         "minimize": bool(spec.minimize),
+        **({"grid_order": GRID_ORDER} if spec.method == "grid" else {}),
     }
 
 
@@ -255,6 +257,12 @@ def first_difference(stored: dict[str, Any], mine: dict[str, Any]) -> str | None
     for name in ("method", "trials", "metric", "minimize"):
         if stored.get(name) != mine[name]:
             return f"{name}: the study has {stored.get(name)!r}, this worker {mine[name]!r}"
+    if stored.get("grid_order") != mine.get("grid_order"):
+        return (
+            "the study numbers its grid points in Optuna's shuffled order (an older ultra sweep made it), "
+            "this worker in the sweep's order, so a trial number would name another point; finish the study "
+            "with the version that made it"
+        )
     return None
 
 

@@ -14,15 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ultra_base.file_limits import (
-    KEEP_SMALL,
-    MAX_BYTES,
-    MAX_JSON_DEPTH,
-    MAX_RECORD_BYTES,
-    loads_limited,
-    read_limited_text,
-)
+from ultra_base.file_limits import KEEP_SMALL, MAX_BYTES, MAX_JSON_DEPTH, loads_limited, read_limited_text
 
+MAX_RECORD_BYTES = 200 * 1024 * 1024  # a run's memory.json or result file (the largest measured: a few MB)
 RECORD_ADVICE = (
     "No file ultra writes is that large: check that it is the file meant (a run folder or result from elsewhere "
     "may be damaged), or keep a smaller one"

@@ -19,7 +19,7 @@ from typing import IO, Any
 from ultra_base import redact
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import check_json_depth
-from ultra_base.line_limits import limited_lines
+from ultra_base.line_limits import bounded_lines
 from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"
@@ -122,21 +122,20 @@ def read_outcomes(path: str | os.PathLike[str]) -> Iterator[Outcome]:
 
     A line that is not a batch output line is an InputError naming the file and the line.
     """
-    file = existing_file(path, what="batch results file")
-    for number, text in limited_lines(file, shown=str(path)):  # each line within one record's size
-        if not text.strip():
-            continue
-        check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser
-        try:
-            outcome = outcome_of(json.loads(text))
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise InputError(
-                f"not a batch output line ({exc}); expected JSON with custom_id and response or error "
-                "(the output file of the OpenAI Batch API or of vLLM run-batch)",
-                path=str(path),
-                line=number,
-            ) from None
-        yield outcome
+    with open(existing_file(path, what="batch results file"), encoding="utf-8") as handle:
+        for number, text in enumerate(bounded_lines(handle, path), start=1):  # each line within a record's size
+            if not text.strip():
+                continue
+            check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser
+            try:
+                yield outcome_of(json.loads(text))
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise InputError(
+                    f"not a batch output line ({exc}); expected JSON with custom_id and response or error "
+                    "(the output file of the OpenAI Batch API or of vLLM run-batch)",
+                    path=str(path),
+                    line=number,
+                ) from None
 
 
 def outcome_of(line: Any) -> Outcome:

@@ -141,7 +141,9 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
     """Fill ``span`` (its ``kind`` already set) from OpenInference attributes."""
     get = attrs.get
     raw = get(OI.INPUT_VALUE)
-    text = None if raw is None else _string(raw, cap, notes, span)
+    text = raw.stringValue if raw.__class__ is AnyValue else None  # ``_string``, its common case inline
+    if text.__class__ is not str or len(text) > cap:
+        text = _text(raw, cap, notes, span)
     if text.__class__ is str and text[:1] != "{":
         span.input = text
     elif span.kind == LLM and (asked := _last_user_message(attrs, cap, notes, span)) is not None:
@@ -152,7 +154,9 @@ def openinference(span: Span, attrs: dict[str, Any], cap: int, notes: Any) -> No
     if raw is not None:
         span.session = value(raw)
     raw = get(OI.OUTPUT_VALUE)
-    output = None if raw is None else _string(raw, cap, notes, span)
+    output = raw.stringValue if raw.__class__ is AnyValue else None
+    if output.__class__ is not str or len(output) > cap:
+        output = _text(raw, cap, notes, span)
     kind = span.kind
     if kind == LLM:
         index = 0

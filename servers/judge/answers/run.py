@@ -182,8 +182,7 @@ async def run_answer_judge(
     failed, ok = failures.summarise((r["status"], r.get("error")) for r in results)
     failures.check(failed, ok, tool=judge.name, noun="judgments", max_failed_fraction=max_failed_fraction)
     prompt = prompts.load(judge.prompts[0]).describe() if judge.prompts else {}  # a classifier has no prompt
-    texts = [str(item.get(key) or "") for item in items for key in ("question", "answer")]
-    warnings = [w for w in [script_warning(texts, language)] if w]  # Chinese answers under 'en': said once a run
+    warnings = language_warnings(items, language)
     out = result_path(save_path, f"{judge.kind}_judge")
     document = {
         "tool": f"{judge.kind}_judge",
@@ -219,6 +218,13 @@ async def _judged(judge: AnswerJudge, client: Any, prompts: Prompts, item: dict[
     if item.get("unanswered"):
         return {"status": UNANSWERED, "requests": 0, "cached": False}
     return await judge.judge(client, prompts, item, client.settings.max_retries)
+
+
+def language_warnings(items: Sequence[dict[str, Any]], language: str) -> list[str]:
+    """A warning when most questions and answers are not in ``language``'s script (Chinese answers under 'en'):
+    a judge's ``warnings`` output, which ``ultra run`` prints once a run; [] else."""
+    texts = [str(item.get(key) or "") for item in items for key in ("question", "answer")]
+    return [w for w in [script_warning(texts, language)] if w]
 
 
 def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:

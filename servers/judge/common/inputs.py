@@ -19,7 +19,7 @@ from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import check_json_depth
-from ultra_base.line_limits import limited_lines
+from ultra_base.line_limits import bounded_lines
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")
@@ -162,37 +162,44 @@ def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
 
 
 def _jsonl_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line_number, line in limited_lines(file):  # each line within one record's size: a file may be many GB
-        if not line.strip():
-            continue
-        check_json_depth(line, path=str(file), first_line=line_number)  # before the recursive parser
+    with open(file, encoding="utf-8-sig") as handle:
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON at column {exc.colno}: {exc.msg}; each line must be one JSON object",
-                path=str(file),
-                line=line_number,
-            ) from None
-        if not isinstance(row, dict):
-            raise InputError(f"expected a JSON object, found {type(row).__name__}", path=str(file), line=line_number)
-        yield line_number, row
+            for line_number, line in enumerate(bounded_lines(handle, file), start=1):
+                if not line.strip():
+                    continue
+                check_json_depth(line, path=str(file), first_line=line_number)  # before the recursive parser
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(
+                        f"invalid JSON at column {exc.colno}: {exc.msg}; each line must be one JSON object",
+                        path=str(file),
+                        line=line_number,
+                    ) from None
+                if not isinstance(row, dict):
+                    raise InputError(
+                        f"expected a JSON object, found {type(row).__name__}", path=str(file), line=line_number
+                    )
+                yield line_number, row
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(file)) from None
 
 
 def _tsv_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line_number, line in limited_lines(file):
-        if not line.strip():
-            continue
-        fields = line.rstrip("\r\n").split("\t")
-        if len(fields) != 2:
-            raise InputError(
-                f"expected 2 tab-separated fields (qid, query), found {len(fields)}",
-                path=str(file),
-                line=line_number,
-            )
-        if line_number == 1 and fields[0].strip().lower() in QID_KEYS:
-            continue  # a header line
-        yield line_number, {"qid": fields[0].strip(), "query": fields[1].strip()}
+    with open(file, encoding="utf-8-sig") as handle:
+        for line_number, line in enumerate(bounded_lines(handle, file), start=1):
+            if not line.strip():
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) != 2:
+                raise InputError(
+                    f"expected 2 tab-separated fields (qid, query), found {len(fields)}",
+                    path=str(file),
+                    line=line_number,
+                )
+            if line_number == 1 and fields[0].strip().lower() in QID_KEYS:
+                continue  # a header line
+            yield line_number, {"qid": fields[0].strip(), "query": fields[1].strip()}
 
 
 def _field(

@@ -18,7 +18,7 @@ import anyio.from_thread
 import anyio.to_thread
 from pydantic import Field
 
-from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
+from servers.judge.answers.run import AnswerJudgeResult, language_warnings, run_answer_judge, summarise
 from servers.judge.common.progress import Progress
 from ultra_base.errors import InputError
 from ultra_kit import failures
@@ -138,4 +138,5 @@ async def run_hallucination(
                 "model": model}  # fmt: skip
     atomic_write_json(out, document)
     return {"method": "hhem", "note": note, "result_path": str(out), "aggregate": aggregate, "items": results,
-            "counts": counts, "failed": failed, "usage": {}, "prompt": {}, "reliability": {}}  # fmt: skip
+            "counts": counts, "failed": failed, "warnings": language_warnings(items, language), "usage": {},
+            "prompt": {}, "reliability": {}}  # fmt: skip

@@ -65,3 +65,10 @@ def openai_chat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[di
     pytest.importorskip("openinference.instrumentation.openai", reason="pip install 'ultra-eval[traces]'")
     out = tmp_path_factory.mktemp("traces") / "chat.jsonl"
     return out, make_traces(out, script="make_chat_traces.py")
+
+
+@pytest.fixture(scope="session")
+def openai_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    pytest.importorskip("openinference.instrumentation.openai", reason="pip install 'ultra-eval[traces]'")
+    out = tmp_path_factory.mktemp("traces") / "chain.jsonl"
+    return out, make_traces(out, "--chain", script="make_chat_traces.py")

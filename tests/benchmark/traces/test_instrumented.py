@@ -90,6 +90,24 @@ def test_openai_chat_calls(openai_chat) -> None:
     )
 
 
+def test_rewrite_then_answer(openai_chain) -> None:
+    """A chain span (OpenInference's own tracer) around two chat calls, rewriting the question, then answering; the
+    fourth question's first answering call failed (HTTP 500) and the app asked again. The answer is the chain's
+    output by default (the app's, with a passage id appended), the answering call's when ``traces.answer_span``
+    names its span (the last ``ChatCompletion`` to end, not the rewrite); ``error`` marks the trace of the failed
+    call, the one ``errors_only`` keeps."""
+    path, seen = openai_chain
+    fields = {"q": "question", "a": "answer", "e": "error", "s": "session_id", "t": "turn"}
+    shown = get_data(benchmark={"path": str(path), "key_map": fields})
+    assert (shown["q"], shown["a"], shown["e"]) == tuple([s[k] for s in seen] for k in ("question", "shown", "error"))
+    assert shown["t"] == expected_turns(seen) and sum(shown["e"]) == 1
+    named = get_data(benchmark={"path": str(path), "key_map": fields, "traces": {"answer_span": "ChatCompletion"}})
+    assert named["a"] == [s["answer"] for s in seen] and seen[0]["query"] not in named["a"]
+    failed = get_data(benchmark={"path": str(path), "key_map": fields, "filters": {"errors_only": True}})
+    assert failed["q"] == [s["question"] for s in seen if s["error"]]
+    assert failed["data_info"]["dropped_reasons"] == {"filtered out (errors_only)": len(seen) - 1}
+
+
 def test_one_request_per_file(llamaindex_otlp, tmp_path: Path) -> None:
     """The Collector may write one (pretty-printed) request per file: .json, recognised by content."""
     path, seen = llamaindex_otlp

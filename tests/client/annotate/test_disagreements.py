@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from sklearn.metrics import cohen_kappa_score
 
 from tests.client.annotate import labelled as fixed
 from tests.client.annotate.serving import HOSTILE, annotate_server
@@ -27,6 +26,8 @@ RUBRIC = {"name": "relevance", "criteria": "How well does the answer serve the q
 
 
 def expected() -> dict[str, float]:
+    from sklearn.metrics import cohen_kappa_score  # scikit-learn's own kappa, imported when a test runs
+
     human, judge = fixed.judge_pairs()
     return {**{f"alpha_{level}": fixed.alpha(level) for level in LEVELS},
             "kappa": cohen_kappa_score(human, judge),

@@ -110,3 +110,17 @@ def test_lines_within_the_limit_still_read(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     meta = json.loads((tmp_path / "idx" / "bm25" / "meta.json").read_text())
     assert meta["passages"] == 50
+
+
+def test_batch_results_not_utf8(tmp_path: Path) -> None:
+    """An output file that is not UTF-8 was an 'unexpected error: UnicodeDecodeError'."""
+    results = tmp_path / "output.jsonl"
+    results.write_bytes(b'\xff\xfe{"custom_id": "x"}\n')
+    done = call(
+        "judge.import_results",
+        f"results_paths={json.dumps([str(results)])}",
+        f"judge_cache={tmp_path / 'cache.sqlite'}",
+        tmp_path=tmp_path,
+    )
+    clear_error(done, f"{results}: not valid UTF-8 text (invalid start byte); a batch output file is UTF-8 JSON Lines")
+    assert "unexpected error" not in done.stderr and done.stdout == ""

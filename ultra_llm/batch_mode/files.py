@@ -123,19 +123,24 @@ def read_outcomes(path: str | os.PathLike[str]) -> Iterator[Outcome]:
     A line that is not a batch output line is an InputError naming the file and the line.
     """
     with open(existing_file(path, what="batch results file"), encoding="utf-8") as handle:
-        for number, text in enumerate(bounded_lines(handle, path), start=1):  # each line within a record's size
-            if not text.strip():
-                continue
-            check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser
-            try:
-                yield outcome_of(json.loads(text))
-            except (json.JSONDecodeError, ValueError) as exc:
-                raise InputError(
-                    f"not a batch output line ({exc}); expected JSON with custom_id and response or error "
-                    "(the output file of the OpenAI Batch API or of vLLM run-batch)",
-                    path=str(path),
-                    line=number,
-                ) from None
+        try:
+            for number, text in enumerate(bounded_lines(handle, path), start=1):  # each line within a record's size
+                if not text.strip():
+                    continue
+                check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser
+                try:
+                    yield outcome_of(json.loads(text))
+                except (json.JSONDecodeError, ValueError) as exc:
+                    raise InputError(
+                        f"not a batch output line ({exc}); expected JSON with custom_id and response or error "
+                        "(the output file of the OpenAI Batch API or of vLLM run-batch)",
+                        path=str(path),
+                        line=number,
+                    ) from None
+        except UnicodeDecodeError as exc:  # the file is read as it is iterated
+            raise InputError(
+                f"not valid UTF-8 text ({exc.reason}); a batch output file is UTF-8 JSON Lines", path=str(path)
+            ) from None
 
 
 def outcome_of(line: Any) -> Outcome:

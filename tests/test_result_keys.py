@@ -158,6 +158,7 @@ CALLS: dict[str, dict[str, Call]] = {
             "id_ls": ["f0d2873b877409f61da7dbdddd22d279<::>1"],
             "qrels_path": data("rag/qrels.trec"),
         },  # fmt: skip
+        "rankings_to_run": lambda w: {"id_ls": ["q1"], "ret_ids": [["d1", "d2"]], "ret_scores": [[0.9, 0.5]]},
     },
     "evaluation": {
         "evaluate_trec": lambda w: {

@@ -6,15 +6,13 @@ import csv
 import json
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
-
-MAX_LINE_CHARS = 64 * 1024 * 1024  # one line of a JSONL or CSV file: a record (the longest measured: a few MB)
+from ultra_base.line_limits import bounded_lines
 
 
 def check_file_size(path: str | os.PathLike[str], *, max_bytes: int, setting: str, where: str = "") -> None:
@@ -171,19 +169,6 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
     return table.to_pylist()
-
-
-def bounded_lines(handle: Any, file: str | os.PathLike[str]) -> Iterator[str]:
-    """The lines of a text ``handle``, each read with at most MAX_LINE_CHARS characters: a longer one is an
-    InputError naming its line (a 3 GB file with no line end was one line, read whole to a MemoryError)."""
-    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
-        if len(line) > MAX_LINE_CHARS:
-            raise InputError(
-                f"a line longer than {MAX_LINE_CHARS:,} characters; each line is one record (is it the file meant?)",
-                path=str(file),
-                line=number,
-            )
-        yield line
 
 
 def _open_text(file: Path, newline: str | None = None):

@@ -1,4 +1,4 @@
-"""The custom MCP server: ``output_extract_from_boxed`` and ``select_qrels``, small pure glue tools."""
+"""The custom MCP server: ``output_extract_from_boxed``, ``select_qrels``, ``rankings_to_run``: small pure glue."""
 
 from pathlib import Path
 
@@ -9,5 +9,8 @@ SPEC = ServerSpec(
     "custom",
     Path(__file__).parent,
     load_tools,
-    instructions="Glue between pipeline steps: final answers from \\boxed{...}, qrels of the questions asked.",
+    instructions=(
+        "Glue between pipeline steps: final answers from \\boxed{...}, qrels of the questions asked,"
+        " a TREC run from rankings."
+    ),
 )

@@ -13,7 +13,8 @@ from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_caps import refused_over_mcp
 from tests.support.openai_stub import OpenAIStub
-from ultra_kit.readers import MAX_LINE_CHARS, read_csv, read_jsonl
+from ultra_base.line_limits import MAX_LINE_CHARS
+from ultra_kit.readers import read_csv, read_jsonl
 
 UNREACHABLE = {"api_key": "", "base_url": "http://127.0.0.1:9/v1"}
 TOO_LONG = f"big.jsonl:1: a line longer than {MAX_LINE_CHARS:,} characters; each line is one record"

@@ -30,7 +30,7 @@ from ultra_kit.settings import defaults
 
 pytestmark = pytest.mark.anyio
 
-RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "usage", "prompt", "reliability"}
+RESULT_FIELDS = {"result_path", "aggregate", "items", "counts", "failed", "warnings", "usage", "prompt", "reliability"}
 SETTINGS = list(TOOL_SETTINGS)  # judge_llm, judge_cache, save_path, ... as the tools declare them
 
 

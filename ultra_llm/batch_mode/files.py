@@ -19,6 +19,7 @@ from typing import IO, Any
 from ultra_base import redact
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import check_json_depth
+from ultra_base.line_limits import bounded_lines
 from ultra_llm.completions import Completion, MalformedCompletion, completion_from_response
 
 CHAT_URL = "/v1/chat/completions"
@@ -122,7 +123,7 @@ def read_outcomes(path: str | os.PathLike[str]) -> Iterator[Outcome]:
     A line that is not a batch output line is an InputError naming the file and the line.
     """
     with open(existing_file(path, what="batch results file"), encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
+        for number, text in enumerate(bounded_lines(handle, path), start=1):  # each line within a record's size
             if not text.strip():
                 continue
             check_json_depth(text, path=str(path), first_line=number)  # before the recursive parser

@@ -2,4 +2,4 @@
 
 from ultra_kit.factory import tool_modules
 
-load_tools = tool_modules(__name__, "boxed", "qrels")
+load_tools = tool_modules(__name__, "boxed", "qrels", "runs")

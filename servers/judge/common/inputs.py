@@ -19,7 +19,7 @@ from typing import Any
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.file_limits import check_json_depth
-from ultra_kit.readers import bounded_lines
+from ultra_base.line_limits import bounded_lines
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")

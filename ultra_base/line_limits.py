@@ -1,0 +1,31 @@
+"""The size of one line of a file read line by line (JSON Lines, TSV, CSV, batch results): ``MAX_LINE_CHARS``.
+
+A corpus or a batch results file may legitimately be many GB, so such a file has no size limit; each of its lines
+has. A file with no line end (a 3 GB sparse file, a binary) was one line, read whole into memory to a MemoryError;
+``bounded_lines`` reads at most the limit and refuses the line, naming the file and the line. In the base, so that
+the libraries (``ultra_llm``'s batch results) read within the same limit as the kit's readers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ultra_base.errors import InputError
+
+MAX_LINE_CHARS = 64 * 1024 * 1024  # one line of a JSONL or CSV file: a record (the longest measured: a few MB)
+LONG_LINE_ADVICE = "check that it is the file meant (a file with no line ends is read as one line), or split the record"
+
+
+def bounded_lines(handle: Any, file: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of a text ``handle``, each read with at most MAX_LINE_CHARS characters: a longer one is an
+    InputError naming ``file`` and its line (a 3 GB file with no line end was one line, read whole to a MemoryError)."""
+    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(
+                f"a line longer than {MAX_LINE_CHARS:,} characters; each line is one record: {LONG_LINE_ADVICE}",
+                path=str(file),
+                line=number,
+            )
+        yield line

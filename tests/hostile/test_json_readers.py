@@ -261,6 +261,22 @@ def test_a_target_journal_line_too_deep_is_skipped(tmp_path: Path) -> None:
     assert journal.completed() == {"1": {"id": "1", "status": "ok"}}
 
 
+def test_a_target_journal_line_too_long_is_skipped_unheld(tmp_path: Path) -> None:
+    """A line over MAX_LINE_CHARS (sparse zeros) is skipped, read in pieces; the lines around it are kept."""
+    from servers.target.records.journal import Journal
+    from ultra_base.line_limits import MAX_LINE_CHARS
+
+    journal = Journal(tmp_path, "k")
+    journal.path.parent.mkdir(parents=True)
+    first = b'{"id": "1", "status": "ok"}\n'
+    with journal.path.open("wb") as handle:
+        handle.write(first)
+        handle.truncate(len(first) + 3 * MAX_LINE_CHARS)
+        handle.seek(0, 2)
+        handle.write(b'\n{"id": "2", "status": "ok"}\n')
+    assert sorted(journal.completed()) == ["1", "2"]
+
+
 def test_compare_judged_refuses_an_oversized_judge_file_over_mcp(tmp_path: Path) -> None:
     from tests.hostile.test_caps import refused_over_mcp
 

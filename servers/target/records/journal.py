@@ -18,13 +18,14 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from servers.target import fastjson
 from ultra_base import redact
 from ultra_base.file_limits import loads_limited
+from ultra_base.line_limits import MAX_LINE_CHARS
 
 FLUSH_SECONDS = 0.2  # an answer's line reaches the file at most this long after it arrives
 FLUSH_LINES = 256  # ... or as soon as this many lines wait
@@ -58,11 +59,9 @@ class Journal:
     def completed(self) -> dict[str, dict[str, Any]]:
         """The records of items already answered (status ok), by id; cut or unreadable lines skipped."""
         done: dict[str, dict[str, Any]] = {}
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+        if not self.path.is_file():
             return done
-        for line in text.splitlines():
+        for line in _short_lines(self.path):
             try:
                 record = loads_limited(line, path=str(self.path))
             except ValueError:  # cut, malformed or too deep
@@ -137,3 +136,15 @@ def _fsync_copy(fd: int) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _short_lines(path: Path) -> Iterator[str]:
+    """The lines of ``path`` (undecodable bytes replaced), read one at a time; a line longer than MAX_LINE_CHARS
+    bytes (damage: a line ultra writes is one record) is skipped, read in pieces of that size, never held whole."""
+    with open(path, "rb") as handle:
+        for raw in iter(lambda: handle.readline(MAX_LINE_CHARS + 1), b""):
+            if len(raw) <= MAX_LINE_CHARS:
+                yield raw.decode("utf-8", errors="replace")
+                continue
+            while raw and not raw.endswith(b"\n"):  # the rest of the over-long line
+                raw = handle.readline(MAX_LINE_CHARS + 1)

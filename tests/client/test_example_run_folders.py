@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, Prepare, in_background
 from tests.support.summary_check import assert_fits
 
 # example -> (files in files/, time stamps taken out; the report's sections beyond every report's own; metrics)
@@ -58,14 +59,30 @@ def paths_in(value: Any) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_an_offline_example_keeps_every_result_and_its_report_shows_each(name: str, tmp_path: Path) -> None:
+def example_run(name: str) -> Prepare:
+    """``ultra run examples/NAME.yaml`` as ``ultra`` above runs it (no key), its run folder under ``folder/runs``:
+    started beside the suite (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        args = ("run", f"examples/{name}.yaml", "--output-dir", str(folder / "runs"))
+        return Command(args, timeout=600, unset=("OPENAI_API_KEY",))
+
+    return prepare
+
+
+RUNS = [pytest.param(name, marks=in_background(example_run(name))) for name in sorted(EXPECTED)]
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_an_offline_example_keeps_every_result_and_its_report_shows_each(
+    name: str, background_run: Finished, tmp_path: Path
+) -> None:
     files, sections, metrics = EXPECTED[name]
-    done = ultra("run", f"examples/{name}.yaml", "--output-dir", str(tmp_path / "runs"), cwd=ROOT)
+    done = background_run.done
     assert done.returncode == 0, done.stderr[-3000:]
     ending = "\n".join(line for line in done.stdout.splitlines() if not line.startswith("report: /"))
     assert_fits(ending)  # the end of the run fits 100 columns (but the report's path, here under a long tmp_path)
-    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]  # beside runs.sqlite, the index
+    (folder,) = [p for p in (background_run.folder / "runs").iterdir() if p.is_dir()]  # beside runs.sqlite
     kept = {STAMP.sub("", str(p.relative_to(folder / "files"))) for p in (folder / "files").rglob("*") if p.is_file()}
     assert kept == files
     memory = json.loads((folder / "memory.json").read_text())

@@ -31,12 +31,13 @@ MARKER = "background_run"
 @dataclass(frozen=True)
 class Command:
     """``python ultra.py ARGS`` in the repository (``python -m MODULE ARGS`` when ``module`` is given), with ``env``
-    added to the tests' environment."""
+    added to the tests' environment and ``unset`` taken out of it."""
 
     args: tuple[str, ...]
     timeout: float
     env: dict[str, str] = field(default_factory=dict)
     module: str = ""
+    unset: tuple[str, ...] = ()  # variables left out of its environment (a new user's shell: no OPENAI_API_KEY)
 
     def argv(self) -> list[str]:
         start = ["-m", self.module] if self.module else [str(ROOT / "ultra.py")]
@@ -82,6 +83,8 @@ class Job:
             roots = os.pathsep.join([str(self.folder), str(ROOT)])
             env = {**self.environ, "ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_READ_ROOTS": roots}
             env.update({"PYTHONPATH": str(ROOT), **command.env})
+            for name in command.unset:
+                env.pop(name, None)
             with self._lock:  # never started once the session has stopped
                 if self._stopped:
                     raise RuntimeError("the session ended before this run started")

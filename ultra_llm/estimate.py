@@ -28,6 +28,7 @@ from typing import Any
 from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError
 from ultra_base.file_limits import loads_limited
+from ultra_base.line_limits import MAX_LINE_CHARS
 from ultra_base.write_hooks import estimate_scratch, note, noted, on_write
 
 __all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_base.errors, read by the kit too)
@@ -185,16 +186,27 @@ def record_unsent(
 
 
 def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """The ledger's records written from byte ``offset`` on, and the offset after them."""
+    """The ledger's records written from byte ``offset`` on, and the offset after them; read line by line, each
+    line within MAX_LINE_CHARS bytes (one record) and the JSON depth limit."""
+    records: list[dict[str, Any]] = []
     try:
         with open(path, "rb") as ledger:
             ledger.seek(offset)
-            data = ledger.read()
+            for raw in iter(lambda: ledger.readline(MAX_LINE_CHARS + 1), b""):
+                if len(raw) > MAX_LINE_CHARS:
+                    raise InputError(
+                        f"a line longer than {MAX_LINE_CHARS:,} bytes; each line of the estimate's ledger is one "
+                        "record: it was damaged, run the estimate again",
+                        path=str(path),
+                    )
+                if not raw.endswith(b"\n"):
+                    break  # a line still being written is read next time
+                offset += len(raw)
+                if raw.strip():
+                    records.append(loads_limited(raw.decode("utf-8", errors="replace"), path=str(path)))
     except FileNotFoundError:
-        return [], offset
-    complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
-    lines = complete.decode("utf-8", errors="replace").splitlines()  # each within the JSON depth limit
-    return [loads_limited(line, path=str(path)) for line in lines if line.strip()], offset + len(complete)
+        pass
+    return records, offset
 
 
 def cache_rows(cache: str | Path, model: str | None) -> list[tuple[str, str, int, int]]:

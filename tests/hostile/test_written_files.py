@@ -63,6 +63,21 @@ def test_a_ledger_reads_its_records_from_an_offset(tmp_path: Path) -> None:
     assert read_ledger(ledger, offset) == ([], offset)
 
 
+def test_a_ledger_line_too_long_is_refused_unheld(tmp_path: Path) -> None:
+    """The ledger is read line by line from the offset (it was read whole), each line within MAX_LINE_CHARS."""
+    from ultra_base.line_limits import MAX_LINE_CHARS
+
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text('{"key": "a"}\n')
+    records, offset = read_ledger(ledger)
+    with ledger.open("r+b") as handle:
+        handle.truncate(offset + MAX_LINE_CHARS + 1)
+    with pytest.raises(InputError) as caught:
+        read_ledger(ledger, offset)
+    assert str(caught.value).startswith(f"{ledger}: a line longer than {MAX_LINE_CHARS:,} bytes")
+    assert [r["key"] for r in records] == ["a"]
+
+
 def test_a_judge_reply_nested_100000_deep_is_an_unreadable_reply(tmp_path: Path) -> None:
     """Through the real CLI: the reply is counted as one that holds no grade, not an unexpected RecursionError."""
     with OpenAIStub(lambda request: DEEP_JSON.replace("key", "score")) as stub:

@@ -102,7 +102,7 @@ class Page:
 class Browser:
     """One headless Chromium process, spoken to through fds 3 (commands) and 4 (replies)."""
 
-    def __init__(self, timeout: float = 30.0) -> None:
+    def __init__(self, timeout: float = 120.0) -> None:
         self.timeout = timeout
         self._next_id = 0
         self._buffer = b""
@@ -218,7 +218,7 @@ class Browser:
         self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "windowsVirtualKeyCode": code},
                   session=session)  # fmt: skip
 
-    def wait_until(self, session: str, expression: str, timeout: float = 10.0) -> Any:
+    def wait_until(self, session: str, expression: str, timeout: float = 60.0) -> Any:
         """Poll ``expression`` until it is truthy; its value (AssertionError after ``timeout`` seconds)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:

@@ -43,7 +43,7 @@ def annotate_server(folder: Path, *args: str) -> Iterator[tuple[str, subprocess.
     process = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while True:
             try:
                 httpx.get(base + "/api/progress", timeout=2)

@@ -26,12 +26,12 @@ from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.overrides import call_prompts, prompts_recorded
 from servers.judge.common.progress import Progress, panel_steps, ticked
 from servers.judge.common.prompting import Prompts
+from servers.judge.common.scripts import language_warnings
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
 from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, result_path
-from ultra_kit.languages import script_warning
 from ultra_llm.cache import open_cache
 
 
@@ -218,13 +218,6 @@ async def _judged(judge: AnswerJudge, client: Any, prompts: Prompts, item: dict[
     if item.get("unanswered"):
         return {"status": UNANSWERED, "requests": 0, "cached": False}
     return await judge.judge(client, prompts, item, client.settings.max_retries)
-
-
-def language_warnings(items: Sequence[dict[str, Any]], language: str) -> list[str]:
-    """A warning when most questions and answers are not in ``language``'s script (Chinese answers under 'en'):
-    a judge's ``warnings`` output, which ``ultra run`` prints once a run; [] else."""
-    texts = [str(item.get(key) or "") for item in items for key in ("question", "answer")]
-    return [w for w in [script_warning(texts, language)] if w]
 
 
 def offline(judge_llm: dict[str, Any]) -> dict[str, Any]:

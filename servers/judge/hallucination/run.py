@@ -18,8 +18,9 @@ import anyio.from_thread
 import anyio.to_thread
 from pydantic import Field
 
-from servers.judge.answers.run import AnswerJudgeResult, language_warnings, run_answer_judge, summarise
+from servers.judge.answers.run import AnswerJudgeResult, run_answer_judge, summarise
 from servers.judge.common.progress import Progress
+from servers.judge.common.scripts import language_warnings
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED

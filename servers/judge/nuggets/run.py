@@ -20,6 +20,7 @@ from servers.judge.common.jury import RELIABILITY, Judged
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.overrides import call_prompts
 from servers.judge.common.progress import Progress, panel_progress, ticked
+from servers.judge.common.scripts import WARNINGS, text_warnings
 from servers.judge.nuggets import assigning
 from servers.judge.nuggets import stages as nuggets
 from ultra_base.errors import InputError, existing_file
@@ -45,6 +46,7 @@ class NuggetizeResult(TypedDict):
     per_query: dict[str, dict[str, dict[str, Any]]]
     counts: dict[str, int]
     failed: FailedSummary
+    warnings: Annotated[list[str], Field(description=WARNINGS)]
     usage: dict[str, Any]
     prompt: dict[str, str]
     reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
@@ -132,6 +134,7 @@ async def run_nuggetize(
 
     The unit of ``failed`` is the batch (one create window, score batch or assign batch): when every
     batch failed, or more than ``max_failed_fraction`` of them, it raises ``InputError`` and writes nothing.
+    Queries, passages and answers mostly not in ``language``'s script give a ``warnings`` entry.
     """
     failures.check_fraction(max_failed_fraction)
     capped(depth, "depth", server="judge", name="depth", minimum=1)
@@ -157,6 +160,8 @@ async def run_nuggetize(
         missing = [qid for qid in all_answers if qid not in wanted and qid not in stored]
         if missing:
             raise InputError(f"answers for queries without passages or stored nuggets: {missing[:5]}", answers_path)
+    said = [info["query"] for info in wanted.values()] + [p for info in wanted.values() for p in info["passages"]]
+    warnings = text_warnings(said + [text for runs in all_answers.values() for text in runs.values()], language)
     creator = settings.members()[0]  # creates and scores the nuggets; every member of a jury assigns them
     cache = open_cache(judge_cache)
     try:
@@ -197,7 +202,7 @@ async def run_nuggetize(
     failures.check(failed, ok, tool="nuggetize", noun="batches", max_failed_fraction=max_failed_fraction)
     judged.usage = sum_usage([usage, judged.usage])
     return _write(done, wanted, stored, settings, judged, locals_settings(min_judgment, max_nuggets, nugget_top_k),
-                  save_path, failed, nuggets.prompt_info(prompts))  # fmt: skip
+                  save_path, failed, nuggets.prompt_info(prompts), warnings)  # fmt: skip
 
 
 def _new_batches(item: nuggets.QueryNuggets, answers: list[dict[str, Any]]) -> list[nuggets.Batch]:
@@ -253,6 +258,7 @@ def _write(
     save_path: str,
     failed: FailedSummary,
     prompt: dict[str, str],
+    warnings: list[str],
 ) -> NuggetizeResult:
     per_query: dict[str, dict[str, dict[str, Any]]] = {}
     by_run: dict[str, list[dict[str, Any]]] = {}
@@ -290,6 +296,7 @@ def _write(
         "aggregate": aggregate,
         "counts": counts,
         "failed": failed,
+        "warnings": warnings,
         "per_query": per_query,
         "metric_kinds": {**dict.fromkeys(nuggets.SCORE_NAMES, "continuous"), "num_nuggets": "count"},
         "usage": judged.usage,
@@ -308,6 +315,7 @@ def _write(
         per_query=per_query,
         counts=counts,
         failed=failed,
+        warnings=warnings,
         usage=judged.usage,
         prompt=prompt,
         reliability=judged.reliability,

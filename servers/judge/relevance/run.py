@@ -21,6 +21,7 @@ from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.overrides import call_prompts
 from servers.judge.common.progress import panel_steps
 from servers.judge.common.prompting import Prompt, Prompts
+from servers.judge.common.scripts import WARNINGS, text_warnings
 from servers.judge.relevance import agreement, umbrela
 from ultra_base.errors import InputError
 from ultra_kit import failures
@@ -45,6 +46,7 @@ class UmbrelaResult(TypedDict):
     counts: dict[str, int]
     failures: list[dict[str, Any]]
     failed: FailedSummary
+    warnings: Annotated[list[str], Field(description=WARNINGS)]
     usage: dict[str, Any]
     prompt: dict[str, str]
     reliability: Annotated[dict[str, dict[str, Any]], Field(description=RELIABILITY)]
@@ -84,7 +86,8 @@ async def run_umbrela(
     **pacing: float,
 ) -> UmbrelaResult:
     """``umbrela_judge`` for Python callers (``pacing``: ``backoff_base`` / ``backoff_max``, for tests;
-    ``prompt_file``: the user's own UMBRELA prompts; ``language``: checked, though UMBRELA asks for a grade only).
+    ``prompt_file``: the user's own UMBRELA prompts; ``language``: checked, though UMBRELA asks for a grade only;
+    queries and passages not in its script give a ``warnings`` entry).
 
     Raises ``InputError`` and writes nothing when every pair failed, or more than ``max_failed_fraction``.
     """
@@ -107,8 +110,9 @@ async def run_umbrela(
     failed, ok = failures.summarise((j.status, j.error) for j in judgments)
     failures.check(failed, ok, tool="umbrela_judge", noun="judgments", max_failed_fraction=max_failed_fraction)
     asked = umbrela.umbrela_prompts(prompts)
+    warnings = text_warnings([*{p.qid: p.query for p in pairs}.values(), *(p.passage for p in pairs)], language)
     return _write_umbrela(
-        judgments, k_values, settings, judged, judged_run, depth, save_path, judge_cache, failed, asked
+        judgments, k_values, settings, judged, judged_run, depth, save_path, judge_cache, failed, asked, warnings
     )
 
 
@@ -148,6 +152,7 @@ def _write_umbrela(
     judge_cache: str,
     failed: FailedSummary,
     asked: tuple[Prompt, Prompt],
+    warnings: list[str],
 ) -> UmbrelaResult:
     usage, dropped = judged.usage, judged.dropped
     per_query, aggregate = umbrela.summarise(judgments, k_values)
@@ -166,6 +171,7 @@ def _write_umbrela(
         "aggregate": aggregate,
         "counts": counts,
         "failed": failed,
+        "warnings": warnings,
         "per_query": per_query,
         "metric_kinds": umbrela.metric_kinds(k_values),
         "judgments": [j.as_dict() for j in judgments],
@@ -197,6 +203,7 @@ def _write_umbrela(
         counts=counts,
         failures=failed_items[:MAX_INLINE_FAILURES],
         failed=failed,
+        warnings=warnings,
         usage=usage,
         prompt=prompt_info,
         reliability=judged.reliability,

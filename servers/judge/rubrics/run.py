@@ -13,7 +13,7 @@ nothing. The result file ``rubric_judge_<time>.json`` records each rubric's decl
 Juries and samples (``judge_llm.jury``, ``judge_llm.samples``) go through the judge's jury layer (``panel``):
 the steps are generated once, by the first member, and every member and sample judges every (item, rubric);
 the result keeps each member's value, ``panel`` and ``reliability`` per rubric. ``language`` (the items') is
-asked in and recorded.
+asked in and recorded; questions and answers mostly not in its script give a ``warnings`` entry.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from servers.judge.common.asking import SAMPLING, Answer, ask
 from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.progress import Progress, panel_steps, ticked
 from servers.judge.common.prompting import Prompts
+from servers.judge.common.scripts import language_warnings
 from servers.judge.rubrics import prompt as rubric_prompt
 from servers.judge.rubrics.declaration import Rubric
 from servers.judge.rubrics.panel import judge_units
@@ -91,6 +92,7 @@ async def run_rubric_judge(
         "weighted": {r.name: mean_of(results, r.name, "weighted") for r in rubrics},
         "counts": counts(results),
         "failed": failed,
+        "warnings": language_warnings(items, language),
         "rubrics": [described(rubric, found) for rubric, found in zip(rubrics, steps, strict=True)],
         "metric_kinds": {rubric.name: rubric.scale.kind for rubric in rubrics},  # the report's chart per rubric
         "source": source,

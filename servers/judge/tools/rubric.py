@@ -12,6 +12,7 @@ from servers.judge.common.jury import RELIABILITY
 from servers.judge.common.parameters import INPUT_TYPES, CachePath, FailedFraction, Ids, LLMSpec, SavePath
 from servers.judge.common.progress import reporter
 from servers.judge.common.prompting import LanguageParam
+from servers.judge.common.scripts import WARNINGS
 from servers.judge.rubrics.declaration import INPUTS, Rubric
 from servers.judge.rubrics.run import run_rubric_judge
 from servers.judge.rubrics.sources import declared_rubrics
@@ -63,6 +64,7 @@ class RubricJudgeResult(TypedDict):
     ]
     counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
     failed: FailedSummary
+    warnings: Annotated[list[str], Field(description=WARNINGS)]
     rubrics: Annotated[
         list[dict[str, Any]],
         Field(description="per rubric: name, declared, text and sha256, scale, inputs, steps, steps_generated"),

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from servers.report import groups, sources
 from servers.report.compare.build import write_compare
 from servers.report.stats import resample_means
+from tests.benchmark.traces.running import ENV, ultra_run
 from tests.conftest import ROOT, run_ultra
 from tests.report.helpers import build, summary_rows
 
@@ -22,7 +22,6 @@ PIPELINE = {
     "servers": {"benchmark": "servers/benchmark", "evaluation": "servers/evaluation"},
     "pipeline": ["benchmark.get_data", "evaluation.evaluate"],
 }
-ENV = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_ALLOW_OUTSIDE_READS": "1"}  # the runs live in pytest's folders
 SETTINGS = {"bootstrap_resamples": 400, "confidence": 0.9, "seed": 5}
 
 
@@ -37,15 +36,7 @@ def _run(folder: Path, traces: Path, **benchmark: Any) -> Path:
         **benchmark,
     }
     params = {"benchmark": {"benchmark": spec}, "evaluation": {"save_path": str(folder / "results")}}
-    (folder / "p.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    (folder / "pipe.yaml").write_text(yaml.safe_dump(PIPELINE), encoding="utf-8")
-    done = run_ultra(
-        "run", str(folder / "pipe.yaml"), "--param", str(folder / "p.yaml"), "--output-dir", str(folder / "runs"),
-        cwd=ROOT, env=ENV, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    (run,) = (folder / "runs").glob("pipe_*")
-    return run
+    return ultra_run(folder, PIPELINE, params)
 
 
 @pytest.fixture(scope="module")

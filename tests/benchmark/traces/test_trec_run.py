@@ -10,11 +10,10 @@ from typing import Any
 
 import anyio
 import pytest
-import yaml
 
 from servers.benchmark.tools.data import get_data
 from servers.evaluation.server import SPEC
-from tests.conftest import ROOT, run_ultra
+from tests.benchmark.traces.running import ultra_run
 from ultra_kit.inprocess import call_local_tool, local_tools
 
 PIPELINE = {
@@ -23,7 +22,6 @@ PIPELINE = {
 }
 KEY_MAP = {"q_ls": "question", "id_ls": "trace_id", "ret_ids": "context_ids", "ret_scores": "context_scores"}
 MEASURES = {"recip_rank": "recip_rank", "map": "map", "ndcg_cut_3": "ndcg_cut.3", "P_1": "P.1"}  # ours: pytrec's
-ENV = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_ALLOW_OUTSIDE_READS": "1"}
 
 
 def qrels_of(ids: list[str], seen: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -46,14 +44,7 @@ def run_pipeline(folder: Path, traces: Path, qrels: Path) -> tuple[Path, dict[st
         "evaluation": {"qrels_path": str(qrels), "ir_metrics": list(MEASURES), "ks": [], "names": "trec_eval",
                        "save_path": str(folder / "results")},
     }  # fmt: skip
-    (folder / "p.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    (folder / "pipe.yaml").write_text(yaml.safe_dump(PIPELINE), encoding="utf-8")
-    done = run_ultra(
-        "run", str(folder / "pipe.yaml"), "--param", str(folder / "p.yaml"), "--output-dir", str(folder / "runs"),
-        cwd=ROOT, env=ENV, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    (run,) = (folder / "runs").glob("pipe_*")
+    run = ultra_run(folder, PIPELINE, params)
     return run, json.loads((run / "memory.json").read_text(encoding="utf-8"))
 
 

@@ -20,6 +20,7 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,11 @@ from make_genai_traces import FAIL_HEADER, MODEL, REWRITE, ChatServer, retrieve
 from make_traces import TRAFFIC, otlp_lines
 
 
-def run(out: Path) -> list[dict[str, Any]]:
+@contextlib.contextmanager
+def instrumented_client() -> Iterator[tuple[Any, Any, Any]]:
+    """(exporter, provider, OpenAI client): the client instrumented by ``openinference-instrumentation-openai``
+    into the SDK's in-memory exporter, asking a ``ChatServer`` on 127.0.0.1; both undone at the end."""
     from openai import OpenAI
-    from openinference.instrumentation import using_metadata, using_session
     from openinference.instrumentation.openai import OpenAIInstrumentor
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -41,9 +44,19 @@ def run(out: Path) -> list[dict[str, Any]]:
     OpenAIInstrumentor().instrument(tracer_provider=provider)
     server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    client = OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="unused", max_retries=0)
-    seen, lines, history = [], [], {}
     try:
+        yield exporter, provider, OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="unused",
+                                         max_retries=0)  # fmt: skip
+    finally:
+        server.shutdown()
+        OpenAIInstrumentor().uninstrument()
+
+
+def run(out: Path) -> list[dict[str, Any]]:
+    from openinference.instrumentation import using_metadata, using_session
+
+    seen, lines, history = [], [], {}
+    with instrumented_client() as (exporter, _, client):
         for session, version, question in TRAFFIC:
             exporter.clear()
             passages = retrieve(question)
@@ -71,9 +84,6 @@ def run(out: Path) -> list[dict[str, Any]]:
                 }
             )
             lines.append(otlp_lines(list(exporter.get_finished_spans())))
-    finally:
-        server.shutdown()
-        OpenAIInstrumentor().uninstrument()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return seen
 
@@ -87,25 +97,15 @@ def run_chain(out: Path) -> list[dict[str, Any]]:
     chain's output is the answer with the id of its first passage appended, as the app shows it."""
     import openai
     from openinference.instrumentation import OITracer, TraceConfig, using_metadata, using_session
-    from openinference.instrumentation.openai import OpenAIInstrumentor
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    exporter, provider = InMemorySpanExporter(), TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = OITracer(provider.get_tracer("rag-app"), config=TraceConfig())
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="unused", max_retries=0)
-
-    def chat(content: str, **options: Any) -> str:
-        reply = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": content}], **options)
-        return reply.choices[0].message.content
 
     seen, lines = [], []
-    try:
+    with instrumented_client() as (exporter, provider, client):
+        tracer = OITracer(provider.get_tracer("rag-app"), config=TraceConfig())
+
+        def chat(content: str, **options: Any) -> str:
+            messages = [{"role": "user", "content": content}]
+            return client.chat.completions.create(model=MODEL, messages=messages, **options).choices[0].message.content
+
         for index, (session, version, question) in enumerate(TRAFFIC):
             exporter.clear()
             traced = tracer.start_as_current_span("rag", openinference_span_kind="chain")
@@ -123,9 +123,6 @@ def run_chain(out: Path) -> list[dict[str, Any]]:
             seen.append({"question": question, "query": query, "answer": answer, "shown": shown, "error": failed,
                          "session_id": session, "app_version": version})  # fmt: skip
             lines.append(otlp_lines(list(exporter.get_finished_spans())))
-    finally:
-        server.shutdown()
-        OpenAIInstrumentor().uninstrument()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return seen
 

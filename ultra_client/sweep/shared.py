@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from typing import Any
 
@@ -72,11 +71,14 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     sweep folder unless ``--storage``); the study's rows once every worker is done.
 
     The other workers start first, as soon as the sweep, its metric and the storage's URL are checked, so that
-    their start-up (imports, storage, servers) overlaps this process's own; whichever opens the storage first
-    creates the study, the others join it (``storage.join_study``)."""
+    their start-up (storage, servers) overlaps this process's own; on Linux they are forked from this process
+    once it has imported what they need (``forks.py``). Whichever opens the storage first creates the study, the
+    others join it (``storage.join_study``)."""
     import anyio
 
+    from ultra_client.calls.locate import pipeline_locations
     from ultra_client.pipeline.model import load_pipeline, require_file
+    from ultra_client.sweep.forks import start_workers
     from ultra_client.sweep.run import run_sweep
     from ultra_client.sweep.spec import build_spec
     from ultra_client.sweep.storage import expand_url
@@ -95,7 +97,8 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     args.study = args.study or pipeline.path.stem
     expand_url(args.storage)  # a malformed URL or a literal password is refused before any worker starts
     command = worker_command(argv, args.storage, args.study)
-    processes = [subprocess.Popen(command) for _ in range(args.workers - 1)]
+    locations = pipeline_locations(pipeline, bool(args.stdio))
+    processes = start_workers(command, args.workers - 1, locations, args.storage)
     try:
         spec, rows, notes = anyio.run(run_sweep, args)
         codes = [process.wait() for process in processes]

@@ -1,0 +1,122 @@
+"""``ultra sweep --workers N`` forks its other workers from a warmed process (``ultra_client/sweep/forks.py``), or
+starts them as new processes where forking is not safe. Each case runs in a fresh Python process of its own (a
+script), never in pytest's, whose threads would make the fork unsafe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_ultra
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+
+# a worker's command whose outcome is known without a study: --status without --storage is a usage error
+STATUS = '[sys.executable, "-m", "ultra", "sweep", "--status"]'
+
+
+def script(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
+    """Run ``body`` (after ``import sys`` and the forks module) in a new Python process; its output."""
+    path = tmp_path / "case.py"
+    path.write_text("import sys, threading, time\nfrom ultra_client.sweep import forks\n" + textwrap.dedent(body))
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
+    """The same command, forked and started: the same exit code and error; this process's buffered output is
+    written once, not again by the child."""
+    done = script(
+        tmp_path,
+        f"""
+        print("before the fork")  # buffered: stdout is a pipe
+        forked = forks.start_workers({STATUS}, 1, [], "journal:x")
+        assert isinstance(forked[0], forks.ForkedWorker), forked
+        code = forked[0].wait()
+        print("forked", code, forked[0].wait())
+        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()  # a thread: forking is not safe now
+        started = forks.start_workers({STATUS}, 1, [], "journal:x")
+        assert not isinstance(started[0], forks.ForkedWorker), started
+        print("started", started[0].wait())
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["before the fork", "forked 1 1", "started 1"]
+    message = "--status reads a shared study: give --storage URL and --study NAME"
+    assert done.stderr.count(message) == 2, done.stderr
+
+
+def test_terminate_stops_a_forked_worker_like_a_started_one(tmp_path: Path) -> None:
+    done = script(
+        tmp_path,
+        f"""
+        import ultra_client.cli
+        ultra_client.cli.main = lambda argv: time.sleep(60) or 0  # a worker busy with a long trial
+        workers = forks.start_workers({STATUS}, 2, [], "journal:x")
+        assert all(isinstance(w, forks.ForkedWorker) for w in workers), workers
+        time.sleep(0.5)
+        for worker in workers:
+            worker.terminate()
+        print([worker.wait() for worker in workers])
+        workers[0].terminate()  # already collected: nothing to signal, no error
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[-15, -15]"
+
+
+def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) -> None:
+    """Before the fork: each in-process server's tool modules; SQLAlchemy and Alembic only for a database."""
+    done = script(
+        tmp_path,
+        f"""
+        from ultra_client.calls.server_info import ServerLocation
+        from pathlib import Path
+        root = Path({str(ROOT)!r})
+        here = ServerLocation("evaluation", "servers.evaluation", root, root / "servers" / "evaluation")
+        apart = ServerLocation("retriever", "servers.retriever", root, root / "servers" / "retriever", stdio=True)
+        forks.preload([here, apart], "journal:x")
+        print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("servers.")}}))
+        print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
+        forks.preload([], "sqlite:///x.db")
+        print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    servers, journal, database = done.stdout.splitlines()
+    assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
+    assert (journal, database) == ("False False", "True True")
+
+
+def test_two_forked_workers_share_a_sweep(tmp_path: Path) -> None:
+    """``--workers 2`` end to end: two workers (the command and one forked from it), each joined once, every grid
+    point run once by one of them, the report written once."""
+    (tmp_path / "pipes" / "parameters").mkdir(parents=True)
+    pipeline = "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
+    (tmp_path / "pipes" / "trec.yaml").write_text(pipeline, encoding="utf-8")
+    trec = ROOT / "data" / "trec"
+    evaluation = {"run_path": str(trec / "results.test"), "qrels_path": str(trec / "qrels.test"), "ks": [5],
+                  "ir_metrics": ["map"], "relevance_level": 1, "max_depth": None, "save_path": "results"}  # fmt: skip
+    parameters = tmp_path / "pipes" / "parameters" / "trec_parameter.yaml"
+    parameters.write_text(json.dumps({"evaluation": evaluation}), encoding="utf-8")
+    done = run_ultra(
+        "sweep", "pipes/trec.yaml", "--grid", "evaluation.max_depth=[5, 50, null]", "--metric", "eval_res.map",
+        "--workers", "2", "--output-dir", "sw", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    joined = [line for line in done.stderr.splitlines() if "joined study" in line]
+    assert len(joined) == 2 and len({line.split("(pid ")[1] for line in joined}) == 2, joined
+    rows = json.loads((tmp_path / "sw" / "sweep.json").read_text(encoding="utf-8"))["rows"]
+    assert sorted(str(row["evaluation.max_depth"]) for row in rows) == ["5", "50", "None"]
+    # a row names its folder as host:path
+    trials = [
+        json.loads((Path(row["folder"].split(":", 1)[1]) / "trial.json").read_text(encoding="utf-8")) for row in rows
+    ]
+    assert {t["pid"] for t in trials} <= {int(line.split("(pid ")[1].split(")")[0]) for line in joined}
+    assert done.stdout.count("sweep.json") == 1

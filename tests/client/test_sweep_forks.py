@@ -86,10 +86,18 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
         forks.preload([], "sqlite:///x.db")
         print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
+        import ultra_kit.inprocess
+        class Broken:
+            def load_tools(self):
+                raise ImportError("no module named 'missing'")
+        ultra_kit.inprocess.load_spec = lambda module, root: Broken()
+        forks.preload([here], "journal:x")  # left to each worker to report as it starts its servers
+        print("preloaded")
         """,
     )
     assert done.returncode == 0, done.stderr
-    servers, journal, database = done.stdout.splitlines()
+    servers, journal, database, broken = done.stdout.splitlines()
+    assert broken == "preloaded"
     assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
     assert (journal, database) == ("False False", "True True")
 

@@ -13,6 +13,7 @@ Names are matched against the registry (longest spelling first), never ``eval``;
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "parse_measures",
     "definitions_markdown",
     "parse_options",
+    "rank_cutoff",
     "registry_markdown",
 ]
 
@@ -38,6 +40,8 @@ ALIASES: dict[str, str] = {spelling: f.name for f in FAMILIES.values() for spell
 _BY_LENGTH = sorted(ALIASES, key=len, reverse=True)
 
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+_C_LONG = re.compile(r"\s*[+-]?[0-9]+")  # the part of a text C's atol reads
 
 
 @dataclass(frozen=True)
@@ -329,15 +333,33 @@ def _parse_params(text: str, raw: str, family: Family) -> list[int | float]:
         raise InputError(f"{family.name} takes no cutoff (got {text!r}); {known_names()}")
     params: list[int | float] = []
     for part in raw.split(","):
+        if family.param == "rank":
+            params.append(rank_cutoff(part, repr(text)))
+            continue
         try:
-            value: int | float = float(part) if family.param == "fraction" else int(part)
+            params.append(float(part))
         except ValueError:
-            what = "a number such as 0.5" if family.param == "fraction" else "a positive integer"
-            raise InputError(f"parameter of {text!r} must be {what}, got {part!r}") from None
-        if family.param == "rank" and value <= 0:
-            raise InputError(f"cutoff of {text!r} must be a positive integer (k >= 1), got {value}")
-        params.append(value)
+            raise InputError(f"parameter of {text!r} must be a number such as 0.5, got {part!r}") from None
     return params
+
+
+def rank_cutoff(part: str, where: str) -> int:
+    """One rank cutoff of a measure's parameters (the ``10`` of ``P.5,10``): a positive whole number.
+
+    trec_eval reads it with C's ``atol``, which stops at the first character that is not a digit
+    (``1.5`` is 1, ``12abc`` 12, ``1e3`` 1) and reads ``abc`` as 0; anything but a whole number is
+    refused here rather than silently cut short. ``where`` names the measure in the message."""
+    if not _WHOLE.fullmatch(part):
+        read = _C_LONG.match(part)
+        if read is None:
+            raise InputError(f"{where}: cutoff {part!r} is not a number; cutoffs must be positive integers (e.g. 5)")
+        raise InputError(
+            f"{where}: cutoff {part!r} is not a whole number; cutoffs must be positive integers "
+            f"(trec_eval would silently read it as {int(read.group())}: write that if it is what you mean)"
+        )
+    if int(part) <= 0:
+        raise InputError(f"{where}: cutoff {part.strip()} is not positive; cutoffs must be positive integers (k >= 1)")
+    return int(part)
 
 
 def _number(value: float) -> str:

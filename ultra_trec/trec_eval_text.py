@@ -13,21 +13,19 @@ in qrels order as its C code does.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ultra_base.errors import InputError
 from ultra_trec.engine import TrecResult
-from ultra_trec.measures import Measure, parse_options
+from ultra_trec.measures import Measure, parse_options, rank_cutoff
 from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family
 from ultra_trec.scoring_sets import RECALL_LEVELS, recall_cutoff
 
 _BARE: dict[str, Family] = {f.trec_name: f for f in FAMILIES.values() if f.trec_name}
 _CUT: dict[str, Family] = {f.trec_cut_name: f for f in FAMILIES.values() if f.trec_cut_name}
 _RANK = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
-_LEADING_INTEGER = re.compile(r"\s*[+-]?\d+")
 
 
 def trec_eval_names() -> str:
@@ -74,22 +72,18 @@ def _measures_of(name: str, text: str | None) -> list[Measure]:
 
 
 def _cutoffs(family: Family, name: str, text: str) -> list[int | float]:
-    """Sorted distinct cutoffs (read as C's atol: ``23.4`` is 23) or recall levels / multiples of R."""
+    """Sorted distinct cutoffs (positive integers: trec_eval's ``23.4``, read by C's atol as 23, is refused)
+    or recall levels / multiples of R."""
     values: list[int | float] = []
     for part in text.split(","):
         if family.param == "rank":
-            match = _LEADING_INTEGER.match(part)
-            if match is None:
-                raise InputError(f"-m {name}.{text}: cutoff {part!r} is not a number; give positive integers")
-            values.append(int(match.group()))
+            values.append(rank_cutoff(part, f"-m {name}.{text}"))
         else:
             try:
                 values.append(float(part))
             except ValueError:
                 raise InputError(f"-m {name}.{text}: {part!r} is not a number (e.g. .5 or 0.5)") from None
     values.sort()
-    if family.param == "rank" and values[0] <= 0:
-        raise InputError(f"-m {name}.{text}: cutoffs must be positive integers")
     if len(set(values)) != len(values):
         raise InputError(f"-m {name}.{text}: a cutoff is given twice; give each once")
     return values

@@ -86,10 +86,18 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
         forks.preload([], "sqlite:///x.db")
         print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
+        import ultra_kit.inprocess
+        class Broken:
+            def load_tools(self):
+                raise ImportError("no module named 'missing'")
+        ultra_kit.inprocess.load_spec = lambda module, root: Broken()
+        forks.preload([here], "journal:x")  # left to each worker to report as it starts its servers
+        print("preloaded")
         """,
     )
     assert done.returncode == 0, done.stderr
-    servers, journal, database = done.stdout.splitlines()
+    servers, journal, database, broken = done.stdout.splitlines()
+    assert broken == "preloaded"
     assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
     assert (journal, database) == ("False False", "True True")
 
@@ -107,9 +115,13 @@ def test_two_forked_workers_share_a_sweep(tmp_path: Path) -> None:
     parameters.write_text(json.dumps({"evaluation": evaluation}), encoding="utf-8")
     done = run_ultra(
         "sweep", "pipes/trec.yaml", "--grid", "evaluation.max_depth=[5, 50, null]", "--metric", "eval_res.map",
-        "--workers", "2", "--output-dir", "sw", cwd=tmp_path,
+        "--workers", "2", "--output-dir", "sw", cwd=tmp_path, env={"PYTHONPROFILEIMPORTTIME": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # Python lists each module a process imports: Optuna and the evaluation server's tools once, before the
+    # fork (a started worker would list them again)
+    imported = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert imported.count("optuna") == 1 and imported.count("servers.evaluation.tools") == 1, done.stderr[-2000:]
     joined = [line for line in done.stderr.splitlines() if "joined study" in line]
     assert len(joined) == 2 and len({line.split("(pid ")[1] for line in joined}) == 2, joined
     rows = json.loads((tmp_path / "sw" / "sweep.json").read_text(encoding="utf-8"))["rows"]

@@ -124,7 +124,9 @@ def test_nicknames_give_trec_eval_lists() -> None:
         ("bpref@10", "bpref takes no cutoff"),
         ("set_F@5", "set_F takes no cutoff"),
         ("P@0", "positive integer"),
-        ("P.5,x", "must be a positive integer, got 'x'"),
+        ("P.5,x", "'P.5,x': cutoff 'x' is not a number; cutoffs must be positive integers"),
+        ("P@1.5", "cutoff '1.5' is not a whole number"),
+        ("P_1_0", "cutoff '1_0' is not a whole number"),  # Python's int would read 10
         ("iprec_at_recall@abc", "must be a number such as 0.5"),
         ("ndcg_1=3,x=9", "each name must be an integer grade"),
         ("utility_2,-1,0", "give 4 numbers"),

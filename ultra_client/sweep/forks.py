@@ -91,5 +91,8 @@ def preload(locations: list[Any], url: str) -> None:
 
     for location in locations:
         spec = None if location.stdio else load_spec(location.module, location.root)
-        if spec is not None:
-            spec.load_tools()
+        try:
+            if spec is not None:
+                spec.load_tools()
+        except Exception:  # noqa: BLE001 - a tool module that fails to import: each worker reports it as it starts
+            continue

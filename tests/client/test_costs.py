@@ -187,3 +187,48 @@ def test_a_system_under_test_shows_its_requests_and_tokens_unpriced_and_out_of_t
         "target.ask", "target:openai", "12", "3", "900", "80", "unknown"]  # fmt: skip
     assert "target.ask: the system under test, not priced and not in the total" in lines
     assert not any(line.startswith("no price for") for line in lines)
+
+
+def traces_project(tmp_path: Path) -> Path:
+    """A project with examples/eval_traces.yaml (judge.toxicity, offline) and its trace data."""
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "data/traces", project / "data/traces")
+    (project / "examples/parameters").mkdir(parents=True)
+    for file in ("examples/eval_traces.yaml", "examples/parameters/eval_traces_parameter.yaml"):
+        shutil.copy(ROOT / file, project / file)
+    return project
+
+
+def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """judge.toxicity (a local classifier) asks no model: the table showed it as gpt-4o-mini (its unused
+    judge_llm) with 0 requests. Now it has no row, as a retriever has none, and its failed summary stays in
+    usage.json for the gates; judge.toxicity_llm in the same run shows its model and the requests it sent."""
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    project = traces_project(tmp_path)
+    offline = run_ultra("run", "examples/eval_traces.yaml", "--output-dir", "offline", cwd=project, timeout=300)
+    assert offline.returncode == 0, offline.stderr[-2000:]
+    assert "gpt-4o-mini" not in offline.stdout and "tokens in" not in offline.stdout  # no LLM step: no table
+    (folder,) = [p for p in (project / "offline").iterdir() if p.is_dir()]
+    (step,) = json.loads((folder / "usage.json").read_text())["steps"]
+    assert step["step"] == "judge.toxicity" and step["model"] == "" and step["failed"] == {"count": 0, "total": 8}
+
+    pipeline = yaml.safe_load((project / "examples/eval_traces.yaml").read_text())
+    pipeline["pipeline"].append("judge.toxicity_llm")
+    (project / "both.yaml").write_text(yaml.safe_dump(pipeline))
+    params = yaml.safe_load((project / "examples/parameters/eval_traces_parameter.yaml").read_text())
+    with OpenAIStub(lambda request: '{"toxic": "no", "rationale": "polite"}') as stub:
+        params["judge"]["judge_llm"].update(base_url=stub.base_url, api_key="", max_retries=0)
+        params["judge"]["judge_cache"] = ""
+        (project / "params.yaml").write_text(yaml.safe_dump(params))
+        both = run_ultra("run", "both.yaml", "--param", "params.yaml", "--output-dir", "both", cwd=project, timeout=300)
+        sent = len(stub.chat_requests())
+    assert both.returncode == 0, both.stderr[-2000:]
+    assert 0 < sent <= 8  # one request per distinct answer; the same answer again is a cache hit
+    assert not [line for line in both.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
+    row = cost_row(both.stdout, "judge.toxicity_llm")
+    assert row[:4] == ["judge.toxicity_llm", "gpt-4o-mini", str(sent), str(8 - sent)] and row[-1].startswith("$")
+    assert cost_row(both.stdout, "total")[1] == str(sent)

@@ -65,6 +65,8 @@ def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dic
     for key in COUNTS:
         value = usage.get(key) if usage is not None else None
         record[key] = value if isinstance(value, int) else 0
+    if record["model"] != RECORDED and not record.get("system_under_test") and not any(record[k] for k in COUNTS):
+        record["model"] = ""  # nothing asked of a model (an offline judge): no model, and no row in the table
     if has_failed:
         record["failed"] = {"count": failed["count"], "total": failed.get("total")}
     return record
@@ -146,13 +148,15 @@ def _sources(table: dict[str, Price]) -> str:
 
 
 def cost_lines(usage: dict[str, Any]) -> list[str]:
-    """The table printed at the end of the run: a row per LLM step and the total."""
+    """The table printed at the end of the run: a row per LLM step and the total; a step that asked no model
+    (an offline judge: its record keeps its ``failed`` summary for the gates) has no row, as a retriever has none."""
     from ultra_client.summary.lines import align
 
-    if not usage["steps"]:
+    asked = [step for step in usage["steps"] if step["model"] or any(step[key] for key in COUNTS)]
+    if not asked:
         return []
     rows = [["step", "model", "requests", "cache hits", "tokens in", "tokens out", "cost"]]
-    for step in usage["steps"]:
+    for step in asked:
         counts = [str(step[key]) for key in COUNTS]
         rows.append([step["step"], step["model"] or "-", *counts, dollars(step["cost_usd"])])
     total = usage["total"]

@@ -112,3 +112,33 @@ def test_ultra_build_refuses_a_bad_rubric_naming_file_and_line(tmp_path: Path) -
     built = run_ultra("build", str(pipeline), cwd=ROOT)
     assert built.returncode == 0, built.stderr
     assert f"rubrics_path: {rubrics}" in params.read_text(encoding="utf-8")
+
+
+TIED = """\
+- name: verdict
+  criteria: Is the answer right?
+  scale:
+    pass: 1
+    partly: 0.5
+    fail: 1
+  inputs: [answer]
+"""
+TIED_MESSAGE = "rubric 1 ('verdict'): scale labels 'pass' and 'fail' are both worth 1: each label needs its own value"
+
+
+def test_two_labels_worth_the_same_are_refused_from_a_file_a_setting_and_at_build(tmp_path: Path) -> None:
+    rubrics = tmp_path / "rubrics.yaml"
+    rubrics.write_text(TIED, encoding="utf-8")
+    env = {"OPENAI_API_KEY": "sk-not-used"}  # refused before any request
+    called = run_ultra("call", "judge.rubric_judge", f"rubrics_path={rubrics}", 'pred_ls=["Paris."]', cwd=ROOT, env=env)
+    assert called.returncode != 0 and f"{rubrics}:6: {TIED_MESSAGE}" in called.stderr  # the line of 'fail'
+    assert "merge them into one label" in called.stderr and "Traceback" not in called.stderr
+    inline = "rubrics=[{name: verdict, criteria: Is the answer right, scale: {pass: 1, fail: 1.0}, inputs: [answer]}]"
+    called = run_ultra("call", "judge.rubric_judge", inline, 'pred_ls=["Paris."]', cwd=ROOT, env=env)
+    assert called.returncode != 0 and f"rubrics[0]: {TIED_MESSAGE}" in called.stderr
+    section = "  rubrics:\n" + "".join(f"    {line}\n" for line in TIED.splitlines())
+    pipeline, params = pipeline_with_params(tmp_path, section)
+    built = run_ultra("build", str(pipeline), cwd=ROOT)
+    assert built.returncode == 1 and f"judge.rubrics: {params}:8: {TIED_MESSAGE}" in built.stderr
+    rubrics.write_text(TIED.replace("fail: 1", "fail: 0"), encoding="utf-8")
+    assert rubrics_file(str(rubrics))[0].scale.values == {"pass": 1.0, "partly": 0.5, "fail": 0.0}

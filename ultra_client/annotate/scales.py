@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,11 @@ def _options(scale: Any, path: str, line: int | None) -> tuple[Option, ...]:
         values = [(str(v), float(v)) for v in range(low, high + 1)]
     elif isinstance(scale, dict) and all(isinstance(v, (int, float)) for v in scale.values()):
         values = sorted(((str(k), float(v)) for k, v in scale.items()), key=lambda kv: kv[1])
+        for (first, worth), (label, same) in pairwise(values):
+            if worth == same:
+                raise InputError(f"scale labels {first!r} and {label!r} are both worth {worth:g}: each label needs "
+                                 "its own value (the value is what a label stores); give them different values "
+                                 "({pass: 1, fail: 0}) or merge them into one label", path=path, line=line)  # fmt: skip
     else:
         raise InputError("scale must be [low, high] (whole numbers) or labels with values {pass: 1, fail: 0}",
                          path=path, line=line)  # fmt: skip

@@ -186,6 +186,7 @@ def _scale(value: Any, where: _Where) -> Scale:
         return Scale({score: float(score) for score in range(low, high + 1)}, labelled=False)
     if isinstance(value, Mapping):
         values: dict[str, float] = {}
+        labels_of: dict[float, Any] = {}  # a value -> the label that took it first
         for label, worth in value.items():
             key = str(label).strip().lower().replace(" ", "_").replace("-", "_")  # as the reply reader reads it
             if not key or isinstance(worth, bool) or not isinstance(worth, (int, float)) or not math.isfinite(worth):
@@ -193,7 +194,14 @@ def _scale(value: Any, where: _Where) -> Scale:
                                   f"{_plain(worth)!r}", key="scale")  # fmt: skip
             if key in values:
                 raise where.error(f"scale label {label!r} is given twice", key="scale")
+            if float(worth) in labels_of:
+                first = labels_of[float(worth)]
+                raise where.error(f"scale labels {_plain(first)!r} and {_plain(label)!r} are both worth {worth:g}: "
+                                  "each label needs its own value, or a score would not say which label was "
+                                  "chosen; give them different values ({pass: 1, fail: 0}) or merge them into "
+                                  "one label", key=label, node=value)  # fmt: skip
             values[key] = float(worth)
+            labels_of[float(worth)] = label
         if len(values) < 2:
             raise where.error("the scale has one value: give two labels or more ({pass: 1, fail: 0})", key="scale")
         if len(values) > MAX_SCALE_VALUES:

@@ -36,6 +36,7 @@ from ultra_client.errors import UltraError
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import ToolStep
 from ultra_client.pipeline.runner import Memory, Runner
+from ultra_client.summary.costs import asked_no_model, usage_in
 from ultra_llm.estimate import (
     DEFAULT_CHARS_PER_TOKEN,
     ESTIMATE_ENV,
@@ -111,6 +112,9 @@ class EstimateRunner(Runner):
             origins.append(step.name)
         if origins:
             self.guessing[step.name] = origins[0]
+        usage = usage_in(outputs)
+        if not records and not stopped and usage is not None and asked_no_model(usage):
+            return outputs  # an offline judge (judge.toxicity): it would ask no model, so no row (as in a run's)
         if records or models:
             estimate = step_estimate(step.name, models, records)
             if stopped and not records:
@@ -268,6 +272,8 @@ def estimate_lines(estimates: list[StepEstimate]) -> list[str]:
     from ultra_base.redact import redact_text
     from ultra_client.summary.lines import align
 
+    if not estimates:  # a retriever, an offline judge: nothing would be sent
+        return ["estimate (nothing was sent): no step would ask a model; nothing to pay"]
     rows = [["step", "model", "requests", "tokens in", "tokens out", "cost"]]
     for e in estimates:
         out = f"{e.tokens_out_low}-{e.tokens_out_high if e.tokens_out_high is not None else '?'}"

@@ -215,6 +215,9 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
     (folder,) = [p for p in (project / "offline").iterdir() if p.is_dir()]
     (step,) = json.loads((folder / "usage.json").read_text())["steps"]
     assert step["step"] == "judge.toxicity" and step["model"] == "" and step["failed"] == {"count": 0, "total": 8}
+    estimate = run_ultra("run", "examples/eval_traces.yaml", "--estimate", cwd=project, timeout=300)
+    assert estimate.returncode == 0, estimate.stderr[-2000:]
+    assert "gpt-4o-mini" not in estimate.stdout and "no step would ask a model" in estimate.stdout  # the same
 
     pipeline = yaml.safe_load((project / "examples/eval_traces.yaml").read_text())
     pipeline["pipeline"].append("judge.toxicity_llm")
@@ -232,3 +235,7 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
     row = cost_row(both.stdout, "judge.toxicity_llm")
     assert row[:4] == ["judge.toxicity_llm", "gpt-4o-mini", str(sent), str(8 - sent)] and row[-1].startswith("$")
     assert cost_row(both.stdout, "total")[1] == str(sent)
+    estimate = run_ultra("run", "both.yaml", "--param", "params.yaml", "--estimate", cwd=project, timeout=300)
+    assert estimate.returncode == 0, estimate.stderr[-2000:]
+    assert not [line for line in estimate.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
+    assert cost_row(estimate.stdout, "judge.toxicity_llm")[1] == "gpt-4o-mini"

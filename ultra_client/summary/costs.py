@@ -65,11 +65,20 @@ def step_record(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> dic
     for key in COUNTS:
         value = usage.get(key) if usage is not None else None
         record[key] = value if isinstance(value, int) else 0
-    if record["model"] != RECORDED and not record.get("system_under_test") and not any(record[k] for k in COUNTS):
-        record["model"] = ""  # nothing asked of a model (an offline judge): no model, and no row in the table
+    if asked_no_model(usage):
+        record["model"] = ""  # an offline judge: no model, and no row in the table
     if has_failed:
         record["failed"] = {"count": failed["count"], "total": failed.get("total")}
     return record
+
+
+def asked_no_model(usage: dict[str, Any] | None) -> bool:
+    """Whether a step's usage (None: none) says it asked no model: no request, cache hit or token, and neither
+    recorded judgments nor a system under test (an offline judge: ``judge.toxicity``'s classifier, HHEM)."""
+    usage = usage or {}
+    if isinstance(usage.get("recorded"), str) or isinstance(usage.get("system_under_test"), str):
+        return False
+    return not any(isinstance(usage.get(key), int) and usage[key] for key in COUNTS)
 
 
 def step_records(name: str, args: dict[str, Any], outputs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -82,3 +82,22 @@ async def test_what_each_judge_reads(stub, tmp_path) -> None:
     counts = [(await judge(stub, tmp_path, CHINESE, "en"))["warnings"][0].split(" of ")[0] for judge in
               (umbrela, nuggets, rubric)]  # fmt: skip
     assert counts == ["3", "4", "4"]
+
+
+async def test_every_judge_describes_its_warnings_in_the_shared_words() -> None:
+    """One description of ``warnings`` (``servers.judge.common.scripts.WARNINGS``) in every judge's output schema,
+    as a client lists the tools: the answer judges once had their own words for the same warning."""
+    from mcp import Client
+
+    from servers.judge import server
+    from servers.judge.common.scripts import WARNINGS
+
+    async with Client(server.SPEC.create_app()) as client:
+        tools = (await client.list_tools()).tools
+    described = {
+        tool.name: tool.output_schema["properties"]["warnings"].get("description")
+        for tool in tools
+        if "warnings" in ((tool.output_schema or {}).get("properties") or {})
+    }
+    assert {"toxicity", "faithfulness", "umbrela_judge", "nuggetize", "rubric_judge"} <= set(described)
+    assert {name: text for name, text in described.items() if text != WARNINGS} == {}

@@ -26,7 +26,7 @@ from servers.judge.common.llm_settings import judge_settings
 from servers.judge.common.overrides import call_prompts, prompts_recorded
 from servers.judge.common.progress import Progress, panel_steps, ticked
 from servers.judge.common.prompting import Prompts
-from servers.judge.common.scripts import language_warnings
+from servers.judge.common.scripts import WARNINGS, language_warnings
 from ultra_base.errors import InputError
 from ultra_kit import failures
 from ultra_kit.answered import UNANSWERED
@@ -56,11 +56,7 @@ class AnswerJudgeResult(TypedDict):
     ]
     counts: Annotated[dict[str, int], Field(description="items, and the number of items per status")]
     failed: FailedSummary
-    warnings: Annotated[
-        list[str],
-        Field(description="a warning when most questions and answers are not in the script of `language` "
-              "(`ultra run` says it once per run); [] else"),
-    ]  # fmt: skip
+    warnings: Annotated[list[str], Field(description=WARNINGS)]
     usage: Annotated[
         dict[str, Any], Field(description="requests, cache hits, errors and tokens of this call (cached ones apart)")
     ]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.compat.nemo_support import copy_examples, edited_job, ultra
+from tests.conftest import ROOT
 
 
 def build_error(job: Path, tmp_path: Path, **env: str) -> str:
@@ -88,3 +90,46 @@ def test_beir_qrels_without_nemos_header_is_an_error_at_its_file(tmp_path: Path)
     qrels.write_text("\n".join(qrels.read_text().splitlines()[1:]) + "\n")
     error = build_error(folder / "beir_standard.json", tmp_path)
     assert f"{qrels}" in error and "expected the header row query-id<TAB>corpus-id<TAB>score" in error
+
+
+JUDGE_CAPS = yaml.safe_load((ROOT / "servers/judge/parameter.yaml").read_text(encoding="utf-8"))["caps"]
+
+
+def _over(name: str, value: int) -> str:
+    cap = JUDGE_CAPS[name]
+    return f"judge_llm.{name} {value:,} is more than the cap caps.{name} = {cap:,} of the judge server; it multiplies"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("judge_max_workers", 1e9, _over("max_workers", 10**9)),
+        ("judge_max_workers", JUDGE_CAPS["max_workers"] + 1, _over("max_workers", JUDGE_CAPS["max_workers"] + 1)),
+        ("judge_max_workers", 1.5, "judge_llm.max_workers must be a whole number >= 1, got 1.5"),
+        ("judge_max_workers", "8", "judge_llm.max_workers must be a whole number >= 1, got '8'"),
+        ("judge_max_workers", 0, "judge_llm.max_workers must be >= 1, got 0"),
+        ("judge_max_retries", JUDGE_CAPS["max_retries"] + 1, _over("max_retries", JUDGE_CAPS["max_retries"] + 1)),
+        ("judge_timeout", 0, "expected a finite number of seconds > 0, got 0"),
+    ],
+    ids=lambda v: repr(v)[:20],
+)
+def test_judge_limits_the_judge_would_refuse_are_refused_at_build(key: str, value, words: str, tmp_path: Path) -> None:
+    folder = copy_examples(tmp_path)
+    job = edited_job(folder, "beir_standard", "limits", lambda _, t: t["params"].update({key: value}))
+    error = build_error(job, tmp_path)
+    assert f"limits.json: $.tasks.my-beir-task.params.{key}: {words}" in error
+
+
+def test_the_build_refuses_max_workers_with_the_judges_own_message_and_takes_the_cap(tmp_path: Path) -> None:
+    folder = copy_examples(tmp_path)
+    job = edited_job(folder, "beir_standard", "big", lambda _, t: t["params"].update(judge_max_workers=1e9))
+    message = build_error(job, tmp_path).split("params.judge_max_workers: ", 1)[1].strip()
+    rubric = "rubrics=[{name: polite, criteria: Is it polite, scale: [0, 1], inputs: [answer]}]"
+    called = ultra("call", "judge.rubric_judge", rubric, 'pred_ls=["Hi."]', "judge_llm.max_workers=1000000000",
+                   tmp_path=tmp_path, OPENAI_API_KEY="sk-not-used")  # fmt: skip
+    assert called.returncode == 1 and called.stderr.strip().endswith(message)  # the judge's words at run time
+    cap = JUDGE_CAPS["max_workers"]
+    job = edited_job(folder, "beir_standard", "at_cap", lambda _, t: t["params"].update(judge_max_workers=float(cap)))
+    assert ultra("build", str(job), tmp_path=tmp_path).returncode == 0
+    params = yaml.safe_load((folder / "compiled/parameters/at_cap_parameter.yaml").read_text(encoding="utf-8"))
+    assert params["judge"]["judge_llm"]["max_workers"] == cap

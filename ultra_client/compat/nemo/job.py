@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ultra_base.errors import closest
+from ultra_base.errors import InputError, closest
 from ultra_client.compat.nemo.metrics import Metric, did_you_mean, known_names, lookup
 from ultra_client.errors import UltraError
+from ultra_kit.limits.caps import capped
 
 TASK_TYPES = ("beir", "squad", "ragas")
 JOB_KEYS = ("type", "name", "namespace", "description", "tasks")
@@ -24,6 +25,7 @@ ENDPOINT_KEYS = ("url", "model_id", "api_key", "format")
 FORMATS = ("nim", "openai")  # NeMo's api_endpoint formats that speak the OpenAI chat/embeddings API, as ours
 # NeMo's judge limits -> the keys of our LLM mappings (ultra_llm.settings.LIMIT_KEYS)
 LIMITS = {"judge_timeout": "timeout", "judge_max_retries": "max_retries", "judge_max_workers": "max_workers"}
+MINIMUMS = {"max_retries": 0, "max_workers": 1}  # as ultra_llm.settings.LLMSettings.from_mapping asks
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ class JobReader:
             raise self.fail(f"{where}.type", f"unknown task type {body['type']!r}; known: {list(TASK_TYPES)}")
         dataset = self.mapping(body["dataset"], f"{where}.dataset", ("files_url",), ("files_url",))
         params = self.mapping(body.get("params") or {}, f"{where}.params", PARAM_KEYS)
-        limits = {LIMITS[key]: self.number(params[key], f"{where}.params.{key}", whole=key != "judge_timeout")
+        limits = {LIMITS[key]: self.limit(params[key], f"{where}.params.{key}", LIMITS[key])
                   for key in LIMITS if key in params}  # fmt: skip
         return Task(
             name=name,
@@ -129,13 +131,19 @@ class JobReader:
             limits=limits,
         )
 
-    def number(self, value: Any, where: str, *, whole: bool) -> int | float:
-        """A finite number >= 0 (NaN and infinity are refused); ``whole``: a count (retries, workers), no fraction."""
+    def limit(self, value: Any, where: str, name: str) -> int | float:
+        """judge_llm's ``timeout`` (a finite number of seconds > 0), or its ``max_retries`` / ``max_workers``: a
+        count within the judge server's ``caps`` (servers/judge/parameter.yaml), checked as the judge checks
+        judge_llm, so a job the judge would refuse is refused here, before anything is compiled."""
+        if name != "timeout":
+            try:
+                return capped(value, f"judge_llm.{name}", server="judge", name=name, minimum=MINIMUMS[name])
+            except InputError as exc:
+                raise self.fail(where, str(exc)) from None
         finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not finite or value < 0 or (whole and value != int(value)):
-            expected = "a whole number >= 0" if whole else "a finite number >= 0"
-            raise self.fail(where, f"expected {expected}, got {json.dumps(value)}")
-        return int(value) if whole else value
+        if not finite or value <= 0:
+            raise self.fail(where, f"expected a finite number of seconds > 0, got {json.dumps(value)}")
+        return value
 
     def endpoint(self, value: Any, where: str) -> Endpoint | None:
         if value is None:

@@ -4,6 +4,7 @@
     python scripts/make_traces.py --framework langchain --out x.jsonl          # LangChain, OTLP JSON
     python scripts/make_traces.py --framework langchain --export langsmith --out runs.jsonl
     python scripts/make_traces.py --framework langchain --export langfuse --out observations.json
+    python scripts/make_traces.py --qrels data/traces/qrels.trec --traces data/traces/rag_traces.jsonl
 
 The chain is a vector index over a tiny corpus with fake (deterministic, offline) embeddings and a
 fake LLM that answers from a table. The spans go through the OpenTelemetry SDK to an in-memory exporter
@@ -12,6 +13,10 @@ and are written as the Collector's file exporter writes them (one export request
 the tests compare with what ``benchmark.get_data`` reads back. The LangSmith and Langfuse exports are the
 LangChain tracer's runs in those SDKs' own models (``langsmith.schemas.Run``; langfuse's ``ObservationV2``),
 serialised by the SDKs. Needs ``pip install 'ultra-eval[traces]'``.
+
+``--qrels`` writes the relevance judgments of an OTLP traces file this script wrote (it reads the file and writes
+no traces; nothing to install): every corpus passage judged for every trace, keyed by the trace id and the passage
+id the retriever records (what ``custom.rankings_to_run`` puts in its run); see ``judgments``.
 """
 
 from __future__ import annotations
@@ -292,13 +297,77 @@ def run_langfuse(out: Path) -> list[dict[str, Any]]:
     return seen
 
 
+def places(text: str) -> set[str]:
+    """The proper names of a passage: its capitalised words but the article."""
+    return set(re.findall(r"\b[A-Z][a-z]+", text)) - {"The"}
+
+
+def judgments(question: str) -> dict[str, int]:
+    """Every corpus passage's grade for ``question``, by construction: 2 for the passage holding the ``ANSWERS``
+    key the fake LLM answers it by (the passage that answers it), 1 for a passage naming a place that one names
+    (on the topic, no answer: Paris for the Eiffel Tower), 0 for the others."""
+    (key,) = [key for key in ANSWERS if key in question]
+    (answering,) = [doc for doc, text in CORPUS.items() if key in text]
+    return {
+        doc: 2 if doc == answering else int(bool(places(text) & places(CORPUS[answering])))
+        for doc, text in CORPUS.items()
+    }
+
+
+def trace_read(line: str) -> tuple[str, str]:
+    """(trace id, question) of one line of an OTLP file written by ``run_otlp`` (KeyError, ValueError if not)."""
+    spans = [span for r in json.loads(line)["resourceSpans"] for scope in r["scopeSpans"] for span in scope["spans"]]
+    attributes = [{a["key"]: next(iter(a["value"].values())) for a in span["attributes"]} for span in spans]
+    (root,) = [a for span, a in zip(spans, attributes, strict=True) if not span.get("parentSpanId")]
+    (trace,) = {span["traceId"] for span in spans}
+    ids = {v for a in attributes for k, v in a.items() if re.fullmatch(r"retrieval\.documents\.\d+\.document\.id", k)}
+    if not ids or not ids <= set(CORPUS):
+        raise ValueError(f"retrieved passages {sorted(ids)} are not this script's corpus's")
+    judgments(root["input.value"])  # the question is one of TRAFFIC's
+    return trace, root["input.value"]
+
+
+def traces_read(path: Path) -> list[tuple[str, str]]:
+    """(trace id, question) per line of an OTLP file written by ``run_otlp``: the question is the root span's
+    ``input.value``; every passage id its retriever spans record must be one of the corpus's."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            found.append(trace_read(line))
+        except (KeyError, TypeError, ValueError, StopIteration) as error:
+            raise SystemExit(
+                f"{path}:{number}: expected one trace of this script's questions over its corpus, with one root span "
+                f"({type(error).__name__}: {error})"
+            ) from None
+    return found
+
+
+def write_qrels(traces: Path, out: Path) -> None:
+    """The TREC qrels (``trace_id 0 passage_id grade``) of every trace in ``traces``, in its order."""
+    rows = [f"{trace} 0 {doc} {grade}\n" for trace, question in traces_read(traces)
+            for doc, grade in judgments(question).items()]  # fmt: skip
+    out.write_text("".join(rows), encoding="utf-8")
+    print(f"{out}: {len(rows)} judgments of {len(rows) // len(CORPUS)} traces")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--framework", choices=("llamaindex", "langchain"), default="llamaindex")
     parser.add_argument("--export", choices=("otlp", "langsmith", "langfuse"), default="otlp")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="the traces file to write")
     parser.add_argument("--expected", type=Path, help="also write what the chain saw, one object per question")
+    parser.add_argument("--qrels", type=Path, help="write the judgments of the OTLP file --traces instead")
+    parser.add_argument("--traces", type=Path, help="with --qrels: the OTLP traces file this script wrote")
     args = parser.parse_args()
+    if args.qrels:
+        if not args.traces or args.out:
+            parser.error("--qrels reads --traces and writes no traces (no --out)")
+        if not args.traces.is_file():
+            parser.error(f"--traces {args.traces}: no such file")
+        write_qrels(args.traces, args.qrels)
+        return
+    if not args.out:
+        parser.error("--out is required (or --qrels with --traces)")
     exports = {"langsmith": run_langsmith, "langfuse": run_langfuse}
     seen = exports[args.export](args.out) if args.export in exports else run_otlp(args.framework, args.out)
     if args.expected:

@@ -29,6 +29,7 @@ EXPECTED = {
     "eval_trec_pvalue": ({"evaluate_trec_pvalue.json"}, {"comparison", "significance"}, {"map"}),
     "evaluate_results": ({"evaluate.json"}, set(), {"f1", "rouge-l"}),
     "eval_traces": ({"toxicity_judge.json"}, {"slices"}, {"toxicity"}),  # a section per app version
+    "eval_traces_retrieval": ({"evaluate_trec.json"}, set(), {"map", "ndcg@2"}),
     "sweep_retrieval_pipeline": ({"evaluate_trec.json", "retriever_search.trec"}, set(), {"ndcg@5"}),
     "eval_target_python": ({"ask.jsonl", "ask.trec", "evaluate.json", "evaluate_trec.json"}, set(), {"f1", "map"}),
     "judge_calibration": (

@@ -122,6 +122,7 @@ ENDS_CHECKED_BY = {
     "eval_target_python": "tests/target/test_examples_end.py",
     "eval_target_http": "tests/target/test_examples_end.py",
     "eval_traces": "tests/benchmark/traces/test_example_end.py",
+    "eval_traces_retrieval": "tests/benchmark/traces/test_example_retrieval.py",
 }
 SWEEPS = {"sweep_rag", "sweep_retrieval"}  # `ultra sweep` specs, not pipelines (tests/client/test_sweep.py)
 

@@ -124,7 +124,7 @@ def test_dense_max_workers_over_the_cap_over_mcp(tmp_path: Path) -> None:
                      message("dense.max_workers", 10**9, "retriever", "max_workers"))  # fmt: skip
 
 
-@pytest.mark.parametrize(("value", "shown"), [("1.5", "1.5"), ("true", "True")])
+@pytest.mark.parametrize(("value", "shown"), [("1.5", "1.5"), ("true", "true")])
 def test_dense_counts_must_be_whole_numbers(tmp_path: Path, value: str, shown: str) -> None:
     done = call(tmp_path, "retriever.retriever_index", "backend=dense", f'dense={{"max_workers": {value}}}',
                 f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip

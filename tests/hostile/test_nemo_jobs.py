@@ -37,10 +37,10 @@ def test_a_30_mb_job_is_refused_unread(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("judge_timeout", "NaN", "expected a finite number >= 0, got NaN"),
-        ("judge_timeout", "Infinity", "expected a finite number >= 0, got Infinity"),
-        ("judge_max_retries", "2.5", "expected a whole number >= 0, got 2.5"),
-        ("judge_max_workers", "true", "expected a whole number >= 0, got true"),
+        ("judge_timeout", "NaN", "expected a finite number of seconds > 0, got NaN"),
+        ("judge_timeout", "Infinity", "expected a finite number of seconds > 0, got Infinity"),
+        ("judge_max_retries", "2.5", "judge_llm.max_retries must be a whole number >= 0, got 2.5"),
+        ("judge_max_workers", "true", "judge_llm.max_workers must be a whole number >= 1, got true"),
     ],
 )
 def test_a_non_finite_or_fractional_limit_is_refused(jobs: Path, key: str, value: str, expected: str) -> None:

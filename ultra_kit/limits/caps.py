@@ -31,7 +31,8 @@ def count(value: Any, what: str, *, minimum: int = 0) -> int:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{what} must be a whole number >= {minimum}, got {value!r}")
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # true as YAML and JSON spell it
+        raise InputError(f"{what} must be a whole number >= {minimum}, got {shown}")
     if value < minimum:
         raise InputError(f"{what} must be >= {minimum}, got {value}")
     return value

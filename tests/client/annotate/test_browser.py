@@ -51,8 +51,10 @@ def test_keyboard_labelling_in_chromium(tmp_path) -> None:
         browser.press(tab, "0")
         browser.wait_until(tab, f"{SHOWN} !== '({first})'")
         assert current(store) == [(first, "label", 0.0, None)]
-        browser.press(tab, "s")  # skip
+        skipped = browser.evaluate(tab, SHOWN)
+        browser.press(tab, "s")  # skip; the count may change before the next item is shown: wait for both
         browser.wait_until(tab, "document.getElementById('count').textContent.includes('skipped 1')")
+        browser.wait_until(tab, f"{SHOWN} !== {skipped!r}")
         shown = browser.evaluate(tab, SHOWN).strip("()")
         browser.press(tab, "f")
         browser.wait_until(tab, "document.activeElement.id === 'comment'")

@@ -261,7 +261,8 @@ def _whole(value: Any, what: str, default: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{what} must be a whole number, got {value!r}")
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # true as YAML and JSON spell it
+        raise InputError(f"{what} must be a whole number, got {shown}")
     return value
 
 

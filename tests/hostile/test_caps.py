@@ -124,7 +124,7 @@ def test_a_jury_larger_than_the_cap_over_mcp(tmp_path: Path) -> None:
                      "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")  # fmt: skip
 
 
-@pytest.mark.parametrize(("value", "shown"), [(1.5, "1.5"), (True, "True"), ("2", "'2'")])
+@pytest.mark.parametrize(("value", "shown"), [(1.5, "1.5"), (True, "true"), ("2", "'2'")])
 def test_jury_min_must_be_a_whole_number(tmp_path: Path, value: object, shown: str) -> None:
     members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(2)]
     llm = json.dumps({"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members, "jury_min": value})

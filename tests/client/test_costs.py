@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import _WORD, OpenAIStub, content_of, hashed_grade
+from tests.support.traces_project import traces_example_project
 from ultra_client.summary.costs import cost_lines, finish_run, priced, step_record, step_records
 from ultra_llm.prices import PRICES_ENV
 
@@ -189,18 +190,6 @@ def test_a_system_under_test_shows_its_requests_and_tokens_unpriced_and_out_of_t
     assert not any(line.startswith("no price for") for line in lines)
 
 
-def traces_project(tmp_path: Path) -> Path:
-    """A project with examples/eval_traces.yaml (judge.toxicity, offline) and its trace data."""
-    import shutil
-
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "data/traces", project / "data/traces")
-    (project / "examples/parameters").mkdir(parents=True)
-    for file in ("examples/eval_traces.yaml", "examples/parameters/eval_traces_parameter.yaml"):
-        shutil.copy(ROOT / file, project / file)
-    return project
-
-
 def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,7 +197,7 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
     judge_llm) with 0 requests. Now it has no row, as a retriever has none, and its failed summary stays in
     usage.json for the gates; judge.toxicity_llm in the same run shows its model and the requests it sent."""
     monkeypatch.delenv(PRICES_ENV, raising=False)
-    project = traces_project(tmp_path)
+    project = traces_example_project(tmp_path, "eval_traces")
     offline = run_ultra("run", "examples/eval_traces.yaml", "--output-dir", "offline", cwd=project, timeout=300)
     assert offline.returncode == 0, offline.stderr[-2000:]
     assert "gpt-4o-mini" not in offline.stdout and "tokens in" not in offline.stdout  # no LLM step: no table

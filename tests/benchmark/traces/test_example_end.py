@@ -5,7 +5,6 @@ versions of the app within the same traffic, each answer's toxicity the mean of 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,11 @@ import pytest
 from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT, run_ultra
 from tests.support.summary_check import check_summary
+from tests.support.traces_project import traces_example_project
 
 
 def test_eval_traces_ends_with_what_it_read(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "data/traces", project / "data/traces")
-    (project / "examples/parameters").mkdir(parents=True)
-    for file in ("examples/eval_traces.yaml", "examples/parameters/eval_traces_parameter.yaml"):
-        shutil.copy(ROOT / file, project / file)
+    project = traces_example_project(tmp_path, "eval_traces")
     done = run_ultra("run", "examples/eval_traces.yaml", cwd=project, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     memory = check_summary(done, project)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT, run_ultra
 from tests.support.summary_check import check_summary
+from tests.support.traces_project import traces_example_project
 
 QRELS = ROOT / "data/traces/qrels.trec"
 TRACES = ROOT / "data/traces/rag_traces.jsonl"
@@ -28,11 +28,7 @@ EXAMPLE = ("examples/eval_traces_retrieval.yaml", "examples/parameters/eval_trac
 
 def test_the_example_scores_the_traced_rankings_as_trec_eval(tmp_path: Path) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "data/traces", project / "data/traces")
-    (project / "examples/parameters").mkdir(parents=True)
-    for file in EXAMPLE:
-        shutil.copy(ROOT / file, project / file)
+    project = traces_example_project(tmp_path, "eval_traces_retrieval")
     done = run_ultra("run", EXAMPLE[0], cwd=project, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     memory = check_summary(done, project)

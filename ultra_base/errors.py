@@ -38,6 +38,11 @@ class InputError(ValueError):
         self.line = line
 
 
+def shown(value: object) -> str:
+    """A setting's value as a message quotes it: ``repr``, but a boolean as YAML and JSON spell it (``true``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
 def closest(name: str, known: Iterable[str]) -> str | None:
     """The known name most like ``name`` (difflib), or None if none is close."""
     matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ultra_base.errors import InputError
+from ultra_base.errors import InputError, shown
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -261,8 +261,7 @@ def _whole(value: Any, what: str, default: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # true as YAML and JSON spell it
-        raise InputError(f"{what} must be a whole number, got {shown}")
+        raise InputError(f"{what} must be a whole number, got {shown(value)}")
     return value
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ultra_base.errors import InputError
+from ultra_base.errors import InputError, shown
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 
@@ -31,8 +31,7 @@ def count(value: Any, what: str, *, minimum: int = 0) -> int:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # true as YAML and JSON spell it
-        raise InputError(f"{what} must be a whole number >= {minimum}, got {shown}")
+        raise InputError(f"{what} must be a whole number >= {minimum}, got {shown(value)}")
     if value < minimum:
         raise InputError(f"{what} must be >= {minimum}, got {value}")
     return value

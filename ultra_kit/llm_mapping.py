@@ -52,6 +52,10 @@ def llm_mapping_description() -> str:
     )
 
 
+# each retry sends a failed request again, each worker keeps one in flight: counts within the server's caps
+LIMIT_MINIMUMS = {"max_retries": 0, "max_workers": 1}
+
+
 def _keys() -> tuple[str, ...]:
     """The mapping's keys in the order a reader meets them: endpoint, limits, pool, batch mode."""
     return ENDPOINT_KEYS + LIMIT_KEYS + POOL_KEYS + BATCH_KEYS + PANEL_KEYS
@@ -71,7 +75,12 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     settings = LLMSettings.from_mapping(
         complete_mapping(expand_env(given), server=server, setting=setting), name=setting, **pacing
     )
-    # each retry sends a failed request again, each worker keeps one in flight: within the server's caps
-    capped(settings.max_retries, f"{setting}.max_retries", server=server, name="max_retries")
-    capped(settings.max_workers, f"{setting}.max_workers", server=server, name="max_workers", minimum=1)
+    for name in LIMIT_MINIMUMS:
+        capped_limit(getattr(settings, name), name, server=server, setting=setting)
     return settings
+
+
+def capped_limit(value: Any, name: str, *, server: str, setting: str) -> int:
+    """``<setting>.<name>`` (``max_retries`` or ``max_workers``) as a count from its minimum up to the server's cap
+    of that name: an InputError naming the value, the cap and the file that sets it otherwise."""
+    return capped(value, f"{setting}.{name}", server=server, name=name, minimum=LIMIT_MINIMUMS[name])

@@ -15,7 +15,7 @@ from typing import Any
 from ultra_base.errors import InputError, closest
 from ultra_client.compat.nemo.metrics import Metric, did_you_mean, known_names, lookup
 from ultra_client.errors import UltraError
-from ultra_kit.limits.caps import capped
+from ultra_kit.llm_mapping import capped_limit
 
 TASK_TYPES = ("beir", "squad", "ragas")
 JOB_KEYS = ("type", "name", "namespace", "description", "tasks")
@@ -25,7 +25,6 @@ ENDPOINT_KEYS = ("url", "model_id", "api_key", "format")
 FORMATS = ("nim", "openai")  # NeMo's api_endpoint formats that speak the OpenAI chat/embeddings API, as ours
 # NeMo's judge limits -> the keys of our LLM mappings (ultra_llm.settings.LIMIT_KEYS)
 LIMITS = {"judge_timeout": "timeout", "judge_max_retries": "max_retries", "judge_max_workers": "max_workers"}
-MINIMUMS = {"max_retries": 0, "max_workers": 1}  # as ultra_llm.settings.LLMSettings.from_mapping asks
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ class JobReader:
         judge_llm, so a job the judge would refuse is refused here, before anything is compiled."""
         if name != "timeout":
             try:
-                return capped(value, f"judge_llm.{name}", server="judge", name=name, minimum=MINIMUMS[name])
+                return capped_limit(value, name, server="judge", setting="judge_llm")
             except InputError as exc:
                 raise self.fail(where, str(exc)) from None
         finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

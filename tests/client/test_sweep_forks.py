@@ -16,8 +16,8 @@ from tests.conftest import ROOT, run_ultra
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
 
-# a worker's command whose outcome is known without a study: --status without --storage is a usage error
-STATUS = '[sys.executable, "-m", "ultra", "sweep", "--status"]'
+# a worker's arguments whose outcome is known without a study: --status without --storage is a usage error
+STATUS = '["sweep", "--status"]'
 
 
 def script(tmp_path: Path, body: str) -> subprocess.CompletedProcess:

@@ -59,17 +59,17 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and sys.platform.startswith(FORK_PLATFORMS) and threading.active_count() == 1
 
 
-def start_workers(command: list[str], count: int, locations: list[Any], url: str) -> list[Any]:
-    """``count`` workers running ``command`` (``python -m ultra sweep ...``): forked from this process once it has
-    imported what they need (``locations``: the pipeline's servers; ``url``: the storage), else started as new
-    processes."""
+def start_workers(argv: list[str], count: int, locations: list[Any], url: str) -> list[Any]:
+    """``count`` workers running ``ultra ARGV`` (``sweep ...``): forked from this process once it has imported what
+    they need (``locations``: the pipeline's servers; ``url``: the storage), else started as new
+    ``python -m ultra ARGV`` processes."""
     if count < 1:
         return []
     if can_fork():
         preload(locations, url)
     if not can_fork():  # (a module imported by ``preload`` may have started a thread)
-        return [subprocess.Popen(command) for _ in range(count)]
-    return [ForkedWorker(command[3:]) for _ in range(count)]
+        return [subprocess.Popen([sys.executable, "-m", "ultra", *argv]) for _ in range(count)]
+    return [ForkedWorker(argv) for _ in range(count)]
 
 
 def preload(locations: list[Any], url: str) -> None:
@@ -91,8 +91,6 @@ def preload(locations: list[Any], url: str) -> None:
 
     for location in locations:
         spec = None if location.stdio else load_spec(location.module, location.root)
-        try:
-            if spec is not None:
+        if spec is not None:
+            with contextlib.suppress(Exception):  # a tool module that fails to import: each worker reports it
                 spec.load_tools()
-        except Exception:  # noqa: BLE001 - a tool module that fails to import: each worker reports it as it starts
-            continue

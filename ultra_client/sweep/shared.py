@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ultra_client.errors import UltraError
@@ -49,8 +48,9 @@ def report(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]]]:
     return spec, rows_of(study)
 
 
-def worker_command(argv: list[str], storage: str, study: str) -> list[str]:
-    """This command for one worker: without ``--workers N``, with the storage and study, without the report."""
+def worker_arguments(argv: list[str], storage: str, study: str) -> list[str]:
+    """This command's ``ultra`` arguments for one worker: without ``--workers N``, with the storage and study,
+    without the report."""
     kept: list[str] = []
     skip = False
     for word in argv:
@@ -63,7 +63,7 @@ def worker_command(argv: list[str], storage: str, study: str) -> list[str]:
         if word.startswith(("--workers=", "--storage=", "--study=")):
             continue
         kept.append(word)
-    return [sys.executable, "-m", "ultra", *kept, "--storage", storage, "--study", study, "--no-report"]
+    return [*kept, "--storage", storage, "--study", study, "--no-report"]
 
 
 def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[dict[str, Any]], list[str]]:
@@ -96,9 +96,9 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     args.storage = args.storage or LOCAL_STORAGE.format(folder=spec.output_dir.resolve())
     args.study = args.study or pipeline.path.stem
     expand_url(args.storage)  # a malformed URL or a literal password is refused before any worker starts
-    command = worker_command(argv, args.storage, args.study)
+    worker = worker_arguments(argv, args.storage, args.study)
     locations = pipeline_locations(pipeline, bool(args.stdio))
-    processes = start_workers(command, args.workers - 1, locations, args.storage)
+    processes = start_workers(worker, args.workers - 1, locations, args.storage)
     try:
         spec, rows, notes = anyio.run(run_sweep, args)
         codes = [process.wait() for process in processes]

@@ -126,8 +126,10 @@ def check_study(study: optuna.Study, killed: int, project: Path, best: tuple[dic
     assert folders == {r["folder"] for r in records}
 
 
-def check_status(project: Path, storage: str, name: str, study: optuna.Study, env: dict | None = None) -> None:
-    shown = run_ultra("sweep", "--status", "--storage", storage, "--study", name, cwd=project, env=env)
+def check_status(ultra, project: Path, storage: str, name: str, study: optuna.Study) -> None:
+    """``ultra sweep --status`` in this process (``ultra``: the fixture; test_sweep_lost.py runs it as a subprocess)
+    shows the storage's counts and best trial."""
+    shown = ultra("sweep", "--status", "--storage", storage, "--study", name, cwd=project)
     assert shown.returncode == 0, shown.stderr
     states = [t.state for t in study.get_trials() if "ultra_skipped" not in t.user_attrs]
     done, failed = states.count(optuna.trial.TrialState.COMPLETE), states.count(optuna.trial.TrialState.FAIL)
@@ -152,7 +154,7 @@ SERVERS = {  # a real database server each, started by its fixture; the Python d
 
 @pytest.mark.parametrize("kind", list(SERVERS))
 def test_three_workers_share_one_study_on_a_database_server(
-    project: Path, kind: str, tmp_path_factory, one_process_best
+    project: Path, kind: str, tmp_path_factory, one_process_best, ultra, monkeypatch
 ) -> None:
     support, driver, hint = SERVERS[kind]
     if support.binaries() is None:
@@ -175,7 +177,8 @@ def test_three_workers_share_one_study_on_a_database_server(
         codes = wait_all(workers)
         assert sorted(codes) == [-signal.SIGKILL, 0, 0], [p.read_text() for p in logs.iterdir()]
         check_study(study, killed, project, one_process_best)
-        check_status(project, url, "pg", study, env)
+        monkeypatch.setenv("ULTRA_TEST_DB_PASSWORD", password)  # the workers' environment, for the in-process status
+        check_status(ultra, project, url, "pg", study)
         report = run_ultra("sweep", "--report", "--storage", url, "--study", "pg", "--output-dir", "rep",
                            cwd=project, env=env)  # fmt: skip
         assert report.returncode == 0, report.stderr
@@ -191,9 +194,11 @@ def journal(path: Path) -> optuna.storages.JournalStorage:
     return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
 
 
-def test_one_local_worker_claims_the_grid_in_the_sweeps_order(project: Path) -> None:
+def test_one_local_worker_claims_the_grid_in_the_sweeps_order(toy_project: Path) -> None:
     """``--workers 1`` (a journal file in the sweep folder): trial n is the grid's point n in the sweep's order,
-    the first key slowest, as a one-process sweep runs them (Optuna's grid sampler shuffles them)."""
+    the first key slowest, as a one-process sweep runs them (Optuna's grid sampler shuffles them). No worker is
+    killed here, so the trials need no nap."""
+    project = nap_project(toy_project, 0.0)
     done = run_ultra(*SWEEP, "--output-dir", "sw", "--workers", "1", cwd=project, timeout=WAIT)
     assert done.returncode == 0, done.stderr
     study = optuna.load_study(study_name="nap", storage=journal(project / "sw" / "study.journal"))
@@ -213,7 +218,9 @@ def study_exists(store: object, name: str) -> bool:
 
 
 @pytest.mark.parametrize("storage", ["sqlite", "journal"])
-def test_two_local_workers_share_one_study(project: Path, storage: str, tmp_path: Path, one_process_best) -> None:
+def test_two_local_workers_share_one_study(
+    project: Path, storage: str, tmp_path: Path, one_process_best, ultra
+) -> None:
     given = ["--storage", "sqlite:///sw/study.db"] if storage == "sqlite" else []  # a journal file by default
     parent = start(project, *SWEEP, "--output-dir", "sw", "--workers", "2", *given, log=tmp_path / "parent.log")
     path = project / "sw" / ("study.journal" if storage == "journal" else "study.db")
@@ -233,7 +240,7 @@ def test_two_local_workers_share_one_study(project: Path, storage: str, tmp_path
     output = (tmp_path / "parent.log").read_text()
     assert "worker 2 exited with -9" in output
     check_study(study, killed, project, one_process_best)
-    check_status(project, url, "nap", study)
+    check_status(ultra, project, url, "nap", study)
     rows = json.loads((project / "sw" / "sweep.json").read_text())["rows"]
     assert len(rows) == POINTS + 1 and rows[0]["trial"] == study.best_trial.number
 
@@ -247,7 +254,7 @@ def test_a_worker_with_another_sweep_is_refused(project: Path) -> None:
     )  # fmt: skip
     shared = ["--storage", "sqlite:///sw/study.db", "--study", "s", "--output-dir", "sw"]
     base = ["sweep", "pipes/nap.yaml", "--metric", "eval_res.map", *shared, "--grid", "evaluation.max_depth=[5, 50]"]
-    first = run_ultra(*base, cwd=project)
+    first = run_ultra(*base, "--no-report", cwd=project)  # the study the others are checked against; no table
     assert first.returncode == 0, first.stderr
     other = run_ultra(*base[:-1], "evaluation.max_depth=[5, 60]", cwd=project)
     assert other.returncode == 1 and "Traceback" not in other.stderr

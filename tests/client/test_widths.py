@@ -4,7 +4,10 @@ is checked by its own test (tests/support/summary_check.py, every example: tests
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -24,6 +27,23 @@ def widest(text: str) -> tuple[int, str]:
     return len(line), line
 
 
+def started(*args: str, cwd: Path) -> subprocess.Popen:
+    """``python ultra.py ARGS`` started in ``cwd`` (as run_ultra runs it), its output captured; ``finished`` waits."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(ROOT / "ultra.py"), *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+def finished(process: subprocess.Popen, timeout: float = 300) -> subprocess.CompletedProcess:
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
 def test_every_command_fits_100_columns(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -36,18 +56,28 @@ def test_every_command_fits_100_columns(tmp_path: Path) -> None:
     long = "eval_res.ndcg_cut_10_of_the_rerank_stage_with_the_cross_encoder_and_rm3_expansion_on_top"  # unknown
     gate.write_text(yaml.safe_dump({"gate": [{"metric": "eval_res.map", "min": 0.99}, {"metric": "eval_res.nope",
                                    "min": 0}, {"metric": long, "min": 0.5}]}))  # fmt: skip
-    outputs = {"tools": run_ultra("tools", cwd=project, timeout=300)}
-    outputs["build (NeMo job)"] = run_ultra("build", "nemo/beir_standard.json", cwd=project)
-    for _ in range(2):
-        assert run_ultra("run", "t.yaml", cwd=project).returncode == 0
-    runs = sorted(str(p) for p in (project / "output").glob("t_*"))
-    outputs["runs"] = run_ultra("runs", cwd=project)
-    outputs["compare"] = run_ultra("compare", *runs, "--out", str(tmp_path / "cmp"), cwd=project)
-    outputs["gate"] = run_ultra("gate", runs[0], "--gate", str(gate), cwd=project)
-    for name, done in outputs.items():
-        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, (name, done.stderr[-2000:])
-        width, line = widest(done.stdout)
-        assert width <= WIDTH, f"ultra {name}: a line of {width} columns:\n{line}"
-        assert done.stdout.strip(), name
-    # --full: whole values (the judge server's prompts and mappings are the widest; one server, not all ten again)
-    assert widest(run_ultra("tools", "judge", "--full", cwd=project, timeout=300).stdout)[0] > WIDTH
+    # the listings start every server: they run while the other commands do, each in its own process
+    listings = {"tools": started("tools", cwd=project), "full": started("tools", "judge", "--full", cwd=project)}
+    try:
+        outputs = {"build (NeMo job)": run_ultra("build", "nemo/beir_standard.json", cwd=project)}
+        for _ in range(2):
+            assert run_ultra("run", "t.yaml", cwd=project).returncode == 0
+        runs = sorted(str(p) for p in (project / "output").glob("t_*"))
+        outputs["runs"] = run_ultra("runs", cwd=project)
+        outputs["compare"] = run_ultra("compare", *runs, "--out", str(tmp_path / "cmp"), cwd=project)
+        outputs["gate"] = run_ultra("gate", runs[0], "--gate", str(gate), cwd=project)
+        outputs["tools"] = finished(listings["tools"])
+        for name, done in outputs.items():
+            assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, (name, done.stderr[-2000:])
+            width, line = widest(done.stdout)
+            assert width <= WIDTH, f"ultra {name}: a line of {width} columns:\n{line}"
+            assert done.stdout.strip(), name
+        # --full: whole values (the judge server's prompts and mappings are the widest; one server, not all ten again)
+        full = finished(listings["full"])
+        assert full.returncode == 0, full.stderr[-2000:]
+        assert widest(full.stdout)[0] > WIDTH
+    finally:  # a failed assertion leaves no listing running
+        for process in listings.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()

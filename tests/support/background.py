@@ -30,14 +30,15 @@ MARKER = "background_run"
 
 @dataclass(frozen=True)
 class Command:
-    """``python ultra.py ARGS`` in the repository (``python -m MODULE ARGS`` when ``module`` is given), with ``env``
-    added to the tests' environment and ``unset`` taken out of it."""
+    """``python ultra.py ARGS`` in the repository (``python -m MODULE ARGS`` when ``module`` is given; in ``cwd`` when
+    given), with ``env`` added to the tests' environment and ``unset`` taken out of it."""
 
     args: tuple[str, ...]
     timeout: float
     env: dict[str, str] = field(default_factory=dict)
     module: str = ""
     unset: tuple[str, ...] = ()  # variables left out of its environment (a new user's shell: no OPENAI_API_KEY)
+    cwd: Path | None = None  # where it runs: the repository unless given (a run folder of prepare's, say)
 
     def argv(self) -> list[str]:
         start = ["-m", self.module] if self.module else [str(ROOT / "ultra.py")]
@@ -90,7 +91,7 @@ class Job:
                     raise RuntimeError("the session ended before this run started")
                 self.process = subprocess.Popen(
                     command.argv(),
-                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    cwd=command.cwd or ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 )  # fmt: skip
             try:
                 stdout, stderr = self.process.communicate(timeout=command.timeout)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 
 PIPELINE = ROOT / "examples/eval_target_python.yaml"
 ENV = {"ULTRA_READ_ROOTS": str(ROOT)}
@@ -94,11 +95,17 @@ def test_a_gate_against_a_baseline_pairs_the_latency_quantiles(two_runs) -> None
     assert done.returncode in (0, 1) and "ERROR" not in line and "p (Holm)" in note and "lower" in line
 
 
-def test_sweep_over_a_target_setting_ranks_trials_with_the_latency_beside(tmp_path: Path) -> None:
+def top_k_sweep(tmp_path: Path) -> Command:
+    """The sweep, in ``tmp_path`` (it runs in the background: tests/support/background.py)."""
     grid = "target.target.settings.top_k=[1, 10]"
     args = ("--param", str(params(tmp_path, 5)), "--grid", grid, "--metric", "retrieval_scores.ndcg@10")
-    done = run_ultra("sweep", str(PIPELINE), *args, "--output-dir", str(tmp_path / "sw"), cwd=tmp_path, env=ENV,
-                     timeout=600)  # fmt: skip
+    return Command(("sweep", str(PIPELINE), *args, "--output-dir", str(tmp_path / "sw")), timeout=600, env=ENV,
+                   cwd=tmp_path)  # fmt: skip
+
+
+@in_background(top_k_sweep)
+def test_sweep_over_a_target_setting_ranks_trials_with_the_latency_beside(background_run: Finished) -> None:
+    done, tmp_path = background_run.done, background_run.folder
     assert done.returncode == 0, done.stdout + done.stderr
     document = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     rows = {row["target.target.settings.top_k"]: row for row in document["rows"]}

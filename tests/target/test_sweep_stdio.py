@@ -9,12 +9,14 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import ROOT, run_ultra
+from tests.conftest import ROOT
+from tests.support.background import Command, Finished, in_background
 
 PIPELINE = ROOT / "examples/eval_target_python.yaml"
 
 
-def test_a_stdio_sweep_passes_each_trials_parameter_file_to_its_servers(tmp_path: Path) -> None:
+def stdio_sweep(tmp_path: Path) -> Command:
+    """The sweep, in ``tmp_path`` (it runs in the background: tests/support/background.py)."""
     loaded = yaml.safe_load((ROOT / "examples/parameters/eval_target_python_parameter.yaml").read_text())
     loaded["benchmark"]["benchmark"].update(path=str(ROOT / "data/rag/questions.jsonl"), limit=40)
     loaded["target"]["target"]["function"] = f"{ROOT / 'examples/targets/rag.py'}:answer"  # pinned: a file's only
@@ -25,7 +27,12 @@ def test_a_stdio_sweep_passes_each_trials_parameter_file_to_its_servers(tmp_path
     params.write_text(yaml.safe_dump(loaded))
     args = ("--param", str(params), "--grid", "target.target.settings.top_k=[1, 10]", "--stdio",
             "--metric", "retrieval_scores.ndcg@10", "--output-dir", str(tmp_path / "sw"))  # fmt: skip
-    done = run_ultra("sweep", str(PIPELINE), *args, cwd=tmp_path, env={"ULTRA_READ_ROOTS": str(ROOT)}, timeout=600)
+    return Command(("sweep", str(PIPELINE), *args), timeout=600, env={"ULTRA_READ_ROOTS": str(ROOT)}, cwd=tmp_path)
+
+
+@in_background(stdio_sweep)
+def test_a_stdio_sweep_passes_each_trials_parameter_file_to_its_servers(background_run: Finished) -> None:
+    done, tmp_path = background_run.done, background_run.folder
     assert done.returncode == 0, done.stdout + done.stderr
     assert "refused" not in done.stdout + done.stderr
     rows = {

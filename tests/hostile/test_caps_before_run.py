@@ -147,3 +147,20 @@ def test_each_servers_limit_is_checked_before_a_step(tmp_path: Path, server: str
     )
     params.write_text(f"mine:\n  {setting}:\n    {name}: {limit}\n", encoding="utf-8")
     check_setting_values({"mine": SimpleNamespace(location=location, spec=None)}, params)  # the cap itself passes
+
+
+def test_ultra_sweep_refuses_a_swept_value_beyond_the_cap_before_the_first_trial(tmp_path: Path) -> None:
+    pipeline, _ = project(tmp_path)
+    done = run_ultra("sweep", str(pipeline), "--output-dir", "output/sweep", "--grid",
+                     f"judge.judge_llm.max_workers=[8,{WORKERS + 1}]", cwd=tmp_path)  # fmt: skip
+    clear_error(done, f"--grid judge.judge_llm.max_workers: judge.judge_llm: judge_llm.max_workers {WORKERS + 1:,} is "
+                      f"more than the cap caps.max_workers = {WORKERS:,} of the judge server")  # fmt: skip
+    assert "trial 1" not in done.stderr and not (tmp_path / "output" / "evaluated").exists()
+
+
+def test_ultra_sweep_refuses_its_parameter_files_value_before_the_first_trial(tmp_path: Path) -> None:
+    pipeline, params = project(tmp_path, max_retries=str(RETRIES + 1))
+    done = run_ultra("sweep", str(pipeline), "--output-dir", "output/sweep", "--grid",
+                     "judge.depth=[1,2]", cwd=tmp_path)  # fmt: skip
+    clear_error(done, f"judge.judge_llm: {params}:{LINE['max_retries']}: judge_llm.max_retries {RETRIES + 1} is more")
+    assert "trial 1" not in done.stderr and not (tmp_path / "output" / "evaluated").exists()

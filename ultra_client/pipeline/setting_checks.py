@@ -35,7 +35,7 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
         section = data.get(alias) if isinstance(data, dict) else None
         if not isinstance(section, dict):
             continue
-        _check_limits(alias, section, server.location.package_dir, target)
+        check_section_limits(alias, section, server.location.package_dir, target)
         spec = getattr(server, "spec", None) or load_spec(server.location.module, server.location.root)
         for name, value in section.items():
             if spec is None or name not in spec.setting_checks:
@@ -49,9 +49,10 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
                 raise UltraError(f"{alias}.{name}: {exc}") from None
 
 
-def _check_limits(alias: str, section: dict[str, Any], package_dir: Path, target: Path) -> None:
-    """The capped limits of the server's mapping settings in its section of the parameter file (a shipped server's:
-    its tools read the caps of ``servers/<name>/parameter.yaml``)."""
+def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path, target: Path | None) -> None:
+    """The capped limits of the server's mapping settings in its ``section`` of a parameter file (a shipped server's:
+    its tools read the caps of ``servers/<name>/parameter.yaml``), read from ``target`` with lines (None: settings
+    made in memory, such as a sweep's trial); UltraError naming ``alias.setting`` at the first beyond its cap."""
     from ultra_kit.llm_mapping import capped_settings, check_limits
     from ultra_kit.settings import SERVERS_DIR
 
@@ -63,6 +64,6 @@ def _check_limits(alias: str, section: dict[str, Any], package_dir: Path, target
         if not isinstance(value, dict):
             continue  # left out (the defaults apply) or not a mapping (the tool says so)
         try:
-            check_limits(value, server=name, setting=setting, path=str(target))
+            check_limits(value, server=name, setting=setting, path=None if target is None else str(target))
         except InputError as exc:
             raise UltraError(f"{alias}.{setting}: {exc}") from None

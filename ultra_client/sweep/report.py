@@ -79,7 +79,7 @@ def write_plots(
     from ultra_client.sweep.forks import Forked, can_fork
 
     rows = [r for r in flat if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
-    shares = [keys[n :: processes] for n in range(min(processes, len(keys)))] if can_fork() else [keys]
+    shares = [keys[n::processes] for n in range(min(processes, len(keys)))] if can_fork() else [keys]
     others = [Forked(functools.partial(_draw, folder, rows, share, metric, minimize)) for share in shares[1:]]
     _draw(folder, rows, shares[0] if shares else [], metric, minimize)
     for process, share in zip(others, shares[1:], strict=True):

@@ -83,6 +83,7 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         apart = ServerLocation("retriever", "servers.retriever", root, root / "servers" / "retriever", stdio=True)
         forks.preload([here, apart], "journal:x")
         print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("servers.")}}))
+        print(sorted(m for m in sys.modules if m.startswith("servers.evaluation.tools.")))
         print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
         forks.preload([], "sqlite:///x.db")
         print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
@@ -96,9 +97,18 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         """,
     )
     assert done.returncode == 0, done.stderr
-    servers, journal, database, broken = done.stdout.splitlines()
+    servers, tools, journal, database, broken = done.stdout.splitlines()
     assert broken == "preloaded"
     assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
+    modules = [
+        "answers",
+        "consistency",
+        "judged",
+        "mtrag",
+        "similarity",
+        "trec",
+    ]  # each tool module, not only the package
+    assert tools == str([f"servers.evaluation.tools.{name}" for name in modules])
     assert (journal, database) == ("False False", "True True")
 
 

@@ -100,4 +100,5 @@ def preload(locations: list[Any], url: str) -> None:
         spec = None if location.stdio else load_spec(location.module, location.root)
         if spec is not None:
             with contextlib.suppress(Exception):  # a tool module that fails to import: each worker reports it
-                spec.load_tools()
+                for _ in spec.load_tools():  # a generator: each module is imported as its tools are listed
+                    pass

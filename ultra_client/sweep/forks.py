@@ -10,11 +10,13 @@ code. The fork happens before any thread, event loop, storage connection or serv
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 # fork is used only where it is known to be safe with the libraries a worker imports (macOS: system frameworks
@@ -22,19 +24,18 @@ from typing import Any
 FORK_PLATFORMS = ("linux",)
 
 
-class ForkedWorker:
-    """A worker forked from this process, with ``subprocess.Popen``'s ``wait`` and ``terminate``."""
+class Forked:
+    """``run()`` in a process forked from this one, with ``subprocess.Popen``'s ``wait`` and ``terminate``; the
+    child ends with ``run``'s return value as its exit code (1 if it raised)."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, run: Callable[[], int]) -> None:
         sys.stdout.flush()  # else the child would write this process's buffered output again
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:  # the child: run the worker's command line, never return into the parent's code
+        if pid == 0:  # the child: never return into the parent's code
             code = 1
             try:
-                from ultra_client.cli import main
-
-                code = main(argv)
+                code = run()
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -69,7 +70,13 @@ def start_workers(argv: list[str], count: int, locations: list[Any], url: str) -
         preload(locations, url)
     if not can_fork():  # (a module imported by ``preload`` may have started a thread)
         return [subprocess.Popen([sys.executable, "-m", "ultra", *argv]) for _ in range(count)]
-    return [ForkedWorker(argv) for _ in range(count)]
+    return [Forked(functools.partial(_worker, argv)) for _ in range(count)]
+
+
+def _worker(argv: list[str]) -> int:
+    from ultra_client.cli import main
+
+    return main(argv)
 
 
 def preload(locations: list[Any], url: str) -> None:
@@ -93,4 +100,5 @@ def preload(locations: list[Any], url: str) -> None:
         spec = None if location.stdio else load_spec(location.module, location.root)
         if spec is not None:
             with contextlib.suppress(Exception):  # a tool module that fails to import: each worker reports it
-                spec.load_tools()
+                for _ in spec.load_tools():  # a generator: each module is imported as its tools are listed
+                    pass

@@ -215,8 +215,9 @@ def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:
     return f"{shown}{record['wall_seconds']:.2f} s"
 
 
-def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tuple[str, list[Path]]:
-    """Rank, test, write sweep.csv/json and the plots; the terminal table and the files written."""
+def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str], processes: int) -> tuple[str, list[Path]]:
+    """Rank, test, write sweep.csv/json and the plots (drawn by ``processes`` processes); the terminal table and
+    the files written."""
     from ultra_client.sweep.report import terminal_table, write_plots
     from ultra_client.sweep.results import rank, significance, write_tables
 
@@ -230,5 +231,5 @@ def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tup
         if importlib.util.find_spec("matplotlib") is None:
             notes.append("no plots: they need matplotlib (pip install -e '.[sweep]')")
         else:
-            files += write_plots(spec.output_dir, flat, spec.keys, spec.metric, spec.minimize)
+            files += write_plots(spec.output_dir, flat, spec.keys, spec.metric, spec.minimize, processes)
     return terminal_table(flat, spec.keys, spec.metric), files

@@ -49,8 +49,21 @@ def check_shape(text: str) -> None:
     """Refuse YAML nested deeper than MAX_DEPTH or whose aliases expand to more than MAX_ALIAS_NODES nodes.
 
     Walks the parser's events (no recursion, nothing expanded) and stops at the first excess, so a
-    bomb or a 5,000-level document is refused in milliseconds. Raises ShapeError.
+    bomb or a 5,000-level document is refused in milliseconds. Raises ShapeError. The events come from libyaml
+    where PyYAML has it (ten times faster); a document libyaml cannot parse is walked again with PyYAML's own
+    parser, so that a syntax error is the one the loader would give.
     """
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            _walk(text, fast)
+            return
+        except (yaml.YAMLError, ValueError):  # (ValueError: a lone surrogate, which libyaml cannot encode)
+            pass  # walked again below, for PyYAML's own error
+    _walk(text, yaml.SafeLoader)
+
+
+def _walk(text: str, loader: type) -> None:
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
     stack: list[list[Any]] = []  # open collections: [anchor, nodes, height]
     added = 0
@@ -62,7 +75,7 @@ def check_shape(text: str) -> None:
             stack[-1][1] += nodes
             stack[-1][2] = max(stack[-1][2], height)
 
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=loader):
         line = event.start_mark.line + 1
         if isinstance(event, yaml.CollectionStartEvent):
             stack.append([event.anchor, 1, 0])

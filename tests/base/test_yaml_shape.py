@@ -44,3 +44,18 @@ def test_a_lone_surrogate_is_a_yaml_error_not_a_crash() -> None:
 
 def test_a_valid_document_passes() -> None:
     check_shape("a: &a [1, 2, 3]\nb: [*a, *a]\nc: {d: [e, {f: g}]}\n")
+
+
+def test_libyaml_loads_the_projects_files_as_pyyaml_does() -> None:
+    """Every parameter, pipeline and example file of the project: the same values either way (the loader is
+    libyaml's once its parser has read the document)."""
+    from pathlib import Path
+
+    from ultra_base.file_limits import load_limited_yaml
+
+    root = Path(__file__).resolve().parents[2]
+    paths = [*root.glob("servers/*/parameter.yaml"), *root.glob("examples/**/*.yaml")]
+    assert len(paths) > 30
+    for path in paths:
+        expected = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)  # noqa: S506 - safe
+        assert load_limited_yaml(path) == expected, path

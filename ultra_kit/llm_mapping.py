@@ -1,12 +1,16 @@
-"""A server's LLM mapping setting (``judge_llm``, ``generation_llm`` ...): its published description, and the
-mapping turned into ``LLMSettings``."""
+"""A server's LLM mapping setting (``judge_llm``, ``generation_llm`` ...): its published description, the mapping
+turned into ``LLMSettings``, and the one rule on the ``max_retries`` / ``max_workers`` of a mapping setting (an LLM
+mapping, the retriever's ``dense``, the target's ``target``): counts within the server's caps of the same names."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ultra_base.errors import InputError
 from ultra_kit.limits.caps import capped
-from ultra_kit.settings import complete_mapping, expand_env
+from ultra_kit.settings import SERVERS_DIR, complete_mapping, expand_env, load_caps, load_parameter_file
+from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.settings import (
     BACKENDS,
     BATCH_KEYS,
@@ -52,7 +56,9 @@ def llm_mapping_description() -> str:
     )
 
 
-# each retry sends a failed request again, each worker keeps one in flight: counts within the server's caps
+# The one rule on the limits of a mapping setting (an LLM mapping such as judge_llm, the retriever's dense, the target):
+# its key of each name here is a count from this minimum up to the server's cap of the same name (caps.max_workers ...).
+# Each retry sends a failed request again, each worker keeps one in flight.
 LIMIT_MINIMUMS = {"max_retries": 0, "max_workers": 1}
 
 
@@ -68,15 +74,16 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     (``base_url``, ``endpoints``) or a local model and no key gets none, so a key never goes to a host
     it was not written for, and a local model needs nothing from the environment. (A tool call over MCP
     is checked before this: ``ultra_kit.settings.check_key_hosts`` refuses one that would send a
-    ``${VAR}`` value to a host the parameter file did not configure.) ``max_retries`` and ``max_workers`` are at most
-    the server's ``caps`` of the same names.
+    ``${VAR}`` value to a host the parameter file did not configure.) ``max_retries`` and ``max_workers`` are
+    counts within the server's ``caps`` of the same names (``check_limits``, as ``ultra build`` checks them); a
+    pool's ``max_workers`` is its endpoints' sum, within the same cap.
     """
     # complete_mapping applies the api_key rule (merge_mapping)
-    settings = LLMSettings.from_mapping(
-        complete_mapping(expand_env(given), server=server, setting=setting), name=setting, **pacing
-    )
-    for name in LIMIT_MINIMUMS:
-        capped_limit(getattr(settings, name), name, server=server, setting=setting)
+    mapping = complete_mapping(expand_env(given), server=server, setting=setting)
+    check_limits(mapping, server=server, setting=setting)
+    settings = LLMSettings.from_mapping(mapping, name=setting, **pacing)
+    if settings.endpoints:  # a pool: the sum of its endpoints' max_concurrency
+        capped_limit(settings.max_workers, "max_workers", server=server, setting=setting)
     return settings
 
 
@@ -84,3 +91,33 @@ def capped_limit(value: Any, name: str, *, server: str, setting: str) -> int:
     """``<setting>.<name>`` (``max_retries`` or ``max_workers``) as a count from its minimum up to the server's cap
     of that name: an InputError naming the value, the cap and the file that sets it otherwise."""
     return capped(value, f"{setting}.{name}", server=server, name=name, minimum=LIMIT_MINIMUMS[name])
+
+
+def check_limits(mapping: Mapping[str, Any], *, server: str, setting: str, path: str | None = None) -> None:
+    """Each limit of ``LIMIT_MINIMUMS`` that ``mapping`` (the value of ``setting``) holds, by ``capped_limit``: what
+    the server's tools check when they run, and ``ultra build`` / ``ultra run`` before the first step. ``path``: the
+    file ``mapping`` was read from with lines (``ultra_kit.yaml_files.lines``), named with the key's line."""
+    for name in LIMIT_MINIMUMS:
+        if name not in mapping:
+            continue
+        try:
+            capped_limit(mapping[name], name, server=server, setting=setting)
+        except InputError as exc:
+            if path is None:
+                raise
+            raise InputError(str(exc), path=path, line=line_of(mapping, name)) from None
+
+
+def capped_settings(server: str) -> tuple[str, ...]:
+    """The mapping settings of ``servers/<server>/parameter.yaml`` holding a limit of ``LIMIT_MINIMUMS`` that the same
+    file's ``caps`` bound (``judge_llm``, ``dense`` ...): read from that file alone (no server is imported), so a
+    server declares them by its parameter.yaml; () for a server that has none (or no such file)."""
+    file = SERVERS_DIR / server / "parameter.yaml"
+    if not file.is_file():
+        return ()
+    caps = load_caps(file)
+    return tuple(
+        setting
+        for setting, default in load_parameter_file(file).items()
+        if isinstance(default, dict) and any(name in default and name in caps for name in LIMIT_MINIMUMS)
+    )

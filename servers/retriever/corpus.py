@@ -11,6 +11,8 @@ from ultra_kit.readers import read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")
 TEXT_FIELDS = ("contents", "text", "passage")
+MAX_REMEMBERED = 64  # corpus fingerprints this process keeps
+_FINGERPRINTS: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (its stat key, its SHA-256)
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,21 @@ def load_corpus(path: str | os.PathLike[str]) -> list[Passage]:
 
 
 def fingerprint(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of the corpus file's bytes: an index built from other bytes is stale."""
-    digest = hashlib.sha256()
-    with open(existing_file(path, what="corpus file"), "rb") as handle:
+    """SHA-256 of the corpus file's bytes: an index built from other bytes is stale.
+
+    Remembered for as long as the file's identity, size and times are the same (a server asked once per trial of
+    a sweep reads a large corpus once, not once a trial); a write changes its change time, which no one can set."""
+    file = existing_file(path, what="corpus file")
+    with open(file, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        known = _FINGERPRINTS.get(str(file))
+        if known is not None and known[0] == key:
+            return known[1]
+        digest = hashlib.sha256()
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    if len(_FINGERPRINTS) >= MAX_REMEMBERED:
+        del _FINGERPRINTS[next(iter(_FINGERPRINTS))]  # the oldest
+    _FINGERPRINTS[str(file)] = (key, digest.hexdigest())
     return digest.hexdigest()

@@ -13,7 +13,8 @@ from typing import Any
 
 from servers.retriever.ranking import Hit, rank
 from ultra_base.errors import InputError
-from ultra_kit.limits.caps import capped, count
+from ultra_kit.limits.caps import count
+from ultra_kit.llm_mapping import check_limits
 from ultra_kit.progress import ProgressCallback, no_progress
 from ultra_kit.settings import complete_mapping
 
@@ -28,9 +29,7 @@ def dense_options(options: dict[str, Any]) -> dict[str, Any]:
     if merged["provider"] == "openai" and not (merged["base_url"] and merged["model_id"]):
         raise InputError("dense.provider openai needs dense.base_url and dense.model_id (an embeddings model)")
     count(merged["batch_size"], "dense.batch_size", minimum=1)
-    # each retry sends a failed request again, each worker keeps one in flight: within the server's caps
-    capped(merged["max_retries"], "dense.max_retries", server="retriever", name="max_retries")
-    capped(merged["max_workers"], "dense.max_workers", server="retriever", name="max_workers", minimum=1)
+    check_limits(merged, server="retriever", setting="dense")  # max_retries, max_workers: within the server's caps
     return merged
 
 

@@ -10,7 +10,7 @@ from servers.target.kinds import COMMON_KEYS, KINDS, kind_module
 from servers.target.kinds.base import KindContext
 from servers.target.runner.calls import Policy
 from ultra_base.errors import InputError, closest, read_roots
-from ultra_kit.limits.caps import capped
+from ultra_kit.llm_mapping import check_limits
 from ultra_kit.settings import defaults
 
 
@@ -25,14 +25,12 @@ def checked(target: Any) -> dict[str, Any]:
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
         raise InputError(f"target has unknown keys {sorted(unknown)}{hint}; the keys are in docs/targets.md")
     target = {**known, **target}
-    for key, low in (("timeout", 0.0), ("rate_limit", 0.0), ("max_workers", 1), ("max_retries", 0),
-                     ("max_answer_chars", 1), ("max_response_bytes", 1), ("max_json_depth", 1)):  # fmt: skip
+    check_limits(target, server="target", setting="target")  # max_workers, max_retries: within the server's caps
+    for key, low in (("timeout", 0.0), ("rate_limit", 0.0), ("max_answer_chars", 1), ("max_response_bytes", 1),
+                     ("max_json_depth", 1)):  # fmt: skip
         value = target[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
             raise InputError(f"target.{key} must be a number of at least {low:g}, got {value!r}")
-    # each worker keeps a request in flight, each retry sends one again: within the server's caps
-    capped(target["max_workers"], "target.max_workers", server="target", name="max_workers", minimum=1)
-    capped(target["max_retries"], "target.max_retries", server="target", name="max_retries")
     if target["timeout"] <= 0:
         raise InputError(f"target.timeout must be more than 0 seconds, got {target['timeout']!r}")
     if not isinstance(target["settings"], Mapping):

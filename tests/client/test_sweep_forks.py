@@ -37,12 +37,12 @@ def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
         f"""
         print("before the fork")  # buffered: stdout is a pipe
         forked = forks.start_workers({STATUS}, 1, [], "journal:x")
-        assert isinstance(forked[0], forks.ForkedWorker), forked
+        assert isinstance(forked[0], forks.Forked), forked
         code = forked[0].wait()
         print("forked", code, forked[0].wait())
         threading.Thread(target=time.sleep, args=(5,), daemon=True).start()  # a thread: forking is not safe now
         started = forks.start_workers({STATUS}, 1, [], "journal:x")
-        assert not isinstance(started[0], forks.ForkedWorker), started
+        assert not isinstance(started[0], forks.Forked), started
         print("started", started[0].wait())
         """,
     )
@@ -59,7 +59,7 @@ def test_terminate_stops_a_forked_worker_like_a_started_one(tmp_path: Path) -> N
         import ultra_client.cli
         ultra_client.cli.main = lambda argv: time.sleep(60) or 0  # a worker busy with a long trial
         workers = forks.start_workers({STATUS}, 2, [], "journal:x")
-        assert all(isinstance(w, forks.ForkedWorker) for w in workers), workers
+        assert all(isinstance(w, forks.Forked) for w in workers), workers
         time.sleep(0.5)
         for worker in workers:
             worker.terminate()
@@ -83,6 +83,7 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         apart = ServerLocation("retriever", "servers.retriever", root, root / "servers" / "retriever", stdio=True)
         forks.preload([here, apart], "journal:x")
         print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("servers.")}}))
+        print(sorted(m for m in sys.modules if m.startswith("servers.evaluation.tools.")))
         print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
         forks.preload([], "sqlite:///x.db")
         print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
@@ -96,9 +97,18 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         """,
     )
     assert done.returncode == 0, done.stderr
-    servers, journal, database, broken = done.stdout.splitlines()
+    servers, tools, journal, database, broken = done.stdout.splitlines()
     assert broken == "preloaded"
     assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
+    modules = [
+        "answers",
+        "consistency",
+        "judged",
+        "mtrag",
+        "similarity",
+        "trec",
+    ]  # each tool module, not only the package
+    assert tools == str([f"servers.evaluation.tools.{name}" for name in modules])
     assert (journal, database) == ("False False", "True True")
 
 
@@ -132,3 +142,54 @@ def test_two_forked_workers_share_a_sweep(tmp_path: Path) -> None:
     ]
     assert {t["pid"] for t in trials} <= {int(line.split("(pid ")[1].split(")")[0]) for line in joined}
     assert done.stdout.count("sweep.json") == 1
+
+
+def test_plots_are_shared_among_the_workers_processes(tmp_path: Path) -> None:
+    """``--workers 3``' plots: three keys drawn by three processes (one forked per share), each file the same
+    bytes as one process draws; a share whose process failed is drawn by the command itself."""
+    done = script(
+        tmp_path,
+        """
+        import os
+        from pathlib import Path
+        from ultra_client.sweep import report
+        keys = ["a.x", "a.y", "b.z"]
+        flat = [{"a.x": n, "a.y": ["p", "q"][n % 2], "b.z": n * n, "m": n / 10, "best": n == 3} for n in range(4)]
+        drawn = []
+        save = report._save_atomic
+        def recorded(figure, path):
+            save(figure, path)
+            with open("pids.txt", "a") as out:
+                out.write(f"{os.getpid()} {path.name}\\n")
+        report._save_atomic = recorded
+        for name, processes in (("one", 1), ("three", 3)):
+            Path(name).mkdir()
+            written = report.write_plots(Path(name), flat, keys, "m", False, processes)
+            print(name, [p.name for p in written])
+        draw = report._draw
+        def fails_when_forked(folder, rows, keys, metric, minimize):
+            if os.getpid() != parent:
+                raise RuntimeError("a forked drawing failed")
+            return draw(folder, rows, keys, metric, minimize)
+        parent = os.getpid()
+        report._draw = fails_when_forked
+        Path("again").mkdir()
+        print("again", [p.name for p in report.write_plots(Path("again"), flat, keys, "m", False, 2)])
+        print("parent", parent)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    names = ["plot_a.x.png", "plot_a.y.png", "plot_b.z.png"]
+    assert lines[:3] == [f"one {names}", f"three {names}", f"again {names}"]
+    parent = lines[3].split()[1]
+    pids = [line.split() for line in (tmp_path / "pids.txt").read_text().splitlines()]
+    one, three, again = pids[:3], pids[3:6], pids[6:]
+    assert {pid for pid, _ in one} == {parent}
+    assert len({pid for pid, _ in three}) == 3 and parent in {pid for pid, _ in three}
+    assert sorted(name for _, name in again) == names and {pid for pid, _ in again} == {parent}
+    for name in names:
+        expected = (tmp_path / "one" / name).read_bytes()
+        assert (tmp_path / "three" / name).read_bytes() == expected
+        assert (tmp_path / "again" / name).read_bytes() == expected
+    assert not [p for p in tmp_path.rglob("*.tmp")]

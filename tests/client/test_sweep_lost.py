@@ -31,11 +31,10 @@ def storage_url(kind: str) -> str:
     return "journal:sw/study.journal" if kind == "journal" else "sqlite:///sw/study.db"
 
 
-def claim_and_die(
-    project: Path, url: str, monkeypatch: pytest.MonkeyPatch, sweep: list[str] = SWEEP
-) -> tuple[object, int]:
-    """Join the study as a worker does, claim one trial as ``Claim.next`` does (``study.ask``), and go no further:
-    a worker killed before its first beat. The study, and the abandoned trial's number."""
+def join_as_worker(
+    project: Path, url: str, monkeypatch: pytest.MonkeyPatch, sweep: list[str] = SWEEP, heartbeat: int = 1
+) -> object:
+    """Join study ``s`` of ``url`` as a worker does: the worker's ``Claim``."""
     from ultra_client.cli import parse
     from ultra_client.sweep.spec import build_spec
     from ultra_client.sweep.storage import identity_of, join_study, open_storage
@@ -44,9 +43,17 @@ def claim_and_die(
     monkeypatch.chdir(project)
     args = parse([*sweep, "--output-dir", "sw", "--storage", url, "--study", "s"])
     spec = build_spec(args)
-    handle = open_storage(url, 1)
+    handle = open_storage(url, heartbeat)
     join_study(handle, "s", identity_of(spec, spec.pipeline.read_text(encoding="utf-8")))
-    claims = Claim(spec, handle, slot=9)
+    return Claim(spec, handle, slot=9)
+
+
+def claim_and_die(
+    project: Path, url: str, monkeypatch: pytest.MonkeyPatch, sweep: list[str] = SWEEP
+) -> tuple[object, int]:
+    """Join the study as a worker does, claim one trial as ``Claim.next`` does (``study.ask``), and go no further:
+    a worker killed before its first beat. The study, and the abandoned trial's number."""
+    claims = join_as_worker(project, url, monkeypatch, sweep)
     trial = claims.study.ask(claims.distributions)
     return claims.study, trial.number
 

@@ -55,3 +55,25 @@ def test_the_shipped_corpus_matches_the_shipped_qrels() -> None:
     ids = {p.id for p in load_corpus(ROOT / "data/rag/corpus.jsonl")}
     judged = {line.split()[2] for line in (ROOT / "data/rag/qrels.trec").read_text().splitlines()}
     assert len(ids) == 371 and judged <= ids
+
+
+def test_a_fingerprint_is_read_once_while_the_file_is_unchanged(tmp_path: Path, monkeypatch) -> None:
+    """A sweep's server asks once a trial: the bytes are hashed again only after a write, even one that keeps the
+    size and puts the modification time back (the change time moves)."""
+    import hashlib
+    import os
+
+    from servers.retriever import corpus
+
+    hashed = []
+    sha256 = hashlib.sha256
+    monkeypatch.setattr(corpus.hashlib, "sha256", lambda: hashed.append(1) or sha256())
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"id": "a", "text": "one"}\n', encoding="utf-8")
+    first = corpus.fingerprint(path)
+    assert corpus.fingerprint(path) == first and len(hashed) == 1
+    times = os.stat(path)
+    path.write_text('{"id": "a", "text": "two"}\n', encoding="utf-8")  # the same size
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    second = corpus.fingerprint(path)
+    assert second != first and second == sha256(path.read_bytes()).hexdigest() and len(hashed) == 2

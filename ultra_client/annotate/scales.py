@@ -8,13 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
 from ultra_base.file_limits import load_limited_yaml
-from ultra_kit.yaml_files.lines import line_of, load_yaml_with_lines, plain
+from ultra_kit.labels.rubric_scales import ScaleError, read_rubric_scale
+from ultra_kit.yaml_files.lines import line_of, load_yaml_with_lines
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Scale:
 
 
 SCALES = Path(__file__).with_name("scales.yaml")
+PAGE_KEYS = 10  # options at most: keys 0-9
 
 
 def built_in(table: Path = SCALES) -> dict[str, Scale]:
@@ -76,24 +77,18 @@ def read_scale(name: str) -> Scale:
                          line=line_of(rubric))  # fmt: skip
     steps = rubric.get("steps") or []
     text = str(rubric["criteria"]).strip() + "".join(f"\n- {s}" for s in steps if isinstance(s, str))
-    return Scale(str(rubric["name"]), text, _options(plain(rubric["scale"]), str(path), line_of(rubric, "scale")))
+    return Scale(str(rubric["name"]), text, _options(rubric, str(path)))
 
 
-def _options(scale: Any, path: str, line: int | None) -> tuple[Option, ...]:
-    if isinstance(scale, list) and len(scale) == 2 and all(isinstance(v, int) for v in scale):
-        low, high = scale
-        values = [(str(v), float(v)) for v in range(low, high + 1)]
-    elif isinstance(scale, dict) and all(isinstance(v, (int, float)) for v in scale.values()):
-        values = sorted(((str(k), float(v)) for k, v in scale.items()), key=lambda kv: kv[1])
-        for (first, worth), (label, same) in pairwise(values):
-            if worth == same:
-                raise InputError(f"scale labels {first!r} and {label!r} are both worth {worth:g}: each label needs "
-                                 "its own value (the value is what a label stores); give them different values "
-                                 "({pass: 1, fail: 0}) or merge them into one label", path=path, line=line)  # fmt: skip
-    else:
-        raise InputError("scale must be [low, high] (whole numbers) or labels with values {pass: 1, fail: 0}",
-                         path=path, line=line)  # fmt: skip
-    if not 2 <= len(values) <= 10:
-        raise InputError(f"the scale has {len(values)} values; the page labels 2 to 10 (keys 0-9)", path=path,
-                         line=line)  # fmt: skip
-    return tuple(Option(i, label, value) for i, (label, value) in enumerate(values))
+def _options(rubric: dict[str, Any], path: str) -> tuple[Option, ...]:
+    """The options of the rubric's scale (read by ``rubric_judge``'s reader), lowest value first."""
+    try:
+        scale = read_rubric_scale(rubric["scale"])
+    except ScaleError as exc:  # at the label at fault, or at the scale
+        line = line_of(rubric["scale"], exc.label) if exc.label is not None else None
+        raise InputError(str(exc), path=path, line=line or line_of(rubric, "scale")) from None
+    if len(scale.values) > PAGE_KEYS:
+        raise InputError(f"the scale has {len(scale.values)} values; the page labels 2 to {PAGE_KEYS} (keys 0-9)",
+                         path=path, line=line_of(rubric, "scale"))  # fmt: skip
+    values = sorted(scale.values.items(), key=lambda item: item[1])
+    return tuple(Option(i, str(label), value) for i, (label, value) in enumerate(values))

@@ -6,6 +6,11 @@ A server's ``SPEC.setting_checks`` maps a setting to ``"module:function"``; ``fu
 parameter_file=path)`` raises ``InputError`` at file:line. The value is the parameter file's, read with
 lines (its mappings, lists and texts carry ``.line``). A value holding ``${VAR}`` is left to the tool unless the
 function says it reads such values (``function.reads_variables = True``: it checks the rest itself).
+
+Before those, the limits of each mapping setting that a shipped server's ``parameter.yaml`` caps (``judge_llm``'s
+``max_workers`` within ``caps.max_workers`` ...: ``ultra_kit.llm_mapping.capped_settings``) are checked by the check
+the tools run (``check_limits``), so a value over a cap, a 0 or a 1.5 is refused before the first step, with the
+message the step would give, at the parameter file's line.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
         section = data.get(alias) if isinstance(data, dict) else None
         if not isinstance(section, dict):
             continue
+        check_section_limits(alias, section, server.location.package_dir, target)
         spec = getattr(server, "spec", None) or load_spec(server.location.module, server.location.root)
         for name, value in section.items():
             if spec is None or name not in spec.setting_checks:
@@ -41,3 +47,23 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
                 check(value, parameter_file=str(target))
             except InputError as exc:
                 raise UltraError(f"{alias}.{name}: {exc}") from None
+
+
+def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path, target: Path | None) -> None:
+    """The capped limits of the server's mapping settings in its ``section`` of a parameter file (a shipped server's:
+    its tools read the caps of ``servers/<name>/parameter.yaml``), read from ``target`` with lines (None: settings
+    made in memory, such as a sweep's trial); UltraError naming ``alias.setting`` at the first beyond its cap."""
+    from ultra_kit.llm_mapping import capped_settings, check_limits
+    from ultra_kit.settings import SERVERS_DIR
+
+    name = package_dir.name
+    if package_dir.resolve() != (SERVERS_DIR / name).resolve():
+        return
+    for setting in capped_settings(name):
+        value = section.get(setting)
+        if not isinstance(value, dict):
+            continue  # left out (the defaults apply) or not a mapping (the tool says so)
+        try:
+            check_limits(value, server=name, setting=setting, path=None if target is None else str(target))
+        except InputError as exc:
+            raise UltraError(f"{alias}.{setting}: {exc}") from None

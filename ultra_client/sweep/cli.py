@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 return 0
     if not rows:
         raise UltraError(f"{spec.pipeline}: the sweep ran no trial")
-    table, files = finish(spec, rows, notes)
+    table, files = finish(spec, rows, notes, args.workers or 1)
     print(table)
     for note in notes:
         print(f"note: {note}")

@@ -10,53 +10,12 @@ code. The fork happens before any thread, event loop, storage connection or serv
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
+import functools
 import subprocess
 import sys
-import threading
 from typing import Any
 
-# fork is used only where it is known to be safe with the libraries a worker imports (macOS: system frameworks
-# break in a forked child, as the ``multiprocessing`` docs warn)
-FORK_PLATFORMS = ("linux",)
-
-
-class ForkedWorker:
-    """A worker forked from this process, with ``subprocess.Popen``'s ``wait`` and ``terminate``."""
-
-    def __init__(self, argv: list[str]) -> None:
-        sys.stdout.flush()  # else the child would write this process's buffered output again
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: run the worker's command line, never return into the parent's code
-            code = 1
-            try:
-                from ultra_client.cli import main
-
-                code = main(argv)
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def terminate(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):  # already gone: wait() collects its status
-                os.kill(self.pid, signal.SIGTERM)
-
-
-def can_fork() -> bool:
-    """Whether the workers may be forked here: a platform where that is safe, and no other thread running yet."""
-    return hasattr(os, "fork") and sys.platform.startswith(FORK_PLATFORMS) and threading.active_count() == 1
+from ultra_client.sweep.forked import Forked, can_fork
 
 
 def start_workers(argv: list[str], count: int, locations: list[Any], url: str) -> list[Any]:
@@ -69,7 +28,13 @@ def start_workers(argv: list[str], count: int, locations: list[Any], url: str) -
         preload(locations, url)
     if not can_fork():  # (a module imported by ``preload`` may have started a thread)
         return [subprocess.Popen([sys.executable, "-m", "ultra", *argv]) for _ in range(count)]
-    return [ForkedWorker(argv) for _ in range(count)]
+    return [Forked(functools.partial(_worker, argv)) for _ in range(count)]
+
+
+def _worker(argv: list[str]) -> int:
+    from ultra_client.cli import main
+
+    return main(argv)
 
 
 def preload(locations: list[Any], url: str) -> None:
@@ -93,4 +58,5 @@ def preload(locations: list[Any], url: str) -> None:
         spec = None if location.stdio else load_spec(location.module, location.root)
         if spec is not None:
             with contextlib.suppress(Exception):  # a tool module that fails to import: each worker reports it
-                spec.load_tools()
+                for _ in spec.load_tools():  # a generator: each module is imported as its tools are listed
+                    pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -69,15 +70,31 @@ def warm() -> None:
         import matplotlib.pyplot  # noqa: F401
 
 
-def write_plots(folder: Path, flat: list[dict[str, Any]], keys: list[str], metric: str, minimize: bool) -> list[Path]:
-    """``plot_<key>.png`` per swept key: the metric of each finished trial against the key's value."""
+def write_plots(
+    folder: Path, flat: list[dict[str, Any]], keys: list[str], metric: str, minimize: bool, processes: int
+) -> list[Path]:
+    """``plot_<key>.png`` per swept key: the metric of each finished trial against the key's value. With
+    ``processes`` > 1 (``--workers N``) the keys are shared among that many processes forked from this one, where
+    forking is safe; a key whose process failed is drawn here again, so that its error is this process's."""
+    from ultra_client.sweep.forked import Forked, can_fork
+
+    rows = [r for r in flat if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
+    shares = [keys[n::processes] for n in range(min(processes, len(keys)))] if can_fork() else [keys]
+    others = [Forked(functools.partial(_draw, folder, rows, share, metric, minimize)) for share in shares[1:]]
+    _draw(folder, rows, shares[0] if shares else [], metric, minimize)
+    for process, share in zip(others, shares[1:], strict=True):
+        if process.wait() != 0:
+            _draw(folder, rows, share, metric, minimize)
+    return [folder / plot_name(key) for key in keys]
+
+
+def _draw(folder: Path, rows: list[dict[str, Any]], keys: list[str], metric: str, minimize: bool) -> int:
+    """Draw each of ``keys``' plots into ``folder``; 0 (the exit code of a forked process)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in flat if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
-    written = []
     for key in keys:
         values = [r.get(key) for r in rows]
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
@@ -97,11 +114,9 @@ def write_plots(folder: Path, flat: list[dict[str, Any]], keys: list[str], metri
         axes.grid(alpha=0.3)
         axes.legend()
         figure.tight_layout()
-        path = folder / plot_name(key)
-        _save_atomic(figure, path)
+        _save_atomic(figure, folder / plot_name(key))
         plt.close(figure)
-        written.append(path)
-    return written
+    return 0
 
 
 def _save_atomic(figure: Any, path: Path) -> None:

@@ -23,12 +23,14 @@ from ultra_client.gates.direction import pipeline_directions
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file
+from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
 from ultra_client.sweep.spec import (
     SweepSpec,
     build_spec,
     check_keys,
     check_metric_variable,
+    check_swept_limits,
     with_direction,
 )
 from ultra_client.sweep.trials import (
@@ -120,6 +122,8 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             check_keys(spec, raw, target)
         else:
             check_dataflow(pipeline, tools, raw)
+            check_setting_values(pool.servers, target)  # as ultra run: a bad setting fails here, not every trial
+        check_swept_limits(spec, raw, pool.servers)
         produced = produced_variables(pipeline, tools)
         check_metric_variable(spec, list(produced))
         check_metric_key(spec, produced, raw, tools)
@@ -211,8 +215,9 @@ def _outcome(spec: SweepSpec, record: dict[str, Any]) -> str:
     return f"{shown}{record['wall_seconds']:.2f} s"
 
 
-def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tuple[str, list[Path]]:
-    """Rank, test, write sweep.csv/json and the plots; the terminal table and the files written."""
+def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str], processes: int) -> tuple[str, list[Path]]:
+    """Rank, test, write sweep.csv/json and the plots (drawn by ``processes`` processes); the terminal table and
+    the files written."""
     from ultra_client.sweep.report import terminal_table, write_plots
     from ultra_client.sweep.results import rank, significance, write_tables
 
@@ -226,5 +231,5 @@ def finish(spec: SweepSpec, rows: list[dict[str, Any]], notes: list[str]) -> tup
         if importlib.util.find_spec("matplotlib") is None:
             notes.append("no plots: they need matplotlib (pip install -e '.[sweep]')")
         else:
-            files += write_plots(spec.output_dir, flat, spec.keys, spec.metric, spec.minimize)
+            files += write_plots(spec.output_dir, flat, spec.keys, spec.metric, spec.minimize, processes)
     return terminal_table(flat, spec.keys, spec.metric), files

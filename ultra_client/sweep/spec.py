@@ -6,6 +6,7 @@ options default to ``None`` so that a ``sweep:`` file's value is kept unless the
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,6 +299,26 @@ def check_keys(spec: SweepSpec, settings: dict[str, dict[str, Any]], param_file:
             bad = [v for v in space.values if not isinstance(v, dict)]
             if bad:
                 raise UltraError(f"{space.where}: {space.key} is a mapping; {bad[0]!r} cannot replace it")
+
+
+def check_swept_limits(spec: SweepSpec, settings: dict[str, dict[str, Any]], servers: dict[str, Any]) -> None:
+    """Every swept value (a Range: both ends) of a capped limit (``judge.judge_llm.max_workers``, or a whole
+    ``judge.judge_llm``) within the server's caps, checked before the first trial as ``ultra run`` checks a parameter
+    file (``ultra_client.pipeline.setting_checks.check_section_limits``): UltraError naming the sweep's key."""
+    from ultra_client.pipeline.setting_checks import check_section_limits
+
+    for space in spec.spaces:
+        server = servers.get(space.path[0])
+        if server is None:
+            continue
+        values = [space.values.low, space.values.high] if isinstance(space.values, Range) else space.values
+        for value in values:
+            trial = copy.deepcopy(settings.get(space.path[0]) or {})
+            with_value({space.path[0]: trial}, space.key, value)
+            try:
+                check_section_limits(space.path[0], trial, server.location.package_dir, None)
+            except UltraError as exc:
+                raise UltraError(f"{space.where}: {exc}") from None
 
 
 def with_direction(spec: SweepSpec, directions: dict[str, bool]) -> None:

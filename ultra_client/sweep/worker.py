@@ -3,8 +3,9 @@
 Claims go through the storage, so workers on any machines never run one point twice:
 
 * a grid is Optuna's ``GridSampler`` over each key's value positions, in the sweep's order (the first key
-  slowest): trial number n < grid size takes point n, later ones an unclaimed point; a trial that drew a point
-  another (lower-numbered) trial holds is pruned unrun (marked ``surplus``) and the worker asks again;
+  slowest): a trial takes an unclaimed point, the one nearest the worker's last (``next_point``); a trial that
+  drew a point another (lower-numbered) trial holds is pruned unrun (marked ``surplus``) and the worker asks
+  again, once every lower-numbered trial's point is stored;
 * ``--random N`` / ``--bayes N`` (``RandomSampler``, ``TPESampler(constant_liar=True)``) count the study's trials:
   a trial numbered past the first N is pruned unrun, and one repeating another's values too (``repeat``). A lost
   trial whose retry was pruned unrun holds no point and no slot (``excused``): it would have been pruned itself.
@@ -40,6 +41,7 @@ MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a ra
 # (a database server shared by many machines: two queries a second per waiting worker; a file on this machine:
 # twenty, a millisecond each on a journal, so that the end of the last trial is seen at once)
 WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.02, 0.05)}
+PLACING_SECONDS = 0.005  # between looks while an earlier trial's point is being stored
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
 
@@ -101,23 +103,32 @@ class Claim:
         """Whether a fresh trial may still be claimed: an unclaimed grid point, or budget left."""
         counted = holding(trials)
         if self.spec.method == "grid":
-            return len({t.system_attrs.get("grid_id") for t in counted}) < self.spec.total
+            return len({t.system_attrs["grid_id"] for t in counted if "grid_id" in t.system_attrs}) < self.spec.total
         return len(counted) < self.spec.total
 
     def _skip(self, frozen: Any, number: int) -> str | None:
         """``surplus`` or ``repeat`` for a trial (as stored) that must not run, else None. ``number`` is the
         trial's own, or for a retry the lost trial's: a worker lost as it claimed a trial (before it could prune
         it) leaves a retry that must be pruned as that trial would have been."""
-        if self.spec.method == "grid" and number < self.spec.total:
-            return None  # the grid sampler gave it point n = its number, which no lower-numbered trial holds
-        earlier = [t for t in holding(self.trials()) if t.number < number]
         if self.spec.method == "grid":
             point = frozen.system_attrs.get("grid_id")
-            return "surplus" if any(t.system_attrs.get("grid_id") == point for t in earlier) else None
+            return "surplus" if any(t.system_attrs.get("grid_id") == point for t in self._placed(number)) else None
+        earlier = [t for t in holding(self.trials()) if t.number < number]
         if len(earlier) >= self.spec.total:
             return "surplus"
         mine = canonical(frozen.params)
         return "repeat" if any(canonical(t.params) == mine for t in earlier if t.params) else None
+
+    def _placed(self, number: int) -> list[Any]:
+        """The trials numbered below ``number`` that hold a point, once each has its point: a trial is created
+        before the sampler stores its point, so a later one waits those few milliseconds (or until a lost one
+        is failed) and cannot take a point an earlier one is about to store."""
+        while True:
+            earlier = [t for t in holding(self.trials()) if t.number < number]
+            if not any(t.state == self.states.RUNNING and "grid_id" not in t.system_attrs for t in earlier):
+                return earlier
+            fail_lost(self.handle, self.unmarked)
+            time.sleep(PLACING_SECONDS)
 
 
 def holding(trials: list[Any]) -> list[Any]:
@@ -135,27 +146,64 @@ def excused(trials: list[Any]) -> set[int]:
 
 
 def claimed_grid(search: dict[str, list[int]]) -> Any:
-    """Optuna's grid sampler over ``search``, with two changes: its points in the sweep's order (the first key
-    slowest, as a one-process sweep runs them: a setting that rebuilds state, such as an index, changes least
-    often) instead of shuffled; and the worker decides when the study is done (``after_trial`` would call
-    ``study.stop()``, which only an ``optimize`` loop allows)."""
+    """Optuna's grid sampler over ``search``, with its points in the sweep's order (the first key slowest) and two
+    changes: a fresh trial takes the point ``next_point`` chooses for this worker, instead of point n for trial n
+    or a random one; and the worker decides when the study is done (``after_trial`` would call ``study.stop()``,
+    which only an ``optimize`` loop allows)."""
     import itertools
 
     import optuna
 
+    running = optuna.trial.TrialState.RUNNING
+
     class ClaimedGrid(optuna.samplers.GridSampler):
         def __init__(self) -> None:
             super().__init__(search, seed=0)
-            keys = list(search)  # the sweep's order; Optuna's points hold the values in sorted key order
-            self._all_grids = [
-                tuple(point[keys.index(name)] for name in self._param_names)
-                for point in itertools.product(*search.values())
-            ]
+            keys = list(search)  # Optuna's points hold the values in sorted key order
+            self.order = list(itertools.product(*search.values()))
+            self._all_grids = [tuple(point[keys.index(name)] for name in self._param_names) for point in self.order]
+            self.last: int | None = None  # this worker's last point
+
+        def before_trial(self, study: Any, trial: Any) -> None:
+            if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
+                return  # a retry: its lost trial's point
+            trials = study.get_trials(deepcopy=False)
+            held = {t.system_attrs["grid_id"] for t in holding(trials) if "grid_id" in t.system_attrs}
+            others = [t.system_attrs["grid_id"] for t in trials
+                      if t.state == running and t.number != trial.number and "grid_id" in t.system_attrs]  # fmt: skip
+            self.last = next_point(self.order, held, self.last, others)
+            study._storage.set_trial_system_attr(trial._trial_id, "search_space", self._search_space)
+            study._storage.set_trial_system_attr(trial._trial_id, "grid_id", self.last)
 
         def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
             return None
 
     return ClaimedGrid()
+
+
+def next_point(order: list[tuple], held: set[int], last: int | None, others: list[int]) -> int:
+    """The grid point (a position in ``order``) a worker claims next, of those no trial holds: the first that
+    shares the most leading values (of every key but the last) with the worker's ``last`` point, so that a setting
+    which rebuilds state, such as an index, changes as seldom on each worker as in one process; among points no
+    nearer to it, those sharing the fewest with the points ``others`` run (so the workers' first claims spread
+    over the slowest key), taken from the back of a block another worker runs, whose front that worker takes.
+    Every point held: point 0, which the worker then prunes as surplus."""
+
+    def shared(a: int, b: int) -> int:
+        count = 0
+        for x, y in zip(order[a][:-1], order[b][:-1], strict=True):
+            if x != y:
+                break
+            count += 1
+        return count
+
+    def rank(n: int) -> tuple[int, int, int]:
+        mine = shared(n, last) if last is not None else 0
+        near = max((shared(n, o) for o in others), default=0)
+        return -mine, near, n if mine >= near else -n
+
+    free = [n for n in range(len(order)) if n not in held]
+    return min(free, key=rank) if free else 0
 
 
 def _distribution(optuna: Any, values: Any) -> Any:

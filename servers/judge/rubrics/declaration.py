@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ultra_base.errors import InputError, closest
+from ultra_kit.labels.rubric_scales import ScaleError, read_rubric_scale
 from ultra_kit.limits.caps import capped
 from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.replies import Reply, choice, labels, text
@@ -31,7 +31,6 @@ from ultra_llm.replies import Reply, choice, labels, text
 INPUTS = {"question": "q_ls", "answer": "pred_ls", "reference": "gt_ls", "passages": "ret_psg"}
 KEYS = ("name", "criteria", "steps", "scale", "inputs", "examples")
 REQUIRED = ("name", "criteria", "scale", "inputs")
-MAX_SCALE_VALUES = 21  # [0, 20] at most: a schema enum, and a scale a judge can use
 # fields of a judged item and of a judgment (a rubric's metric sits beside them under a jury or samples)
 RESERVED = ("id", "status", "requests", "cached", "error", "raw", "rubrics", "sample_values", "spread",
             "score", "value", "reasoning", "weighted", "weighted_reason", "jury")  # fmt: skip
@@ -174,40 +173,13 @@ def _inputs(value: Any, where: _Where) -> tuple[str, ...]:
 
 
 def _scale(value: Any, where: _Where) -> Scale:
-    if isinstance(value, list):
-        if len(value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise where.error(f"scale [low, high] takes two whole numbers, got {_plain(value)!r}", key="scale")
-        low, high = value
-        if not low < high:
-            raise where.error(f"scale [{low}, {high}] has {'one value' if low == high else 'low > high'}: "
-                              "a scale needs two values or more, low first", key="scale")  # fmt: skip
-        if high - low + 1 > MAX_SCALE_VALUES:
-            raise where.error(f"scale [{low}, {high}] has more than {MAX_SCALE_VALUES} values", key="scale")
-        return Scale({score: float(score) for score in range(low, high + 1)}, labelled=False)
-    if isinstance(value, Mapping):
-        values: dict[str, float] = {}
-        labels_of: dict[float, Any] = {}  # a value -> the label that took it first
-        for label, worth in value.items():
-            key = str(label).strip().lower().replace(" ", "_").replace("-", "_")  # as the reply reader reads it
-            if not key or isinstance(worth, bool) or not isinstance(worth, (int, float)) or not math.isfinite(worth):
-                raise where.error(f"scale label {label!r} must be a non-empty label with a finite number, got "
-                                  f"{_plain(worth)!r}", key="scale")  # fmt: skip
-            if key in values:
-                raise where.error(f"scale label {label!r} is given twice", key="scale")
-            if float(worth) in labels_of:
-                first = labels_of[float(worth)]
-                raise where.error(f"scale labels {_plain(first)!r} and {_plain(label)!r} are both worth {worth:g}: "
-                                  "each label needs its own value, or a score would not say which label was "
-                                  "chosen; give them different values ({pass: 1, fail: 0}) or merge them into "
-                                  "one label", key=label, node=value)  # fmt: skip
-            values[key] = float(worth)
-            labels_of[float(worth)] = label
-        if len(values) < 2:
-            raise where.error("the scale has one value: give two labels or more ({pass: 1, fail: 0})", key="scale")
-        if len(values) > MAX_SCALE_VALUES:
-            raise where.error(f"the scale has more than {MAX_SCALE_VALUES} labels", key="scale")
-        return Scale(values, labelled=True)
-    raise where.error("scale must be [low, high] (whole numbers) or labels with values {pass: 1, fail: 0}", key="scale")
+    try:
+        scale = read_rubric_scale(value)
+    except ScaleError as exc:  # at the label at fault, or at the scale
+        if exc.label is not None:
+            raise where.error(str(exc), key=exc.label, node=value) from None
+        raise where.error(str(exc), key="scale") from None
+    return Scale(scale.values, labelled=scale.labelled)
 
 
 def _steps(value: Any, where: _Where) -> tuple[str, ...] | None:

@@ -15,4 +15,4 @@ def test_annotate_refuses_a_rubric_scale_with_two_labels_worth_the_same(tmp_path
     items.write_text('{"id": "1", "question": "Capital of France?", "answer": "Paris."}\n', encoding="utf-8")
     done = run_ultra("annotate", str(items), "--scale", str(rubric), cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert f"{rubric}:3: scale labels 'pass' and 'fail' are both worth 1" in done.stderr
+    assert f"{rubric}:5: scale labels 'pass' and 'fail' are both worth 1" in done.stderr  # the line of 'fail'

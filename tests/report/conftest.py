@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,23 +53,50 @@ def _params(name: str, folder: Path, **server_edits: dict) -> Path:
     return target
 
 
-def run_example(name: str, folder: Path, env: dict[str, str] | None = None, **server_edits: dict) -> Path:
-    """``ultra run examples/<name>.yaml`` into ``folder/runs``; the run folder."""
+def example_args(name: str, folder: Path, **server_edits: dict) -> list[str]:
+    """The ``ultra`` arguments of ``run examples/<name>.yaml`` into ``folder/runs`` (its parameter file written)."""
     param = _params(name, folder, **server_edits)
-    done = run_ultra(
-        "run",
-        f"examples/{name}.yaml",
-        "--param",
-        str(param),
-        "--output-dir",
-        str(folder / "runs"),
-        cwd=ROOT,
-        env={**OUTSIDE, **(env or {})},
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    return ["run", f"examples/{name}.yaml", "--param", str(param), "--output-dir", str(folder / "runs")]
+
+
+def example_run(name: str, folder: Path) -> Path:
+    """The run folder ``example_args``' run made."""
     (run,) = [p for p in (folder / "runs").iterdir() if p.name.startswith(f"{name}_2")]
     return run
+
+
+def run_example(name: str, folder: Path, env: dict[str, str] | None = None, **server_edits: dict) -> Path:
+    """``ultra run examples/<name>.yaml`` into ``folder/runs``; the run folder."""
+    done = run_ultra(*example_args(name, folder, **server_edits), cwd=ROOT, env={**OUTSIDE, **(env or {})}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return example_run(name, folder)
+
+
+def run_together(commands: dict[str, list[str]], env: dict[str, dict[str, str]]) -> None:
+    """Run ``python ultra.py ARGS`` of each command at once (independent runs, in the repository; ``env``: variables
+    added to a command's environment, by its name) and check that each exits 0: the session's inputs take as long
+    as the slowest, not the sum."""
+    base = {**os.environ, "PYTHONPATH": str(ROOT), **OUTSIDE}
+    processes = {
+        name: subprocess.Popen(
+            [sys.executable, str(ROOT / "ultra.py"), *args],
+            cwd=ROOT,
+            env={**base, **env.get(name, {})},
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name, args in commands.items()
+    }
+    try:
+        for name, process in processes.items():
+            _, stderr = process.communicate(timeout=300)
+            assert process.returncode == 0, (name, stderr[-3000:])
+    finally:  # a failure leaves nothing running
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
 
 
 @pytest.fixture(scope="session")
@@ -77,26 +106,16 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
     os.environ["ULTRA_ALLOW_OUTSIDE_OUTPUT"] = "1"
     try:
         few = {"evaluation": {"ir_metrics": ["map", "ndcg@10", "P@5", "recall@100"], "ks": []}}  # fewer plots: faster
-        runs = {name: run_example(name, base / name, **few) for name in ("eval_trec", "eval_trec_pvalue")}
-        runs["evaluate_results"] = run_example("evaluate_results", base / "evaluate_results")
+        commands = {name: example_args(name, base / name, **few) for name in ("eval_trec", "eval_trec_pvalue")}
+        commands["evaluate_results"] = example_args("evaluate_results", base / "evaluate_results")
+        sweep = base / "sweep"
+        commands["sweep"] = ["sweep", "examples/sweep_retrieval.yaml", "--output-dir", str(sweep),
+                             "--grid", "retriever.top_k=[3, 5]", "--grid", "retriever.bm25.k1=[1.2]"]  # fmt: skip
         with OpenAIStub(responder=responder()) as stub:
             judge = {"judge_llm": {**llm_settings(stub), "api_key": "${OPENAI_API_KEY}"}, "judge_cache": ""}
-            runs["trec_rag"] = run_example("trec_rag", base / "trec_rag", {"OPENAI_API_KEY": SECRET}, judge=judge)
-        sweep = base / "sweep"
-        done = run_ultra(
-            "sweep",
-            "examples/sweep_retrieval.yaml",
-            "--output-dir",
-            str(sweep),
-            "--grid",
-            "retriever.top_k=[3, 5]",
-            "--grid",
-            "retriever.bm25.k1=[1.2]",
-            cwd=ROOT,
-            env=OUTSIDE,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+            commands["trec_rag"] = example_args("trec_rag", base / "trec_rag", judge=judge)
+            run_together(commands, {"trec_rag": {"OPENAI_API_KEY": SECRET}})
+        runs = {name: example_run(name, base / name) for name in commands if name != "sweep"}
         return Results(
             eval_trec=runs["eval_trec"],
             pvalue=runs["eval_trec_pvalue"],

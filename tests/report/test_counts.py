@@ -17,6 +17,7 @@ from tests.client.test_gates import gate_file
 from tests.conftest import ROOT, run_ultra
 from tests.report.conftest import OUTSIDE, run_example
 from tests.report.helpers import table_rows
+from tests.support.together import at_once
 
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 METRICS = ["map", "ndcg@10", "P@5", "recall@100"]
@@ -25,11 +26,14 @@ METRICS = ["map", "ndcg@10", "P@5", "recall@100"]
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("counts")
-    folders = []
-    for name, run in (("a", "data/trec/results.test"), ("b", "data/trec/results.perturbed")):
+
+    def one(name: str, run: str) -> Path:
         edits = {"evaluation": {"ir_metrics": METRICS, "ks": [], "run_path": run}}
-        folders.append(run_example("eval_trec", base / name, env=OUTSIDE, **edits))
-    return folders[0], folders[1]
+        return run_example("eval_trec", base / name, env=OUTSIDE, **edits)
+
+    runs = {"a": "data/trec/results.test", "b": "data/trec/results.perturbed"}
+    folders = at_once({name: (lambda name=name: one(name, runs[name])) for name in runs})
+    return folders["a"], folders["b"]
 
 
 def result_file(folder: Path) -> dict:

@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.background import Command, Finished, in_background
+from tests.support.together import at_once
 
 PIPELINE = ROOT / "examples/eval_target_python.yaml"
 ENV = {"ULTRA_READ_ROOTS": str(ROOT)}
@@ -45,8 +46,8 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, Pa
     gate.write_text(
         yaml.safe_dump({"gate": [{"metric": "latency.p95", "max": 2.0}, {"metric": "latency.p50", "max": 1e-9}]})
     )
-    done, first = run(tmp_path, 5, "--gate", str(gate))
-    again, second = run(tmp_path, 1)
+    both = at_once({5: lambda: run(tmp_path, 5, "--gate", str(gate)), 1: lambda: run(tmp_path, 1)})
+    (done, first), (again, second) = both[5], both[1]
     assert again.returncode == 0, again.stderr
     return tmp_path, done, first, second
 

@@ -15,6 +15,7 @@ import pytest
 
 from servers.benchmark.tools.data import get_data
 from tests.conftest import ROOT
+from tests.support.together import at_once
 from ultra_base.errors import InputError, confined_reads
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2", reason="pip install 'ultra-eval[traces]'")
@@ -45,10 +46,8 @@ def make(out: Path, content: str) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
     folder = tmp_path_factory.mktemp("genai")
-    return {
-        content: (folder / f"{content}.jsonl", make(folder / f"{content}.jsonl", content))
-        for content in ("events", "spans", "messages")
-    }
+    made = at_once({c: (lambda c=c: make(folder / f"{c}.jsonl", c)) for c in ("events", "spans", "messages")})
+    return {content: (folder / f"{content}.jsonl", seen) for content, seen in made.items()}
 
 
 def read(path: Path, **traces: Any) -> dict[str, Any]:

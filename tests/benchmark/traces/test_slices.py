@@ -17,6 +17,7 @@ from servers.report.stats import resample_means
 from tests.benchmark.traces.running import ENV, ultra_run
 from tests.conftest import ROOT, run_ultra
 from tests.report.helpers import build, summary_rows
+from tests.support.together import at_once
 
 PIPELINE = {
     "servers": {"benchmark": "servers/benchmark", "evaluation": "servers/evaluation"},
@@ -43,11 +44,13 @@ def _run(folder: Path, traces: Path, **benchmark: Any) -> Path:
 def runs(llamaindex_otlp: tuple[Path, list[dict]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     path, _ = llamaindex_otlp
     base = tmp_path_factory.mktemp("slices")
-    return {
-        "all": _run(base / "all", path, group_by="metadata.app_version"),
-        "v1": _run(base / "v1", path, filters={"equals": {"metadata.app_version": "v1"}}),
-        "v2": _run(base / "v2", path, filters={"equals": {"metadata.app_version": "v2"}}),
-    }
+    return at_once(
+        {
+            "all": lambda: _run(base / "all", path, group_by="metadata.app_version"),
+            "v1": lambda: _run(base / "v1", path, filters={"equals": {"metadata.app_version": "v1"}}),
+            "v2": lambda: _run(base / "v2", path, filters={"equals": {"metadata.app_version": "v2"}}),
+        }
+    )
 
 
 def test_memory_holds_groups_aligned_with_ids(runs: dict[str, Path], llamaindex_otlp: tuple[Path, list]) -> None:

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 from ultra_base.errors import InputError
 from ultra_client.calls.calling import call_in_process
 from ultra_client.errors import UltraError
@@ -132,10 +133,16 @@ def test_a_server_that_fails_to_import_is_reported_without_traceback(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
-def test_every_builtin_tool_has_the_parameters_and_outputs_its_mcp_listing_shows(tmp_path: Path) -> None:
+def json_listing(folder: Path) -> Command:
+    """``ultra tools --json`` (every server over stdio), in ``folder``: a background run (tests/support)."""
+    return Command(("tools", "--json"), timeout=300, cwd=folder)
+
+
+@in_background(json_listing)
+def test_every_builtin_tool_has_the_parameters_and_outputs_its_mcp_listing_shows(background_run: Finished) -> None:
     from ultra_kit.inprocess import load_spec, local_tools
 
-    listing = json.loads(run_ultra("tools", "--json", cwd=tmp_path).stdout)
+    listing = json.loads(background_run.done.stdout)
     from ultra_client.calls.locate import builtin_servers
 
     assert sorted(listing) == sorted(builtin_servers())

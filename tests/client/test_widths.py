@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 
 WIDTH = 100
 
@@ -44,7 +45,13 @@ def finished(process: subprocess.Popen, timeout: float = 300) -> subprocess.Comp
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
-def test_every_command_fits_100_columns(tmp_path: Path) -> None:
+def every_tool(folder: Path) -> Command:
+    """``ultra tools``: every server's listing (each server started over stdio), a background run."""
+    return Command(("tools",), timeout=300, cwd=folder)
+
+
+@in_background(every_tool)
+def test_every_command_fits_100_columns(tmp_path: Path, background_run: Finished) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "data").symlink_to(ROOT / "data")
@@ -56,8 +63,8 @@ def test_every_command_fits_100_columns(tmp_path: Path) -> None:
     long = "eval_res.ndcg_cut_10_of_the_rerank_stage_with_the_cross_encoder_and_rm3_expansion_on_top"  # unknown
     gate.write_text(yaml.safe_dump({"gate": [{"metric": "eval_res.map", "min": 0.99}, {"metric": "eval_res.nope",
                                    "min": 0}, {"metric": long, "min": 0.5}]}))  # fmt: skip
-    # the listings start every server: they run while the other commands do, each in its own process
-    listings = {"tools": started("tools", cwd=project), "full": started("tools", "judge", "--full", cwd=project)}
+    # the judge's whole listing runs while the other commands do, in its own process
+    listings = {"full": started("tools", "judge", "--full", cwd=project)}
     try:
         outputs = {"build (NeMo job)": run_ultra("build", "nemo/beir_standard.json", cwd=project)}
         for _ in range(2):
@@ -66,7 +73,7 @@ def test_every_command_fits_100_columns(tmp_path: Path) -> None:
         outputs["runs"] = run_ultra("runs", cwd=project)
         outputs["compare"] = run_ultra("compare", *runs, "--out", str(tmp_path / "cmp"), cwd=project)
         outputs["gate"] = run_ultra("gate", runs[0], "--gate", str(gate), cwd=project)
-        outputs["tools"] = finished(listings["tools"])
+        outputs["tools"] = background_run.done
         for name, done in outputs.items():
             assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, (name, done.stderr[-2000:])
             width, line = widest(done.stdout)

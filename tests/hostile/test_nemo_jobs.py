@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.test_run_folders import refused
+from tests.support.background import Command, Finished, in_background
 
 EXAMPLES = ROOT / "examples" / "compat" / "nemo"
 
@@ -51,8 +52,16 @@ def test_a_non_finite_or_fractional_limit_is_refused(jobs: Path, key: str, value
     refused(run_ultra("build", "bad.json", cwd=jobs), 1, f"$.tasks.my-beir-task.params.{key}", expected)
 
 
-def test_estimate_understands_a_nemo_job(jobs: Path) -> None:
-    done = run_ultra("run", "beir_standard.json", "--estimate", cwd=jobs, env={"NVIDIA_API_KEY": ""}, timeout=300)
+def nemo_estimate(folder: Path) -> Command:
+    """``ultra run JOB --estimate`` in a copy of the shipped NeMo examples: a background run."""
+    shutil.copytree(EXAMPLES, folder / "nemo")
+    return Command(("run", "beir_standard.json", "--estimate"), timeout=300, env={"NVIDIA_API_KEY": ""},
+                   cwd=folder / "nemo")  # fmt: skip
+
+
+@in_background(nemo_estimate)
+def test_estimate_understands_a_nemo_job(background_run: Finished) -> None:
+    done, jobs = background_run.done, background_run.folder / "nemo"
     assert done.returncode == 0, done.stderr
     assert "unknown top-level keys" not in done.stderr
     assert "judge.faithfulness" in done.stdout and "total" in done.stdout

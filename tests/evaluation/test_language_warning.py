@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 from ultra_kit.languages import script_warning
 
 PIPELINE = """\
@@ -38,8 +39,14 @@ def chinese_project(tmp_path: Path, language: str) -> Path:
     return project
 
 
-def test_chinese_answers_under_english_are_warned_about_once_per_run(tmp_path: Path) -> None:
-    english = run_ultra("run", "p.yaml", cwd=chinese_project(tmp_path, "en"))
+def english_run(folder: Path) -> Command:
+    """The Chinese items scored as English: a background run (its language detector takes seconds to build)."""
+    return Command(("run", "p.yaml"), timeout=120, cwd=chinese_project(folder, "en"))
+
+
+@in_background(english_run)
+def test_chinese_answers_under_english_are_warned_about_once_per_run(tmp_path: Path, background_run: Finished) -> None:
+    english = background_run.done
     assert english.returncode == 0, english.stderr
     warnings = [line for line in english.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 1, english.stderr  # the loop ran evaluate twice: one warning

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
+from tests.support.background import Command, Finished, in_background
 
 DEEP_JSON = "[" * 100_000 + "]" * 100_000  # the report's memory.json, 100,000 levels deep
 
@@ -105,9 +106,15 @@ def test_export_mlflow_logs_a_metric_named_like_a_path(tmp_path: Path, monkeypat
     assert not (tmp_path.parent / "x").exists()
 
 
-def test_export_mlflow_to_an_unreachable_tracking_uri(tmp_path: Path) -> None:
+def mlflow_export(tmp_path: Path) -> Command:
+    """``ultra export mlflow`` to a port nothing listens on: a background run (MLflow's import is long)."""
     folder = run_folder(tmp_path, "run_20260101_101010")
-    done = run_ultra("export", "mlflow", str(folder), "--tracking-uri", "http://127.0.0.1:9", cwd=tmp_path)
+    return Command(("export", "mlflow", str(folder), "--tracking-uri", "http://127.0.0.1:9"), timeout=120, cwd=tmp_path)
+
+
+@in_background(mlflow_export)
+def test_export_mlflow_to_an_unreachable_tracking_uri(background_run: Finished) -> None:
+    done = background_run.done
     refused(done, 1, "MLflow at http://127.0.0.1:9:", "Connection refused", "nothing was exported")
 
 

@@ -13,6 +13,7 @@ import yaml
 
 from servers.evaluation.judged.ppi import judged_mean
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub, content_of
 from tests.support.summary_check import check_summary
 
@@ -77,18 +78,25 @@ def test_judge_calibration_example(tmp_path: Path) -> None:
     assert 'id="ppi-diff-table-1"' in page and 'data-kind="intervals"' in page
 
 
-def test_judge_calibration_runs_offline_on_mtrag_recorded_scores_without_a_key(tmp_path: Path) -> None:
-    """The shipped parameter file, OPENAI_API_KEY unset: the judge's scores are MT-RAG's stored RL_F_idk of each
-    answer (nothing sent), and ppi's estimates are what PPI++ gives on those scores and the example's labels."""
+def offline_calibration(tmp_path: Path) -> Command:
+    """The shipped parameter file (results under ``tmp_path``) run without OPENAI_API_KEY: a background run."""
     params = yaml.safe_load(PARAMS.read_text())
-    assert params["judge"]["recorded_judgments"] == "data/mtrag/recorded_faithfulness.jsonl"
     params["judge"]["save_path"] = str(tmp_path / "judge")
     params["evaluation"]["save_path"] = str(tmp_path / "evaluation")
     params["report"]["save_path"] = str(tmp_path / "report")
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
     args = ("run", "examples/judge_calibration.yaml", "--param", str(tmp_path / "p.yaml"), "--output-dir",
             str(tmp_path / "runs"))  # fmt: skip
-    done = run_ultra(*args, cwd=ROOT, timeout=300, unset=("OPENAI_API_KEY",))
+    return Command(args, timeout=300, unset=("OPENAI_API_KEY",))
+
+
+@in_background(offline_calibration)
+def test_judge_calibration_runs_offline_on_mtrag_recorded_scores_without_a_key(background_run: Finished) -> None:
+    """The shipped parameter file, OPENAI_API_KEY unset: the judge's scores are MT-RAG's stored RL_F_idk of each
+    answer (nothing sent), and ppi's estimates are what PPI++ gives on those scores and the example's labels."""
+    done, tmp_path = background_run.done, background_run.folder
+    params = yaml.safe_load(PARAMS.read_text())
+    assert params["judge"]["recorded_judgments"] == "data/mtrag/recorded_faithfulness.jsonl"
     assert done.returncode == 0, done.stderr[-3000:]
     judged = json.loads(next((tmp_path / "judge").glob("faithfulness_judge_*.json")).read_text())
     recorded = params["judge"]["recorded_judgments"]

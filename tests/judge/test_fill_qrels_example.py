@@ -11,6 +11,7 @@ import yaml
 
 from tests.conftest import run_ultra
 from tests.judge.conftest import ROOT, SECRET, llm_settings
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub, hashed_grade
 from tests.support.summary_check import check_summary
 
@@ -44,20 +45,29 @@ def test_fill_qrels_example_runs(tmp_path: Path) -> None:
     assert SECRET not in done.stdout + done.stderr
 
 
-def test_fill_qrels_example_runs_offline_on_the_annotators_recorded_grades_without_a_key(tmp_path: Path) -> None:
+def offline_fill(tmp_path: Path) -> Command:
+    """The shipped parameter file (results under ``tmp_path``) run without OPENAI_API_KEY: a background run."""
+    params = yaml.safe_load((ROOT / "examples" / "parameters" / "fill_qrels_parameter.yaml").read_text())
+    judge = params["judge"]
+    judge["save_path"], params["evaluation"]["save_path"] = str(tmp_path / "judge"), str(tmp_path / "evaluation")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+    args = ("run", "examples/fill_qrels.yaml", "--param", str(tmp_path / "p.yaml"), "--output-dir",
+            str(tmp_path / "runs"))  # fmt: skip
+    return Command(args, timeout=300, unset=("OPENAI_API_KEY",))
+
+
+@in_background(offline_fill)
+def test_fill_qrels_example_runs_offline_on_the_annotators_recorded_grades_without_a_key(
+    background_run: Finished,
+) -> None:
     """The shipped parameter file with OPENAI_API_KEY unset: the chosen holes take the recorded grades, and every
     number equals trec_eval's on the qrels before and after the filling, computed here independently."""
     from servers.judge.relevance.agreement import read_qrels
     from ultra_trec import evaluate
 
-    params = yaml.safe_load((ROOT / "examples" / "parameters" / "fill_qrels_parameter.yaml").read_text())
-    judge = params["judge"]
+    done, tmp_path = background_run.done, background_run.folder
+    judge = yaml.safe_load((ROOT / "examples" / "parameters" / "fill_qrels_parameter.yaml").read_text())["judge"]
     assert judge["fill_recorded_qrels"] == "data/umbrela/qrels.annotated20.txt"
-    judge["save_path"], params["evaluation"]["save_path"] = str(tmp_path / "judge"), str(tmp_path / "evaluation")
-    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
-    args = ("run", "examples/fill_qrels.yaml", "--param", str(tmp_path / "p.yaml"), "--output-dir",
-            str(tmp_path / "runs"))  # fmt: skip
-    done = run_ultra(*args, cwd=ROOT, timeout=300, unset=("OPENAI_API_KEY",))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(next((tmp_path / "judge").glob("fill_qrels_*.json")).read_text())
     assert report["usage"] == {"requests": 0, "recorded": judge["fill_recorded_qrels"]}

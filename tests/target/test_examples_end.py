@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, in_background
 from tests.support.ports import free_port
 from tests.support.summary_check import check_summary
 
@@ -29,9 +30,15 @@ def project(tmp_path: Path, name: str) -> Path:
     return folder
 
 
-def test_eval_target_python_ends_with_its_scores(tmp_path: Path) -> None:
+def python_example(tmp_path: Path) -> Command:
+    """eval_target_python in a copy of the project: a background run."""
     folder = project(tmp_path, "eval_target_python")
-    done = run_ultra("run", "examples/eval_target_python.yaml", cwd=folder, timeout=300)
+    return Command(("run", "examples/eval_target_python.yaml"), timeout=300, cwd=folder)
+
+
+@in_background(python_example)
+def test_eval_target_python_ends_with_its_scores(background_run: Finished) -> None:
+    done, folder = background_run.done, background_run.folder / "eval_target_python"
     assert done.returncode == 0, done.stderr[-2000:]
     memory = check_summary(done, folder)
     assert memory["failed"]["count"] == 0 and len(memory["pred_ls"]) == len(memory["id_ls"])

@@ -1,6 +1,8 @@
 """Long ``ultra`` runs (the local SmolLM2 ones) started before the first test, one at a time in a worker
 thread, so that they use the machine's second core while the rest of the suite runs on the first; also the
-in-process SmolLM2 work of a few tests, as ``python -m tests.support.local_probes`` (see there).
+in-process SmolLM2 work of a few tests, as ``python -m tests.support.local_probes`` (see there). The worker is
+done with those within the suite's first third, so single runs of later tests that take seconds and need nothing
+of the test's own (no stub server, no signal) are marked too: an idle core runs them ahead of their tests.
 
 A test marked ``@in_background(prepare)`` (the ``background_run`` marker) takes the ``background_run``
 fixture: the ``Finished`` run (its ``CompletedProcess`` and its folder). ``prepare(folder)`` writes the run's

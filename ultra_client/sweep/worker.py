@@ -103,7 +103,7 @@ class Claim:
         """Whether a fresh trial may still be claimed: an unclaimed grid point, or budget left."""
         counted = holding(trials)
         if self.spec.method == "grid":
-            return len({t.system_attrs["grid_id"] for t in counted if "grid_id" in t.system_attrs}) < self.spec.total
+            return len(held_points(counted)) < self.spec.total
         return len(counted) < self.spec.total
 
     def _skip(self, frozen: Any, number: int) -> str | None:
@@ -113,18 +113,22 @@ class Claim:
         if self.spec.method == "grid":
             point = frozen.system_attrs.get("grid_id")
             return "surplus" if any(t.system_attrs.get("grid_id") == point for t in self._placed(number)) else None
-        earlier = [t for t in holding(self.trials()) if t.number < number]
+        earlier = self._earlier(number)
         if len(earlier) >= self.spec.total:
             return "surplus"
         mine = canonical(frozen.params)
         return "repeat" if any(canonical(t.params) == mine for t in earlier if t.params) else None
+
+    def _earlier(self, number: int) -> list[Any]:
+        """The trials numbered below ``number`` that hold a point or a slot (``holding``), as stored now."""
+        return [t for t in holding(self.trials()) if t.number < number]
 
     def _placed(self, number: int) -> list[Any]:
         """The trials numbered below ``number`` that hold a point, once each has its point: a trial is created
         before the sampler stores its point, so a later one waits those few milliseconds (or until a lost one
         is failed) and cannot take a point an earlier one is about to store."""
         while True:
-            earlier = [t for t in holding(self.trials()) if t.number < number]
+            earlier = self._earlier(number)
             if not any(t.state == self.states.RUNNING and "grid_id" not in t.system_attrs for t in earlier):
                 return earlier
             fail_lost(self.handle, self.unmarked)
@@ -138,6 +142,11 @@ def holding(trials: list[Any]) -> list[Any]:
     gone = excused(trials)
     return [t for t in trials if MARK not in t.user_attrs and "failed_trial" not in t.system_attrs
             and t.number not in gone]  # fmt: skip
+
+
+def held_points(trials: list[Any]) -> set[int]:
+    """The grid points ``trials`` (those ``holding`` them) hold: each one's stored ``grid_id``."""
+    return {t.system_attrs["grid_id"] for t in trials if "grid_id" in t.system_attrs}
 
 
 def excused(trials: list[Any]) -> set[int]:
@@ -168,7 +177,7 @@ def claimed_grid(search: dict[str, list[int]]) -> Any:
             if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
                 return  # a retry: its lost trial's point
             trials = study.get_trials(deepcopy=False)
-            held = {t.system_attrs["grid_id"] for t in holding(trials) if "grid_id" in t.system_attrs}
+            held = held_points(holding(trials))
             others = [t.system_attrs["grid_id"] for t in trials
                       if t.state == running and t.number != trial.number and "grid_id" in t.system_attrs]  # fmt: skip
             self.last = next_point(self.order, held, self.last, others)

@@ -53,13 +53,10 @@ def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path,
     """The capped limits of the server's mapping settings in its ``section`` of a parameter file (a shipped server's:
     its tools read the caps of ``servers/<name>/parameter.yaml``), read from ``target`` with lines (None: settings
     made in memory, such as a sweep's trial); UltraError naming ``alias.setting`` at the first beyond its cap."""
-    from ultra_kit.llm_mapping import capped_settings, check_limits
-    from ultra_kit.settings import SERVERS_DIR
+    from ultra_kit.llm_mapping import check_limits
 
     name = package_dir.name
-    if package_dir.resolve() != (SERVERS_DIR / name).resolve():
-        return
-    for setting in capped_settings(name):
+    for setting in capped_settings_of(package_dir):
         value = section.get(setting)
         if not isinstance(value, dict):
             continue  # left out (the defaults apply) or not a mapping (the tool says so)
@@ -67,3 +64,13 @@ def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path,
             check_limits(value, server=name, setting=setting, path=None if target is None else str(target))
         except InputError as exc:
             raise UltraError(f"{alias}.{setting}: {exc}") from None
+
+
+def capped_settings_of(package_dir: Path) -> tuple[str, ...]:
+    """The capped mapping settings of the server in ``package_dir`` (``ultra_kit.llm_mapping.capped_settings``) if it
+    is a shipped one, whose tools read the caps of ``servers/<name>/parameter.yaml``; () for any other server."""
+    from ultra_kit.llm_mapping import capped_settings
+    from ultra_kit.settings import SERVERS_DIR
+
+    name = package_dir.name
+    return capped_settings(name) if package_dir.resolve() == (SERVERS_DIR / name).resolve() else ()

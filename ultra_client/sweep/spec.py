@@ -305,12 +305,12 @@ def check_swept_limits(spec: SweepSpec, settings: dict[str, dict[str, Any]], ser
     """Every swept value (a Range: both ends) of a capped limit (``judge.judge_llm.max_workers``, or a whole
     ``judge.judge_llm``) within the server's caps, checked before the first trial as ``ultra run`` checks a parameter
     file (``ultra_client.pipeline.setting_checks.check_section_limits``): UltraError naming the sweep's key."""
-    from ultra_client.pipeline.setting_checks import check_section_limits
+    from ultra_client.pipeline.setting_checks import capped_settings_of, check_section_limits
 
     for space in spec.spaces:
-        server = servers.get(space.path[0])
-        if server is None:
-            continue
+        server = servers.get(space.path[0])  # (a key is server.setting at least: build_spec)
+        if server is None or space.path[1] not in capped_settings_of(server.location.package_dir):
+            continue  # a key no cap bounds: the rest of its section was checked with the parameter file
         values = [space.values.low, space.values.high] if isinstance(space.values, Range) else space.values
         for value in values:
             trial = copy.deepcopy(settings.get(space.path[0]) or {})

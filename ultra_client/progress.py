@@ -69,7 +69,11 @@ class ProgressBar:
     """An async progress callback for one step: a redrawn bar on a terminal, throttled lines otherwise.
 
     Each line shows the time since the step started and, once two completions against a total give a rate,
-    an ETA (``Eta``). On a terminal each redraw clears the rest of the line. ``timer``: the time source.
+    an ETA (``Eta``). On a terminal each redraw clears the rest of the line. In a log, a completion's line is
+    written once its counts are in (``same_moment`` after its first) and at most one a ``min_interval``, showing the
+    latest count: a batch of 8 counts at one moment wrote its first and dropped the 7 others, so the log said 1 done
+    while 8 were until the next batch. ``timer``: the time source (a line owed is also written at the next report
+    after it was due, as of then, which a fake clock in tests relies on).
     """
 
     def __init__(
@@ -93,16 +97,32 @@ class ProgressBar:
         self.started = timer()
         self.state: tuple[float, float | None, str | None] | None = None  # the last progress the tool reported
         self._news = self.started  # when the tool last reported
+        self._due: float | None = None  # in a log: when the line of the counts not yet written is due
+        self._due_call: asyncio.TimerHandle | None = None
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         now = self.timer()
+        if self._due is not None and now >= self._due:
+            self._say(self._due)  # the earlier counts' line, as of when it was due, before this report
         self.state, self._news = (progress, total, message), now
         self.eta.observe(now, progress, total)
-        finished = total is not None and progress >= total
-        if not self.interactive and not finished and now - self._last < self.min_interval:
-            return
+        if self.interactive or (total is not None and progress >= total):
+            self._say(now)
+        elif self._due is None:
+            self._due = max(now + self.eta.same_moment, self._last + self.min_interval)
+            self._due_call = asyncio.get_running_loop().call_later(self._due - now, self._say_due)
+
+    def _say_due(self) -> None:
+        if self._due is not None:
+            self._say(self._due)
+
+    def _say(self, now: float) -> None:
+        """Write the latest count's line as of ``now``; no line is owed after it."""
+        if self._due_call is not None:
+            self._due_call.cancel()
+        self._due = self._due_call = None
         self._last = now
-        self._write(self.render(progress, total, message, now - self.started, self.eta.left(now, progress, total)))
+        self._write(self.render(*self.state, now - self.started, self.eta.left(now, *self.state[:2])))
 
     async def keep_alive(self) -> None:
         """Until cancelled: after ``heartbeat`` seconds without news (a model loading, a first batch of a slow local
@@ -116,13 +136,11 @@ class ProgressBar:
             again = 1.0 if self.interactive else self.quiet_lines
             if self._last > self._news and now - self._last < again:  # said since the news: not yet again
                 continue
-            self._last = now
-            elapsed = now - self.started
-            self._write(
-                self.render(*self.state, elapsed, self.eta.left(now, *self.state[:2]))
-                if self.state
-                else f"  {self.label}: working, {clock(elapsed)} elapsed"
-            )
+            if self.state:
+                self._say(now)
+            else:
+                self._last = now
+                self._write(f"  {self.label}: working, {clock(now - self.started)} elapsed")
 
     def _write(self, text: str) -> None:
         self.stream.write(("\r" if self.interactive else "") + text + (CLEAR_TO_END if self.interactive else "\n"))
@@ -146,7 +164,9 @@ class ProgressBar:
         return f"  {self.label} [{bar}] {fraction:4.0%} ({progress:g}/{total:g}) {timing}{note}"
 
     def close(self) -> None:
-        """End the bar's line on a terminal."""
+        """Write the line a log is owed (the step ended before it was due), or end the bar's line on a terminal."""
+        if self._due is not None:
+            self._say(self.timer())
         if self.drawn and self.interactive:
             self.stream.write("\n")
             self.stream.flush()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.conftest import run_ultra
+from tests.conftest import ROOT, run_ultra
 from tests.support.terminal import on_a_terminal
 
 SERVER = '''
@@ -32,21 +35,31 @@ def slow_count(n: int, pause: float, ctx: Context) -> Count:
     return {"count": n}
 
 
-app = build_server("slow", [slow_count], package_dir=Path(__file__).parent)
+def batch_count(n: int, pause: float, batch: int, ctx: Context) -> Count:
+    """Report n counts in batches of ``batch`` at one moment each, pause seconds apart (a local model's batches)."""
+    report = progress_from_context(ctx)
+    for first in range(1, n + 1, batch):
+        time.sleep(pause)
+        for i in range(first, min(first + batch, n + 1)):
+            report(i, n, f"answered {i}/{n}")
+    return {"count": n}
+
+
+app = build_server("slow", [slow_count, batch_count], package_dir=Path(__file__).parent)
 
 if __name__ == "__main__":
     app.run()
 '''
 
 
-def slow_project(tmp_path: Path, n: int, pause: float) -> Path:
+def slow_project(tmp_path: Path, n: int, pause: float, tool: str = "slow_count") -> Path:
     package = tmp_path / "srv" / "slow"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "server.py").write_text(SERVER)
-    (package / "parameter.yaml").write_text(f"n: {n}\npause: {pause}\n")
+    (package / "parameter.yaml").write_text(f"n: {n}\npause: {pause}\nbatch: 8\n")
     pipeline = tmp_path / "slow.yaml"
-    pipeline.write_text("servers:\n  slow: srv/slow\npipeline:\n  - slow.slow_count\n")
+    pipeline.write_text(f"servers:\n  slow: srv/slow\npipeline:\n  - slow.{tool}\n")
     return pipeline
 
 
@@ -64,6 +77,29 @@ def test_progress_lines_show_elapsed_time_and_eta(tmp_path: Path) -> None:
     assert middle and all(re.search(r"\([23]/4\) \d+:\d\d elapsed, ETA \d+:\d\d x+$", m) for m in middle), bars
     done = re.search(r"100% \(4/4\) 0:(\d\d) elapsed$", last)
     assert done and int(done.group(1)) >= 3, last  # four pauses of 0.8 s; no ETA once finished
+
+
+def test_a_log_shows_a_batchs_current_count_not_its_first(tmp_path: Path) -> None:
+    """A local model answers 8 prompts at once: 8 counts at one moment, then none for a while. In a log (stderr a
+    file) the line of the first count was written and the other 7 were dropped by the throttle (a line a second), so
+    the log said 1 of 16 done while 8 were, until the next batch. The line of a batch now shows its last count."""
+    pipeline = slow_project(tmp_path, n=16, pause=2.5, tool="batch_count")
+    log = tmp_path / "stderr.log"
+    with log.open("w") as stderr:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "ultra.py"), "run", str(pipeline)],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            timeout=120,
+        )
+    text = log.read_text()
+    assert done.returncode == 0, text
+    counts = [int(m.group(1)) for m in re.finditer(r"^  slow\.batch_count \[.*\((\d+)/16\)", text, re.M)]
+    first_batch = [c for c in counts if 0 < c <= 8]
+    assert first_batch and first_batch[-1] == 8, text  # what the log says while the second batch is awaited
+    assert counts[-1] == 16 and "answered 8/16" in text, text
 
 
 def test_on_a_terminal_each_redraw_clears_the_rest_of_the_line(tmp_path: Path) -> None:

@@ -59,7 +59,9 @@ def test_the_eta_of_batches_of_8_is_the_time_the_batches_left_take() -> None:
     parsed = [ETA.search(line) for line in lines]
     assert all(parsed), lines
     first_batch = [m for m in parsed if m.group(1) != "0"][0]
-    assert first_batch.group(1) == "1" and first_batch.group(6) is None  # one completion: no rate yet, no ETA
+    # The batch's line shows its 8 counts (it showed the first, 1, and dropped 7); one completion: no rate, no ETA.
+    assert first_batch.group(1) == "8" and first_batch.group(6) is None
+    assert [int(m.group(1)) for m in parsed] == list(range(0, 1001, 8)), lines  # a line a batch, its last count
     checked = 0
     for match in parsed:
         done, total = int(match.group(1)), int(match.group(2))

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
+from ultra_base.variable_counts import recorded
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -53,6 +54,7 @@ class Endpoint:
     def public(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("api_key")
+        data.update({key: recorded(data[key]) for key in ("max_retries", "max_workers")})  # a ${VAR}'s by name
         return data
 
 
@@ -120,8 +122,8 @@ class LLMSettings:
         try:
             timeout, retries, workers = (
                 float(mapping["timeout"]),
-                int(mapping["max_retries"]),
-                int(mapping["max_workers"]),
+                _count(mapping["max_retries"]),
+                _count(mapping["max_workers"]),
             )
         except (TypeError, ValueError):
             raise InputError(f"{name}.timeout, .max_retries and .max_workers must be numbers") from None
@@ -166,6 +168,7 @@ class LLMSettings:
         """The settings as they may be written to a result: without the API keys."""
         data = asdict(self)
         data.pop("api_key")
+        data.update({key: recorded(data[key]) for key in ("max_retries", "max_workers")})  # a ${VAR}'s by name
         data["endpoints"] = [endpoint.public() for endpoint in self.endpoints]
         data["jury"] = [member.public() for member in self.jury]
         return data
@@ -218,6 +221,11 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
             "(and the cache) do not depend on which endpoint answered"
         )
     return tuple(endpoints)
+
+
+def _count(value: Any) -> int:
+    """A limit as a number: a whole number as it is (one read from ``${VAR}`` keeps its name for ``public``)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else int(value)
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import recorded
+from ultra_base.variable_counts import VariableCount, recorded
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -54,7 +54,7 @@ class Endpoint:
     def public(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("api_key")
-        data.update({key: recorded(data[key]) for key in ("max_retries", "max_workers")})  # a ${VAR}'s by name
+        data["max_concurrency"] = recorded(data["max_concurrency"])  # one read from ${VAR} by its name
         return data
 
 
@@ -154,7 +154,7 @@ class LLMSettings:
             tokenizer=str(mapping.get("tokenizer") or ""),
             timeout=timeout,
             max_retries=retries,
-            max_workers=sum(e.max_concurrency for e in endpoints) if endpoints else workers,
+            max_workers=_sum([e.max_concurrency for e in endpoints]) if endpoints else workers,
             endpoints=endpoints,
             drain_after=drain_after,
             cool_down=cool_down,
@@ -206,7 +206,7 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
         if not entry.get("base_url") or not model_id:
             raise InputError(f"{where} needs base_url and model_id ({name}.model_id is used when it has none)")
         try:
-            capacity = int(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
+            capacity = _count(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
             weight = float(entry.get("weight", 1.0))
         except (TypeError, ValueError):
             raise InputError(f"{where}.max_concurrency and .weight must be numbers") from None
@@ -226,6 +226,13 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
 def _count(value: Any) -> int:
     """A limit as a number: a whole number as it is (one read from ``${VAR}`` keeps its name for ``public``)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else int(value)
+
+
+def _sum(counts: list[int]) -> int:
+    """A pool's requests in flight: its endpoints' sum, recorded as the sum written out when one is a ``${VAR}``'s."""
+    total = sum(counts)
+    hidden = any(isinstance(count, VariableCount) for count in counts)
+    return VariableCount(total, " + ".join(str(count) for count in counts)) if hidden else total
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

@@ -13,7 +13,11 @@ clock:
 
 ``cpu`` is the user + system seconds of the command and its workers (less sensitive to other load than wall time).
 ``fixed_bound`` is the ratio two workers could reach if they halved the trial phase of one and nothing else
-changed: (startup + trials / 2 + finish) / (startup + trials + finish), from one worker's phases.
+changed: (startup + trials / 2 + finish) / (startup + trials + finish), from one worker's phases. ``cpu_bound``
+is the ratio no schedule can beat: the last W's CPU seconds spread over W cores, without an idle moment, against
+one worker's wall time. ``parallel_efficiency`` is this machine's, measured in the same sitting: one process's
+time for an allocation-heavy Python loop (dicts and lists, as a trial makes) over its time when W such processes
+run at once (1.0: W cores do W times the work).
 
 With ``--trial-load N``, a realistic heavier trial: the same pipeline over N copies of the questions, the corpus
 and the judgments (N x 159 questions against N x 371 passages; each copy's ids are suffixed, so every question
@@ -141,6 +145,28 @@ def sitting(work: Path, workers: list[int], load: int | None) -> dict[str, dict[
     return found
 
 
+def _busy() -> None:
+    """Allocation-heavy Python work, as a trial's (dicts, lists, strings)."""
+    for _ in range(12):
+        [{str(n): (n, [n]) for n in range(2000)} for _ in range(20)]
+
+
+def parallel_efficiency(workers: int, repeats: int = 3) -> float:
+    """One process's time for ``_busy`` over its time when ``workers`` processes run it at once (median)."""
+    import multiprocessing
+
+    def timed(count: int) -> float:
+        processes = [multiprocessing.Process(target=_busy) for _ in range(count)]
+        started = time.perf_counter()
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join()
+        return time.perf_counter() - started
+
+    return statistics.median(timed(1) / timed(workers) for _ in range(repeats))
+
+
 def bench(workers: list[int], repeats: int, load: int | None) -> dict:
     """Medians over ``repeats`` sittings of every phase, the ratio of the last W to the first, and the bound."""
     sittings = []
@@ -159,6 +185,8 @@ def bench(workers: list[int], repeats: int, load: int | None) -> dict:
         "ratio": round(many["seconds"] / one["seconds"], 3),
         "fixed_seconds_one_worker": round(fixed, 3),
         "fixed_bound": round((fixed + one["trials"] / workers[-1]) / (fixed + one["trials"]), 3),
+        "cpu_bound": round(many["cpu"] / workers[-1] / one["seconds"], 3),
+        "parallel_efficiency": round(parallel_efficiency(workers[-1]), 3),
     }
     load_average = os.getloadavg()
     return {"repeats": repeats, "trials": TRIALS, "trial_load": load or 1, "load_average": load_average,

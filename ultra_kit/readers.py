@@ -90,6 +90,14 @@ def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) ->
     return rows
 
 
+def check_line_lengths(path: str | os.PathLike[str]) -> None:
+    """Read the lines of a UTF-8 text file, keeping none, as ``read_jsonl`` reads them: a line over the line limit is
+    the InputError it raises (the file, the line, the limit, what to do), and reading stops there."""
+    with _open_text(existing_file(path)) as handle:
+        for _line in handle:
+            pass
+
+
 def read_json(path: str | os.PathLike[str], *, max_bytes: int | SizeLimit | None = None) -> Any:
     """Read a whole JSON document; a syntax error names its line and column; ``max_bytes``: a larger file is refused
     unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``; a data file: its SizeLimit)."""

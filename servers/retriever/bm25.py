@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,20 @@ def bm25_options(options: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _bm25s() -> Any:
+    """The ``bm25s`` package, with tqdm's monitor thread off where bm25s uses tqdm: bm25s makes a (disabled) bar on
+    every index and search, tqdm starts its monitor thread for any bar, and the thread outlives the call. A process
+    with a thread running cannot fork safely: ``ultra sweep --workers N`` would draw its plots in one process."""
+    bm25s = require("bm25s", extra=EXTRA)
+    tqdm = sys.modules.get("tqdm")  # imported by bm25s when installed (an optional dependency of it)
+    if tqdm is not None:
+        tqdm.tqdm.monitor_interval = 0
+    return bm25s
+
+
 def build(passages: Sequence[Passage], options: dict[str, Any], folder: Path, progress: ProgressCallback = no_progress):
     """Tokenize and index ``passages`` and save the index into ``folder``; returns the bm25s model."""
-    bm25s = require("bm25s", extra=EXTRA)
+    bm25s = _bm25s()
     stop = stopword_set(options["stopwords"])
     tokens = []
     total = len(passages)
@@ -50,7 +62,7 @@ def load(folder: Path):
     """Load a saved bm25s index (memory-mapped). bm25s reads its JSON files (params, vocabulary) with orjson, whose
     depth limit (1,024 levels) stops a damaged or crafted file: that, or any file bm25s cannot read, is an InputError
     naming the folder and what to do."""
-    bm25s = require("bm25s", extra=EXTRA)
+    bm25s = _bm25s()
     try:
         return bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
     except (ValueError, RecursionError, OSError, KeyError, TypeError) as exc:

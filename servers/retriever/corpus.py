@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass
 
 from ultra_base.errors import InputError, existing_file
-from ultra_kit.readers import read_jsonl, shown_field_names
+from ultra_base.line_limits import LineBytes
+from ultra_kit.readers import check_line_lengths, read_jsonl, shown_field_names
 
 ID_FIELDS = ("id", "_id", "docid", "doc_id")
 TEXT_FIELDS = ("contents", "text", "passage")
@@ -62,6 +63,9 @@ def load_corpus(path: str | os.PathLike[str]) -> list[Passage]:
 def fingerprint(path: str | os.PathLike[str]) -> str:
     """SHA-256 of the corpus file's bytes: an index built from other bytes is stale.
 
+    A line over the line limit is refused (the InputError ``load_corpus`` would raise) once the bytes read show it,
+    not after hashing the gigabytes that follow it (a file with no line end is one line).
+
     Remembered for as long as the file's identity, size and times are the same (a server asked once per trial of
     a sweep reads a large corpus once, not once a trial); a write changes its change time, which no one can set."""
     file = existing_file(path, what="corpus file")
@@ -72,8 +76,12 @@ def fingerprint(path: str | os.PathLike[str]) -> str:
         if known is not None and known[0] == key:
             return known[1]
         digest = hashlib.sha256()
+        line: LineBytes | None = LineBytes()
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+            if line is not None and line.passes_limit(block):
+                check_line_lengths(file)  # load_corpus's refusal, reading up to the line: not gigabytes past it
+                line = None  # its characters were within the limit (multi-byte ones), and every other line's were
     if len(_FINGERPRINTS) >= MAX_REMEMBERED:
         del _FINGERPRINTS[next(iter(_FINGERPRINTS))]  # the oldest
     _FINGERPRINTS[str(file)] = (key, digest.hexdigest())

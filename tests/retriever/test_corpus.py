@@ -77,3 +77,45 @@ def test_a_fingerprint_is_read_once_while_the_file_is_unchanged(tmp_path: Path, 
     os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
     second = corpus.fingerprint(path)
     assert second != first and second == sha256(path.read_bytes()).hexdigest() and len(hashed) == 2
+
+
+def _bytes_read() -> int:
+    """The bytes this process has read so far (``rchar`` of /proc/self/io: every read call, cached or not)."""
+    for row in Path("/proc/self/io").read_text().splitlines():
+        if row.startswith("rchar:"):
+            return int(row.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="counts the bytes read with /proc/self/io (Linux)")
+def test_a_line_over_the_limit_is_refused_before_the_bytes_after_it_are_hashed(tmp_path: Path) -> None:
+    """A 3 GB corpus whose second line has no end (a sparse file: no disk is used) was hashed whole, 3 GB, before
+    load_corpus refused the line; the fingerprint now refuses it, as load_corpus does, once its bytes show it."""
+    from ultra_base.line_limits import MAX_LINE_CHARS
+
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"id": "a", "text": "one"}\n', encoding="utf-8")
+    with path.open("r+b") as handle:
+        handle.truncate(3 * 1024**3)
+    before = _bytes_read()
+    with pytest.raises(InputError, match=f"big.jsonl:2: a line longer than {MAX_LINE_CHARS:,} characters") as caught:
+        fingerprint(path)
+    read = _bytes_read() - before
+    assert read < 4 * MAX_LINE_CHARS, f"{read:,} bytes read"  # the line's first 64 MiB, hashed, then read as text
+    with pytest.raises(InputError) as from_load:
+        load_corpus(path)
+    assert str(caught.value) == str(from_load.value)  # file, line, limit and what to do: one message
+
+
+def test_a_line_of_many_multi_byte_characters_within_the_limit_is_hashed_whole(tmp_path: Path) -> None:
+    """More bytes than the limit, fewer characters: the line is within it, and the hash is the file's bytes'."""
+    import hashlib
+
+    from ultra_base.line_limits import MAX_LINE_CHARS
+
+    text = "é" * (MAX_LINE_CHARS // 2 + 1000)  # two bytes each: over the limit in bytes only
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(f'{{"id": "a", "text": "{text}"}}\n{{"id": "b", "text": "two"}}\n', encoding="utf-8")
+    assert path.stat().st_size > MAX_LINE_CHARS
+    assert fingerprint(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert [len(p.text) for p in load_corpus(path)] == [len(text), 3]

@@ -2,34 +2,55 @@
 
 A corpus or a batch results file may legitimately be many GB, so such a file has no size limit; each of its lines
 has. A file with no line end (a 3 GB sparse file, a binary) was one line, read whole into memory to a MemoryError;
-``bounded_lines`` reads at most the limit and refuses the line, naming the file and the line. In the base, so that
-the libraries (``ultra_llm``'s batch results) read within the same limit as the kit's readers. A pass over a file's
-bytes (a checksum) that must not read gigabytes past such a line watches its lines with ``LineBytes``.
+``bounded_lines`` reads at most the limit and refuses the line, naming the file and the line. It is the one reader of
+lines within a limit, text or bytes: the kit's readers, the batch results, the estimate's ledger, a run's journal and
+the TREC reader (whose lines have a smaller limit). In the base, so that the libraries read within the same limit as
+the kit. A pass over a file's bytes (a checksum) that must not read gigabytes past such a line watches its lines
+with ``LineBytes``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, AnyStr
 
 from ultra_base.errors import InputError
 
 MAX_LINE_CHARS = 64 * 1024 * 1024  # one line of a JSONL or CSV file: a record (the longest measured: a few MB)
-LONG_LINE_ADVICE = "check that it is the file meant (a file with no line ends is read as one line), or split the record"
+ONE_RECORD = (
+    "; each line is one record: check that it is the file meant (a file with no line ends is read as one line), "
+    "or split the record"
+)
 
 
-def bounded_lines(handle: Any, file: str | os.PathLike[str]) -> Iterator[str]:
-    """The lines of a text ``handle``, each read with at most MAX_LINE_CHARS characters: a longer one is an
-    InputError naming ``file`` and its line (a 3 GB file with no line end was one line, read whole to a MemoryError)."""
-    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
-        if len(line) > MAX_LINE_CHARS:
+def bounded_lines(
+    handle: IO[AnyStr],
+    file: str | os.PathLike[str],
+    *,
+    limit: int = MAX_LINE_CHARS,
+    why: str = ONE_RECORD,
+    numbered: bool = True,
+    skip_long: bool = False,
+) -> Iterator[AnyStr]:
+    """The lines of a text or binary ``handle``, each read with at most ``limit`` characters (bytes, of a binary
+    one): a longer line is an InputError naming ``file``, the line (unless not ``numbered``: a handle read from an
+    offset), the limit and ``why`` (what a line is, what to do). With ``skip_long`` it is passed over instead, read in
+    pieces of the limit, never held whole (damage that a reader of the files ultra writes tolerates).
+
+    A 3 GB file with no line end was one line, read whole to a MemoryError."""
+    end = handle.read(0)  # "" or b"": what readline returns at the end of the file
+    unit, line_end = ("bytes", b"\n") if isinstance(end, bytes) else ("characters", "\n")
+    for number, line in enumerate(iter(lambda: handle.readline(limit + 1), end), start=1):
+        if len(line) <= limit:
+            yield line
+        elif skip_long:
+            while line and not line.endswith(line_end):  # the rest of the long line
+                line = handle.readline(limit + 1)
+        else:
             raise InputError(
-                f"a line longer than {MAX_LINE_CHARS:,} characters; each line is one record: {LONG_LINE_ADVICE}",
-                path=str(file),
-                line=number,
+                f"a line longer than {limit:,} {unit}{why}", path=str(file), line=number if numbered else None
             )
-        yield line
 
 
 class LineBytes:

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,14 @@ def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) ->
     Raises InputError naming the line of the first malformed or non-object line; ``max_bytes``: a larger file is
     refused unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``).
     """
-    file = existing_file(path)
-    _check_size(file, max_bytes)
-    rows: list[dict[str, Any]] = []
-    with _open_text(file) as handle:
+    _check_size(existing_file(path), max_bytes)
+    return [row for _line, row in jsonl_rows(path)]
+
+
+def jsonl_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a JSON Lines file and their line numbers, read one line at a time (a corpus may be many GB, of
+    which a reader keeps a few rows); blank lines are skipped, a malformed or non-object line is an InputError."""
+    with open_text(existing_file(path)) as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -86,14 +91,13 @@ def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) ->
                 raise InputError(
                     f"expected a JSON object, found {type(row).__name__}", path=str(path), line=line_number
                 )
-            rows.append(row)
-    return rows
+            yield line_number, row
 
 
 def check_line_lengths(path: str | os.PathLike[str]) -> None:
     """Read the lines of a UTF-8 text file, keeping none, as ``read_jsonl`` reads them: a line over the line limit is
     the InputError it raises (the file, the line, the limit, what to do), and reading stops there."""
-    with _open_text(existing_file(path)) as handle:
+    with open_text(existing_file(path)) as handle:
         for _line in handle:
             pass
 
@@ -103,7 +107,7 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int | SizeLimit | None
     unread (a result file: ``ultra_kit.limits.json_files.MAX_RECORD_BYTES``; a data file: its SizeLimit)."""
     file = existing_file(path)
     _check_size(file, max_bytes)
-    with _open_text(file) as handle:
+    with open_text(file) as handle:
         text = handle.read()
     try:
         return _loads(text, path=str(path))
@@ -141,7 +145,7 @@ def read_csv(
     if delimiter is None:
         delimiter = "\t" if file.suffix.lower() == ".tsv" else ","
     rows: list[dict[str, Any]] = []
-    with _open_text(file, newline="") as handle:
+    with open_text(file, newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         try:
             header = next(reader)
@@ -179,8 +183,9 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
-def _open_text(file: Path, newline: str | None = None):
-    """Open as UTF-8 (a BOM is accepted); undecodable bytes surface as InputError on read."""
+def open_text(file: Path, newline: str | None = None) -> _Utf8File:
+    """Open as UTF-8 (a BOM is accepted) to iterate its lines within the line limit (``bounded_lines``) or ``read``
+    it whole; undecodable bytes surface as InputError naming the file."""
     return _Utf8File(file, newline)
 
 
@@ -191,13 +196,13 @@ class _Utf8File:
         self._file = file
         self._handle = open(file, encoding="utf-8-sig", newline=newline)  # noqa: SIM115
 
-    def __enter__(self):
+    def __enter__(self) -> _Utf8File:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._handle.close()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         try:
             yield from bounded_lines(self._handle, self._file)
         except UnicodeDecodeError as exc:

@@ -28,13 +28,14 @@ from typing import Any
 from ultra_base.environment import ESTIMATE_ENV
 from ultra_base.errors import InputError
 from ultra_base.file_limits import loads_limited
-from ultra_base.line_limits import MAX_LINE_CHARS
+from ultra_base.line_limits import bounded_lines
 from ultra_base.write_hooks import estimate_scratch, note, noted, on_write
 
 __all__ = ["ESTIMATE_ENV"]  # where the mode's environment variable is named (ultra_base.errors, read by the kit too)
 NOT_SENT = "not sent: ultra run --estimate asks no LLM"
 DEFAULT_CHARS_PER_TOKEN = 4.0  # English text under the GPT tokenizers, when no cache says otherwise
 STANDIN = "standin"  # the event a tool call's notes count (ultra_base.write_hooks)
+LEDGER_LINE = "; each line of the estimate's ledger is one record: it was damaged, run the estimate again"
 
 
 def ledger_path() -> str:
@@ -187,18 +188,12 @@ def record_unsent(
 
 def read_ledger(path: str | Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """The ledger's records written from byte ``offset`` on, and the offset after them; read line by line, each
-    line within MAX_LINE_CHARS bytes (one record) and the JSON depth limit."""
+    line within ``MAX_LINE_CHARS`` bytes (one record) and the JSON depth limit."""
     records: list[dict[str, Any]] = []
     try:
         with open(path, "rb") as ledger:
             ledger.seek(offset)
-            for raw in iter(lambda: ledger.readline(MAX_LINE_CHARS + 1), b""):
-                if len(raw) > MAX_LINE_CHARS:
-                    raise InputError(
-                        f"a line longer than {MAX_LINE_CHARS:,} bytes; each line of the estimate's ledger is one "
-                        "record: it was damaged, run the estimate again",
-                        path=str(path),
-                    )
+            for raw in bounded_lines(ledger, path, why=LEDGER_LINE, numbered=False):  # from the offset
                 if not raw.endswith(b"\n"):
                     break  # a line still being written is read next time
                 offset += len(raw)

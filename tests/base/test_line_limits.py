@@ -1,13 +1,56 @@
-"""``LineBytes``: over the blocks of a file read in binary, a line of more than MAX_LINE_CHARS bytes (its line end
-included, as ``bounded_lines`` counts it) is seen at the first block that shows it, wherever it lies."""
+"""``bounded_lines``, the one reader of lines within a limit, of a text or a binary file; ``LineBytes``: over the
+blocks of a file read in binary, a line of more than MAX_LINE_CHARS bytes (its line end included, as
+``bounded_lines`` counts it) is seen at the first block that shows it, wherever it lies."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from ultra_base.line_limits import MAX_LINE_CHARS, LineBytes
+from ultra_base.errors import InputError
+from ultra_base.line_limits import MAX_LINE_CHARS, LineBytes, bounded_lines
 
 MIB = 1 << 20
+LINES = "one\nnaïve two\r\nthree"  # 'ï': two bytes, one character
+
+
+def test_a_text_file_and_its_bytes_give_the_same_lines(tmp_path: Path) -> None:
+    path = tmp_path / "lines.txt"
+    path.write_bytes(LINES.encode())
+    with path.open(encoding="utf-8", newline="") as text, path.open("rb") as raw:
+        assert list(bounded_lines(text, path, limit=11)) == ["one\n", "naïve two\r\n", "three"]
+        assert list(bounded_lines(raw, path, limit=12)) == [b"one\n", "naïve two\r\n".encode(), b"three"]
+
+
+@pytest.mark.parametrize(("binary", "limit", "unit"), [(False, 10, "characters"), (True, 11, "bytes")])
+def test_a_longer_line_names_the_file_the_line_the_limit_and_why(
+    tmp_path: Path, binary: bool, limit: int, unit: str
+) -> None:
+    path = tmp_path / "lines.txt"
+    path.write_bytes(LINES.encode())
+    handle = path.open("rb") if binary else path.open(encoding="utf-8", newline="")
+    with handle, pytest.raises(InputError) as caught:
+        list(bounded_lines(handle, path, limit=limit, why=": not a list"))
+    assert str(caught.value) == f"{path}:2: a line longer than {limit:,} {unit}: not a list"
+
+
+def test_unnumbered_lines_name_the_file_only(tmp_path: Path) -> None:
+    """A handle read from an offset (the estimate's ledger) knows no line numbers."""
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"ab\nabcdef\n")
+    with path.open("rb") as handle, pytest.raises(InputError) as caught:
+        list(bounded_lines(handle, path, limit=4, numbered=False))
+    assert str(caught.value).startswith(f"{path}: a line longer than 4 bytes; each line is one record: check that")
+
+
+@pytest.mark.parametrize("mode", ["r", "rb"])
+def test_skipped_long_lines_are_read_in_pieces_and_the_others_kept(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_text("a\n" + "x" * 25 + "\nb\n" + "y" * 5 + "\n" + "z" * 9)
+    with path.open(mode) as handle:
+        kept = list(bounded_lines(handle, path, limit=4, skip_long=True))
+    assert [line if mode == "r" else line.decode() for line in kept] == ["a\n", "b\n"]  # the cut last line: long
 
 
 def passes(*blocks: bytes) -> bool:

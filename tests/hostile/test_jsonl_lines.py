@@ -74,9 +74,9 @@ def test_mtrag_task_file_line_too_long(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_judge_queries_tsv_line_too_long(tmp_path: Path) -> None:
-    queries = long_line_file(tmp_path / "queries.tsv", before="q1\tfirst question\n")
-    done = call(
+def umbrela_on(queries: Path, tmp_path: Path):
+    """``umbrela_judge`` on the sample corpus and run with ``queries``, depth 1, no LLM reachable."""
+    return call(
         "judge.umbrela_judge",
         f"queries_path={queries}",
         f"corpus_path={UMBRELA / 'corpus.jsonl'}",
@@ -87,7 +87,22 @@ def test_judge_queries_tsv_line_too_long(tmp_path: Path) -> None:
         f"save_path={tmp_path / 'judged'}",
         tmp_path=tmp_path,
     )
+
+
+def test_judge_queries_tsv_line_too_long(tmp_path: Path) -> None:
+    queries = long_line_file(tmp_path / "queries.tsv", before="q1\tfirst question\n")
+    done = umbrela_on(queries, tmp_path)
     refused(done, queries, 2)
+
+
+def test_judge_queries_tsv_not_utf8(tmp_path: Path) -> None:
+    """A TSV queries file that is not UTF-8 was an 'unexpected error: UnicodeDecodeError' (the JSONL reader beside it
+    said which file): both are read by the kit's reader now."""
+    queries = tmp_path / "queries.tsv"
+    queries.write_bytes(b"q1\tfirst \xff question\n")
+    done = umbrela_on(queries, tmp_path)
+    clear_error(done, f"{queries}: not valid UTF-8 text (invalid start byte)")
+    assert "unexpected error" not in done.stderr and done.stdout == ""
 
 
 def test_batch_results_line_too_long(tmp_path: Path) -> None:

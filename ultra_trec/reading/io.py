@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ultra_base.errors import InputError, existing_file
+from ultra_base.line_limits import bounded_lines
 from ultra_trec.reading.fast_reader import SNIFF_BYTES, read_fast
 from ultra_trec.table import LAYOUT, Kind, TrecTable, check_duplicates
 
@@ -59,14 +60,9 @@ def _read_slow(file: Path, kind: Kind, source: str) -> TrecTable:
     docids: list[bytes] = []
     values: list[float | int] = []
     lines: list[int] = []
+    long_line = f": not a {kind} file (lines '{layout}')"
     with open(file, "rb") as handle:
-        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
-            if len(raw) > MAX_LINE_BYTES:  # a 3 GB file with no line end was one line, read whole
-                raise InputError(
-                    f"a line longer than {MAX_LINE_BYTES:,} bytes: not a {kind} file (lines '{layout}')",
-                    path=source,
-                    line=number,
-                )
+        for number, raw in enumerate(bounded_lines(handle, source, limit=MAX_LINE_BYTES, why=long_line), start=1):
             fields = raw.split()
             if not fields or fields[0].startswith(b"#"):
                 continue

@@ -10,7 +10,6 @@ The run is ranked as trec_eval ranks it (score descending, ties by docid descend
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
-from ultra_base.file_limits import check_json_depth
-from ultra_base.line_limits import bounded_lines
+from ultra_kit.readers import jsonl_rows, open_text
 
 QID_KEYS = ("qid", "query_id", "_id", "id")
 QUERY_KEYS = ("query", "text", "question", "title")
@@ -97,7 +95,7 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
     """``{qid: query text}`` from a JSONL or TSV file."""
     file = existing_file(path, what="queries file")
     queries: dict[str, str] = {}
-    rows = _tsv_rows(file) if file.suffix.lower() in (".tsv", ".txt") else _jsonl_rows(file)
+    rows = _tsv_rows(file) if file.suffix.lower() in (".tsv", ".txt") else jsonl_rows(file)
     for line, row in rows:
         qid = _field(row, QID_KEYS, file, line, "query id")
         text = _field(row, QUERY_KEYS, file, line, "query text")
@@ -113,7 +111,7 @@ def read_corpus(path: str | os.PathLike[str], wanted: set[str] | None = None) ->
     """``{docid: title + text}`` for the documents in ``wanted`` (all when None), streamed."""
     file = existing_file(path, what="corpus file")
     texts: dict[str, str] = {}
-    for line, row in _jsonl_rows(file):
+    for line, row in jsonl_rows(file):
         docid = _field(row, DOCID_KEYS, file, line, "document id")
         if wanted is not None and docid not in wanted:
             continue
@@ -161,33 +159,9 @@ def top_documents(path: str | os.PathLike[str], *, depth: int) -> RankedRun:
     return RankedRun(ranked, first_row, table)
 
 
-def _jsonl_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(file, encoding="utf-8-sig") as handle:
-        try:
-            for line_number, line in enumerate(bounded_lines(handle, file), start=1):
-                if not line.strip():
-                    continue
-                check_json_depth(line, path=str(file), first_line=line_number)  # before the recursive parser
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"invalid JSON at column {exc.colno}: {exc.msg}; each line must be one JSON object",
-                        path=str(file),
-                        line=line_number,
-                    ) from None
-                if not isinstance(row, dict):
-                    raise InputError(
-                        f"expected a JSON object, found {type(row).__name__}", path=str(file), line=line_number
-                    )
-                yield line_number, row
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=str(file)) from None
-
-
 def _tsv_rows(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(file, encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(bounded_lines(handle, file), start=1):
+    with open_text(file) as handle:
+        for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             fields = line.rstrip("\r\n").split("\t")

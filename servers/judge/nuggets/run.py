@@ -29,6 +29,7 @@ from ultra_kit.failures import FailedSummary
 from ultra_kit.files import atomic_write_json, atomic_write_jsonl, result_path, unique_path
 from ultra_kit.limits.caps import capped, count
 from ultra_kit.limits.json_files import load_jsonl_file
+from ultra_kit.readers import jsonl_rows
 from ultra_llm.batch_mode.passes import in_passes
 from ultra_llm.cache import open_cache
 from ultra_llm.client import LLMClient, LLMSettings
@@ -56,7 +57,7 @@ def read_answers(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
     """``{qid: {run: answer}}`` from JSONL rows with a query id, an answer text and an optional run name."""
     file = existing_file(path, what="answers file")
     answers: dict[str, dict[str, str]] = {}
-    for line, row in inputs._jsonl_rows(file):
+    for line, row in jsonl_rows(file):
         qid = inputs._field(row, inputs.QID_KEYS, file, line, "query id")
         text = inputs._field(row, ANSWER_KEYS, file, line, "answer text", allow_empty=True)
         run = next((str(row[k]) for k in RUN_KEYS if row.get(k) not in (None, "")), "run")
@@ -70,7 +71,7 @@ def read_nuggets(path: str | os.PathLike[str]) -> dict[str, nuggets.QueryNuggets
     """Stored nuggets (the ``nuggets_path`` a previous call wrote), by query id."""
     file = existing_file(path, what="nuggets file")
     stored = {}
-    for line, row in inputs._jsonl_rows(file):
+    for line, row in jsonl_rows(file):
         try:
             item = nuggets.QueryNuggets.from_record(row)
         except (KeyError, TypeError, ValueError) as exc:

@@ -25,7 +25,7 @@ from typing import Any
 from servers.target import fastjson
 from ultra_base import redact
 from ultra_base.file_limits import loads_limited
-from ultra_base.line_limits import MAX_LINE_CHARS
+from ultra_base.line_limits import bounded_lines
 
 FLUSH_SECONDS = 0.2  # an answer's line reaches the file at most this long after it arrives
 FLUSH_LINES = 256  # ... or as soon as this many lines wait
@@ -139,12 +139,8 @@ def _fsync_copy(fd: int) -> None:
 
 
 def _short_lines(path: Path) -> Iterator[str]:
-    """The lines of ``path`` (undecodable bytes replaced), read one at a time; a line longer than MAX_LINE_CHARS
+    """The lines of ``path`` (undecodable bytes replaced), read one at a time; a line longer than ``MAX_LINE_CHARS``
     bytes (damage: a line ultra writes is one record) is skipped, read in pieces of that size, never held whole."""
     with open(path, "rb") as handle:
-        for raw in iter(lambda: handle.readline(MAX_LINE_CHARS + 1), b""):
-            if len(raw) <= MAX_LINE_CHARS:
-                yield raw.decode("utf-8", errors="replace")
-                continue
-            while raw and not raw.endswith(b"\n"):  # the rest of the over-long line
-                raw = handle.readline(MAX_LINE_CHARS + 1)
+        for raw in bounded_lines(handle, path, skip_long=True):
+            yield raw.decode("utf-8", errors="replace")

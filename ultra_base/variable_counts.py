@@ -56,6 +56,14 @@ def count_from(value: str, environ: Mapping[str, str]) -> VariableCount | None:
     return VariableCount(int(text), f"${{{name}}}")
 
 
+def total(counts: list[int]) -> int:
+    """The sum of ``counts``; with a ``VariableCount`` among them, a ``VariableCount`` shown as the sum written out
+    (``${GPU1} + 16``): the total would tell the variable's value."""
+    whole = sum(counts)
+    hidden = any(isinstance(count, VariableCount) for count in counts)
+    return VariableCount(whole, " + ".join(str(count) for count in counts)) if hidden else whole
+
+
 def recorded(value: Any) -> Any:
     """``value`` as a result records it: a ``VariableCount`` by its reference (``"${WORKERS}"``), else as is."""
     return value.shown if isinstance(value, VariableCount) else value

@@ -61,7 +61,8 @@ def expand_env(value: Any, environ: Mapping[str, str] | None = None) -> Any:
 
     A reference to an unset variable raises InputError naming the variable; values are never
     logged, and each expanded value is remembered as a secret (``ultra_base.redact``), so the
-    servers' results, errors and logs show ``***`` instead.
+    servers' results, errors and logs show ``***`` instead. A mapping's count (``max_workers: ${WORKERS}``)
+    becomes the whole number its variable holds, shown by its reference (``expand_item``).
     """
     env = os.environ if environ is None else environ
     if isinstance(value, str):

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import VariableCount, recorded
+from ultra_base.variable_counts import recorded, total
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -154,7 +154,7 @@ class LLMSettings:
             tokenizer=str(mapping.get("tokenizer") or ""),
             timeout=timeout,
             max_retries=retries,
-            max_workers=_sum([e.max_concurrency for e in endpoints]) if endpoints else workers,
+            max_workers=total([e.max_concurrency for e in endpoints]) if endpoints else workers,
             endpoints=endpoints,
             drain_after=drain_after,
             cool_down=cool_down,
@@ -226,13 +226,6 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
 def _count(value: Any) -> int:
     """A limit as a number: a whole number as it is (one read from ``${VAR}`` keeps its name for ``public``)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else int(value)
-
-
-def _sum(counts: list[int]) -> int:
-    """A pool's requests in flight: its endpoints' sum, recorded as the sum written out when one is a ``${VAR}``'s."""
-    total = sum(counts)
-    hidden = any(isinstance(count, VariableCount) for count in counts)
-    return VariableCount(total, " + ".join(str(count) for count in counts)) if hidden else total
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

@@ -187,3 +187,28 @@ def test_inside_the_tool_a_pool_is_refused_naming_its_endpoints(tmp_path: Path) 
     llm = json.dumps({"api_key": "", "model_id": "m", "drain_after": 3, "cool_down": 1, "endpoints": endpoints})
     done = run_ultra("call", "judge.umbrela_judge", f"judge_llm={llm}", "judge_cache=", cwd=tmp_path)
     clear_error(done, "judge_llm.endpoints' max_concurrency 600 + 600 = 1,200 is more than the cap caps.max_workers")
+
+
+JURY = """\
+    jury:
+      - model_id: a
+        base_url: {url}
+        max_workers: ${{W}}
+      - model_id: b
+        base_url: {url}
+"""  # replaces the base_url line: jury on line 14 (the panel check names the key)
+
+
+def test_a_jury_members_variable_count_is_read_at_build(tmp_path: Path) -> None:
+    pipeline, params = project(tmp_path)
+    params.write_text(params.read_text(encoding="utf-8").replace(f"    base_url: {DEAD}\n", JURY.format(url=DEAD)),
+                      encoding="utf-8")  # fmt: skip
+    over = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "2000"})
+    clear_error(over, f"{params}:14: judge_llm.jury[0].max_workers ${{W}} is more than the cap caps.max_workers")
+    absent("2000", over.stdout, over.stderr)
+    summed = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "1020"})  # member b inherits max_workers 8
+    clear_error(summed, "judge_llm.jury's max_workers (its members' sum) ${W} + 8 is more than the cap caps.max_")
+    absent("1020", summed.stdout, summed.stderr)
+    absent("1028", summed.stdout, summed.stderr)  # nor the sum
+    built = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "5"})  # (it rewrites the file)
+    assert built.returncode == 0, built.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
-from ultra_base.variable_counts import COUNT_KEYS, reference
+from ultra_base.variable_counts import COUNT_KEYS, reference, total
 from ultra_kit.limits.caps import capped
 from ultra_kit.llm_mapping import settings_for
 from ultra_kit.settings import complete_mapping, expand_item
@@ -30,7 +30,7 @@ def within_caps(settings: LLMSettings) -> LLMSettings:
     for i, member in enumerate(settings.jury):  # each member keeps its own requests in flight
         capped(member.max_workers, f"judge_llm.jury[{i}].max_workers", server="judge", name="max_workers")
     if settings.jury:  # ... together within the cap of one judge_llm
-        workers = sum(member.max_workers for member in settings.jury)
+        workers = total([member.max_workers for member in settings.jury])  # a ${VAR}'s shown by name
         capped(workers, "judge_llm.jury's max_workers (its members' sum)", server="judge", name="max_workers")
     return settings
 

@@ -4,12 +4,14 @@ mapping, the retriever's ``dense``, the target's ``target``): counts within the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_base.variable_counts import VariableCount, reference
 from ultra_kit.limits.caps import capped
-from ultra_kit.settings import SERVERS_DIR, complete_mapping, expand_env, load_caps, load_parameter_file
+from ultra_kit.settings import SERVERS_DIR, complete_mapping, expand_env, expand_item, load_caps, load_parameter_file
 from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.settings import (
     BACKENDS,
@@ -76,36 +78,78 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     is checked before this: ``ultra_kit.settings.check_key_hosts`` refuses one that would send a
     ``${VAR}`` value to a host the parameter file did not configure.) ``max_retries`` and ``max_workers`` are
     counts within the server's ``caps`` of the same names (``check_limits``, as ``ultra build`` checks them); a
-    pool's ``max_workers`` is its endpoints' sum, within the same cap.
+    pool's ``max_workers`` is its endpoints' ``max_concurrency`` summed, within the same cap.
     """
     # complete_mapping applies the api_key rule (merge_mapping)
     mapping = complete_mapping(expand_env(given), server=server, setting=setting)
     check_limits(mapping, server=server, setting=setting)
     settings = LLMSettings.from_mapping(mapping, name=setting, **pacing)
-    if settings.endpoints:  # a pool: the sum of its endpoints' max_concurrency
-        capped_limit(settings.max_workers, "max_workers", server=server, setting=setting)
+    if settings.endpoints:  # the sum from_mapping took (a max_concurrency of "3" counts 3)
+        capped_pool([endpoint.max_concurrency for endpoint in settings.endpoints], server=server, setting=setting)
     return settings
 
 
 def capped_limit(value: Any, name: str, *, server: str, setting: str) -> int:
     """``<setting>.<name>`` (``max_retries`` or ``max_workers``) as a count from its minimum up to the server's cap
-    of that name: an InputError naming the value, the cap and the file that sets it otherwise."""
+    of that name: an InputError naming the value (a ``${VAR}``'s by its reference), the cap and the file that sets
+    it otherwise."""
     return capped(value, f"{setting}.{name}", server=server, name=name, minimum=LIMIT_MINIMUMS[name])
 
 
-def check_limits(mapping: Mapping[str, Any], *, server: str, setting: str, path: str | None = None) -> None:
-    """Each limit of ``LIMIT_MINIMUMS`` that ``mapping`` (the value of ``setting``) holds, by ``capped_limit``: what
-    the server's tools check when they run, and ``ultra build`` / ``ultra run`` before the first step. ``path``: the
-    file ``mapping`` was read from with lines (``ultra_kit.yaml_files.lines``), named with the key's line."""
+def capped_pool(workers: list[int], *, server: str, setting: str, lines: list[int | None] | None = None) -> int:
+    """A pool's requests in flight, its endpoints' ``max_concurrency`` (``workers``, each >= 1) summed, within the
+    server's ``caps.max_workers``: over it, an InputError naming each endpoint's value (at its line of ``lines``)."""
+    lines = lines or [None] * len(workers)
+    terms = [f"{count}" + (f" (line {line})" if line else "") for count, line in zip(workers, lines, strict=True)]
+    total = sum(workers)
+    hidden = any(isinstance(count, VariableCount) for count in workers)  # a sum holding a ${VAR}'s value is not shown
+    total = VariableCount(total, "together" if hidden else f"= {total:,}")
+    what = f"{setting}.endpoints' max_concurrency {' + '.join(terms)}"
+    return capped(total, what, server=server, name="max_workers", minimum=1)
+
+
+def check_limits(
+    mapping: Mapping[str, Any], *, server: str, setting: str, path: str | None = None, default_workers: Any = None
+) -> None:
+    """Each limit of ``LIMIT_MINIMUMS`` that ``mapping`` (the value of ``setting``) holds, by ``capped_limit``, and
+    a pool's sum by ``capped_pool``: what the server's tools check when they run, and ``ultra build`` / ``ultra run``
+    before the first step. ``path``: the file ``mapping`` was read from with lines (``ultra_kit.yaml_files.lines``),
+    its ``${VAR}`` not yet expanded, named with the key's line; a variable not set there is left to the step (which
+    names it), and ``default_workers`` is the ``max_workers`` an endpoint without ``max_concurrency`` takes."""
     for name in LIMIT_MINIMUMS:
-        if name not in mapping:
+        if name not in mapping or (value := _read(mapping[name], path)) is _UNSET:
             continue
         try:
-            capped_limit(mapping[name], name, server=server, setting=setting)
+            capped_limit(value, name, server=server, setting=setting)
         except InputError as exc:
             if path is None:
                 raise
             raise InputError(str(exc), path=path, line=line_of(mapping, name)) from None
+    workers = mapping.get("max_workers", default_workers)
+    endpoints = mapping.get("endpoints")
+    if not endpoints or not isinstance(endpoints, list) or not all(isinstance(e, Mapping) for e in endpoints):
+        return  # not a pool (or not a list of mappings: the tool says so)
+    counts = [_read(workers if e.get("max_concurrency") is None else e["max_concurrency"], path) for e in endpoints]
+    if all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts):  # else the tool refuses it
+        lines = [line_of(e, "max_concurrency") for e in endpoints] if path else None
+        try:
+            capped_pool(counts, server=server, setting=setting, lines=lines)
+        except InputError as exc:
+            if path is None:
+                raise
+            raise InputError(str(exc), path=path, line=line_of(mapping, "endpoints")) from None
+
+
+_UNSET = object()
+
+
+def _read(value: Any, path: str | None) -> Any:
+    """A limit as the step will read it: in a parameter file (``path``), a ``${VAR}`` of the environment
+    (``ultra_kit.settings.expand_item``), ``_UNSET`` if the variable is not set; given to a tool, as it is."""
+    if path is None or not reference(value):
+        return value
+    name = reference(value)
+    return expand_item("max_workers", value) if name in os.environ else _UNSET
 
 
 def capped_settings(server: str) -> tuple[str, ...]:

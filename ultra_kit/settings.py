@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import InputError, closest
+from ultra_base.variable_counts import COUNT_KEYS, count_from, reference
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -54,12 +56,13 @@ def _load_whole(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
+def expand_env(value: Any, environ: Mapping[str, str] | None = None) -> Any:
     """Replace ``${VAR}`` in strings (recursively in lists and dicts) with the environment's value.
 
     A reference to an unset variable raises InputError naming the variable; values are never
     logged, and each expanded value is remembered as a secret (``ultra_base.redact``), so the
-    servers' results, errors and logs show ``***`` instead.
+    servers' results, errors and logs show ``***`` instead. A mapping's count (``max_workers: ${WORKERS}``)
+    becomes the whole number its variable holds, shown by its reference (``expand_item``).
     """
     env = os.environ if environ is None else environ
     if isinstance(value, str):
@@ -75,8 +78,22 @@ def expand_env(value: Any, environ: dict[str, str] | None = None) -> Any:
     if isinstance(value, list):
         return [expand_env(item, env) for item in value]
     if isinstance(value, dict):
-        return {key: expand_env(item, env) for key, item in value.items()}
+        return {key: expand_item(key, item, env) for key, item in value.items()}
     return value
+
+
+def expand_item(key: Any, value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """``expand_env`` of a mapping's ``key: value``; a count (``max_workers: ${WORKERS}``, a key of
+    ``ultra_base.variable_counts.COUNT_KEYS``) becomes the whole number its variable holds, shown as ``${WORKERS}``,
+    and is left as written when it holds anything else (its check refuses it by name, never by value)."""
+    env = os.environ if environ is None else environ
+    if key not in COUNT_KEYS or not isinstance(value, str) or "${" not in value:
+        return expand_env(value, env)
+    if reference(value) is None:
+        return value  # "${A}x" is no count: refused as written
+    expanded = expand_env(value, env)  # an unset variable is refused as elsewhere; the value is remembered
+    counted = count_from(value, {reference(value): expanded})
+    return value if counted is None else counted  # (a 0 is a count, refused by its check)
 
 
 def env_references(value: Any) -> set[str]:
@@ -138,7 +155,8 @@ def complete_mapping(given: Any, *, server: str, setting: str) -> dict[str, Any]
         hints = [f"'{key}' -> '{near}'" for key in unknown if (near := closest(key, base))]
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
         raise InputError(f"{setting} has unknown keys {sorted(unknown)}; known keys: {sorted(base)}{hint}")
-    return {key: value if key in given else expand_env(value) for key, value in merge_mapping(base, given).items()}
+    merged = merge_mapping(base, given)
+    return {key: value if key in given else expand_item(key, value) for key, value in merged.items()}
 
 
 # Keys bound to their hosts: a ${VAR} value goes only to the host the parameter file configured for it.
@@ -282,7 +300,8 @@ def _origin(url: str) -> str:
 
 def _caller_references(given: dict[str, Any], defaults: dict[str, Any]) -> list[tuple[str, str]]:
     """``(where, VAR)`` for each ``${VAR}`` in what the caller wrote (values that differ from parameter.yaml's),
-    keys of endpoint mappings aside (bound or refused on their own)."""
+    keys of endpoint mappings aside (bound or refused on their own), and counts (``max_workers: ${WORKERS}``: read
+    as a number that no request carries, or refused, never expanded into one: ``expand_item``)."""
     found: list[tuple[str, str]] = []
     for name, value in given.items():
         default = defaults.get(name)
@@ -293,9 +312,10 @@ def _caller_references(given: dict[str, Any], defaults: dict[str, Any]) -> list[
             continue
         endpoint = "api_key" in default
         for key, item in value.items():
-            if item == default.get(key) or (endpoint and key == "api_key"):
+            if item == default.get(key) or (endpoint and key == "api_key") or key in COUNT_KEYS:
                 continue
             if endpoint and key in ("endpoints", "jury") and isinstance(item, list):
-                item = [{k: v for k, v in e.items() if k != "api_key"} if isinstance(e, dict) else e for e in item]
+                item = [{k: v for k, v in e.items() if k != "api_key" and k not in COUNT_KEYS} if isinstance(e, dict)
+                        else e for e in item]  # fmt: skip
             found += [(f"{name}.{key}", var) for var in sorted(env_references(item))]
     return found

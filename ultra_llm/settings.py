@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
+from ultra_base.variable_counts import recorded, total
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -53,6 +54,7 @@ class Endpoint:
     def public(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("api_key")
+        data["max_concurrency"] = recorded(data["max_concurrency"])  # one read from ${VAR} by its name
         return data
 
 
@@ -120,8 +122,8 @@ class LLMSettings:
         try:
             timeout, retries, workers = (
                 float(mapping["timeout"]),
-                int(mapping["max_retries"]),
-                int(mapping["max_workers"]),
+                _count(mapping["max_retries"]),
+                _count(mapping["max_workers"]),
             )
         except (TypeError, ValueError):
             raise InputError(f"{name}.timeout, .max_retries and .max_workers must be numbers") from None
@@ -152,7 +154,7 @@ class LLMSettings:
             tokenizer=str(mapping.get("tokenizer") or ""),
             timeout=timeout,
             max_retries=retries,
-            max_workers=sum(e.max_concurrency for e in endpoints) if endpoints else workers,
+            max_workers=total([e.max_concurrency for e in endpoints]) if endpoints else workers,
             endpoints=endpoints,
             drain_after=drain_after,
             cool_down=cool_down,
@@ -166,6 +168,7 @@ class LLMSettings:
         """The settings as they may be written to a result: without the API keys."""
         data = asdict(self)
         data.pop("api_key")
+        data.update({key: recorded(data[key]) for key in ("max_retries", "max_workers")})  # a ${VAR}'s by name
         data["endpoints"] = [endpoint.public() for endpoint in self.endpoints]
         data["jury"] = [member.public() for member in self.jury]
         return data
@@ -203,7 +206,7 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
         if not entry.get("base_url") or not model_id:
             raise InputError(f"{where} needs base_url and model_id ({name}.model_id is used when it has none)")
         try:
-            capacity = int(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
+            capacity = _count(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
             weight = float(entry.get("weight", 1.0))
         except (TypeError, ValueError):
             raise InputError(f"{where}.max_concurrency and .weight must be numbers") from None
@@ -218,6 +221,11 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
             "(and the cache) do not depend on which endpoint answered"
         )
     return tuple(endpoints)
+
+
+def _count(value: Any) -> int:
+    """A limit as a number: a whole number as it is (one read from ``${VAR}`` keeps its name for ``public``)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else int(value)
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

@@ -12,6 +12,7 @@ import yaml
 
 from ultra_base.errors import InputError
 from ultra_base.file_limits import load_yaml_value, read_text_file
+from ultra_base.variable_counts import as_written
 from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.pipeline.param_text import merge_text
 from ultra_kit.files import atomic_write_text
@@ -141,11 +142,13 @@ def check_setting_names(path: Path, alias: str, values: dict[Any, Any], known: s
 def expand_settings(settings: dict[str, Any], where: Path, on_use: Set[str] = frozenset()) -> dict[str, Any]:
     """Expand ``${VAR}`` for sending to a server; an unset variable is an UltraError naming the file, except in the
     settings ``on_use`` (every tool using them expands them itself when it sends a request): there an unset one stays
-    ``${VAR}``, and the tool names the variable if it needs it."""
+    ``${VAR}``, and the tool names the variable if it needs it. A count read from ``${VAR}`` (``max_workers:
+    ${WORKERS}``, checked before the first step) is sent as written: the server reads it as the same number and keeps
+    its name (``ultra_base.variable_counts``), which a bare number over JSON would lose."""
     out = {}
     for name, value in settings.items():
         try:
-            out[name] = expand_env(value)
+            out[name] = as_written(expand_env(value))
         except InputError as exc:
             if name not in on_use:
                 raise UltraError(f"{where}: {exc}") from None

@@ -8,9 +8,11 @@ lines (its mappings, lists and texts carry ``.line``). A value holding ``${VAR}`
 function says it reads such values (``function.reads_variables = True``: it checks the rest itself).
 
 Before those, the limits of each mapping setting that a shipped server's ``parameter.yaml`` caps (``judge_llm``'s
-``max_workers`` within ``caps.max_workers`` ...: ``ultra_kit.llm_mapping.capped_settings``) are checked by the check
-the tools run (``check_limits``), so a value over a cap, a 0 or a 1.5 is refused before the first step, with the
-message the step would give, at the parameter file's line.
+``max_workers`` within ``caps.max_workers`` ..., and a pool's ``max_workers``, its endpoints' ``max_concurrency``
+summed: ``ultra_kit.llm_mapping.capped_settings``) are checked by the check the tools run (``check_limits``), so a
+value over a cap, a 0 or a 1.5 is refused before the first step, with the message the step would give, at the
+parameter file's line. A limit written ``${VAR}`` is read from the environment as the step reads it (a whole number,
+named by its reference in every message); a variable not set is left to the step, which names it.
 """
 
 from __future__ import annotations
@@ -54,14 +56,17 @@ def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path,
     its tools read the caps of ``servers/<name>/parameter.yaml``), read from ``target`` with lines (None: settings
     made in memory, such as a sweep's trial); UltraError naming ``alias.setting`` at the first beyond its cap."""
     from ultra_kit.llm_mapping import check_limits
+    from ultra_kit.settings import defaults
 
     name = package_dir.name
     for setting in capped_settings_of(package_dir):
         value = section.get(setting)
         if not isinstance(value, dict):
             continue  # left out (the defaults apply) or not a mapping (the tool says so)
+        workers = defaults(name)[setting].get("max_workers")  # an endpoint's without max_concurrency (if not given)
         try:
-            check_limits(value, server=name, setting=setting, path=None if target is None else str(target))
+            check_limits(value, server=name, setting=setting, path=None if target is None else str(target),
+                         default_workers=workers)  # fmt: skip
         except InputError as exc:
             raise UltraError(f"{alias}.{setting}: {exc}") from None
 

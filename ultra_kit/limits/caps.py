@@ -5,7 +5,8 @@ Each server's caps are the ``caps:`` mapping of its ``servers/<name>/parameter.y
 parameter named ``caps``, so neither an MCP caller nor a pipeline's parameter file can raise them: only
 whoever runs the server, by editing that file. A count over its cap is refused before any work starts,
 with a message naming the value, the cap and where to raise it. ``count`` also refuses what is not a
-count at all (``1.5``, ``true``, NaN, ``"3"``).
+count at all (``1.5``, ``true``, NaN, ``"3"``); a count read from ``${VAR}`` (``ultra_base.variable_counts``) is
+named by that reference in every message, never by its value.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from typing import Any
 
 from ultra_base.errors import InputError, shown
+from ultra_base.variable_counts import reference
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 
@@ -30,6 +32,8 @@ def count(value: Any, what: str, *, minimum: int = 0) -> int:
     fraction, NaN, infinity or a string is not a count: ``true`` is not 1)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
+    if reference(value):  # a ${VAR} holding no whole number (expand_item leaves it as written): never its value
+        raise InputError(f"{what} {value} must hold a whole number >= {minimum}; it holds something else (not shown)")
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{what} must be a whole number >= {minimum}, got {shown(value)}")
     if value < minimum:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_base.variable_counts import COUNT_KEYS, reference, total
 from ultra_kit.limits.caps import capped
 from ultra_kit.llm_mapping import settings_for
-from ultra_kit.settings import complete_mapping
+from ultra_kit.settings import complete_mapping, expand_item
 from ultra_llm.settings import PANEL_KEYS, LLMSettings
 
 
@@ -28,7 +30,7 @@ def within_caps(settings: LLMSettings) -> LLMSettings:
     for i, member in enumerate(settings.jury):  # each member keeps its own requests in flight
         capped(member.max_workers, f"judge_llm.jury[{i}].max_workers", server="judge", name="max_workers")
     if settings.jury:  # ... together within the cap of one judge_llm
-        workers = sum(member.max_workers for member in settings.jury)
+        workers = total([member.max_workers for member in settings.jury])  # a ${VAR}'s shown by name
         capped(workers, "judge_llm.jury's max_workers (its members' sum)", server="judge", name="max_workers")
     return settings
 
@@ -59,11 +61,19 @@ def check_judge_llm(value: Any, *, parameter_file: str) -> None:
 def _placeholders(value: Any) -> Any:
     """``value`` with each ``${VAR}`` text replaced by a stand-in of its own (a URL for a base_url)."""
     if isinstance(value, Mapping):
-        return {k: ("http://variable.invalid" if k == "base_url" else re.sub(r"\W", "_", v)) if _variable(v)
-                else _placeholders(v) for k, v in value.items()}  # fmt: skip
+        return {k: _stand_in(k, v) if _variable(v) else _placeholders(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_placeholders(v) for v in value]
     return value
+
+
+def _stand_in(key: Any, value: str) -> Any:
+    """A ``${VAR}`` text's stand-in; a count's (``max_workers: ${WORKERS}``) is read as the step reads it, named by its
+    reference (``ultra_kit.settings.expand_item``), or 1 while its variable is not set (the step names it)."""
+    if key in COUNT_KEYS:
+        name = reference(value)
+        return value if name is None else expand_item(key, value) if name in os.environ else 1
+    return "http://variable.invalid" if key == "base_url" else re.sub(r"\W", "_", value)
 
 
 def _variable(value: Any) -> bool:

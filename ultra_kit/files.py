@@ -147,7 +147,16 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
     reserved by this process and never written is removed too). A full disk is an InputError
     saying so. The checks libraries registered (``ultra_base.write_hooks``: estimate mode's) run first.
     """
-    path = Path(path)
+    return _write_atomically(Path(path), write, binary=False)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` (a PNG, say) to ``path`` as ``atomic_write`` writes text: a temporary file renamed into place,
+    with the same checks, permissions (0666 less the umask) and errors."""
+    return _write_atomically(Path(path), lambda handle: handle.write(data), binary=True)
+
+
+def _write_atomically(path: Path, write: Callable[[Any], Any], *, binary: bool) -> Path:
     write_hooks.check_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = None
@@ -155,8 +164,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], None])
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with _reserved_lock:
             _writing.add(tmp_name)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            write(_Redacting(handle) if redact.active() else handle)
+        opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        with opened as handle:
+            write(_Redacting(handle) if not binary and redact.active() else handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_UMASK)

@@ -5,6 +5,7 @@ script), never in pytest's, whose threads would make the fork unsafe."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -179,6 +180,8 @@ def test_plots_are_shared_among_the_workers_processes(tmp_path: Path) -> None:
         """,
     )
     assert done.returncode == 0, done.stderr
+    umask = os.umask(0o022)
+    os.umask(umask)
     lines = done.stdout.splitlines()
     names = ["plot_a.x.png", "plot_a.y.png", "plot_b.z.png"]
     assert lines[:3] == [f"one {names}", f"three {names}", f"again {names}"]
@@ -190,6 +193,9 @@ def test_plots_are_shared_among_the_workers_processes(tmp_path: Path) -> None:
     assert sorted(name for _, name in again) == names and {pid for pid, _ in again} == {parent}
     for name in names:
         expected = (tmp_path / "one" / name).read_bytes()
+        assert expected.startswith(b"\x89PNG\r\n\x1a\n")
         assert (tmp_path / "three" / name).read_bytes() == expected
         assert (tmp_path / "again" / name).read_bytes() == expected
+        for folder in ("one", "three", "again"):  # as every other file of the sweep: 0666 less the umask
+            assert (tmp_path / folder / name).stat().st_mode & 0o777 == 0o666 & ~umask
     assert not [p for p in tmp_path.rglob("*.tmp")]

@@ -8,13 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from ultra_kit.files import atomic_write, atomic_write_json, atomic_write_jsonl, result_path, unique_path
+from ultra_kit.files import (
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_jsonl,
+    result_path,
+    unique_path,
+)
 
 
 def test_atomic_write_json_round_trips_and_uses_normal_permissions(tmp_path: Path) -> None:
     target = atomic_write_json(tmp_path / "sub" / "r.json", {"ß": [1, 2.5]})
     assert json.loads(target.read_text(encoding="utf-8")) == {"ß": [1, 2.5]}
     assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def test_atomic_write_bytes_writes_the_bytes_with_normal_permissions(tmp_path: Path) -> None:
+    """Bytes as they are (no newline translation, no redaction), 0666 less the umask as text files get."""
+    data = b"\x89PNG\r\n\x1a\n\x00${X}\xff"
+    target = atomic_write_bytes(tmp_path / "sub" / "plot.png", data)
+    assert target.read_bytes() == data
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["plot.png"]
 
 
 def _umask() -> int:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -120,12 +118,14 @@ def _draw(folder: Path, rows: list[dict[str, Any]], keys: list[str], metric: str
 
 
 def _save_atomic(figure: Any, path: Path) -> None:
-    """Write the PNG into a temporary file next to ``path``, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Render the PNG (fast compression, as the report server's plots), then write it atomically."""
+    import io
+
+    from ultra_kit.files import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
     try:
-        with os.fdopen(fd, "wb") as handle:
-            figure.savefig(handle, format="png")
-        os.replace(tmp, path)
+        atomic_write_bytes(path, buffer.getvalue())
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise UltraError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None

@@ -3,15 +3,18 @@
 Every value that ``expand_env`` substitutes is remembered here (process-wide; a server process
 serves one client), as are the values of the variables a server is told to treat as secret. A
 remembered value is replaced by ``***`` in tool results, error messages, log records and every
-file written through ``ultra_kit.files``. Values shorter than ``MIN_LENGTH`` and values that name an
-existing file or folder (``${HOME}/data``) are not secrets and are left alone: replacing them
-would break the paths the next step reads.
+file written through ``ultra_kit.files``. Values shorter than ``MIN_LENGTH``, values that name an
+existing file or folder (``${HOME}/data``) and values that read as a number of at most ``MAX_SETTING_NUMBER``
+characters (``${MAX_TOKENS}``: 2048; ``setting_number``) are not secrets and are left alone: replacing them would
+break the paths the next step reads, or the digits of every result that holds them (a ``map`` of 0.12048 would
+read 0.1***, a ``num_ret`` of 2048 would not be JSON). A longer number may be an account number or a token.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -20,6 +23,8 @@ from ultra_base.environment import SECRET_NAMES_ENV
 
 REDACTED = "***"
 MIN_LENGTH = 4
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+MAX_SETTING_NUMBER = 12  # characters: a longer number is kept secret
 
 _secrets: set[str] = set()
 _ordered: tuple[str, ...] = ()
@@ -29,7 +34,7 @@ _lock = threading.Lock()
 def remember(value: Any) -> None:
     """Treat ``value`` (an expanded ``${VAR}``) as a secret from now on."""
     global _ordered
-    if not isinstance(value, str) or len(value) < MIN_LENGTH or value in _secrets:
+    if not isinstance(value, str) or len(value) < MIN_LENGTH or value in _secrets or setting_number(value):
         return
     try:
         if os.path.exists(value):
@@ -40,6 +45,13 @@ def remember(value: Any) -> None:
         _secrets.add(value)
         _ordered = tuple(sorted(_secrets, key=len, reverse=True))
     _install_log_redaction()
+
+
+def setting_number(value: str) -> bool:
+    """Whether ``value`` reads as a number a setting takes (``2048``, ``0.7``, ``1e-5``): at most
+    ``MAX_SETTING_NUMBER`` characters, white space around it aside."""
+    text = value.strip()
+    return len(text) <= MAX_SETTING_NUMBER and NUMBER.fullmatch(text) is not None
 
 
 def remember_environment(names: Iterable[str]) -> None:

@@ -48,3 +48,27 @@ def test_files_written_through_atomic_write_hold_no_secret(tmp_path: Path) -> No
     assert (tmp_path / "r.json").read_text() == '{\n  "model": "***",\n  "n": 1\n}'
     assert (tmp_path / "r.jsonl").read_text() == '{"a": "x *** y"}\n{"a": "z"}\n'
     assert (tmp_path / "r.trec").read_text() == "q ***\nq d\n"
+
+
+def test_a_number_a_setting_takes_is_no_secret_so_results_keep_their_digits(tmp_path: Path) -> None:
+    """``max_tokens: ${MAX_TOKENS}`` (2048) must not turn a map of 0.12048 into 0.1***, nor a num_ret of 2048 into
+    a bare *** (no longer JSON), nor ``recall@2048`` into ``recall@***``; a 13-digit number stays secret."""
+    import json
+
+    from ultra_kit.files import atomic_write_json, atomic_write_text, compact_json
+
+    env = {"MAX_TOKENS": "2048", "TEMPERATURE": "0.75", "RATE": " 1e-5 ", "ACCOUNT": "9274051836402"}
+    assert expand_env("${MAX_TOKENS} ${TEMPERATURE} ${RATE} ${ACCOUNT}", env) == "2048 0.75  1e-5  9274051836402"
+    results = {"map": 0.12048, "num_ret": 2048, "recall@2048": 0.0075, "lr": 1e-05, "id": "acct 9274051836402"}
+    atomic_write_json(tmp_path / "r.json", results)
+    atomic_write_text(tmp_path / "c.json", compact_json(results))  # evaluate_trec's way: orjson text
+    for name in ("r.json", "c.json"):
+        assert json.loads((tmp_path / name).read_text()) == {**results, "id": "acct ***"}
+    assert redact.redact_text("temperature 0.75, account 9274051836402") == "temperature 0.75, account ***"
+
+
+def test_what_reads_as_a_setting_number() -> None:
+    numbers = ["2048", "-3600", "+1.5", "0.75", ".5e3", " 1e-5 ", "123456789012"]
+    others = ["1234567890123", "tok-2048", "20.48.1", "0x1F", "1_000", "2048s", "nan", "inf", "1.2.3"]
+    assert [redact.setting_number(v) for v in numbers] == [True] * len(numbers)
+    assert [redact.setting_number(v) for v in others] == [False] * len(others)

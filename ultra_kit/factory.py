@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base import redact
-from ultra_base.errors import confine_process_reads, confined_reads
+from ultra_base.errors import InputError, confine_process_reads, confined_reads
 from ultra_base.write_hooks import tool_call
 from ultra_kit.files import released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
@@ -28,6 +28,7 @@ from ultra_kit.settings import (
 from ultra_kit.wrapping.argument_check import ArgumentCheck
 from ultra_kit.wrapping.errors import ToolErrors, crash_report, in_process_crash
 from ultra_kit.wrapping.pinned import check_pinned
+from ultra_kit.wrapping.typed_settings import kind_of, read_typed
 
 if typing.TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -102,6 +103,7 @@ def build_server(
     redact.remember_environment(env_references(settings) | redact.secret_names_from_environment())
     app = server_class()(name, version=__version__, instructions=instructions or None)
     app.argument_checks = {}  # tool name -> ArgumentCheck, applied by the server class before the SDK validates
+    app.typed_settings = {}  # tool name -> {setting: int/float/bool}: a ${VAR} read as its kind before validation
     for fn in tools:
         hints = getattr(fn, "__tool_hints__", None) or tool_hints()(lambda: None).__tool_hints__
         annotations = ToolAnnotations(
@@ -121,6 +123,7 @@ def build_server(
         own_env = sorted(getattr(fn, OWN_ENV, ()))
         app.add_tool(tool, name=fn.__name__, annotations=annotations, meta={OWN_ENV_META: own_env} if own_env else None)
         app.argument_checks[fn.__name__] = tool.__argument_check__
+        app.typed_settings[fn.__name__] = tool.__typed_settings__
     return app
 
 
@@ -239,6 +242,7 @@ def with_settings(
     own_env = getattr(fn, OWN_ENV, frozenset())  # expanded by the tool itself (expands_own_env)
     pins = getattr(fn, "__pinned__", {})  # keys only a parameter file may set (ultra_kit.wrapping.pinned)
     reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
+    kinds = {name: kind for name in setting_names if (kind := kind_of(hints.get(name)))}  # top_k: ${TOP_K} read as int
 
     source = _shown(parameter_file)
 
@@ -249,6 +253,11 @@ def with_settings(
         return {key: _prepared(key, value) if key in setting_names else value for key, value in kwargs.items()}
 
     def _prepared(key: str, value: Any) -> Any:
+        if key in kinds:  # a default of parameter.yaml written ${VAR} (a caller's was read before validation)
+            try:
+                value = read_typed(value, kinds[key], setting=key)
+            except InputError as exc:
+                raise InputError(str(exc), path=source) from None
         merged = _merged(key, value)
         return merged if key in own_env else expand_env(merged)
 
@@ -280,6 +289,7 @@ def with_settings(
     )
     tool.__annotations__ = dict(hints)
     tool.__argument_check__ = ArgumentCheck.of(fn.__name__, parameters, hints, context_type)
+    tool.__typed_settings__ = kinds  # read before validation by the callers (ultra_kit.wrapping.typed_settings)
     return tool
 
 

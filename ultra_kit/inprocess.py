@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ultra_base.errors import InputError
 from ultra_kit.factory import OWN_ENV, PARAMETER_FILE, ServerSpec, named_function, with_settings
+from ultra_kit.wrapping.typed_settings import read_arguments
 
 
 class ToolFailure(Exception):
@@ -246,6 +248,10 @@ async def call_local_tool(
     problem = check.problem(arguments) if check is not None else None
     if problem:
         raise ToolFailure(f"Error executing tool {tool.name}: {problem}", problem)
+    try:  # top_k: ${TOP_K} read as the int its variable holds, as the MCP server reads it (ultra_kit.serving)
+        arguments = read_arguments(arguments, getattr(tool.function, "__typed_settings__", {}))
+    except InputError as exc:
+        raise ToolFailure(f"Error executing tool {tool.name}: {exc}", str(exc)) from None
     model = _argument_model(tool)
     try:
         validated = model.model_validate(_pre_parse_json(model, arguments))

@@ -57,6 +57,7 @@ def server_class() -> type:
             problem = check.problem(arguments or {}) if check is not None else None
             if problem:
                 raise ToolError(f"Error executing tool {name}: {problem}")
+            arguments = typed_arguments(self, name, arguments)
             _running[0] += 1
             try:
                 return await super().call_tool(name, arguments, context)
@@ -95,6 +96,23 @@ def server_class() -> type:
             await serve_stdio(lowlevel)
 
     return UltraServer
+
+
+def typed_arguments(app: Any, name: str, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The call's arguments with a setting typed int/float/bool written as one ``${VAR}`` read as its kind
+    (``ultra_kit.wrapping.typed_settings``), before the SDK validates them; ToolError naming the reference."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from ultra_base.errors import InputError
+    from ultra_kit.wrapping.typed_settings import read_arguments
+
+    kinds = getattr(app, "typed_settings", {}).get(name)
+    if not kinds or not arguments:
+        return arguments
+    try:
+        return read_arguments(arguments, kinds)
+    except InputError as exc:
+        raise ToolError(f"Error executing tool {name}: {exc}") from None
 
 
 def unexpected_reason(name: str, cause: BaseException | None) -> str:

@@ -23,7 +23,7 @@ from ultra_client.pipeline.dataflow import check_dataflow, expanded_on_use, prod
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
-from ultra_client.pipeline.setting_checks import check_setting_values
+from ultra_client.pipeline.setting_checks import check_setting_values, setting_kinds
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
@@ -102,7 +102,8 @@ async def run_pipeline(
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 on_use = expanded_on_use(pipeline, tool_table(pool))
-                settings = {alias: expand_settings(values, target, on_use.get(alias, set()))
+                settings = {alias: expand_settings(values, target, on_use.get(alias, set()),
+                                                   setting_kinds(pool.servers.get(alias)))
                             for alias, values in raw.items()}  # fmt: skip
                 runner = Runner(pipeline, pool, settings, default_timeout=timeout)
                 steps_started = True

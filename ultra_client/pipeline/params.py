@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_client.pipeline.param_text import merge_text
 from ultra_kit.files import atomic_write_text
 from ultra_kit.settings import expand_env
+from ultra_kit.wrapping.typed_settings import read_typed
 from ultra_kit.yaml_files.lines import load_yaml_with_lines, plain
 
 HEADER = (
@@ -139,15 +140,20 @@ def check_setting_names(path: Path, alias: str, values: dict[Any, Any], known: s
         raise located(path, getattr(name, "line", None), f"server '{alias}' has no setting '{name}'; {hint}")
 
 
-def expand_settings(settings: dict[str, Any], where: Path, on_use: Set[str] = frozenset()) -> dict[str, Any]:
+def expand_settings(
+    settings: dict[str, Any], where: Path, on_use: Set[str] = frozenset(), kinds: Mapping[str, type] | None = None
+) -> dict[str, Any]:
     """Expand ``${VAR}`` for sending to a server; an unset variable is an UltraError naming the file, except in the
     settings ``on_use`` (every tool using them expands them itself when it sends a request): there an unset one stays
     ``${VAR}``, and the tool names the variable if it needs it. A count read from ``${VAR}`` (``max_workers:
     ${WORKERS}``, checked before the first step) is sent as written: the server reads it as the same number and keeps
-    its name (``ultra_base.variable_counts``), which a bare number over JSON would lose."""
+    its name (``ultra_base.variable_counts``), which a bare number over JSON would lose. A setting of ``kinds`` (the
+    tools' parameters typed int/float/bool: ``setting_checks.setting_kinds``) written as one ``${VAR}`` is sent as the
+    value of that type its variable holds (``top_k: ${TOP_K}`` as 5), as the tool would read it."""
     out = {}
     for name, value in settings.items():
         try:
+            value = read_typed(value, (kinds or {}).get(name), setting=name)
             out[name] = as_written(expand_env(value))
         except InputError as exc:
             if name not in on_use:

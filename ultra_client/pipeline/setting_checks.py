@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
-from ultra_client.errors import UltraError, as_ultra_error
+from ultra_client.errors import UltraError, as_ultra_error, located
 from ultra_kit.yaml_files.lines import load_yaml_with_lines
 
 
@@ -38,6 +38,7 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
         if not isinstance(section, dict):
             continue
         check_section_limits(alias, section, server.location.package_dir, target)
+        check_typed_settings(alias, section, setting_kinds(server), target)
         spec = getattr(server, "spec", None) or load_spec(server.location.module, server.location.root)
         for name, value in section.items():
             if spec is None or name not in spec.setting_checks:
@@ -49,6 +50,35 @@ def check_setting_values(servers: dict[str, Any], target: Path) -> None:
                 check(value, parameter_file=str(target))
             except InputError as exc:
                 raise UltraError(f"{alias}.{name}: {exc}") from None
+
+
+def check_typed_settings(alias: str, section: dict[str, Any], kinds: dict[str, type], target: Path) -> None:
+    """Each setting of ``section`` typed int/float/bool (``kinds``) and written as one ``${VAR}`` read as the tool reads
+    it (``ultra_kit.wrapping.typed_settings``); UltraError at the parameter file's line naming the reference (never
+    the value) for a text of another kind. A variable not set is left to the step, which names it."""
+    from ultra_kit.wrapping.typed_settings import read_typed
+
+    for name, value in section.items():
+        try:
+            read_typed(value, kinds.get(str(name)), setting=str(name), unset_ok=True)
+        except InputError as exc:
+            raise UltraError(f"{alias}.{name}: {located(target, getattr(value, 'line', None), str(exc))}") from None
+
+
+def setting_kinds(server: Any) -> dict[str, type]:
+    """``{setting: int/float/bool}`` of the server's tools' settings so typed: read from the wrapped tools in process,
+    from the tools' input schemas (their MCP listing) otherwise."""
+    from ultra_kit.wrapping.typed_settings import schema_kinds
+
+    kinds: dict[str, type] = {}
+    local = getattr(server, "local", None) or {}
+    for name, info in (getattr(server, "tools", None) or {}).items():
+        wrapped = local.get(name)
+        found = getattr(wrapped.function, "__typed_settings__", {}) if wrapped else schema_kinds(info.input_schema)
+        for setting, kind in found.items():
+            if setting in info.settings:
+                kinds.setdefault(setting, kind)
+    return kinds
 
 
 def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path, target: Path | None) -> None:

@@ -4,9 +4,10 @@
 ``${VAR}`` expands to text, and a tool's ``top_k: int`` would refuse the text ``"5"`` (or, given as a default in a
 server's ``parameter.yaml``, receive it). Here a setting whose whole value is exactly one ``${VAR}`` and whose
 parameter is typed ``int``, ``float`` or ``bool`` (``Optional`` too) becomes that type when its variable's text is one
-(``5``, `` 16 ``, ``-1``; ``0.7``, ``1e-5``; ``true``/``false`` in any case). Any other text (``5.5`` for a whole number,
-``yes``, ``nan``) is refused naming the setting and the reference, never the value: ``top_k ${TOP_K} must hold a whole
-number; it holds something else (not shown)``. A setting typed ``str`` (or anything else) keeps the text as written.
+(``5``, `` 16 ``, ``-1``; ``0.7``, ``1e-5``; ``true``/``false`` in any case). Any other text (``5.5`` for a whole
+number, ``yes``, ``nan``) is refused naming the setting and the reference, never the value: ``top_k ${TOP_K} must
+hold a whole number; it holds something else (not shown)``. A setting typed ``str`` (or anything else) keeps the
+text as written.
 
 One reading for every way in: the tool wrapper (``ultra_kit.factory.with_settings``: a ``parameter.yaml`` default),
 the arguments of a call before they are validated (``ultra call`` in process, any MCP caller, ``ultra_kit.serving``),

@@ -72,7 +72,8 @@ def read_typed(
 
     InputError when the variable's text is not of the kind (naming ``setting`` and the reference, never the value),
     or is not set (``unset_ok``: left as written, for whoever names it later). The text is remembered as every
-    expanded value is (``ultra_base.redact``: a short number is no secret, a long one is)."""
+    expanded value is (``ultra_base.redact``: a short number is no secret, a long one is), except a ``true``/``false``
+    read as one."""
     name = reference(value) if kind in KINDS else None
     if name is None:
         return value
@@ -82,8 +83,9 @@ def read_typed(
             return value
         raise InputError(f"environment variable {name} is not set; export {name}=... before running")
     text = env[name]
-    redact.remember(text)
     read = parsed(text, kind)
+    if kind is not bool or read is None:  # true/false is no secret: remembered, every false in a result would be ***
+        redact.remember(text)
     if read is None:
         raise InputError(f"{setting} ${{{name}}} must hold {KINDS[kind]}; it holds something else (not shown)")
     return read

@@ -209,7 +209,7 @@ async def estimate_run(
     from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
-    from ultra_client.pipeline.setting_checks import check_setting_values
+    from ultra_client.pipeline.setting_checks import check_setting_values, setting_kinds
 
     job = compile_if_job(pipeline_file, param_file)
     if job is not None:
@@ -234,7 +234,8 @@ async def estimate_run(
             check_dataflow(pipeline, locate.tool_table(pool), raw)
             check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
             check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
-            settings = {alias: expand_settings(values, target) for alias, values in raw.items()}
+            settings = {alias: expand_settings(values, target, kinds=setting_kinds(pool.servers.get(alias)))
+                        for alias, values in raw.items()}  # fmt: skip
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
             await runner.run()
     finally:

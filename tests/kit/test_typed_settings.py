@@ -14,7 +14,7 @@ from ultra_base import redact
 from ultra_kit.factory import build_server
 
 DEFAULTS = "limit: ${TS_LIMIT}\nscale: ${TS_SCALE}\nflag: ${TS_FLAG}\ndepth: ${TS_DEPTH}\ncode: ${TS_CODE}\n"
-GOOD = {"TS_LIMIT": "5", "TS_SCALE": "0.7", "TS_FLAG": "TRUE", "TS_DEPTH": " 12 ", "TS_CODE": "0042"}
+GOOD = {"TS_LIMIT": "5", "TS_SCALE": "0.7", "TS_FLAG": " TRUE ", "TS_DEPTH": " 12 ", "TS_CODE": "0042"}
 
 
 class Seen(TypedDict):
@@ -64,3 +64,4 @@ async def test_a_text_of_another_kind_is_refused_by_reference(app, monkeypatch, 
         message = default.content[0].text
         assert default.is_error and f"parameter.yaml: {setting} ${{TS_{setting.upper()}}} must hold {kind}" in message
         assert text not in message
+    assert redact.redact_text(f"x {text} y") == f"x {text} y"  # a refused text is not remembered (null: every null)

@@ -72,8 +72,8 @@ def read_typed(
 
     InputError when the variable's text is not of the kind (naming ``setting`` and the reference, never the value),
     or is not set (``unset_ok``: left as written, for whoever names it later). The text is remembered as every
-    expanded value is (``ultra_base.redact``: a short number is no secret, a long one is), except a ``true``/``false``
-    read as one."""
+    expanded value is (``ultra_base.redact``: a short number is no secret, a long one is); a ``true``/``false`` and a
+    refused text are not (a variable holding ``null`` would turn every null of every later result into ``***``)."""
     name = reference(value) if kind in KINDS else None
     if name is None:
         return value
@@ -84,8 +84,8 @@ def read_typed(
         raise InputError(f"environment variable {name} is not set; export {name}=... before running")
     text = env[name]
     read = parsed(text, kind)
-    if kind is not bool or read is None:  # true/false is no secret: remembered, every false in a result would be ***
-        redact.remember(text)
+    if read is not None and kind is not bool:  # as expand_env does (a long number stays a secret); a true/false is
+        redact.remember(text)  # none (every false of a result would be ***), and a refused text is never shown
     if read is None:
         raise InputError(f"{setting} ${{{name}}} must hold {KINDS[kind]}; it holds something else (not shown)")
     return read

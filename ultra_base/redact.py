@@ -4,10 +4,11 @@ Every value that ``expand_env`` substitutes is remembered here (process-wide; a 
 serves one client), as are the values of the variables a server is told to treat as secret. A
 remembered value is replaced by ``***`` in tool results, error messages, log records and every
 file written through ``ultra_kit.files``. Values shorter than ``MIN_LENGTH``, values that name an
-existing file or folder (``${HOME}/data``) and values that read as a number of at most ``MAX_SETTING_NUMBER``
-characters (``${MAX_TOKENS}``: 2048; ``setting_number``) are not secrets and are left alone: replacing them would
-break the paths the next step reads, or the digits of every result that holds them (a ``map`` of 0.12048 would
-read 0.1***, a ``num_ret`` of 2048 would not be JSON). A longer number may be an account number or a token.
+existing file or folder (``${HOME}/data``), and values a setting reads as a number of at most
+``MAX_SETTING_NUMBER`` characters or as true, false or null (``${MAX_TOKENS}``: 2048, ``${OVERWRITE}``: false;
+``setting_value``) are not secrets and are left alone: replacing them would break the paths the next step reads,
+or every result that holds them (a ``map`` of 0.12048 would read 0.1***, a ``num_ret`` of 2048 or a ``false``
+would not be JSON). A longer number may be an account number or a token.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ REDACTED = "***"
 MIN_LENGTH = 4
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 MAX_SETTING_NUMBER = 12  # characters: a longer number is kept secret
+SETTING_WORDS = ("true", "false", "null", "none")  # in any case
 
 _secrets: set[str] = set()
 _ordered: tuple[str, ...] = ()
@@ -34,7 +36,7 @@ _lock = threading.Lock()
 def remember(value: Any) -> None:
     """Treat ``value`` (an expanded ``${VAR}``) as a secret from now on."""
     global _ordered
-    if not isinstance(value, str) or len(value) < MIN_LENGTH or value in _secrets or setting_number(value):
+    if not isinstance(value, str) or len(value) < MIN_LENGTH or value in _secrets or setting_value(value):
         return
     try:
         if os.path.exists(value):
@@ -47,10 +49,12 @@ def remember(value: Any) -> None:
     _install_log_redaction()
 
 
-def setting_number(value: str) -> bool:
-    """Whether ``value`` reads as a number a setting takes (``2048``, ``0.7``, ``1e-5``): at most
-    ``MAX_SETTING_NUMBER`` characters, white space around it aside."""
+def setting_value(value: str) -> bool:
+    """Whether ``value`` reads as a setting's number (``2048``, ``0.7``, ``1e-5``: at most ``MAX_SETTING_NUMBER``
+    characters) or as true, false or null, white space around it aside."""
     text = value.strip()
+    if text.lower() in SETTING_WORDS:
+        return True
     return len(text) <= MAX_SETTING_NUMBER and NUMBER.fullmatch(text) is not None
 
 

@@ -19,11 +19,11 @@ from ultra_client.calls.locate import logs_with_content, pipeline_locations, too
 from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
 from ultra_client.errors import UltraError, as_ultra_error, write_output
 from ultra_client.gates.spec import check_gate_variables
-from ultra_client.pipeline.dataflow import check_dataflow, expanded_on_use, produced_variables, settings_used
+from ultra_client.pipeline.dataflow import check_dataflow, produced_variables, settings_used
 from ultra_client.pipeline.model import load_pipeline, require_file
-from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
+from ultra_client.pipeline.params import parameter_path, read_parameter_file, settings_to_send
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
-from ultra_client.pipeline.setting_checks import check_setting_values, setting_kinds
+from ultra_client.pipeline.setting_checks import check_setting_values
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.files import atomic_write_json, atomic_write_text
 
@@ -101,10 +101,7 @@ async def run_pipeline(
                 check_gate_variables(conditions, produced_variables(pipeline, tool_table(pool), raw))
                 _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
-                on_use = expanded_on_use(pipeline, tool_table(pool))
-                settings = {alias: expand_settings(values, target, on_use.get(alias, set()),
-                                                   setting_kinds(pool.servers.get(alias)))
-                            for alias, values in raw.items()}  # fmt: skip
+                settings = settings_to_send(raw, target, pipeline, pool)
                 runner = Runner(pipeline, pool, settings, default_timeout=timeout)
                 steps_started = True
                 memory = await runner.run()

@@ -67,8 +67,20 @@ def test_a_number_a_setting_takes_is_no_secret_so_results_keep_their_digits(tmp_
     assert redact.redact_text("temperature 0.75, account 9274051836402") == "temperature 0.75, account ***"
 
 
-def test_what_reads_as_a_setting_number() -> None:
-    numbers = ["2048", "-3600", "+1.5", "0.75", ".5e3", " 1e-5 ", "123456789012"]
-    others = ["1234567890123", "tok-2048", "20.48.1", "0x1F", "1_000", "2048s", "nan", "inf", "1.2.3"]
-    assert [redact.setting_number(v) for v in numbers] == [True] * len(numbers)
-    assert [redact.setting_number(v) for v in others] == [False] * len(others)
+def test_true_false_and_null_are_no_secrets(tmp_path: Path) -> None:
+    """``overwrite: ${OVERWRITE}`` holding false must not turn every false of memory.json into a bare ***."""
+    import json
+
+    from ultra_kit.files import atomic_write_json
+
+    expand_env("${OVERWRITE} ${EMPTY} ${SHOUT}", {"OVERWRITE": "false", "EMPTY": "null", "SHOUT": "TRUE"})
+    record = {"overwrite": False, "cache": None, "done": True, "note": "false alarm, TRUE story"}
+    atomic_write_json(tmp_path / "memory.json", record)
+    assert json.loads((tmp_path / "memory.json").read_text()) == record
+
+
+def test_what_reads_as_a_setting_value() -> None:
+    numbers = ["2048", "-3600", "+1.5", "0.75", ".5e3", " 1e-5 ", "123456789012", "true", "False", "NULL", "none"]
+    others = ["1234567890123", "tok-2048", "20.48.1", "0x1F", "1_000", "2048s", "nan", "inf", "1.2.3", "falsey"]
+    assert [redact.setting_value(v) for v in numbers] == [True] * len(numbers)
+    assert [redact.setting_value(v) for v in others] == [False] * len(others)

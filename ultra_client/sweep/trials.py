@@ -25,13 +25,11 @@ import yaml
 
 from ultra_base.environment import OUTPUT_ROOT
 from ultra_base.errors import InputError
-from ultra_client.calls.locate import tool_table
 from ultra_client.calls.server_info import ServerLocation
 from ultra_client.calls.server_pool import ServerPool
 from ultra_client.errors import UltraError, write_output
-from ultra_client.pipeline.dataflow import expanded_on_use
 from ultra_client.pipeline.model import Pipeline
-from ultra_client.pipeline.params import HEADER, expand_settings
+from ultra_client.pipeline.params import HEADER, settings_to_send
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
 from ultra_client.runs.records import UnreadableRecord, optional_json_record, read_json_record
 from ultra_kit.files import atomic_write_json, atomic_write_text
@@ -250,10 +248,7 @@ class TrialRunner:
         runner = None
         try:
             pool = await self.ensure(raw)
-            on_use = expanded_on_use(self.pipeline, tool_table(pool))  # as `ultra run`: a key only where it is used
-            settings = {
-                alias: expand_settings(values, param_file, on_use.get(alias, set())) for alias, values in raw.items()
-            }
+            settings = settings_to_send(raw, param_file, self.pipeline, pool)  # as `ultra run` sends them
             runner = Runner(self.pipeline, pool, settings, default_timeout=self.timeout, echo=False)
             memory = await runner.run()
         except (UltraError, InputError) as exc:

@@ -21,9 +21,9 @@ from ultra_client.errors import UltraError, as_ultra_error, write_output
 from ultra_client.gates.spec import check_gate_variables
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables, settings_used
 from ultra_client.pipeline.model import load_pipeline, require_file
-from ultra_client.pipeline.params import parameter_path, read_parameter_file, settings_to_send
+from ultra_client.pipeline.params import parameter_path, read_parameter_file
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
-from ultra_client.pipeline.setting_checks import check_setting_values
+from ultra_client.pipeline.setting_checks import check_setting_values, settings_to_send
 from ultra_client.summary.lines import report_path, summary_lines
 from ultra_kit.files import atomic_write_json, atomic_write_text
 

@@ -160,20 +160,3 @@ def expand_settings(
                 raise UltraError(f"{where}: {exc}") from None
             out[name] = value
     return out
-
-
-def settings_to_send(
-    raw: dict[str, dict[str, Any]], where: Path, pipeline: Any, pool: Any
-) -> dict[str, dict[str, Any]]:
-    """Every server's settings of ``raw`` as a run sends them (``expand_settings``): a setting its tools expand
-    themselves stays ``${VAR}`` (``expanded_on_use``), one typed int/float/bool goes as its type
-    (``setting_kinds``). ``ultra run`` and each sweep trial send the same."""
-    from ultra_client.calls.locate import tool_table
-    from ultra_client.pipeline.dataflow import expanded_on_use
-    from ultra_client.pipeline.setting_checks import setting_kinds
-
-    on_use = expanded_on_use(pipeline, tool_table(pool))
-    return {
-        alias: expand_settings(values, where, on_use.get(alias, set()), setting_kinds(pool.servers.get(alias)))
-        for alias, values in raw.items()
-    }

@@ -13,6 +13,9 @@ summed: ``ultra_kit.llm_mapping.capped_settings``) are checked by the check the 
 value over a cap, a 0 or a 1.5 is refused before the first step, with the message the step would give, at the
 parameter file's line. A limit written ``${VAR}`` is read from the environment as the step reads it (a whole number,
 named by its reference in every message); a variable not set is left to the step, which names it.
+
+``settings_to_send`` is what ``ultra run`` and each sweep trial send the servers: the settings expanded, a typed
+one written ``${VAR}`` as its type (``setting_kinds``).
 """
 
 from __future__ import annotations
@@ -109,3 +112,20 @@ def capped_settings_of(package_dir: Path) -> tuple[str, ...]:
 
     name = package_dir.name
     return capped_settings(name) if package_dir.resolve() == (SERVERS_DIR / name).resolve() else ()
+
+
+def settings_to_send(
+    raw: dict[str, dict[str, Any]], where: Path, pipeline: Any, pool: Any
+) -> dict[str, dict[str, Any]]:
+    """Every server's settings of ``raw`` as a run sends them (``expand_settings``): a setting its tools expand
+    themselves stays ``${VAR}`` (``expanded_on_use``), one typed int/float/bool goes as its type
+    (``setting_kinds``). ``ultra run`` and each sweep trial send the same."""
+    from ultra_client.calls.locate import tool_table
+    from ultra_client.pipeline.dataflow import expanded_on_use
+    from ultra_client.pipeline.params import expand_settings
+
+    on_use = expanded_on_use(pipeline, tool_table(pool))
+    return {
+        alias: expand_settings(values, where, on_use.get(alias, set()), setting_kinds(pool.servers.get(alias)))
+        for alias, values in raw.items()
+    }

@@ -29,8 +29,9 @@ from ultra_client.calls.server_info import ServerLocation
 from ultra_client.calls.server_pool import ServerPool
 from ultra_client.errors import UltraError, write_output
 from ultra_client.pipeline.model import Pipeline
-from ultra_client.pipeline.params import HEADER, settings_to_send
+from ultra_client.pipeline.params import HEADER
 from ultra_client.pipeline.runner import Runner, link_written_files, relative_memory
+from ultra_client.pipeline.setting_checks import settings_to_send
 from ultra_client.runs.records import UnreadableRecord, optional_json_record, read_json_record
 from ultra_kit.files import atomic_write_json, atomic_write_text
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 COUNT_KEYS = frozenset({"max_workers", "max_retries", "max_concurrency"})
-_ONE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a ${VAR} reference
 _WHOLE = re.compile(r"\s*[+-]?[0-9]{1,18}\s*")
 
 
@@ -43,7 +43,7 @@ class VariableCount(int):
 
 def reference(value: Any) -> str | None:
     """The variable's name when ``value`` is exactly one ``${VAR}`` reference (a count written that way)."""
-    match = _ONE_REFERENCE.fullmatch(value) if isinstance(value, str) else None
+    match = ENV_REFERENCE.fullmatch(value) if isinstance(value, str) else None
     return match.group(1) if match else None
 
 
@@ -51,9 +51,13 @@ def count_from(value: str, environ: Mapping[str, str]) -> VariableCount | None:
     """``value`` (one ``${VAR}``) as the whole number its set variable holds; None if it holds anything else."""
     name = reference(value)
     text = environ.get(name) if name else None
-    if text is None or not _WHOLE.fullmatch(text):
-        return None
-    return VariableCount(int(text), f"${{{name}}}")
+    number = None if text is None else whole_number(text)
+    return None if number is None else VariableCount(number, f"${{{name}}}")
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` (a variable's) as a whole number (``8``, `` 16 ``, ``-1``: at most 18 digits), or None."""
+    return int(text) if _WHOLE.fullmatch(text) else None
 
 
 def total(counts: list[int]) -> int:

@@ -12,10 +12,7 @@ from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import InputError, closest
-from ultra_base.variable_counts import COUNT_KEYS, count_from, reference
-
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
+from ultra_base.variable_counts import COUNT_KEYS, ENV_REFERENCE, count_from, reference
 
 CAPS_KEY = "caps"  # parameter.yaml's caps on counts (ultra_kit.limits.caps): not a setting, no caller can pass it
 
@@ -74,7 +71,7 @@ def expand_env(value: Any, environ: Mapping[str, str] | None = None) -> Any:
             redact.remember(env[name])
             return env[name]
 
-        return _ENV_REFERENCE.sub(substitute, value)
+        return ENV_REFERENCE.sub(substitute, value)
     if isinstance(value, list):
         return [expand_env(item, env) for item in value]
     if isinstance(value, dict):
@@ -99,7 +96,7 @@ def expand_item(key: Any, value: Any, environ: Mapping[str, str] | None = None) 
 def env_references(value: Any) -> set[str]:
     """The names of all ``${VAR}`` references inside ``value``."""
     if isinstance(value, str):
-        return set(_ENV_REFERENCE.findall(value))
+        return set(ENV_REFERENCE.findall(value))
     if isinstance(value, list):
         return set().union(*(env_references(item) for item in value)) if value else set()
     if isinstance(value, dict):
@@ -287,7 +284,7 @@ def _origin(url: str) -> str:
     """``scheme://host:port`` of a base_url (its ``${VAR}`` expanded when set), the unit a key is bound to."""
     from urllib.parse import urlsplit
 
-    text = _ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), m.group(0)), url).strip()
+    text = ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), m.group(0)), url).strip()
     try:
         parts = urlsplit(text)
         port = parts.port or {"https": 443, "http": 80}.get(parts.scheme.lower())

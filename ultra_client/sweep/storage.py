@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ultra_base.variable_counts import ENV_REFERENCE
 from ultra_client.errors import UltraError
 
 IDENTITY = "ultra_sweep"  # the study's user attribute holding the sweep it runs
@@ -31,7 +32,6 @@ SCHEMES = ("postgresql+psycopg://", "mysql+pymysql://", "sqlite:///", "journal:"
 CREATION_RACES = ("already exists", "UNIQUE constraint failed", "Duplicate entry", "duplicate key value")
 ATTEMPTS = 5
 _URL = re.compile(r"^(?P<scheme>[a-z0-9+]+)://(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?(?P<rest>.*)$")
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass
@@ -71,7 +71,7 @@ def expand_url(url: str) -> str:
         )
     match = _URL.match(url)
     password = match.group("password") if match else None
-    if password and _REFERENCE.sub("", password):
+    if password and ENV_REFERENCE.sub("", password):
         raise UltraError(
             "--storage: the URL holds a password; put it in an environment variable and write "
             "${VAR} instead, e.g. postgresql+psycopg://user:${PGPASSWORD}@host/db"

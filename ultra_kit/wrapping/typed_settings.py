@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -27,11 +26,10 @@ from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import InputError
-from ultra_base.variable_counts import reference
+from ultra_base.variable_counts import reference, whole_number
 
 KINDS: dict[type, str] = {bool: "true or false", int: "a whole number", float: "a number"}
 _SCHEMA_KINDS: dict[str, type] = {"boolean": bool, "integer": int, "number": float}
-_WHOLE = re.compile(r"\s*[+-]?[0-9]{1,18}\s*")
 _BOOLEANS = {"true": True, "false": False}
 
 
@@ -71,9 +69,10 @@ def read_typed(
     """``value`` read as ``kind`` when it is exactly one ``${VAR}`` and ``kind`` is one of ``KINDS``; else as is.
 
     InputError when the variable's text is not of the kind (naming ``setting`` and the reference, never the value),
-    or is not set (``unset_ok``: left as written, for whoever names it later). The text is remembered as every
-    expanded value is (``ultra_base.redact``: a short number is no secret, a long one is); a ``true``/``false`` and a
-    refused text are not (a variable holding ``null`` would turn every null of every later result into ``***``)."""
+    or is not set (``unset_ok``: left as written, for whoever names it later). A text read is remembered as every
+    expanded value is (``ultra_base.redact``: a short number, true and false are no secret, a long number is); a
+    refused text is not (it is never shown, and a ``null`` would turn every null of every later result into ``***``).
+    """
     name = reference(value) if kind in KINDS else None
     if name is None:
         return value
@@ -84,10 +83,9 @@ def read_typed(
         raise InputError(f"environment variable {name} is not set; export {name}=... before running")
     text = env[name]
     read = parsed(text, kind)
-    if read is not None and kind is not bool:  # as expand_env does (a long number stays a secret); a true/false is
-        redact.remember(text)  # none (every false of a result would be ***), and a refused text is never shown
     if read is None:
         raise InputError(f"{setting} ${{{name}}} must hold {KINDS[kind]}; it holds something else (not shown)")
+    redact.remember(text)  # as expand_env does
     return read
 
 
@@ -96,7 +94,7 @@ def parsed(text: str, kind: type) -> Any:
     if kind is bool:
         return _BOOLEANS.get(text.strip().lower())
     if kind is int:
-        return int(text) if _WHOLE.fullmatch(text) else None
+        return whole_number(text)
     try:
         number = float(text)
     except ValueError:

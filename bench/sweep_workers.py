@@ -12,12 +12,14 @@ clock:
 * ``finish``: the last trial's end to the command's end (the other workers' exit, the table, the tests, the plots).
 
 ``cpu`` is the user + system seconds of the command and its workers (less sensitive to other load than wall time).
-``fixed_bound`` is the ratio two workers could reach if they halved the trial phase of one and nothing else
-changed: (startup + trials / 2 + finish) / (startup + trials + finish), from one worker's phases. ``cpu_bound``
-is the ratio no schedule can beat: the last W's CPU seconds spread over W cores, without an idle moment, against
-one worker's wall time. ``parallel_efficiency`` is this machine's, measured in the same sitting: one process's
-time for an allocation-heavy Python loop (dicts and lists, as a trial makes) over its time when W such processes
-run at once (1.0: W cores do W times the work).
+``fixed_bound`` is the ratio two workers could reach if they halved the trial phase of one and nothing else changed:
+(startup + trials / 2 + finish) / (startup + trials + finish), from one worker's phases. ``cpu_bound`` is the ratio
+no schedule can beat: the last W's CPU seconds spread over W cores, without an idle moment, against one worker's
+wall time. ``schedule_bound`` is nearer: the last W's start-up and finish as they were (one process works in each),
+and the rest of its CPU seconds spread over W cores without an idle moment, against one worker's wall time; a ratio
+below it needs less CPU, not a better schedule. ``parallel_efficiency`` is this machine's, measured in the same
+sitting: one process's time for an allocation-heavy Python loop (dicts and lists, as a trial makes) over its time
+when W such processes run at once (1.0: W cores do W times the work).
 
 With ``--trial-load N``, a realistic heavier trial: the same pipeline over N copies of the questions, the corpus
 and the judgments (N x 159 questions against N x 371 passages; each copy's ids are suffixed, so every question
@@ -167,6 +169,14 @@ def parallel_efficiency(workers: int, repeats: int = 3) -> float:
     return statistics.median(timed(1) / timed(workers) for _ in range(repeats))
 
 
+def schedule_bound(run: dict[str, float], workers: int) -> float:
+    """The wall time ``run`` could take at the CPU it used if no core were idle between its start-up and its finish:
+    those two phases as they were (one process works in each), the rest of its CPU seconds spread over ``workers``
+    cores."""
+    serial = run["startup"] + run["finish"]
+    return serial + max(0.0, run["cpu"] - serial) / workers
+
+
 def bench(workers: list[int], repeats: int, load: int | None) -> dict:
     """Medians over ``repeats`` sittings of every phase, the ratio of the last W to the first, and the bound."""
     sittings = []
@@ -186,6 +196,7 @@ def bench(workers: list[int], repeats: int, load: int | None) -> dict:
         "fixed_seconds_one_worker": round(fixed, 3),
         "fixed_bound": round((fixed + one["trials"] / workers[-1]) / (fixed + one["trials"]), 3),
         "cpu_bound": round(many["cpu"] / workers[-1] / one["seconds"], 3),
+        "schedule_bound": round(schedule_bound(many, workers[-1]) / one["seconds"], 3),
         "parallel_efficiency": round(parallel_efficiency(workers[-1]), 3),
     }
     load_average = os.getloadavg()

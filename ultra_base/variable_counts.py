@@ -17,6 +17,7 @@ from typing import Any
 COUNT_KEYS = frozenset({"max_workers", "max_retries", "max_concurrency"})
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a ${VAR} reference
 _WHOLE = re.compile(r"\s*[+-]?[0-9]{1,18}\s*")
+STAND_IN = "unset-during-estimate"  # the text of an unset ${VAR} under ``ultra run --estimate`` (never sent)
 
 
 class VariableCount(int):
@@ -53,6 +54,14 @@ def count_from(value: str, environ: Mapping[str, str]) -> VariableCount | None:
     text = environ.get(name) if name else None
     number = None if text is None else whole_number(text)
     return None if number is None else VariableCount(number, f"${{{name}}}")
+
+
+def what_it_holds(name: str, environ: Mapping[str, str]) -> str:
+    """How a refusal of ``${name}``'s text ends, never showing the text: it holds something else, or (under
+    ``--estimate``, which stands in text for an unset variable) it is not set."""
+    if environ.get(name) == STAND_IN:
+        return f"it is not set, and an estimate stands in only for text (a key, a URL); export {name}=... first"
+    return "it holds something else (not shown)"
 
 
 def whole_number(text: str) -> int | None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultra_base.variable_counts import STAND_IN
 from ultra_client.errors import UltraError
 from ultra_client.pipeline.dataflow import tool_for
 from ultra_client.pipeline.model import ToolStep
@@ -48,7 +49,6 @@ from ultra_llm.estimate import (
 from ultra_llm.prices import dollars, models_of, price_of
 
 IN_LOW, IN_HIGH = 0.8, 1.25  # the range around an approximate count of prompt tokens
-UNSET_STAND_IN = "unset-during-estimate"  # the value an unset ${VAR} takes under --estimate (never sent)
 
 
 @dataclass
@@ -264,7 +264,7 @@ def _stand_in_unset_variables(raw: dict[str, Any]) -> list[str]:
 
     unset = sorted(env_references(raw) - set(os.environ))
     for name in unset:
-        os.environ[name] = UNSET_STAND_IN
+        os.environ[name] = STAND_IN
     return unset
 
 

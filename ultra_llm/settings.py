@@ -16,11 +16,13 @@ models that judge (``ultra_llm.panel`` runs them). A server whose parameter.yaml
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import recorded, total
+from ultra_base.variable_counts import recorded, reference, total, what_it_holds
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -119,14 +121,14 @@ class LLMSettings:
         backend = mapping.get("backend") or "openai"
         if backend not in BACKENDS:
             raise InputError(f"{name}.backend must be one of {list(BACKENDS)}, got {backend!r}")
+        retries, workers = (
+            _count(mapping["max_retries"], f"{name}.max_retries"),
+            _count(mapping["max_workers"], f"{name}.max_workers"),
+        )
         try:
-            timeout, retries, workers = (
-                float(mapping["timeout"]),
-                _count(mapping["max_retries"]),
-                _count(mapping["max_workers"]),
-            )
+            timeout = float(mapping["timeout"])
         except (TypeError, ValueError):
-            raise InputError(f"{name}.timeout, .max_retries and .max_workers must be numbers") from None
+            raise InputError(f"{name}.timeout must be a number of seconds, got {shown(mapping['timeout'])}") from None
         if timeout <= 0 or workers < 1 or retries < 0:
             raise InputError(f"{name}.timeout must be > 0, {name}.max_workers >= 1 and {name}.max_retries >= 0")
         endpoints = _pool(mapping, name=name, workers=workers) if backend == "openai" else ()
@@ -205,11 +207,12 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
         model_id = str(entry.get("model_id") or mapping.get("model_id") or "")
         if not entry.get("base_url") or not model_id:
             raise InputError(f"{where} needs base_url and model_id ({name}.model_id is used when it has none)")
+        capacity = _count(workers if entry.get("max_concurrency") is None else entry["max_concurrency"],
+                          f"{where}.max_concurrency")  # fmt: skip
         try:
-            capacity = _count(workers if entry.get("max_concurrency") is None else entry["max_concurrency"])
             weight = float(entry.get("weight", 1.0))
         except (TypeError, ValueError):
-            raise InputError(f"{where}.max_concurrency and .weight must be numbers") from None
+            raise InputError(f"{where}.weight must be a number, got {shown(entry.get('weight'))}") from None
         if capacity < 1 or weight <= 0:
             raise InputError(f"{where}.max_concurrency must be >= 1 and .weight > 0")
         # A key is sent only to the endpoint it is written for: an entry without api_key sends none.
@@ -223,9 +226,17 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
     return tuple(endpoints)
 
 
-def _count(value: Any) -> int:
-    """A limit as a number: a whole number as it is (one read from ``${VAR}`` keeps its name for ``public``)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else int(value)
+def _count(value: Any, what: str) -> int:
+    """A limit as a whole number: as it is (one read from ``${VAR}`` keeps its name for ``public``), or a float
+    without a fraction (``4.0``); InputError naming ``what`` for anything else (``1.5``, ``true``, ``"3"``), as
+    ``ultra_kit.limits.caps.count`` refuses it before a step."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if name := reference(value):
+        raise InputError(f"{what} {value} must hold a whole number; {what_it_holds(name, os.environ)}")
+    raise InputError(f"{what} must be a whole number, got {shown(value)}")
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

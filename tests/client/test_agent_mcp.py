@@ -19,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 
 AGENT_TOY = '''\
 """A server with a mapping setting whose values include a map of user names (``names``)."""
@@ -111,9 +112,12 @@ async def test_unknown_key_of_a_typed_mapping_over_mcp() -> None:
 @pytest.mark.parametrize("stdio", [False, True])
 def test_unknown_argument_with_ultra_call(tmp_path: Path, stdio: bool) -> None:
     flags = ["--stdio"] if stdio else []
-    result = run_ultra("call", *flags, "evaluation.evaluate_trec", "k=10", cwd=tmp_path)
+    ran = at_once({
+        "result": lambda: run_ultra("call", *flags, "evaluation.evaluate_trec", "k=10", cwd=tmp_path),
+        "typed": lambda: run_ultra("call", *flags, "benchmark.get_data", "benchmark={pth: data/x.jsonl}", cwd=tmp_path),
+    })  # both refused calls at once  # fmt: skip
+    result, typed = ran["result"], ran["typed"]
     assert result.returncode == 1 and "has no parameter 'k' (did you mean 'ks'?)" in result.stderr
-    typed = run_ultra("call", *flags, "benchmark.get_data", "benchmark={pth: data/x.jsonl}", cwd=tmp_path)
     assert typed.returncode == 1 and "'benchmark' has no key 'pth' (did you mean 'path'?)" in typed.stderr
     assert "Traceback" not in result.stderr + typed.stderr
 

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.background import Command, Finished, in_background
+from tests.support.together import at_once
 from ultra_base.errors import InputError
 from ultra_client.calls.calling import call_in_process
 from ultra_client.errors import UltraError
@@ -54,11 +55,18 @@ def _without_paths(value: Any, folder: Path) -> Any:
 
 @pytest.mark.parametrize("arguments", SAME_OUTPUT, ids=lambda a: a[0])
 def test_in_process_and_stdio_give_the_same_output(tmp_path: Path, arguments: list[str]) -> None:
-    outputs = []
-    for mode in ([], ["--stdio"]):
+    modes = ([], ["--stdio"])  # both calls at once, each saving in its own folder
+
+    def call(mode: list[str]):
         folder = tmp_path / ("stdio" if mode else "local")
         save = [f"save_path={folder}"] if arguments[0].startswith("evaluation.") else []
-        done = run_ultra("call", *mode, *arguments, *save, cwd=tmp_path)
+        return run_ultra("call", *mode, *arguments, *save, cwd=tmp_path)
+
+    ran = at_once({i: lambda mode=mode: call(mode) for i, mode in enumerate(modes)})
+    outputs = []
+    for i, mode in enumerate(modes):
+        folder = tmp_path / ("stdio" if mode else "local")
+        done = ran[i]
         assert done.returncode == 0, done.stderr
         outputs.append(_without_paths(json.loads(done.stdout), folder))
     assert outputs[0] == outputs[1]
@@ -67,7 +75,9 @@ def test_in_process_and_stdio_give_the_same_output(tmp_path: Path, arguments: li
 
 @pytest.mark.parametrize("arguments", SAME_ERROR, ids=lambda a: " ".join(a)[:60])
 def test_in_process_and_stdio_give_the_same_error(tmp_path: Path, arguments: list[str]) -> None:
-    results = [run_ultra("call", *mode, *arguments, cwd=tmp_path) for mode in ([], ["--stdio"])]
+    ran = at_once({i: lambda mode=mode: run_ultra("call", *mode, *arguments, cwd=tmp_path)
+                   for i, mode in enumerate(([], ["--stdio"]))})  # both at once  # fmt: skip
+    results = [ran[0], ran[1]]
     assert [r.returncode for r in results] == [1, 1]
     assert results[0].stderr == results[1].stderr
     assert results[0].stderr.startswith("error: ") and "Traceback" not in results[0].stderr
@@ -165,10 +175,11 @@ def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:
     from tests.support.openai_stub import OpenAIStub
 
     outputs = []
+    modes = ([], ["--stdio"])
     with OpenAIStub() as stub:
-        for mode in ([], ["--stdio"]):
-            folder = tmp_path / ("stdio" if mode else "local")
-            done = run_ultra(
+
+        def call(mode: list[str]):
+            return run_ultra(
                 "call",
                 *mode,
                 "judge.umbrela_judge",
@@ -176,10 +187,15 @@ def test_judge_tool_in_process_and_over_stdio_agree(tmp_path: Path) -> None:
                 "passages={d1: x is a letter, d2: unrelated text}",
                 f"judge_llm={{base_url: {stub.base_url}, model_id: stub-judge, api_key: ''}}",  # over MCP: say the key
                 "judge_cache=",
-                f"save_path={folder}",
+                f"save_path={tmp_path / ('stdio' if mode else 'local')}",
                 cwd=tmp_path,
                 env={"OPENAI_API_KEY": "sk-test-in-process-0123456789"},
             )
+
+        ran = at_once({i: lambda mode=mode: call(mode) for i, mode in enumerate(modes)})  # both at once
+        for i, mode in enumerate(modes):
+            folder = tmp_path / ("stdio" if mode else "local")
+            done = ran[i]
             assert done.returncode == 0, done.stderr
             result = json.loads(done.stdout)
             qrels = Path(result.pop("llm_qrels_path")).read_text()

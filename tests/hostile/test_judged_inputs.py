@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.client.test_run_in_process import TOY_SPEC
-from tests.conftest import run_ultra
 from tests.hostile.test_caps import refused_over_mcp
+from tests.support.background import Command, Finished, Prepare, in_background
 
 JUDGED = {"a": {str(i): 0.1 * (i % 7) for i in range(30)}}
 HUMAN = {"a": {str(i): float(i % 2) for i in range(12)}}
@@ -43,20 +43,35 @@ def test_compare_judged_with_sample_values_a_list(tmp_path: Path) -> None:
                      "item 1's sample_values must be a mapping {metric: [k samples]}", "got list")  # fmt: skip
 
 
-@pytest.mark.parametrize("how", [[], ["--stdio"]])
-def test_an_unexpected_error_says_unexpected_error_and_its_type(tmp_path: Path, how: list[str]) -> None:
+def boom_call(where: str, how: list[str]) -> Prepare:
+    """``ultra call WHERE.boom`` (in-process or ``--stdio``) on a copy of the toy spec server at ``folder/WHERE``:
+    a spare background run (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        shutil.copytree(TOY_SPEC, folder / where, ignore=shutil.ignore_patterns("__pycache__"))
+        return Command(("call", *how, f"{where}.boom", "items=[apples]", "mark=-x"), timeout=120, cwd=folder)
+
+    return prepare
+
+
+def hows(where: str) -> list:
+    """In-process and ``--stdio`` (ids how0 and how1), each call a spare background run."""
+    return [pytest.param(how, marks=in_background(boom_call(where, how), spare=True), id=f"how{i}")
+            for i, how in enumerate(([], ["--stdio"]))]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", hows("toyspec"))
+def test_an_unexpected_error_says_unexpected_error_and_its_type(background_run: Finished, how: list[str]) -> None:
     """M17's other half: a tool's crash reaches ``ultra call`` (in-process and over MCP stdio) as the documented
     ``unexpected error: <Type>: <message>``, never the bare message."""
-    shutil.copytree(TOY_SPEC, tmp_path / "toyspec", ignore=shutil.ignore_patterns("__pycache__"))
-    done = run_ultra("call", *how, "toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
+    done = background_run.done
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "Error executing tool boom: unexpected error: RuntimeError: cannot count apples-x" in done.stderr
 
 
-@pytest.mark.parametrize("how", [[], ["--stdio"]])
-def test_ultra_call_on_a_server_named_by_its_path(tmp_path: Path, how: list[str]) -> None:
+@pytest.mark.parametrize("how", hows("mine/toyspec"))
+def test_ultra_call_on_a_server_named_by_its_path(background_run: Finished, how: list[str]) -> None:
     """``ultra call mine/toyspec.boom``: the server's log is named without the slash (it was a missing folder)."""
-    shutil.copytree(TOY_SPEC, tmp_path / "mine" / "toyspec", ignore=shutil.ignore_patterns("__pycache__"))
-    done = run_ultra("call", *how, "mine/toyspec.boom", "items=[apples]", "mark=-x", cwd=tmp_path)
+    done = background_run.done
     assert done.returncode == 1 and "No such file" not in done.stderr, done.stderr
     assert "unexpected error: RuntimeError: cannot count apples-x" in done.stderr and "mine_toyspec" in done.stderr

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import umbrela_pipeline
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub
+from tests.support.together import at_once
 
 TOY_SOURCE = ROOT / "tests" / "client" / "toy_server"
 SECRET_MODEL = "model-SECRET-7d1e93b2"
@@ -33,14 +35,16 @@ def files_holding(root: Path, secret: str) -> list[Path]:
 
 def test_call_stdio_passes_the_variables_parameter_yaml_references(tmp_path: Path) -> None:
     project = toy_project(tmp_path, "  - toy.key_length\n")
-    done = run_ultra(
-        "call", "--stdio", "toy.key_length", cwd=project / "toyservers", env={"TOY_SECRET": "twelve-chars"}
-    )
+    ran = at_once({
+        "stdio": lambda: run_ultra("call", "--stdio", "toy.key_length", cwd=project / "toyservers",
+                                   env={"TOY_SECRET": "twelve-chars"}),
+        "in process": lambda: run_ultra("call", "--timeout", "30", "toy.key_length", cwd=project / "toyservers",
+                                        env={"TOY_SECRET": "abcdefg"}),
+    })  # both calls at once  # fmt: skip
+    done = ran["stdio"]
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == {"key_length": 12}
-    done = run_ultra(
-        "call", "--timeout", "30", "toy.key_length", cwd=project / "toyservers", env={"TOY_SECRET": "abcdefg"}
-    )
+    done = ran["in process"]
     assert json.loads(done.stdout) == {"key_length": 7}
 
 
@@ -87,10 +91,17 @@ def test_a_secret_model_id_appears_in_no_output_of_a_run(tmp_path: Path) -> None
     assert document["settings"]["judge_llm"]["model_id"] == "***"
 
 
-def test_a_secret_setting_is_redacted_in_results_errors_and_logs(tmp_path: Path) -> None:
-    project = toy_project(tmp_path, "  - toy.make_items\n  - toy.append_mark\n  - toy.explode\n")
+def redacted_run(folder: Path) -> Command:
+    """The toy pipeline whose last step crashes, its mark a secret ``${TOY_MARK}``: a spare background run."""
+    project = toy_project(folder, "  - toy.make_items\n  - toy.append_mark\n  - toy.explode\n")
     (project / "params.yaml").write_text("toy:\n  words: a bb\n  mark: ${TOY_MARK}\n")
-    done = run_ultra("run", "pipes/p.yaml", "--param", "params.yaml", cwd=project, env={"TOY_MARK": SECRET_MARK})
+    return Command(("run", "pipes/p.yaml", "--param", "params.yaml"), timeout=120, env={"TOY_MARK": SECRET_MARK},
+                   cwd=project)  # fmt: skip
+
+
+@in_background(redacted_run, spare=True)
+def test_a_secret_setting_is_redacted_in_results_errors_and_logs(background_run: Finished) -> None:
+    project, done = background_run.folder, background_run.done
     assert done.returncode == 1
     # the crash names its type, its (redacted) message and the server's log
     assert (

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
+from tests.support.together import at_once
 
 PIPELINE = "examples/sweep_retrieval_pipeline.yaml"
 PARAMETERS = "examples/parameters/sweep_retrieval_pipeline_parameter.yaml"
@@ -59,21 +60,27 @@ def test_top_k_written_as_a_variable_gives_the_results_of_the_number(tmp_path: P
     env = {"TOP_K": "3", "TAG": "0042"}  # a run_tag is text: 0042 stays 0042
     way = ["--stdio"] if stdio else []
     literal, variable = tmp_path / "literal", tmp_path / "variable"
-    results = {}
-    for folder, top_k, tag in ((literal, "3", "'0042'"), (variable, "${TOP_K}", "${TAG}")):
+    settings = {literal: ("3", "'0042'"), variable: ("${TOP_K}", "${TAG}")}
+
+    def build_run_call(folder: Path) -> tuple[dict[str, str], list[str]]:
+        """Build, run and call in ``folder`` one after another (each folder's project is its own: both go at once)."""
+        top_k, tag = settings[folder]
         pipeline = project(folder, top_k, tag)
         assert run_ultra("build", str(pipeline), cwd=folder, env=env).returncode == 0
         done = run_ultra("run", str(pipeline), *way, cwd=folder, env=env, timeout=300)
         assert done.returncode == 0, done.stderr
-        results[folder] = run_files(folder)
+        return run_files(folder), called_run(folder, f"top_k={top_k}", f"run_tag={tag}", env=env, stdio=stdio)
+
+    outcome = at_once({folder: lambda folder=folder: build_run_call(folder) for folder in (literal, variable)})
+    results = {folder: files for folder, (files, _) in outcome.items()}
     assert results[variable]["retriever_search"] == results[literal]["retriever_search"]
     scores = [json.loads(results[folder]["evaluate_trec"])["aggregate"] for folder in (variable, literal)]
     assert scores[0] == scores[1] and scores[0]["P@3"] > 0
     trec = results[variable]["retriever_search"].splitlines()
     assert trec and {line.split()[-1] for line in trec} == {"0042"}
     assert max(Counter(line.split()[0] for line in trec).values()) == 3  # at most 3 passages a question (top_k)
-    called = called_run(variable, "top_k=${TOP_K}", "run_tag=${TAG}", env=env, stdio=stdio)
-    assert called == called_run(literal, "top_k=3", "run_tag='0042'", env=env, stdio=stdio)
+    called = outcome[variable][1]  # top_k=${TOP_K} run_tag=${TAG}
+    assert called == outcome[literal][1]  # top_k=3 run_tag='0042'
     assert max(Counter(line.split()[0] for line in called).values()) == 3 and {line.split()[-1] for line in called} == {
         "0042"
     }
@@ -81,21 +88,36 @@ def test_top_k_written_as_a_variable_gives_the_results_of_the_number(tmp_path: P
 
 @pytest.mark.parametrize("value", ["3.5", "three", "3.0", "true"])
 def test_a_top_k_holding_no_whole_number_is_refused_by_name_before_the_first_step(tmp_path: Path, value: str) -> None:
-    pipeline = project(tmp_path, "${TOP_K}", "ultra")
-    params = tmp_path / "parameters" / "retrieval_parameter.yaml"
+    """Build, run and call each in a project of its own (a run makes, then removes, a run folder named by the
+    second), all at once."""
     said = "top_k ${TOP_K} must hold a whole number; it holds something else (not shown)"
-    expected = f"retriever.top_k: {params}:{TOP_K_LINE}: {said}"
-    built = run_ultra("build", str(pipeline), cwd=tmp_path, env={"TOP_K": value})
-    clear_error(built, expected)
-    texts = [built.stdout, built.stderr]
-    for way in ([], ["--stdio"]):
-        done = run_ultra("run", str(pipeline), *way, cwd=tmp_path, env={"TOP_K": value}, timeout=300)
-        clear_error(done, expected)
-        assert "[ultra] benchmark.get_data" not in done.stderr  # no step ran
-        texts += [done.stdout, done.stderr]
-        call = run_ultra("call", *way, "retriever.retriever_search", "q_ls=[cloud]", "id_ls=[q1]", "top_k=${TOP_K}",
-                         cwd=tmp_path, env={"TOP_K": value})  # fmt: skip
-        clear_error(call, f"Error executing tool retriever_search: {said}")
-        texts += [call.stdout, call.stderr]
+    commands = {
+        "build": ["build", "PIPELINE"],
+        "run": ["run", "PIPELINE"],
+        "call": ["call", "retriever.retriever_search", "q_ls=[cloud]", "id_ls=[q1]", "top_k=${TOP_K}"],
+        "run --stdio": ["run", "PIPELINE", "--stdio"],
+        "call --stdio": ["call", "--stdio", "retriever.retriever_search", "q_ls=[cloud]", "id_ls=[q1]",
+                         "top_k=${TOP_K}"],
+    }  # fmt: skip
+    folders = {name: tmp_path / name.replace(" --", "_") for name in commands}
+    pipelines = {name: str(project(folder, "${TOP_K}", "ultra")) for name, folder in folders.items()}
+
+    def expected(name: str) -> str:
+        params = folders[name] / "parameters" / "retrieval_parameter.yaml"
+        return f"retriever.top_k: {params}:{TOP_K_LINE}: {said}"
+
+    def command(name: str):
+        arguments = [pipelines[name] if a == "PIPELINE" else a for a in commands[name]]
+        timeout = 300 if arguments[0] == "run" else 120
+        return lambda: run_ultra(*arguments, cwd=folders[name], env={"TOP_K": value}, timeout=timeout)
+
+    done = at_once({name: command(name) for name in commands})
+    clear_error(done["build"], expected("build"))
+    for way in ("", " --stdio"):
+        clear_error(done["run" + way], expected("run" + way))
+        assert "[ultra] benchmark.get_data" not in done["run" + way].stderr  # no step ran
+        clear_error(done["call" + way], f"Error executing tool retriever_search: {said}")
+    texts = [text for result in done.values() for text in (result.stdout, result.stderr)]
     assert not any(value in text for text in texts), texts
-    assert not any(p.name.startswith("retrieval_") for p in (tmp_path / "output").glob("*"))
+    for folder in folders.values():
+        assert not any(p.name.startswith("retrieval_") for p in (folder / "output").glob("*"))

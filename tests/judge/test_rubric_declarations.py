@@ -9,6 +9,7 @@ import pytest
 from servers.judge.rubrics.declaration import read_rubrics
 from servers.judge.rubrics.sources import declared_rubrics, rubrics_file
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 from ultra_base.errors import InputError
 
 GOOD = """\
@@ -89,27 +90,34 @@ def pipeline_with_params(tmp_path: Path, judge_section: str) -> tuple[Path, Path
 
 
 def test_ultra_build_refuses_a_bad_rubric_naming_file_and_line(tmp_path: Path) -> None:
-    pipeline, params = pipeline_with_params(
-        tmp_path,
+    """Three builds, each of a project of its own (the one that passes rewrites its parameter file), at once."""
+    inline, one_value, good = tmp_path / "inline", tmp_path / "one_value", tmp_path / "good"
+    for folder in (inline, one_value, good):
+        folder.mkdir()
+    projects = {inline: pipeline_with_params(
+        inline,
         "  rubrics:\n"
         "    - name: polite\n"
         "      criteria: Is it polite?\n"
         "      scale: [1, 5]\n"
         "      inputs: [question, context]\n",
-    )
-    built = run_ultra("build", str(pipeline), cwd=ROOT)
+    )}  # fmt: skip
+    for folder, text in ((one_value, GOOD.replace("scale: [1, 5]", "scale: [5, 5]")), (good, GOOD)):
+        (folder / "rubrics.yaml").write_text(text, encoding="utf-8")
+        projects[folder] = pipeline_with_params(folder, "")
+        projects[folder][1].write_text(f"judge:\n  rubrics_path: {folder / 'rubrics.yaml'}\n", encoding="utf-8")
+    ran = at_once({folder: lambda folder=folder: run_ultra("build", str(projects[folder][0]), cwd=ROOT)
+                   for folder in projects})  # fmt: skip
+
+    built, params = ran[inline], projects[inline][1]
     assert built.returncode == 1, built.stderr
     assert f"judge.rubrics: {params}:6: rubric 1 ('polite'): unknown input 'context'" in built.stderr
 
-    rubrics = tmp_path / "rubrics.yaml"
-    rubrics.write_text(GOOD.replace("scale: [1, 5]", "scale: [5, 5]"), encoding="utf-8")
-    params.write_text(f"judge:\n  rubrics_path: {rubrics}\n", encoding="utf-8")
-    built = run_ultra("build", str(pipeline), cwd=ROOT)
+    built, rubrics = ran[one_value], one_value / "rubrics.yaml"
     assert built.returncode == 1
     assert f"judge.rubrics_path: {rubrics}:3: rubric 1 ('polite'): scale [5, 5] has one value" in built.stderr
 
-    rubrics.write_text(GOOD, encoding="utf-8")
-    built = run_ultra("build", str(pipeline), cwd=ROOT)
+    built, rubrics, params = ran[good], good / "rubrics.yaml", projects[good][1]
     assert built.returncode == 0, built.stderr
     assert f"rubrics_path: {rubrics}" in params.read_text(encoding="utf-8")
 
@@ -130,15 +138,21 @@ def test_two_labels_worth_the_same_are_refused_from_a_file_a_setting_and_at_buil
     rubrics = tmp_path / "rubrics.yaml"
     rubrics.write_text(TIED, encoding="utf-8")
     env = {"OPENAI_API_KEY": "sk-not-used"}  # refused before any request
-    called = run_ultra("call", "judge.rubric_judge", f"rubrics_path={rubrics}", 'pred_ls=["Paris."]', cwd=ROOT, env=env)
-    assert called.returncode != 0 and f"{rubrics}:6: {TIED_MESSAGE}" in called.stderr  # the line of 'fail'
-    assert "merge them into one label" in called.stderr and "Traceback" not in called.stderr
     inline = "rubrics=[{name: verdict, criteria: Is the answer right, scale: {pass: 1, fail: 1.0}, inputs: [answer]}]"
-    called = run_ultra("call", "judge.rubric_judge", inline, 'pred_ls=["Paris."]', cwd=ROOT, env=env)
-    assert called.returncode != 0 and f"rubrics[0]: {TIED_MESSAGE}" in called.stderr
     section = "  rubrics:\n" + "".join(f"    {line}\n" for line in TIED.splitlines())
     pipeline, params = pipeline_with_params(tmp_path, section)
-    built = run_ultra("build", str(pipeline), cwd=ROOT)
+    ran = at_once({  # the two calls and the build only read their files: at once
+        "file": lambda: run_ultra("call", "judge.rubric_judge", f"rubrics_path={rubrics}", 'pred_ls=["Paris."]',
+                                  cwd=ROOT, env=env),
+        "inline": lambda: run_ultra("call", "judge.rubric_judge", inline, 'pred_ls=["Paris."]', cwd=ROOT, env=env),
+        "build": lambda: run_ultra("build", str(pipeline), cwd=ROOT),
+    })  # fmt: skip
+    called = ran["file"]
+    assert called.returncode != 0 and f"{rubrics}:6: {TIED_MESSAGE}" in called.stderr  # the line of 'fail'
+    assert "merge them into one label" in called.stderr and "Traceback" not in called.stderr
+    called = ran["inline"]
+    assert called.returncode != 0 and f"rubrics[0]: {TIED_MESSAGE}" in called.stderr
+    built = ran["build"]
     assert built.returncode == 1 and f"judge.rubrics: {params}:8: {TIED_MESSAGE}" in built.stderr
     rubrics.write_text(TIED.replace("fail: 1", "fail: 0"), encoding="utf-8")
     assert rubrics_file(str(rubrics))[0].scale.values == {"pass": 1.0, "partly": 0.5, "fail": 0.0}

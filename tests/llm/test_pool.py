@@ -136,6 +136,20 @@ def test_pool_settings_are_checked() -> None:
         bad = [two[0], {"base_url": "http://b:1/v1", "max_concurrency": 0}]
         LLMSettings.from_mapping({**base, "model_id": "m1", "endpoints": bad}, name="judge_llm")
     keyed = [{**two[0], "api_key": SECRET, "weight": 2}, {**two[1], "model_id": "m1"}]
+    for loose, shown in ((1.5, "1.5"), (True, "true"), ("3", "'3'")):  # refused, as before a step: not 1, 1 and 3
+        with pytest.raises(
+            InputError, match=rf"judge_llm\.endpoints\[1\]\.max_concurrency must be a whole number, got {shown}$"
+        ):
+            LLMSettings.from_mapping(
+                {**base, "endpoints": [keyed[0], {**keyed[1], "max_concurrency": loose}]}, name="judge_llm"
+            )
+    for loose in (1.5, True, "3"):
+        with pytest.raises(InputError, match=r"judge_llm\.max_workers must be a whole number"):
+            LLMSettings.from_mapping({**base, "max_workers": loose, "endpoints": keyed}, name="judge_llm")
+    whole = LLMSettings.from_mapping(
+        {**base, "endpoints": [keyed[0], {**keyed[1], "max_concurrency": 3.0}]}, name="judge_llm"
+    )
+    assert [e.max_concurrency for e in whole.endpoints] == [2, 3]  # 3.0 is the whole number 3, as YAML may write it
     settings = LLMSettings.from_mapping({**base, "endpoints": keyed}, name="judge_llm")
     assert settings.model_id == "m1" and settings.max_workers == 4  # the default capacity: max_workers each
     assert SECRET not in repr(settings) and SECRET not in str(settings.public())

@@ -10,6 +10,10 @@ files under ``folder`` and returns its ``Command``. A test that reaches its run 
 runs it itself, at once, so no test waits longer than it would have in a serial suite. The command and every
 assertion stay the test's: only the moment the run starts changes. Runs of tests that are deselected or
 marked to skip never start.
+
+``@in_background(prepare, spare=True)`` marks a run of seconds that the worker takes only once it is through the
+others (in the tests' order, skipping those their tests have already run): such runs never hold up the long
+ones, and use the second core while it would otherwise idle.
 """
 
 from __future__ import annotations
@@ -56,9 +60,10 @@ class Finished:
 Prepare = Callable[[Path], Command]
 
 
-def in_background(prepare: Prepare) -> pytest.MarkDecorator:
-    """The mark of a test whose run ``prepare`` gives (``pytest.mark.background_run(f)`` would mark ``f`` itself)."""
-    return getattr(pytest.mark, MARKER).with_args(prepare)
+def in_background(prepare: Prepare, *, spare: bool = False) -> pytest.MarkDecorator:
+    """The mark of a test whose run ``prepare`` gives (``pytest.mark.background_run(f)`` would mark ``f`` itself);
+    ``spare``: the worker takes it after every run not marked so."""
+    return getattr(pytest.mark, MARKER).with_args(prepare, spare=spare)
 
 
 class Job:
@@ -146,14 +151,17 @@ class Background:
         self._environ = dict(os.environ)
 
     def start(self, items: Iterable[pytest.Item], folder: Path) -> None:
-        """Queue the marked runs of ``items`` (in their order), each in a folder under ``folder``, and start the
-        worker."""
+        """Queue the marked runs of ``items`` (in their order, the spare ones after the rest), each in a folder
+        under ``folder``, and start the worker."""
         self._environ = dict(os.environ)
+        spare: dict[str, Job] = {}
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                job_folder = folder / re.sub(r"\W+", "_", f"run{len(self._jobs)}_{item.name}").strip("_")
-                self._jobs[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
+                job_folder = folder / re.sub(r"\W+", "_", f"run{len(self._jobs) + len(spare)}_{item.name}").strip("_")
+                queue = spare if mark.kwargs.get("spare") else self._jobs
+                queue[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
+        self._jobs.update(spare)
         if self._jobs:
             self._thread = threading.Thread(target=self._work, name="background-runs", daemon=True)
             self._thread.start()

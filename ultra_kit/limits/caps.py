@@ -12,10 +12,11 @@ named by that reference in every message, never by its value.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import reference
+from ultra_base.variable_counts import reference, what_it_holds
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 
@@ -32,8 +33,8 @@ def count(value: Any, what: str, *, minimum: int = 0) -> int:
     fraction, NaN, infinity or a string is not a count: ``true`` is not 1)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if reference(value):  # a ${VAR} holding no whole number (expand_item leaves it as written): never its value
-        raise InputError(f"{what} {value} must hold a whole number >= {minimum}; it holds something else (not shown)")
+    if name := reference(value):  # a ${VAR} holding no whole number (expand_item leaves it as written): never its value
+        raise InputError(f"{what} {value} must hold a whole number >= {minimum}; {what_it_holds(name, os.environ)}")
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{what} must be a whole number >= {minimum}, got {shown(value)}")
     if value < minimum:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ultra_base import redact
 from ultra_base.errors import InputError
-from ultra_base.variable_counts import reference, whole_number
+from ultra_base.variable_counts import reference, what_it_holds, whole_number
 
 KINDS: dict[type, str] = {bool: "true or false", int: "a whole number", float: "a number"}
 _SCHEMA_KINDS: dict[str, type] = {"boolean": bool, "integer": int, "number": float}
@@ -84,7 +84,7 @@ def read_typed(
     text = env[name]
     read = parsed(text, kind)
     if read is None:
-        raise InputError(f"{setting} ${{{name}}} must hold {KINDS[kind]}; it holds something else (not shown)")
+        raise InputError(f"{setting} ${{{name}}} must hold {KINDS[kind]}; {what_it_holds(name, env)}")
     redact.remember(text)  # as expand_env does
     return read
 

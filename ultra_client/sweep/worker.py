@@ -286,10 +286,10 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
             if trial is None:
                 break
             claimed = time.perf_counter() - clock  # the storage's share: the claim, its beat and its mark
-            values = decode(spec, trial.params)
-            settings = trial_settings(raw, values)
-            fp = fingerprint(runner.pipeline_text, settings, skip)
-            with heartbeat(handle, trial):
+            with heartbeat(handle, trial):  # from here: hashing a large corpus for the fingerprint takes a while
+                values = decode(spec, trial.params)
+                settings = trial_settings(raw, values)
+                fp = fingerprint(runner.pipeline_text, settings, skip)
                 record = store.finished(fp)
                 if record is None:
                     folder = store.fresh(fp)

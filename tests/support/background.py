@@ -158,7 +158,8 @@ class Background:
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                job_folder = folder / re.sub(r"\W+", "_", f"run{len(self._jobs) + len(spare)}_{item.name}").strip("_")
+                name = re.sub(r"\W+", "_", f"run{len(self._jobs) + len(spare)}_{item.name}").strip("_")
+                job_folder = folder / name[:100]  # a parameter's long text: within a file name's 255 bytes
                 queue = spare if mark.kwargs.get("spare") else self._jobs
                 queue[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
         self._jobs.update(spare)

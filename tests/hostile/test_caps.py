@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from mcp.client.stdio import stdio_client
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_keys_hosts import server_env, text_of
+from tests.support.background import Finished, in_background
+from tests.support.mcp_probe import outcome, over_mcp
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
@@ -41,11 +44,24 @@ async def call_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict)
 
 def refused_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict, *fragments: str) -> None:
     result = anyio.run(call_over_mcp, tmp_path, server, tool, arguments)
-    text = text_of(result)
-    assert result.is_error, text
+    refused_result(bool(result.is_error), text_of(result), *fragments)
+
+
+def refused_result(is_error: bool, text: str, *fragments: str) -> None:
+    assert is_error, text
     assert "Traceback" not in text and "Unable to allocate" not in text, text
     for fragment in fragments:
         assert fragment in text, text
+
+
+def spare_mcp(server: str, tool: str, arguments: Callable[[Path], dict]) -> pytest.MarkDecorator:
+    """The call ``refused_over_mcp`` makes, with ``arguments(folder)``, made in a spare background run by
+    tests/support/mcp_probe.py (no stub server: nothing of the test's own); ``refused_in_background`` checks it."""
+    return in_background(over_mcp(server, tool, arguments), spare=True)
+
+
+def refused_in_background(finished: Finished, *fragments: str) -> None:
+    refused_result(*outcome(finished), *fragments)
 
 
 LLM = ("max_retries", "max_workers")  # of every server's LLM mapping (ultra_kit.llm_mapping.settings_for)
@@ -116,12 +132,14 @@ def test_rubric_judge_samples_ten_to_the_18_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_a_jury_larger_than_the_cap_over_mcp(tmp_path: Path) -> None:
-    members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(50)]
-    refused_over_mcp(tmp_path, "judge", "idk_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
-                      "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members}},
-                     "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")  # fmt: skip
+MEMBERS = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(50)]
+
+
+@spare_mcp("judge", "idk_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
+    "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": MEMBERS}})  # fmt: skip
+def test_a_jury_larger_than_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")
 
 
 @pytest.mark.parametrize(("value", "shown"), [(1.5, "1.5"), (True, "true"), ("2", "'2'")])
@@ -160,12 +178,13 @@ def write_samples(tmp_path: Path) -> dict:
     return {s: {f"q{i}": [0.1 * (i % 3), 0.2] for i in range(20)} for s in ("a", "b")}
 
 
-@pytest.mark.parametrize("n", [10_000_000, 10**12])
-def test_compare_judged_n_resamples_over_the_cap(tmp_path: Path, n: int) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")},
-                     f"n_resamples {n:,} is more than the cap caps.n_resamples = {caps('evaluation')['n_resamples']:,}",
-                     "servers/evaluation/parameter.yaml")  # fmt: skip
+@pytest.mark.parametrize("n", [pytest.param(n, marks=spare_mcp("evaluation", "compare_judged", lambda tmp_path, n=n: {
+    "samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")}))
+    for n in (10_000_000, 10**12)])  # fmt: skip
+def test_compare_judged_n_resamples_over_the_cap(background_run: Finished, n: int) -> None:
+    refused_in_background(background_run,
+                          f"n_resamples {n:,} is more than the cap caps.n_resamples = "
+                          f"{caps('evaluation')['n_resamples']:,}", "servers/evaluation/parameter.yaml")  # fmt: skip
 
 
 def test_a_fractional_count_is_shown_as_given(tmp_path: Path) -> None:
@@ -241,11 +260,11 @@ def test_umbrela_depth_must_be_a_count(tmp_path: Path, value: str) -> None:
     clear_error(done, "depth")
 
 
-def test_umbrela_depth_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "judge", "umbrela_judge",
-                     {"depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
-                      "judge_cache": "", "save_path": str(tmp_path / "j")},
-                     "depth 1,000,000,000 is more than the cap caps.depth")  # fmt: skip
+@spare_mcp("judge", "umbrela_judge", lambda tmp_path: {
+    "depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"}, "judge_cache": "",
+    "save_path": str(tmp_path / "j")})  # fmt: skip
+def test_umbrela_depth_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "depth 1,000,000,000 is more than the cap caps.depth")
 
 
 LLM_TOOLS = [
@@ -266,25 +285,32 @@ def test_llm_retries_and_workers_over_the_cap(tmp_path: Path, tool: str, setting
     clear_error(done, expected, f"servers/{server}/parameter.yaml")
 
 
-def test_report_bootstrap_resamples_over_the_cap(tmp_path: Path) -> None:
-    result = ROOT / "tests" / "data"
-    refused_over_mcp(tmp_path, "report", "compare",
-                     {"run_paths": [str(result), str(result)], "bootstrap_resamples": 10**12,
-                      "save_path": str(tmp_path / "r")},
-                     "bootstrap_resamples 1,000,000,000,000 is more than the cap caps.bootstrap_resamples")  # fmt: skip
+@spare_mcp(
+    "report",
+    "compare",
+    lambda tmp_path: {
+        "run_paths": [str(ROOT / "tests" / "data")] * 2,
+        "bootstrap_resamples": 10**12,
+        "save_path": str(tmp_path / "r"),
+    },
+)
+def test_report_bootstrap_resamples_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(
+        background_run, "bootstrap_resamples 1,000,000,000,000 is more than the cap caps.bootstrap_resamples"
+    )
 
 
-def test_evaluate_trec_pvalue_n_resamples_over_the_cap(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
-                     {"n_resamples": 10**12, "save_path": str(tmp_path / "p.json")},
-                     "n_resamples 1,000,000,000,000 is more than the cap caps.n_resamples")  # fmt: skip
+@spare_mcp("evaluation", "evaluate_trec_pvalue", lambda tmp_path: {
+    "n_resamples": 10**12, "save_path": str(tmp_path / "p.json")})  # fmt: skip
+def test_evaluate_trec_pvalue_n_resamples_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(background_run, "n_resamples 1,000,000,000,000 is more than the cap caps.n_resamples")
 
 
-def test_n_per_kind_over_the_cap(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "synth", "generate_queries",
-                     {"n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
-                      "synth_cache": "", "dataset_dir": str(tmp_path / "d")},
-                     "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")  # fmt: skip
+@spare_mcp("synth", "generate_queries", lambda tmp_path: {
+    "n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
+    "synth_cache": "", "dataset_dir": str(tmp_path / "d")})  # fmt: skip
+def test_n_per_kind_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(background_run, "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")
 
 
 @pytest.mark.parametrize(
@@ -307,7 +333,7 @@ def test_off_topic_categories_and_techniques_cannot_multiply_the_requests(
         assert stub.request_count == 0
 
 
-def test_a_caller_cannot_pass_the_caps(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"samples": write_samples(tmp_path), CAPS_KEY: {"n_resamples": 10**12}},
-                     "caps")  # fmt: skip
+@spare_mcp("evaluation", "compare_judged", lambda tmp_path: {
+    "samples": write_samples(tmp_path), CAPS_KEY: {"n_resamples": 10**12}})  # fmt: skip
+def test_a_caller_cannot_pass_the_caps(background_run: Finished) -> None:
+    refused_in_background(background_run, "caps")

@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
-from tests.hostile.test_caps import caps, refused_over_mcp
+from tests.hostile.test_caps import caps, refused_in_background, refused_over_mcp, spare_mcp
+from tests.support.background import Finished
 from tests.support.openai_stub import OpenAIStub
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a request sent would fail, not hang
@@ -66,11 +67,11 @@ def test_hhem_batch_size_over_the_cap_through_ultra_call(tmp_path: Path) -> None
     clear_error(done, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"), "servers/judge/parameter.yaml")
 
 
-def test_hhem_batch_size_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "judge", "hallucination_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "ret_psg": [["p"]], "hhem_batch_size": 10**9,
-                      "judge_cache": "", "save_path": str(tmp_path / "j"), "judge_llm": NO_LLM},
-                     message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"))  # fmt: skip
+@spare_mcp("judge", "hallucination_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "ret_psg": [["p"]], "hhem_batch_size": 10**9, "judge_cache": "",
+    "save_path": str(tmp_path / "j"), "judge_llm": NO_LLM})  # fmt: skip
+def test_hhem_batch_size_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"))
 
 
 def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
@@ -79,13 +80,13 @@ def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(tmp_path: Pa
     clear_error(done, message("judge_llm.jury[0].max_workers", 10**6, "judge", "max_workers"))
 
 
-def test_a_jurys_max_workers_summed_over_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("judge", "idk_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
+    "judge_llm": jury(caps("judge")["max_workers"], caps("judge")["max_workers"])})  # fmt: skip
+def test_a_jurys_max_workers_summed_over_the_cap_over_mcp(background_run: Finished) -> None:
     """Each member within the cap, their sum over it: together they would keep that many requests in flight."""
     each = caps("judge")["max_workers"]
-    refused_over_mcp(tmp_path, "judge", "idk_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
-                      "judge_llm": jury(each, each)},
-                     message(SUM, 2 * each, "judge", "max_workers"))  # fmt: skip
+    refused_in_background(background_run, message(SUM, 2 * each, "judge", "max_workers"))
 
 
 def test_a_jury_within_the_cap_is_not_refused_for_its_workers(tmp_path: Path) -> None:
@@ -117,11 +118,11 @@ def test_dense_retrieval_limits_over_the_cap_through_ultra_call(tmp_path: Path, 
     assert not (tmp_path / "index").exists()
 
 
-def test_dense_max_workers_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "retriever", "retriever_search",
-                     {"backend": "dense", "dense": {"max_workers": 10**9}, "q_ls": ["q"],
-                      "index_path": str(tmp_path / "index"), "save_path": str(tmp_path / "r")},
-                     message("dense.max_workers", 10**9, "retriever", "max_workers"))  # fmt: skip
+@spare_mcp("retriever", "retriever_search", lambda tmp_path: {
+    "backend": "dense", "dense": {"max_workers": 10**9}, "q_ls": ["q"], "index_path": str(tmp_path / "index"),
+    "save_path": str(tmp_path / "r")})  # fmt: skip
+def test_dense_max_workers_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, message("dense.max_workers", 10**9, "retriever", "max_workers"))
 
 
 @pytest.mark.parametrize(("value", "shown"), [("1.5", "1.5"), ("true", "true")])
@@ -143,11 +144,11 @@ def test_target_limits_over_the_cap_through_ultra_call(tmp_path: Path, name: str
     clear_error(done, message(f"target.{name}", value, "target", name), "servers/target/parameter.yaml")
 
 
-def test_target_max_workers_cannot_be_raised_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("target", "ask", lambda tmp_path: {
+    "q_ls": ["q"], "target": {"max_workers": 10**9}, "save_path": str(tmp_path / "t")})  # fmt: skip
+def test_target_max_workers_cannot_be_raised_over_mcp(background_run: Finished) -> None:
     """Over MCP the target's runner limits come from the parameter file only (which the cap bounds in turn)."""
-    refused_over_mcp(tmp_path, "target", "ask",
-                     {"q_ls": ["q"], "target": {"max_workers": 10**9}, "save_path": str(tmp_path / "t")},
-                     "target.max_workers may be set only in a parameter file")  # fmt: skip
+    refused_in_background(background_run, "target.max_workers may be set only in a parameter file")
 
 
 def test_target_max_retries_over_the_cap_in_a_pipeline_parameter_file(tmp_path: Path) -> None:
@@ -278,11 +279,12 @@ def test_more_cutoffs_than_the_cap_through_ultra_call(tmp_path: Path) -> None:
 MEASURES = "ir_metrics expanded over ks (measures)"
 
 
-def test_more_measures_than_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("evaluation", "evaluate_trec_pvalue", lambda tmp_path: {
+    "ir_metrics": [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)], "ks": [], "n_resamples": 10,
+    "save_path": str(tmp_path / "p.json")})  # fmt: skip
+def test_more_measures_than_the_cap_over_mcp(background_run: Finished) -> None:
     names = [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)]
-    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
-                     {"ir_metrics": names, "ks": [], "n_resamples": 10, "save_path": str(tmp_path / "p.json")},
-                     message(MEASURES, len(names), "evaluation", "measures"))  # fmt: skip
+    refused_in_background(background_run, message(MEASURES, len(names), "evaluation", "measures"))
 
 
 def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
@@ -293,12 +295,12 @@ def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
 # --- fill_qrels: every pair of runs tested on every measure ---
 
 
-def test_fill_qrels_run_paths_over_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("judge", "fill_qrels", lambda tmp_path: {
+    "run_paths": [str(tmp_path / f"run{i}.trec") for i in range(over("judge", "fill_runs"))], "judge_llm": NO_LLM,
+    "judge_cache": "", "save_path": str(tmp_path / "f")})  # fmt: skip
+def test_fill_qrels_run_paths_over_the_cap_over_mcp(background_run: Finished) -> None:
     runs = over("judge", "fill_runs")
-    refused_over_mcp(tmp_path, "judge", "fill_qrels",
-                     {"run_paths": [str(tmp_path / f"run{i}.trec") for i in range(runs)], "judge_llm": NO_LLM,
-                      "judge_cache": "", "save_path": str(tmp_path / "f")},
-                     message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))  # fmt: skip
+    refused_in_background(background_run, message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))
 
 
 def test_fill_qrels_measures_over_the_cap_through_ultra_call(tmp_path: Path) -> None:

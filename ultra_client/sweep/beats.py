@@ -10,9 +10,12 @@ Whichever worker looks next fails a running trial that is lost, and Optuna's
 
 * a trial that beat, then stayed silent for ``grace`` seconds (Optuna's ``fail_stale_trials`` on RDB storage, the
   beat's time on a journal file);
-* a trial that nobody marked as theirs for ``grace`` seconds of the looking worker's own clock: its worker died
-  between the claim and its first beat, where no heartbeat would ever make it stale (Optuna ignores a trial
-  without one). A live worker marks its trial milliseconds after claiming it, and no clocks are compared.
+* a trial that nobody marked as theirs, and that stayed unchanged for ``grace`` seconds of the looking worker's
+  own clock: its worker died between the claim and its first beat, where no heartbeat would ever make it stale
+  (Optuna ignores a trial without one). No clocks are compared. A live worker's claim writes to the trial as it
+  goes (Optuna's ask stores the grid point and the values, then the first beat and the mark), and each write
+  restarts that clock: on a loaded machine the whole claim takes seconds (4.8 s seen with three workers on a
+  database server at a load of 27 on 2 cores), longer than a short grace, but no step of it does.
 
 A retry is created with a copy of its lost trial's attributes, so a beat or a mark counts only when it names the
 trial's own number.
@@ -73,11 +76,11 @@ def marked(trial: Any) -> bool:
     return isinstance(mark, dict) and mark.get("trial") == trial.number
 
 
-def fail_lost(handle: Any, unmarked: dict[int, float]) -> None:
+def fail_lost(handle: Any, unmarked: dict[int, tuple[float, str]]) -> None:
     """Fail the running trials whose worker is lost, and queue each once more.
 
-    ``unmarked`` remembers, across calls, when this worker first saw each running trial that nobody had marked
-    (trial id -> ``time.monotonic()``)."""
+    ``unmarked`` remembers, across calls, each running trial that nobody had marked: when this worker first saw
+    it as it is now, and what it was (trial id -> ``(time.monotonic(), written(trial))``)."""
     import optuna
 
     if not handle.journal:
@@ -93,9 +96,22 @@ def fail_lost(handle: Any, unmarked: dict[int, float]) -> None:
             unmarked.pop(trial._trial_id, None)
             if handle.journal and now - _last_beat(trial, now) > handle.grace:
                 _fail_and_retry(handle, trial)
-        elif clock - unmarked.setdefault(trial._trial_id, clock) > handle.grace:
-            del unmarked[trial._trial_id]
-            _fail_and_retry(handle, trial)
+        else:
+            now_written = written(trial)
+            seen, before = unmarked.get(trial._trial_id, (clock, now_written))
+            if before != now_written:  # its worker wrote to it since the last look: still claiming it
+                seen = clock
+            unmarked[trial._trial_id] = (seen, now_written)
+            if clock - seen > handle.grace:
+                del unmarked[trial._trial_id]
+                _fail_and_retry(handle, trial)
+
+
+def written(trial: Any) -> str:
+    """What a claim writes to a trial (a frozen trial), as text to compare: its system and user attributes and
+    its values."""
+    parts = (trial.system_attrs, trial.user_attrs, trial.params)
+    return repr([sorted(part.items(), key=lambda item: item[0]) for part in parts])
 
 
 def _last_beat(trial: Any, now: float) -> float:

@@ -14,7 +14,9 @@ A running trial's worker beats every ``heartbeat`` seconds; a trial whose worker
 seconds, or never marked as claimed: ``beats.py``) is failed by whichever worker looks next, and Optuna's
 ``RetryHeartbeatStaleTrialCallback(max_retry=1)`` queues it once more (a waiting trial, asked first). A retry is
 judged as the trial it replaces: run unless that one would have been pruned unrun. A worker with nothing left to
-claim waits while others run, so a lost trial is retried while any worker lives.
+claim waits while others run, so a lost trial is retried while any worker lives. A worker that was only stalled
+(a loaded machine) finishes the trial it was failed for, says so and goes on: its retry, claimed after that,
+finds the finished folder and does not run the point again.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class Claim:
         self.spec = spec
         self.handle = handle
         self.slot = slot
-        self.unmarked: dict[int, float] = {}  # running trials nobody marked yet: when this worker first saw each
+        self.unmarked: dict[int, tuple[float, str]] = {}  # running trials nobody marked yet: see beats.fail_lost
         self.study = handle.study
         self.states = optuna.trial.TrialState
         self.distributions = {s.key: _distribution(optuna, s.values) for s in spec.spaces}
@@ -301,7 +303,11 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
                 else:
                     outcome = "finished before, not run again"
                 say(f"trial {trial.number}: {', '.join(f'{k}={v}' for k, v in values.items())}: {outcome}")
-                _tell(claims, trial, record, claimed)
+                try:
+                    _tell(claims, trial, record, claimed)
+                except claims.optuna.exceptions.UpdateFinishedTrialError:
+                    say(f"trial {trial.number}: failed as lost while this worker ran it (no beat reached the storage "
+                        f"for {handle.grace} s: a stalled machine?); its retry reuses this trial's folder")  # fmt: skip
     finally:
         lock.close()
     return ran

@@ -7,6 +7,7 @@ the real CLI and a real MCP stdio client; a value that is not a count (``1.5``, 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_caps import caps, refused_in_background, refused_over_mcp, spare_mcp
-from tests.support.background import Finished
+from tests.support.background import Finished, spare_ultra
 from tests.support.openai_stub import OpenAIStub
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a request sent would fail, not hang
@@ -42,13 +43,31 @@ def call(tmp_path: Path, tool: str, *arguments: str, save: bool = True):
     return run_ultra("call", tool, *arguments, *saved, cwd=ROOT, env=OUTSIDE)
 
 
+def spare_call(tool: str, *arguments: str | Callable[[Path], str], save: bool = True) -> pytest.MarkDecorator:
+    """``call(tmp_path, TOOL, *ARGUMENTS)`` as a spare background run (tests/support/background.py), ``tmp_path`` the
+    run's folder; an argument may be a function of that folder."""
+
+    def command(tmp_path: Path) -> tuple[str, ...]:
+        saved = (f"save_path={tmp_path / 'out'}",) if save else ()
+        return ("call", tool, *(a(tmp_path) if callable(a) else a for a in arguments), *saved)
+
+    return spare_ultra(command, cwd=ROOT, env=OUTSIDE)
+
+
 # --- judge ---
 
 
-def test_rubric_top_logprobs_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+@spare_call(
+    "judge.rubric_judge",
+    'pred_ls=["a"]',
+    f"rubrics={json.dumps([RUBRIC])}",
+    f"rubric_top_logprobs={over('judge', 'top_logprobs')}",
+    "judge_cache=",
+    f"judge_llm={json.dumps(NO_LLM)}",
+)
+def test_rubric_top_logprobs_over_the_cap_through_ultra_call(background_run: Finished) -> None:
     value = over("judge", "top_logprobs")
-    done = call(tmp_path, "judge.rubric_judge", 'pred_ls=["a"]', f"rubrics={json.dumps([RUBRIC])}",
-                f"rubric_top_logprobs={value}", "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    done = background_run.done
     clear_error(done, message("rubric_top_logprobs", value, "judge", "top_logprobs"), "servers/judge/parameter.yaml")
 
 
@@ -61,9 +80,10 @@ def test_rubric_top_logprobs_over_the_cap_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_hhem_batch_size_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.hallucination_judge", 'q_ls=["q"]', 'pred_ls=["a"]', 'ret_psg=[["p"]]',
-                "hhem_batch_size=1000000000", "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+@spare_call("judge.hallucination_judge", 'q_ls=["q"]', 'pred_ls=["a"]', 'ret_psg=[["p"]]', "hhem_batch_size=1000000000",
+            "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+def test_hhem_batch_size_over_the_cap_through_ultra_call(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"), "servers/judge/parameter.yaml")
 
 
@@ -74,9 +94,9 @@ def test_hhem_batch_size_over_the_cap_over_mcp(background_run: Finished) -> None
     refused_in_background(background_run, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"))
 
 
-def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=",
-                f"judge_llm={json.dumps(jury(10**6, 1))}")  # fmt: skip
+@spare_call("judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=", f"judge_llm={json.dumps(jury(10**6, 1))}")
+def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, message("judge_llm.jury[0].max_workers", 10**6, "judge", "max_workers"))
 
 
@@ -89,9 +109,9 @@ def test_a_jurys_max_workers_summed_over_the_cap_over_mcp(background_run: Finish
     refused_in_background(background_run, message(SUM, 2 * each, "judge", "max_workers"))
 
 
-def test_a_jury_within_the_cap_is_not_refused_for_its_workers(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=",
-                f"judge_llm={json.dumps(jury(4, 4))}")  # fmt: skip
+@spare_call("judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=", f"judge_llm={json.dumps(jury(4, 4))}")
+def test_a_jury_within_the_cap_is_not_refused_for_its_workers(background_run: Finished) -> None:
+    done = background_run.done
     assert "caps.max_workers" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
@@ -109,11 +129,16 @@ def test_a_jury_over_the_cap_in_a_parameter_file_is_refused_by_ultra_build(tmp_p
 # --- retriever ---
 
 
-@pytest.mark.parametrize("name", ["max_workers", "max_retries"])
-def test_dense_retrieval_limits_over_the_cap_through_ultra_call(tmp_path: Path, name: str) -> None:
+def dense_index(dense: str) -> pytest.MarkDecorator:
+    return spare_call("retriever.retriever_index", "backend=dense", f"dense={dense}",
+                      lambda tmp_path: f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=dense_index(f'{{"{name}": {over("retriever", name)}}}'))
+                                  for name in ("max_workers", "max_retries")])  # fmt: skip
+def test_dense_retrieval_limits_over_the_cap_through_ultra_call(background_run: Finished, name: str) -> None:
     value = over("retriever", name)
-    done = call(tmp_path, "retriever.retriever_index", "backend=dense", f'dense={{"{name}": {value}}}',
-                f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+    done, tmp_path = background_run.done, background_run.folder
     clear_error(done, message(f"dense.{name}", value, "retriever", name), "servers/retriever/parameter.yaml")
     assert not (tmp_path / "index").exists()
 
@@ -125,10 +150,10 @@ def test_dense_max_workers_over_the_cap_over_mcp(background_run: Finished) -> No
     refused_in_background(background_run, message("dense.max_workers", 10**9, "retriever", "max_workers"))
 
 
-@pytest.mark.parametrize(("value", "shown"), [("1.5", "1.5"), ("true", "true")])
-def test_dense_counts_must_be_whole_numbers(tmp_path: Path, value: str, shown: str) -> None:
-    done = call(tmp_path, "retriever.retriever_index", "backend=dense", f'dense={{"max_workers": {value}}}',
-                f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+@pytest.mark.parametrize(("value", "shown"), [pytest.param(*case, marks=dense_index(f'{{"max_workers": {case[0]}}}'))
+                                              for case in [("1.5", "1.5"), ("true", "true")]])  # fmt: skip
+def test_dense_counts_must_be_whole_numbers(background_run: Finished, value: str, shown: str) -> None:
+    done = background_run.done
     clear_error(done, f"dense.max_workers must be a whole number >= 1, got {shown}")
 
 
@@ -137,10 +162,12 @@ def test_dense_counts_must_be_whole_numbers(tmp_path: Path, value: str, shown: s
 TARGET = {"kind": "http", "url": "http://127.0.0.1:9/ask"}
 
 
-@pytest.mark.parametrize("name", ["max_workers", "max_retries"])
-def test_target_limits_over_the_cap_through_ultra_call(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", [pytest.param(name, marks=spare_call("target.ask", 'q_ls=["q"]',
+                                  f"target={json.dumps({**TARGET, name: over('target', name)})}"))
+                                  for name in ("max_workers", "max_retries")])  # fmt: skip
+def test_target_limits_over_the_cap_through_ultra_call(background_run: Finished, name: str) -> None:
     value = over("target", name)
-    done = call(tmp_path, "target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, name: value})}")
+    done = background_run.done
     clear_error(done, message(f"target.{name}", value, "target", name), "servers/target/parameter.yaml")
 
 
@@ -164,8 +191,9 @@ def test_target_max_retries_over_the_cap_in_a_pipeline_parameter_file(tmp_path: 
     clear_error(done, message("target.max_retries", 10**6, "target", "max_retries"))
 
 
-def test_target_max_workers_must_be_a_whole_number(tmp_path: Path) -> None:
-    done = call(tmp_path, "target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, 'max_workers': 2.5})}")
+@spare_call("target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, 'max_workers': 2.5})}")
+def test_target_max_workers_must_be_a_whole_number(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, "target.max_workers must be a whole number >= 1, got 2.5")
 
 
@@ -270,9 +298,10 @@ def test_every_numeric_setting_is_capped_or_multiplies_nothing() -> None:
 # --- evaluation: measures (ir_metrics over ks), each scored per query and resampled ---
 
 
-def test_more_cutoffs_than_the_cap_through_ultra_call(tmp_path: Path) -> None:
+@spare_call("evaluation.evaluate_trec", f"ks={json.dumps(list(range(1, over('evaluation', 'cutoffs') + 1)))}")
+def test_more_cutoffs_than_the_cap_through_ultra_call(background_run: Finished) -> None:
     ks = list(range(1, over("evaluation", "cutoffs") + 1))
-    done = call(tmp_path, "evaluation.evaluate_trec", f"ks={json.dumps(ks)}")
+    done = background_run.done
     clear_error(done, message("ks (cutoffs)", len(ks), "evaluation", "cutoffs"), "servers/evaluation/parameter.yaml")
 
 
@@ -287,8 +316,9 @@ def test_more_measures_than_the_cap_over_mcp(background_run: Finished) -> None:
     refused_in_background(background_run, message(MEASURES, len(names), "evaluation", "measures"))
 
 
-def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
-    done = call(tmp_path, "evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+@spare_call("evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+def test_all_trec_is_within_the_measures_cap(background_run: Finished) -> None:
+    done = background_run.done
     assert done.returncode == 0, done.stderr
 
 
@@ -303,8 +333,12 @@ def test_fill_qrels_run_paths_over_the_cap_over_mcp(background_run: Finished) ->
     refused_in_background(background_run, message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))
 
 
-def test_fill_qrels_measures_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+FILL_MEASURES = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
+
+
+@spare_call("judge.fill_qrels", f"fill_measures={json.dumps(FILL_MEASURES)}", "judge_cache=",
+            f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+def test_fill_qrels_measures_over_the_cap_through_ultra_call(background_run: Finished) -> None:
     names = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
-    done = call(tmp_path, "judge.fill_qrels", f"fill_measures={json.dumps(names)}", "judge_cache=",
-                f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    done = background_run.done
     clear_error(done, message("fill_measures", len(names), "judge", "fill_measures"), "servers/judge/parameter.yaml")

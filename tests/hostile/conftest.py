@@ -18,9 +18,14 @@ HERE = Path(__file__).parent
 @pytest.fixture
 def toy(tmp_path: Path) -> Path:
     """``tmp/toyservers/toy`` is the toy server package; pipelines go in ``tmp/pipes``."""
-    shutil.copytree(TOY_SOURCE, tmp_path / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "pipes" / "parameters").mkdir(parents=True)
-    return tmp_path
+    return toy_folder(tmp_path)
+
+
+def toy_folder(folder: Path) -> Path:
+    """What the ``toy`` fixture makes, in ``folder`` (a background run's, say)."""
+    shutil.copytree(TOY_SOURCE, folder / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "pipes" / "parameters").mkdir(parents=True)
+    return folder
 
 
 def pipeline(project: Path, name: str, steps_yaml: str, params: str | None = None) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from mcp.client.stdio import stdio_client
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_keys_hosts import server_env, text_of
+from tests.support.background import Finished, in_background, spare_ultra
+from tests.support.mcp_probe import outcome, over_mcp
 from tests.support.openai_stub import OpenAIStub
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
@@ -41,11 +44,24 @@ async def call_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict)
 
 def refused_over_mcp(tmp_path: Path, server: str, tool: str, arguments: dict, *fragments: str) -> None:
     result = anyio.run(call_over_mcp, tmp_path, server, tool, arguments)
-    text = text_of(result)
-    assert result.is_error, text
+    refused_result(bool(result.is_error), text_of(result), *fragments)
+
+
+def refused_result(is_error: bool, text: str, *fragments: str) -> None:
+    assert is_error, text
     assert "Traceback" not in text and "Unable to allocate" not in text, text
     for fragment in fragments:
         assert fragment in text, text
+
+
+def spare_mcp(server: str, tool: str, arguments: Callable[[Path], dict]) -> pytest.MarkDecorator:
+    """The call ``refused_over_mcp`` makes, with ``arguments(folder)``, made in a spare background run by
+    tests/support/mcp_probe.py (no stub server: nothing of the test's own); ``refused_in_background`` checks it."""
+    return in_background(over_mcp(server, tool, arguments), spare=True)
+
+
+def refused_in_background(finished: Finished, *fragments: str) -> None:
+    refused_result(*outcome(finished), *fragments)
 
 
 LLM = ("max_retries", "max_workers")  # of every server's LLM mapping (ultra_kit.llm_mapping.settings_for)
@@ -85,24 +101,38 @@ def test_idk_judge_samples_a_billion_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_idk_judge_samples_a_billion_through_ultra_call(tmp_path: Path) -> None:
-    llm = json.dumps({**SAMPLED, "base_url": "http://127.0.0.1:9/v1", "samples": 1_000_000_000})
-    done = run_ultra("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={llm}", "judge_cache=",
-                     f"save_path={tmp_path / 'j'}", cwd=tmp_path)  # fmt: skip
+BILLION = json.dumps({**SAMPLED, "base_url": "http://127.0.0.1:9/v1", "samples": 1_000_000_000})
+
+
+@spare_ultra(lambda tmp_path: ("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={BILLION}",
+                               "judge_cache=", f"save_path={tmp_path / 'j'}"))  # fmt: skip
+def test_idk_judge_samples_a_billion_through_ultra_call(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, "judge_llm.samples 1,000,000,000 is more than the cap caps.samples")
 
 
-@pytest.mark.parametrize(("samples", "expected"), [
+def sampled_estimate(samples: str) -> pytest.MarkDecorator:
+    """``ultra run examples/umbrela.yaml --estimate`` with ``samples`` in its parameter file: a spare background run."""
+
+    def arguments(tmp_path: Path) -> tuple[str, ...]:
+        text = (ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text()
+        params = tmp_path / "params.yaml"
+        params.write_text(
+            text.replace(
+                "    max_workers: 8\n", f"    max_workers: 8\n    temperature: 0.7\n    samples: {samples}\n", 1
+            )
+        )
+        return ("run", "examples/umbrela.yaml", "--param", str(params), "--estimate")
+
+    return spare_ultra(arguments, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.parametrize(("samples", "expected"), [pytest.param(*case, marks=sampled_estimate(case[0])) for case in [
     ("1000000000", "judge_llm.samples 1,000,000,000 is more than the cap caps.samples"),
     ("1e9", "judge_llm.samples must be a whole number, got '1e9'"),  # YAML 1.1 reads 1e9 as a string
-])  # fmt: skip
-def test_umbrela_estimate_with_samples_a_billion(tmp_path: Path, samples: str, expected: str) -> None:
-    text = (ROOT / "examples" / "parameters" / "umbrela_parameter.yaml").read_text()
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        text.replace("    max_workers: 8\n", f"    max_workers: 8\n    temperature: 0.7\n    samples: {samples}\n", 1)
-    )
-    done = run_ultra("run", "examples/umbrela.yaml", "--param", str(params), "--estimate", cwd=ROOT, timeout=300)
+]])  # fmt: skip
+def test_umbrela_estimate_with_samples_a_billion(background_run: Finished, samples: str, expected: str) -> None:
+    params, done = background_run.folder / "params.yaml", background_run.done
     clear_error(done, f"{params}:", expected)
 
 
@@ -116,20 +146,27 @@ def test_rubric_judge_samples_ten_to_the_18_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_a_jury_larger_than_the_cap_over_mcp(tmp_path: Path) -> None:
-    members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(50)]
-    refused_over_mcp(tmp_path, "judge", "idk_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
-                      "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members}},
-                     "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")  # fmt: skip
+MEMBERS = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(50)]
 
 
-@pytest.mark.parametrize(("value", "shown"), [(1.5, "1.5"), (True, "true"), ("2", "'2'")])
-def test_jury_min_must_be_a_whole_number(tmp_path: Path, value: object, shown: str) -> None:
+@spare_mcp("judge", "idk_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
+    "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": MEMBERS}})  # fmt: skip
+def test_a_jury_larger_than_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "judge_llm.jury (its members) 50 is more than the cap caps.jury_members")
+
+
+def jury_min_call(value: object) -> pytest.MarkDecorator:
     members = [{"model_id": f"m{i}", "base_url": "http://127.0.0.1:9/v1", "api_key": ""} for i in range(2)]
     llm = json.dumps({"api_key": "", "base_url": "http://127.0.0.1:9/v1", "jury": members, "jury_min": value})
-    done = run_ultra("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={llm}", "judge_cache=",
-                     f"save_path={tmp_path / 'j'}", cwd=tmp_path)  # fmt: skip
+    return spare_ultra(lambda tmp_path: ("call", "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', f"judge_llm={llm}",
+                                         "judge_cache=", f"save_path={tmp_path / 'j'}"))  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "shown"), [pytest.param(*case, marks=jury_min_call(case[0]))
+                                              for case in [(1.5, "1.5"), (True, "true"), ("2", "'2'")]])  # fmt: skip
+def test_jury_min_must_be_a_whole_number(background_run: Finished, value: object, shown: str) -> None:
+    done = background_run.done
     clear_error(done, f"judge_llm.jury_min must be a whole number, got {shown}")
 
 
@@ -145,14 +182,20 @@ def test_5000_rubrics_in_one_file_are_refused(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-@pytest.mark.parametrize("worth", [".nan", ".inf"])
-def test_a_rubric_label_worth_nan_is_refused(tmp_path: Path, worth: str) -> None:
-    (tmp_path / "rubrics.yaml").write_text(
-        f"- {{name: ok, criteria: 'Is it ok', scale: {{pass: {worth}, fail: 0}}, inputs: [answer]}}\n"
-    )
-    done = run_ultra("call", "judge.rubric_judge", 'pred_ls=["a"]', f"rubrics_path={tmp_path / 'rubrics.yaml'}",
-                     "judge_cache=", f"save_path={tmp_path / 'j'}", 'judge_llm={"api_key": ""}',
-                     cwd=tmp_path)  # fmt: skip
+def rubric_worth_call(worth: str) -> pytest.MarkDecorator:
+    def arguments(tmp_path: Path) -> tuple[str, ...]:
+        (tmp_path / "rubrics.yaml").write_text(
+            f"- {{name: ok, criteria: 'Is it ok', scale: {{pass: {worth}, fail: 0}}, inputs: [answer]}}\n"
+        )
+        return ("call", "judge.rubric_judge", 'pred_ls=["a"]', f"rubrics_path={tmp_path / 'rubrics.yaml'}",
+                "judge_cache=", f"save_path={tmp_path / 'j'}", 'judge_llm={"api_key": ""}')  # fmt: skip
+
+    return spare_ultra(arguments)
+
+
+@pytest.mark.parametrize("worth", [pytest.param(worth, marks=rubric_worth_call(worth)) for worth in (".nan", ".inf")])
+def test_a_rubric_label_worth_nan_is_refused(background_run: Finished, worth: str) -> None:
+    done = background_run.done
     clear_error(done, "rubrics.yaml:1:", "scale label 'pass' must be a non-empty label with a finite number")
 
 
@@ -160,12 +203,13 @@ def write_samples(tmp_path: Path) -> dict:
     return {s: {f"q{i}": [0.1 * (i % 3), 0.2] for i in range(20)} for s in ("a", "b")}
 
 
-@pytest.mark.parametrize("n", [10_000_000, 10**12])
-def test_compare_judged_n_resamples_over_the_cap(tmp_path: Path, n: int) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")},
-                     f"n_resamples {n:,} is more than the cap caps.n_resamples = {caps('evaluation')['n_resamples']:,}",
-                     "servers/evaluation/parameter.yaml")  # fmt: skip
+@pytest.mark.parametrize("n", [pytest.param(n, marks=spare_mcp("evaluation", "compare_judged", lambda tmp_path, n=n: {
+    "samples": write_samples(tmp_path), "n_resamples": n, "save_path": str(tmp_path / "c.json")}))
+    for n in (10_000_000, 10**12)])  # fmt: skip
+def test_compare_judged_n_resamples_over_the_cap(background_run: Finished, n: int) -> None:
+    refused_in_background(background_run,
+                          f"n_resamples {n:,} is more than the cap caps.n_resamples = "
+                          f"{caps('evaluation')['n_resamples']:,}", "servers/evaluation/parameter.yaml")  # fmt: skip
 
 
 def test_a_fractional_count_is_shown_as_given(tmp_path: Path) -> None:
@@ -201,51 +245,65 @@ def test_compare_judged_at_the_cap_stays_small(tmp_path: Path) -> None:
     assert int(done.stdout.split()[-1]) < 1_000_000  # KiB: under 1 GB
 
 
-def test_fill_budget_true_is_not_one(tmp_path: Path) -> None:
-    done = run_ultra("call", "judge.fill_qrels", "fill_budget=true", "judge_cache=", f"save_path={tmp_path / 'f'}",
-                     'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}', cwd=ROOT)  # fmt: skip
+@spare_ultra(lambda tmp_path: ("call", "judge.fill_qrels", "fill_budget=true", "judge_cache=",
+                               f"save_path={tmp_path / 'f'}", 'judge_llm={"api_key": "", "base_url": '
+                               '"http://127.0.0.1:9/v1"}'), cwd=ROOT)  # fmt: skip
+def test_fill_budget_true_is_not_one(background_run: Finished) -> None:
+    done = background_run.done
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "fill_budget" in done.stderr and "integer" in done.stderr
 
 
-def test_fill_resamples_over_the_cap(tmp_path: Path) -> None:
-    done = run_ultra("call", "judge.fill_qrels", "fill_resamples=1000000000000", "judge_cache=",
-                     f"save_path={tmp_path / 'f'}", 'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}',
-                     cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+@spare_ultra(lambda tmp_path: ("call", "judge.fill_qrels", "fill_resamples=1000000000000", "judge_cache=",
+                               f"save_path={tmp_path / 'f'}", 'judge_llm={"api_key": "", "base_url": '
+                               '"http://127.0.0.1:9/v1"}'),
+             cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+def test_fill_resamples_over_the_cap(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, "fill_resamples 1,000,000,000,000 is more than the cap caps.fill_resamples")
 
 
 NO_LLM = 'judge_llm={"api_key": "", "base_url": "http://127.0.0.1:9/v1"}'  # nothing may be sent: refused first
 
 
-@pytest.mark.parametrize(
-    ("tool", "setting", "cap"),
-    [
-        ("umbrela_judge", "depth", "depth"),
-        ("nuggetize", "depth", "depth"),
-        ("nuggetize", "max_nuggets", "max_nuggets"),
-        ("fill_qrels", "fill_depth", "fill_depth"),
-    ],
-)
-def test_umbrela_depths_and_nuggets_over_the_cap(tmp_path: Path, tool: str, setting: str, cap: str) -> None:
+def depth_call(tool: str, setting: str, cap: str) -> pytest.MarkDecorator:
     limit = caps("judge")[cap]
-    done = run_ultra("call", f"judge.{tool}", f"{setting}={limit + 1}", "judge_cache=", f"save_path={tmp_path / 'j'}",
-                     NO_LLM, cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+    return spare_ultra(lambda tmp_path: ("call", f"judge.{tool}", f"{setting}={limit + 1}", "judge_cache=",
+                                         f"save_path={tmp_path / 'j'}", NO_LLM),
+                       cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+
+
+DEPTHS = [
+    ("umbrela_judge", "depth", "depth"),
+    ("nuggetize", "depth", "depth"),
+    ("nuggetize", "max_nuggets", "max_nuggets"),
+    ("fill_qrels", "fill_depth", "fill_depth"),
+]
+
+
+@pytest.mark.parametrize(("tool", "setting", "cap"), [pytest.param(*case, marks=depth_call(*case)) for case in DEPTHS])
+def test_umbrela_depths_and_nuggets_over_the_cap(background_run: Finished, tool: str, setting: str, cap: str) -> None:
+    limit = caps("judge")[cap]
+    done = background_run.done
     clear_error(done, f"{setting} {limit + 1:,} is more than the cap caps.{cap} = {limit:,} of the judge server",
                 "servers/judge/parameter.yaml")  # fmt: skip
 
 
-@pytest.mark.parametrize("value", ["true", "2.5", "0"])
-def test_umbrela_depth_must_be_a_count(tmp_path: Path, value: str) -> None:
-    done = run_ultra("call", "judge.umbrela_judge", f"depth={value}", "judge_cache=", NO_LLM, cwd=ROOT)
+def depth_value_call(value: str) -> pytest.MarkDecorator:
+    return spare_ultra(lambda _: ("call", "judge.umbrela_judge", f"depth={value}", "judge_cache=", NO_LLM), cwd=ROOT)
+
+
+@pytest.mark.parametrize("value", [pytest.param(v, marks=depth_value_call(v)) for v in ("true", "2.5", "0")])
+def test_umbrela_depth_must_be_a_count(background_run: Finished, value: str) -> None:
+    done = background_run.done
     clear_error(done, "depth")
 
 
-def test_umbrela_depth_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "judge", "umbrela_judge",
-                     {"depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
-                      "judge_cache": "", "save_path": str(tmp_path / "j")},
-                     "depth 1,000,000,000 is more than the cap caps.depth")  # fmt: skip
+@spare_mcp("judge", "umbrela_judge", lambda tmp_path: {
+    "depth": 10**9, "judge_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"}, "judge_cache": "",
+    "save_path": str(tmp_path / "j")})  # fmt: skip
+def test_umbrela_depth_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "depth 1,000,000,000 is more than the cap caps.depth")
 
 
 LLM_TOOLS = [
@@ -254,37 +312,51 @@ LLM_TOOLS = [
 ]
 
 
-@pytest.mark.parametrize(("tool", "setting", "extra"), LLM_TOOLS)
-@pytest.mark.parametrize("key", ["max_retries", "max_workers"])
-def test_llm_retries_and_workers_over_the_cap(tmp_path: Path, tool: str, setting: str, extra: str, key: str) -> None:
+def llm_call(tool: str, setting: str, extra: str, key: str) -> pytest.MarkDecorator:
+    mapping = f'{{"api_key": "", "base_url": "http://127.0.0.1:9/v1", "{key}": {caps(tool.split(".")[0])[key] + 1}}}'
+    return spare_ultra(lambda tmp_path: ("call", tool, f"{setting}={mapping}", extra, f"save_path={tmp_path / 'x'}"),
+                       cwd=ROOT, env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+
+
+LLM_CASES = [pytest.param(*tool, key, marks=llm_call(*tool, key), id=f"{key}-{'-'.join(tool)}")
+             for key in ("max_retries", "max_workers") for tool in LLM_TOOLS]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tool", "setting", "extra", "key"), LLM_CASES)
+def test_llm_retries_and_workers_over_the_cap(background_run: Finished, tool: str, setting: str, extra: str, key: str):
     server = tool.split(".")[0]
     limit = caps(server)[key]
-    mapping = f'{{"api_key": "", "base_url": "http://127.0.0.1:9/v1", "{key}": {limit + 1}}}'
-    done = run_ultra("call", tool, f"{setting}={mapping}", extra, f"save_path={tmp_path / 'x'}", cwd=ROOT,
-                     env={"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1"})  # fmt: skip
+    done = background_run.done
     expected = f"{setting}.{key} {limit + 1:,} is more than the cap caps.{key} = {limit:,} of the {server} server"
     clear_error(done, expected, f"servers/{server}/parameter.yaml")
 
 
-def test_report_bootstrap_resamples_over_the_cap(tmp_path: Path) -> None:
-    result = ROOT / "tests" / "data"
-    refused_over_mcp(tmp_path, "report", "compare",
-                     {"run_paths": [str(result), str(result)], "bootstrap_resamples": 10**12,
-                      "save_path": str(tmp_path / "r")},
-                     "bootstrap_resamples 1,000,000,000,000 is more than the cap caps.bootstrap_resamples")  # fmt: skip
+@spare_mcp(
+    "report",
+    "compare",
+    lambda tmp_path: {
+        "run_paths": [str(ROOT / "tests" / "data")] * 2,
+        "bootstrap_resamples": 10**12,
+        "save_path": str(tmp_path / "r"),
+    },
+)
+def test_report_bootstrap_resamples_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(
+        background_run, "bootstrap_resamples 1,000,000,000,000 is more than the cap caps.bootstrap_resamples"
+    )
 
 
-def test_evaluate_trec_pvalue_n_resamples_over_the_cap(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
-                     {"n_resamples": 10**12, "save_path": str(tmp_path / "p.json")},
-                     "n_resamples 1,000,000,000,000 is more than the cap caps.n_resamples")  # fmt: skip
+@spare_mcp("evaluation", "evaluate_trec_pvalue", lambda tmp_path: {
+    "n_resamples": 10**12, "save_path": str(tmp_path / "p.json")})  # fmt: skip
+def test_evaluate_trec_pvalue_n_resamples_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(background_run, "n_resamples 1,000,000,000,000 is more than the cap caps.n_resamples")
 
 
-def test_n_per_kind_over_the_cap(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "synth", "generate_queries",
-                     {"n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
-                      "synth_cache": "", "dataset_dir": str(tmp_path / "d")},
-                     "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")  # fmt: skip
+@spare_mcp("synth", "generate_queries", lambda tmp_path: {
+    "n_per_kind": {"grounded": 10**9}, "synth_llm": {"api_key": "", "base_url": "http://127.0.0.1:9/v1"},
+    "synth_cache": "", "dataset_dir": str(tmp_path / "d")})  # fmt: skip
+def test_n_per_kind_over_the_cap(background_run: Finished) -> None:
+    refused_in_background(background_run, "n_per_kind.grounded 1,000,000,000 is more than the cap caps.n_per_kind")
 
 
 @pytest.mark.parametrize(
@@ -307,7 +379,7 @@ def test_off_topic_categories_and_techniques_cannot_multiply_the_requests(
         assert stub.request_count == 0
 
 
-def test_a_caller_cannot_pass_the_caps(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"samples": write_samples(tmp_path), CAPS_KEY: {"n_resamples": 10**12}},
-                     "caps")  # fmt: skip
+@spare_mcp("evaluation", "compare_judged", lambda tmp_path: {
+    "samples": write_samples(tmp_path), CAPS_KEY: {"n_resamples": 10**12}})  # fmt: skip
+def test_a_caller_cannot_pass_the_caps(background_run: Finished) -> None:
+    refused_in_background(background_run, "caps")

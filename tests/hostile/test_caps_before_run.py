@@ -16,7 +16,9 @@ import pytest
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
 from tests.hostile.test_caps import caps
+from tests.support.background import Command, Finished, Prepare, in_background
 from tests.support.openai_stub import OpenAIStub
+from tests.support.together import at_once
 from ultra_client.calls.server_pool import locate_server
 from ultra_client.errors import UltraError
 from ultra_client.pipeline.setting_checks import check_setting_values
@@ -79,32 +81,53 @@ def project(tmp_path: Path, base_url: str = DEAD, **limits: str) -> tuple[Path, 
     return tmp_path / "pipes" / "judge.yaml", params
 
 
-@pytest.mark.parametrize(("key", "value", "message"), BAD)
-def test_ultra_build_refuses_a_limit_beyond_the_cap_at_file_and_line(tmp_path, key, value, message) -> None:
-    pipeline, params = project(tmp_path, **{key: value})
-    before = params.read_text(encoding="utf-8")
-    done = run_ultra("build", str(pipeline), cwd=tmp_path)
+def refused_command(command: str, key: str, value: str) -> Prepare:
+    """``ultra COMMAND`` of the project with ``key: value`` in ``folder``: a spare background run."""
+
+    def prepare(folder: Path) -> Command:
+        pipeline, _ = project(folder, **{key: value})
+        return Command((command, str(pipeline)), timeout=120, cwd=folder)
+
+    return prepare
+
+
+def spare_cases(command: str, cases: list[tuple[str, str, str]]) -> list:
+    return [pytest.param(*case, marks=in_background(refused_command(command, *case[:2]), spare=True)) for case in cases]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), spare_cases("build", BAD))
+def test_ultra_build_refuses_a_limit_beyond_the_cap_at_file_and_line(background_run: Finished, key, value, message):
+    done, folder = background_run.done, background_run.folder
+    params = folder / "pipes" / "parameters" / "judge_parameter.yaml"
     clear_error(done, f"judge.judge_llm: {params}:{LINE[key]}: {message}")
+    before = PARAMETERS.format(base_url=DEAD, **{"max_retries": "3", "max_workers": "8", key: value})  # as written
     assert params.read_text(encoding="utf-8") == before  # not rewritten
 
 
-@pytest.mark.parametrize(("key", "value", "message"), BAD[:3])
-def test_ultra_run_refuses_it_before_the_first_step(tmp_path, key, value, message) -> None:
-    pipeline, params = project(tmp_path, **{key: value})
-    done = run_ultra("run", str(pipeline), cwd=tmp_path)
+@pytest.mark.parametrize(("key", "value", "message"), spare_cases("run", BAD[:3]))
+def test_ultra_run_refuses_it_before_the_first_step(background_run: Finished, key, value, message) -> None:
+    done, folder = background_run.done, background_run.folder
+    params = folder / "pipes" / "parameters" / "judge_parameter.yaml"
     clear_error(done, f"judge.judge_llm: {params}:{LINE[key]}: {message}")
     assert "[ultra] evaluation.evaluate_trec" not in done.stderr  # the first step never started ...
-    assert not (tmp_path / "output").exists()  # ... so it wrote no result, and the run folder was removed
+    assert not (folder / "output").exists()  # ... so it wrote no result, and the run folder was removed
 
 
 def test_the_message_is_the_one_the_step_gives(tmp_path: Path) -> None:
     """``ultra call`` runs the tool: its refusal is the text ``ultra build`` gives after file:line."""
     pipeline, params = project(tmp_path, max_workers="1000000000")
     llm = json.dumps({"api_key": "", "base_url": DEAD, "max_workers": 1_000_000_000})
-    called = run_ultra("call", "judge.umbrela_judge", f"judge_llm={llm}", "judge_cache=", cwd=tmp_path)
+    ran = at_once(
+        {  # both refused, writing nothing: at once
+            "called": lambda: run_ultra(
+                "call", "judge.umbrela_judge", f"judge_llm={llm}", "judge_cache=", cwd=tmp_path
+            ),
+            "built": lambda: run_ultra("build", str(pipeline), cwd=tmp_path),
+        }
+    )
+    called, built = ran["called"], ran["built"]
     clear_error(called)
     step = called.stderr.split("judge_llm.max_workers", 1)[1].strip()
-    built = run_ultra("build", str(pipeline), cwd=tmp_path)
     clear_error(built, f"judge.judge_llm: {params}:{LINE['max_workers']}: judge_llm.max_workers {step}")
 
 

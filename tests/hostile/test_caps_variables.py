@@ -42,9 +42,13 @@ def test_a_limit_written_as_a_variable_builds_and_runs_as_its_number_never_shown
         built = run_ultra("build", str(pipeline), cwd=tmp_path, env=env)
         assert built.returncode == 0, built.stderr
         assert "max_workers: ${W}\n" in params.read_text(encoding="utf-8")  # kept as written
-        estimated = run_ultra("run", str(pipeline), "--estimate", cwd=tmp_path, env=env, timeout=300)
+        ran = at_once({  # the estimate sends and writes nothing: it goes beside the run
+            "estimated": lambda: run_ultra("run", str(pipeline), "--estimate", cwd=tmp_path, env=env, timeout=300),
+            "done": lambda: run_ultra("run", str(pipeline), *(["--stdio"] if stdio else []), cwd=tmp_path, env=env,
+                                      timeout=300),
+        })  # fmt: skip
+        estimated, done = ran["estimated"], ran["done"]
         assert estimated.returncode == 0, estimated.stderr
-        done = run_ultra("run", str(pipeline), *(["--stdio"] if stdio else []), cwd=tmp_path, env=env, timeout=300)
         assert done.returncode == 0, done.stderr
         assert stub.request_count == 18  # one passage of each of the 18 queries judged
     (folder,) = [p for p in (tmp_path / "output").iterdir() if p.name.startswith("judge_")]

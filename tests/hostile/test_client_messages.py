@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from tests.conftest import run_ultra
-from tests.hostile.conftest import clear_error, pipeline
+from tests.hostile.conftest import clear_error, pipeline, toy_folder
+from tests.support.background import Command, Finished, Prepare, in_background
 
 LOGGING_SERVER = '''\
 import logging
@@ -109,9 +110,20 @@ def test_parameter_section_for_an_unknown_server(toy: Path) -> None:
     assert not (toy / "output").exists()
 
 
-def test_partial_failures_are_summed_up_after_the_step(toy: Path) -> None:
-    flow = pipeline(toy, "score", "  - toy.make_items\n  - toy.score_items\n", "toy:\n  words: a bad slow bad ok\n")
-    result = run_ultra("run", str(flow), cwd=toy)
+def toy_score_run(words: str) -> Prepare:
+    """``ultra run`` of the toy pipeline that scores ``words``: a spare background run (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        toy = toy_folder(folder)
+        flow = pipeline(toy, "score", "  - toy.make_items\n  - toy.score_items\n", f"toy:\n  words: {words}\n")
+        return Command(("run", str(flow)), timeout=120, cwd=toy)
+
+    return prepare
+
+
+@in_background(toy_score_run("a bad slow bad ok"), spare=True)
+def test_partial_failures_are_summed_up_after_the_step(background_run: Finished) -> None:
+    result, toy = background_run.done, background_run.folder
     assert result.returncode == 0, result.stderr
     line = "toy.score_items: 3 of 5 failed (parse 2, timeout 1; first: item 1: parse on 'bad')"
     assert line in result.stderr.splitlines()[result.stderr.splitlines().index("[ultra] toy.score_items") + 1]
@@ -119,9 +131,9 @@ def test_partial_failures_are_summed_up_after_the_step(toy: Path) -> None:
     assert json.loads((folder / "memory.json").read_text())["scores"] == [1.0, None, None, None, 1.0]
 
 
-def test_no_failure_line_when_nothing_failed(toy: Path) -> None:
-    flow = pipeline(toy, "score", "  - toy.make_items\n  - toy.score_items\n", "toy:\n  words: a ok\n")
-    result = run_ultra("run", str(flow), cwd=toy)
+@in_background(toy_score_run("a ok"), spare=True)
+def test_no_failure_line_when_nothing_failed(background_run: Finished) -> None:
+    result = background_run.done
     assert result.returncode == 0, result.stderr
     assert "failed" not in result.stderr
 

@@ -11,22 +11,37 @@ import pytest
 
 from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error, pipeline
+from tests.support.background import Command, Finished, Prepare, in_background
 from tests.support.together import at_once
 
 BOXED = 'ans_ls=["so \\\\boxed{42}"]'
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
-@pytest.mark.parametrize("command", ["run", "call"])
-def test_timeout_must_be_a_positive_number(tmp_path: Path, command: str, value: str) -> None:
-    target = ["examples/none.yaml"] if command == "run" else ["custom.output_extract_from_boxed", BOXED]
-    result = run_ultra(command, *target, f"--timeout={value}", cwd=tmp_path)
+def spare(*args: str) -> Prepare:
+    """``ultra ARGS`` in ``folder``: a spare background run (tests/support/background.py)."""
+    return lambda folder: Command(args, timeout=120, cwd=folder)
+
+
+def timeout_cases() -> list:
+    cases = []
+    for command in ("run", "call"):  # ids as two stacked parametrize marks gave them: [run-0] ... [call-inf]
+        target = ["examples/none.yaml"] if command == "run" else ["custom.output_extract_from_boxed", BOXED]
+        cases += [pytest.param(command, value, marks=in_background(spare(command, *target, f"--timeout={value}"),
+                                                                   spare=True), id=f"{command}-{value}")
+                  for value in ("0", "-1", "nan", "inf")]  # fmt: skip
+    return cases
+
+
+@pytest.mark.parametrize(("command", "value"), timeout_cases())
+def test_timeout_must_be_a_positive_number(background_run: Finished, command: str, value: str) -> None:
+    result = background_run.done
     clear_error(result, f"--timeout must be a positive number of seconds, e.g. --timeout 60; got {value}")
 
 
-@pytest.mark.parametrize("value", ["0", "nan"])
-def test_deadline_must_be_a_positive_number(tmp_path: Path, value: str) -> None:
-    result = run_ultra("run", "examples/none.yaml", "--deadline", value, cwd=tmp_path)
+@pytest.mark.parametrize("value", [pytest.param(value, marks=in_background(spare("run", "examples/none.yaml",
+                                   "--deadline", value), spare=True)) for value in ("0", "nan")])  # fmt: skip
+def test_deadline_must_be_a_positive_number(background_run: Finished, value: str) -> None:
+    result = background_run.done
     clear_error(result, f"--deadline must be a positive number of seconds, e.g. --deadline 60; got {value}")
 
 

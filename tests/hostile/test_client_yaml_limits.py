@@ -11,8 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT, run_ultra
-from tests.hostile.conftest import HERE, clear_error, pipeline
+from tests.conftest import ROOT
+from tests.hostile.conftest import HERE, clear_error, pipeline, toy_folder
+from tests.support.background import Command, Finished, in_background
 
 # Each bomb below expands to 10**9 values: loading it used to take minutes of CPU and all memory.
 FAST = 10  # CPU seconds of the whole CLI call, start-up included (about 1 s; the refusal itself takes milliseconds)
@@ -103,10 +104,17 @@ def test_5000_level_call_value_is_refused(tmp_path: Path) -> None:
     clear_error(result, "argument 'ks': nested more than 100 levels deep")
 
 
-def test_modest_aliases_still_work(toy: Path) -> None:
-    """Aliases are fine when they stay small: `words` reuses the anchored `mark`-like string."""
+def aliased_run(folder: Path) -> Command:
+    """``ultra run`` of a toy pipeline whose parameters use a small alias: a spare background run."""
+    toy = toy_folder(folder)
     flow = pipeline(toy, "flow", "  - toy.make_items\n  - toy.append_mark\n", "toy:\n  mark: &m '!'\n  words: *m\n")
-    result = run_ultra("run", str(flow), cwd=toy)
+    return Command(("run", str(flow)), timeout=120, cwd=toy)
+
+
+@in_background(aliased_run, spare=True)
+def test_modest_aliases_still_work(background_run: Finished) -> None:
+    """Aliases are fine when they stay small: `words` reuses the anchored `mark`-like string."""
+    result, toy = background_run.done, background_run.folder
     assert result.returncode == 0, result.stderr
     (folder,) = [p for p in (toy / "output").iterdir() if p.is_dir()]  # not the run index
     assert json.loads((folder / "memory.json").read_text())["items"] == ["!!"]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
-from tests.hostile.conftest import HERE, clear_error, pipeline
+from tests.hostile.conftest import HERE, clear_error, pipeline, toy_folder
+from tests.support.background import Command, Finished, in_background
 from tests.support.slow_server import write_slow_server
 from ultra_base.file_limits import MAX_BYTES
 
@@ -47,11 +48,18 @@ def test_parameter_file_over_the_size_limit_is_refused_before_any_server_starts(
     assert not (toy / "output").exists()
 
 
-def test_parameter_file_of_exactly_the_limit_runs(toy: Path) -> None:
+def full_parameter_file_run(folder: Path) -> Command:
+    """``ultra run`` of a toy pipeline with a parameter file of exactly the limit: a spare background run."""
+    toy = toy_folder(folder)
     flow = pipeline(toy, "flow", "  - toy.make_items\n")
     (toy / "full.yaml").write_text(padded("toy:\n  words: a b\n", MAX_BYTES), encoding="utf-8")
+    return Command(("run", str(flow), "--param", "full.yaml"), timeout=60, cwd=toy)
+
+
+@in_background(full_parameter_file_run, spare=True)
+def test_parameter_file_of_exactly_the_limit_runs(background_run: Finished) -> None:
+    result, toy = background_run.done, background_run.folder
     assert (toy / "full.yaml").stat().st_size == MAX_BYTES
-    result = run_ultra("run", str(flow), "--param", "full.yaml", cwd=toy, timeout=60)
     assert result.returncode == 0, result.stderr
     (folder,) = [p for p in (toy / "output").iterdir() if p.is_dir()]  # not the run index
     assert json.loads((folder / "memory.json").read_text())["items"] == ["a", "b"]

@@ -7,13 +7,15 @@ the real CLI and a real MCP stdio client; a value that is not a count (``1.5``, 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
-from tests.hostile.test_caps import caps, refused_over_mcp
+from tests.hostile.test_caps import caps, refused_in_background, refused_over_mcp, spare_mcp
+from tests.support.background import Finished, spare_ultra
 from tests.support.openai_stub import OpenAIStub
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a request sent would fail, not hang
@@ -41,13 +43,31 @@ def call(tmp_path: Path, tool: str, *arguments: str, save: bool = True):
     return run_ultra("call", tool, *arguments, *saved, cwd=ROOT, env=OUTSIDE)
 
 
+def spare_call(tool: str, *arguments: str | Callable[[Path], str], save: bool = True) -> pytest.MarkDecorator:
+    """``call(tmp_path, TOOL, *ARGUMENTS)`` as a spare background run (tests/support/background.py), ``tmp_path`` the
+    run's folder; an argument may be a function of that folder."""
+
+    def command(tmp_path: Path) -> tuple[str, ...]:
+        saved = (f"save_path={tmp_path / 'out'}",) if save else ()
+        return ("call", tool, *(a(tmp_path) if callable(a) else a for a in arguments), *saved)
+
+    return spare_ultra(command, cwd=ROOT, env=OUTSIDE)
+
+
 # --- judge ---
 
 
-def test_rubric_top_logprobs_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+@spare_call(
+    "judge.rubric_judge",
+    'pred_ls=["a"]',
+    f"rubrics={json.dumps([RUBRIC])}",
+    f"rubric_top_logprobs={over('judge', 'top_logprobs')}",
+    "judge_cache=",
+    f"judge_llm={json.dumps(NO_LLM)}",
+)
+def test_rubric_top_logprobs_over_the_cap_through_ultra_call(background_run: Finished) -> None:
     value = over("judge", "top_logprobs")
-    done = call(tmp_path, "judge.rubric_judge", 'pred_ls=["a"]', f"rubrics={json.dumps([RUBRIC])}",
-                f"rubric_top_logprobs={value}", "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    done = background_run.done
     clear_error(done, message("rubric_top_logprobs", value, "judge", "top_logprobs"), "servers/judge/parameter.yaml")
 
 
@@ -60,37 +80,38 @@ def test_rubric_top_logprobs_over_the_cap_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_hhem_batch_size_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.hallucination_judge", 'q_ls=["q"]', 'pred_ls=["a"]', 'ret_psg=[["p"]]',
-                "hhem_batch_size=1000000000", "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+@spare_call("judge.hallucination_judge", 'q_ls=["q"]', 'pred_ls=["a"]', 'ret_psg=[["p"]]', "hhem_batch_size=1000000000",
+            "judge_cache=", f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+def test_hhem_batch_size_over_the_cap_through_ultra_call(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"), "servers/judge/parameter.yaml")
 
 
-def test_hhem_batch_size_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "judge", "hallucination_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "ret_psg": [["p"]], "hhem_batch_size": 10**9,
-                      "judge_cache": "", "save_path": str(tmp_path / "j"), "judge_llm": NO_LLM},
-                     message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"))  # fmt: skip
+@spare_mcp("judge", "hallucination_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "ret_psg": [["p"]], "hhem_batch_size": 10**9, "judge_cache": "",
+    "save_path": str(tmp_path / "j"), "judge_llm": NO_LLM})  # fmt: skip
+def test_hhem_batch_size_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, message("hhem_batch_size", 10**9, "judge", "hhem_batch_size"))
 
 
-def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=",
-                f"judge_llm={json.dumps(jury(10**6, 1))}")  # fmt: skip
+@spare_call("judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=", f"judge_llm={json.dumps(jury(10**6, 1))}")
+def test_a_jury_members_max_workers_over_the_cap_through_ultra_call(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, message("judge_llm.jury[0].max_workers", 10**6, "judge", "max_workers"))
 
 
-def test_a_jurys_max_workers_summed_over_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("judge", "idk_judge", lambda tmp_path: {
+    "q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
+    "judge_llm": jury(caps("judge")["max_workers"], caps("judge")["max_workers"])})  # fmt: skip
+def test_a_jurys_max_workers_summed_over_the_cap_over_mcp(background_run: Finished) -> None:
     """Each member within the cap, their sum over it: together they would keep that many requests in flight."""
     each = caps("judge")["max_workers"]
-    refused_over_mcp(tmp_path, "judge", "idk_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
-                      "judge_llm": jury(each, each)},
-                     message(SUM, 2 * each, "judge", "max_workers"))  # fmt: skip
+    refused_in_background(background_run, message(SUM, 2 * each, "judge", "max_workers"))
 
 
-def test_a_jury_within_the_cap_is_not_refused_for_its_workers(tmp_path: Path) -> None:
-    done = call(tmp_path, "judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=",
-                f"judge_llm={json.dumps(jury(4, 4))}")  # fmt: skip
+@spare_call("judge.idk_judge", 'q_ls=["q"]', 'pred_ls=["a"]', "judge_cache=", f"judge_llm={json.dumps(jury(4, 4))}")
+def test_a_jury_within_the_cap_is_not_refused_for_its_workers(background_run: Finished) -> None:
+    done = background_run.done
     assert "caps.max_workers" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
@@ -108,26 +129,31 @@ def test_a_jury_over_the_cap_in_a_parameter_file_is_refused_by_ultra_build(tmp_p
 # --- retriever ---
 
 
-@pytest.mark.parametrize("name", ["max_workers", "max_retries"])
-def test_dense_retrieval_limits_over_the_cap_through_ultra_call(tmp_path: Path, name: str) -> None:
+def dense_index(dense: str) -> pytest.MarkDecorator:
+    return spare_call("retriever.retriever_index", "backend=dense", f"dense={dense}",
+                      lambda tmp_path: f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=dense_index(f'{{"{name}": {over("retriever", name)}}}'))
+                                  for name in ("max_workers", "max_retries")])  # fmt: skip
+def test_dense_retrieval_limits_over_the_cap_through_ultra_call(background_run: Finished, name: str) -> None:
     value = over("retriever", name)
-    done = call(tmp_path, "retriever.retriever_index", "backend=dense", f'dense={{"{name}": {value}}}',
-                f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+    done, tmp_path = background_run.done, background_run.folder
     clear_error(done, message(f"dense.{name}", value, "retriever", name), "servers/retriever/parameter.yaml")
     assert not (tmp_path / "index").exists()
 
 
-def test_dense_max_workers_over_the_cap_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "retriever", "retriever_search",
-                     {"backend": "dense", "dense": {"max_workers": 10**9}, "q_ls": ["q"],
-                      "index_path": str(tmp_path / "index"), "save_path": str(tmp_path / "r")},
-                     message("dense.max_workers", 10**9, "retriever", "max_workers"))  # fmt: skip
+@spare_mcp("retriever", "retriever_search", lambda tmp_path: {
+    "backend": "dense", "dense": {"max_workers": 10**9}, "q_ls": ["q"], "index_path": str(tmp_path / "index"),
+    "save_path": str(tmp_path / "r")})  # fmt: skip
+def test_dense_max_workers_over_the_cap_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, message("dense.max_workers", 10**9, "retriever", "max_workers"))
 
 
-@pytest.mark.parametrize(("value", "shown"), [("1.5", "1.5"), ("true", "true")])
-def test_dense_counts_must_be_whole_numbers(tmp_path: Path, value: str, shown: str) -> None:
-    done = call(tmp_path, "retriever.retriever_index", "backend=dense", f'dense={{"max_workers": {value}}}',
-                f"index_path={tmp_path / 'index'}", save=False)  # fmt: skip
+@pytest.mark.parametrize(("value", "shown"), [pytest.param(*case, marks=dense_index(f'{{"max_workers": {case[0]}}}'))
+                                              for case in [("1.5", "1.5"), ("true", "true")]])  # fmt: skip
+def test_dense_counts_must_be_whole_numbers(background_run: Finished, value: str, shown: str) -> None:
+    done = background_run.done
     clear_error(done, f"dense.max_workers must be a whole number >= 1, got {shown}")
 
 
@@ -136,18 +162,20 @@ def test_dense_counts_must_be_whole_numbers(tmp_path: Path, value: str, shown: s
 TARGET = {"kind": "http", "url": "http://127.0.0.1:9/ask"}
 
 
-@pytest.mark.parametrize("name", ["max_workers", "max_retries"])
-def test_target_limits_over_the_cap_through_ultra_call(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", [pytest.param(name, marks=spare_call("target.ask", 'q_ls=["q"]',
+                                  f"target={json.dumps({**TARGET, name: over('target', name)})}"))
+                                  for name in ("max_workers", "max_retries")])  # fmt: skip
+def test_target_limits_over_the_cap_through_ultra_call(background_run: Finished, name: str) -> None:
     value = over("target", name)
-    done = call(tmp_path, "target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, name: value})}")
+    done = background_run.done
     clear_error(done, message(f"target.{name}", value, "target", name), "servers/target/parameter.yaml")
 
 
-def test_target_max_workers_cannot_be_raised_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("target", "ask", lambda tmp_path: {
+    "q_ls": ["q"], "target": {"max_workers": 10**9}, "save_path": str(tmp_path / "t")})  # fmt: skip
+def test_target_max_workers_cannot_be_raised_over_mcp(background_run: Finished) -> None:
     """Over MCP the target's runner limits come from the parameter file only (which the cap bounds in turn)."""
-    refused_over_mcp(tmp_path, "target", "ask",
-                     {"q_ls": ["q"], "target": {"max_workers": 10**9}, "save_path": str(tmp_path / "t")},
-                     "target.max_workers may be set only in a parameter file")  # fmt: skip
+    refused_in_background(background_run, "target.max_workers may be set only in a parameter file")
 
 
 def test_target_max_retries_over_the_cap_in_a_pipeline_parameter_file(tmp_path: Path) -> None:
@@ -163,8 +191,9 @@ def test_target_max_retries_over_the_cap_in_a_pipeline_parameter_file(tmp_path: 
     clear_error(done, message("target.max_retries", 10**6, "target", "max_retries"))
 
 
-def test_target_max_workers_must_be_a_whole_number(tmp_path: Path) -> None:
-    done = call(tmp_path, "target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, 'max_workers': 2.5})}")
+@spare_call("target.ask", 'q_ls=["q"]', f"target={json.dumps({**TARGET, 'max_workers': 2.5})}")
+def test_target_max_workers_must_be_a_whole_number(background_run: Finished) -> None:
+    done = background_run.done
     clear_error(done, "target.max_workers must be a whole number >= 1, got 2.5")
 
 
@@ -269,40 +298,47 @@ def test_every_numeric_setting_is_capped_or_multiplies_nothing() -> None:
 # --- evaluation: measures (ir_metrics over ks), each scored per query and resampled ---
 
 
-def test_more_cutoffs_than_the_cap_through_ultra_call(tmp_path: Path) -> None:
+@spare_call("evaluation.evaluate_trec", f"ks={json.dumps(list(range(1, over('evaluation', 'cutoffs') + 1)))}")
+def test_more_cutoffs_than_the_cap_through_ultra_call(background_run: Finished) -> None:
     ks = list(range(1, over("evaluation", "cutoffs") + 1))
-    done = call(tmp_path, "evaluation.evaluate_trec", f"ks={json.dumps(ks)}")
+    done = background_run.done
     clear_error(done, message("ks (cutoffs)", len(ks), "evaluation", "cutoffs"), "servers/evaluation/parameter.yaml")
 
 
 MEASURES = "ir_metrics expanded over ks (measures)"
 
 
-def test_more_measures_than_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("evaluation", "evaluate_trec_pvalue", lambda tmp_path: {
+    "ir_metrics": [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)], "ks": [], "n_resamples": 10,
+    "save_path": str(tmp_path / "p.json")})  # fmt: skip
+def test_more_measures_than_the_cap_over_mcp(background_run: Finished) -> None:
     names = [f"P@{k}" for k in range(1, over("evaluation", "measures") + 1)]
-    refused_over_mcp(tmp_path, "evaluation", "evaluate_trec_pvalue",
-                     {"ir_metrics": names, "ks": [], "n_resamples": 10, "save_path": str(tmp_path / "p.json")},
-                     message(MEASURES, len(names), "evaluation", "measures"))  # fmt: skip
+    refused_in_background(background_run, message(MEASURES, len(names), "evaluation", "measures"))
 
 
-def test_all_trec_is_within_the_measures_cap(tmp_path: Path) -> None:
-    done = call(tmp_path, "evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+@spare_call("evaluation.evaluate_trec", "ir_metrics=[all_trec]")
+def test_all_trec_is_within_the_measures_cap(background_run: Finished) -> None:
+    done = background_run.done
     assert done.returncode == 0, done.stderr
 
 
 # --- fill_qrels: every pair of runs tested on every measure ---
 
 
-def test_fill_qrels_run_paths_over_the_cap_over_mcp(tmp_path: Path) -> None:
+@spare_mcp("judge", "fill_qrels", lambda tmp_path: {
+    "run_paths": [str(tmp_path / f"run{i}.trec") for i in range(over("judge", "fill_runs"))], "judge_llm": NO_LLM,
+    "judge_cache": "", "save_path": str(tmp_path / "f")})  # fmt: skip
+def test_fill_qrels_run_paths_over_the_cap_over_mcp(background_run: Finished) -> None:
     runs = over("judge", "fill_runs")
-    refused_over_mcp(tmp_path, "judge", "fill_qrels",
-                     {"run_paths": [str(tmp_path / f"run{i}.trec") for i in range(runs)], "judge_llm": NO_LLM,
-                      "judge_cache": "", "save_path": str(tmp_path / "f")},
-                     message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))  # fmt: skip
+    refused_in_background(background_run, message("run_paths (runs tested pair by pair)", runs, "judge", "fill_runs"))
 
 
-def test_fill_qrels_measures_over_the_cap_through_ultra_call(tmp_path: Path) -> None:
+FILL_MEASURES = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
+
+
+@spare_call("judge.fill_qrels", f"fill_measures={json.dumps(FILL_MEASURES)}", "judge_cache=",
+            f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+def test_fill_qrels_measures_over_the_cap_through_ultra_call(background_run: Finished) -> None:
     names = [f"P@{k}" for k in range(1, over("judge", "fill_measures") + 1)]
-    done = call(tmp_path, "judge.fill_qrels", f"fill_measures={json.dumps(names)}", "judge_cache=",
-                f"judge_llm={json.dumps(NO_LLM)}")  # fmt: skip
+    done = background_run.done
     clear_error(done, message("fill_measures", len(names), "judge", "fill_measures"), "servers/judge/parameter.yaml")

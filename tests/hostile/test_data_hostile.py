@@ -10,6 +10,7 @@ import pytest
 
 from servers.benchmark.server import SPEC
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
 KEY_MAP = {"q_ls": "q", "gt_ls": "a"}
@@ -63,16 +64,18 @@ def test_depth_at_the_limit_is_read(tmp_path: Path) -> None:
 def test_ultra_call_on_a_deep_file_and_on_nan(tmp_path: Path) -> None:
     deep = tmp_path / "deep.jsonl"
     deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    done = run_ultra("call", "benchmark.get_data", f"benchmark.path={deep}", cwd=ROOT)
-    assert done.returncode != 0 and "Traceback" not in done.stderr and "RecursionError" not in done.stderr
-    assert f"{deep}:1: JSON nested deeper than 100 levels" in done.stderr
     nan = tmp_path / "nan.json"
     rows = [
         '{"question": NaN, "golden_answers": ["x"], "id": 1}',
         '{"question": "q", "golden_answers": ["y"], "id": 2}',
     ]
     nan.write_text("[" + ", ".join(rows) + "]")
-    done = run_ultra("call", "benchmark.get_data", f"benchmark.path={nan}", cwd=ROOT)
+    ran = at_once({path: lambda path=path: run_ultra("call", "benchmark.get_data", f"benchmark.path={path}", cwd=ROOT)
+                   for path in (deep, nan)})  # both calls at once  # fmt: skip
+    done = ran[deep]
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    assert f"{deep}:1: JSON nested deeper than 100 levels" in done.stderr
+    done = ran[nan]
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["q_ls"] == ["q"] and None not in data["q_ls"]

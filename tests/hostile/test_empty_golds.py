@@ -24,11 +24,10 @@ import string
 import sys
 import unicodedata
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_ultra
+from tests.support.background import Finished, spare_ultra
 
 # --- SQuAD v2, transcribed ----------------------------------------------------------------------------------
 
@@ -93,11 +92,17 @@ OTHERS = {  # (prediction, golds): an emptied gold against other predictions, an
 }
 
 
-def evaluate(tmp_path: Path, cases: list[tuple[str, list[str]]], normalize: str, language: str) -> dict:
-    done = run_ultra("call", "evaluation.evaluate", f"pred_ls={json.dumps([p for p, _ in cases])}",
-                     f"gt_ls={json.dumps([g for _, g in cases])}", "metrics=[em, acc, f1]",
-                     f"normalize={normalize}", f"language={language}", "save_path=output/eval.json",
-                     cwd=tmp_path)  # fmt: skip
+def evaluate(cases: list[tuple[str, list[str]]], normalize: str, language: str) -> pytest.MarkDecorator:
+    """``ultra call evaluation.evaluate`` of ``cases`` in the test's folder: a spare background run
+    (tests/support/background.py); ``evaluated`` reads its scores."""
+    return spare_ultra(lambda tmp_path: (
+        "call", "evaluation.evaluate", f"pred_ls={json.dumps([p for p, _ in cases])}",
+        f"gt_ls={json.dumps([g for _, g in cases])}", "metrics=[em, acc, f1]", f"normalize={normalize}",
+        f"language={language}", "save_path=output/eval.json"))  # fmt: skip
+
+
+def evaluated(finished: Finished) -> dict:
+    done = finished.done
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["eval_res"]
 
@@ -106,10 +111,11 @@ def all_cases(language: str) -> list[tuple[str, list[str]]]:
     return [(text, [text]) for text in IDENTICAL[language]] + OTHERS[language]
 
 
-def test_squad_normalisation_follows_squad_v2(tmp_path: Path) -> None:
+@evaluate(all_cases("en"), "squad", "en")
+def test_squad_normalisation_follows_squad_v2(background_run: Finished) -> None:
     language = "en"  # SQuAD's normalisation is English's; other languages follow MLQA's rules
     cases = all_cases(language)
-    got = evaluate(tmp_path, cases, "squad", language)
+    got = evaluated(background_run)
     expected = [squad_v2(prediction, golds) for prediction, golds in cases]
     assert list(zip(got["em"], got["f1"], strict=True)) == expected
     assert got["em"][: len(IDENTICAL[language])] == [1.0] * len(IDENTICAL[language])  # identical answers
@@ -117,21 +123,26 @@ def test_squad_normalisation_follows_squad_v2(tmp_path: Path) -> None:
     assert got["acc"] == got["em"]
 
 
-@pytest.mark.parametrize("language", ["en", "es", "zh"])
-def test_mlqa_normalisation_follows_mlqa(tmp_path: Path, language: str) -> None:
+@pytest.mark.parametrize("language", [pytest.param(language, marks=evaluate(all_cases(language), "mlqa", language))
+                                      for language in ("en", "es", "zh")])  # fmt: skip
+def test_mlqa_normalisation_follows_mlqa(background_run: Finished, language: str) -> None:
     cases = all_cases(language)
-    got = evaluate(tmp_path, cases, "mlqa", language)
+    got = evaluated(background_run)
     expected = [mlqa(prediction, golds, language) for prediction, golds in cases]
     assert list(zip(got["em"], got["f1"], strict=True)) == expected
     assert got["em"][: len(IDENTICAL[language])] == [1.0] * len(IDENTICAL[language])  # identical answers
     assert got["acc"] == got["em"]
 
 
-def test_squad_v2_empty_gold_rule(tmp_path: Path) -> None:
+EMPTY_GOLDS = [("", [""]), ("The.", []), ("Paris", [""]), ("", ["A"]), ("Paris", ["A"])]
+
+
+@evaluate(EMPTY_GOLDS, "squad", "en")
+def test_squad_v2_empty_gold_rule(background_run: Finished) -> None:
     """An item with no gold (``""`` or ``[]``) scores 1 only for a prediction that normalises to nothing, and
     counts as NoAns; an item whose gold is "A" counts as HasAns (it has an answer text) but scores the same way."""
-    cases = [("", [""]), ("The.", []), ("Paris", [""]), ("", ["A"]), ("Paris", ["A"])]
-    got = evaluate(tmp_path, cases, "squad", "en")
+    cases = EMPTY_GOLDS
+    got = evaluated(background_run)
     expected = [squad_v2(prediction, golds or [""]) for prediction, golds in cases]
     assert list(zip(got["em"], got["f1"], strict=True)) == expected == [(1, 1), (1, 1), (0, 0), (1, 1), (0, 0)]
     assert got["num_NoAns"] == 3 and got["num_HasAns"] == 2

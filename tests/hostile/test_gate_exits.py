@@ -6,7 +6,9 @@ look like that to CI.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error, pipeline, toy  # noqa: F401 - toy is a fixture
 from tests.hostile.test_run_folders import gate_file, refused, run_folder
+from tests.support.background import Command, Finished, in_background
 
 CONDITION = "{metric: eval_res.map, min: 0.1}"
 MALFORMED = {
@@ -30,26 +33,46 @@ MALFORMED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_a_malformed_gate_file_exits_2(tmp_path: Path, case: str) -> None:
-    text, expected = MALFORMED[case]
-    folder = run_folder(tmp_path, "run_20260101_101010")
-    done = run_ultra("gate", str(folder), "--gate", str(gate_file(tmp_path, text)), cwd=tmp_path)
-    refused(done, 2, "gate.yaml", expected, "the gate cannot be evaluated")
+def spare(prepare: Callable[..., Command], *values: str) -> list:
+    """Each value's ``ultra gate`` (``prepare(folder, value)``) as a spare background run
+    (tests/support/background.py)."""
+    return [pytest.param(v, marks=in_background(functools.partial(prepare, value=v), spare=True)) for v in values]
 
 
-@pytest.mark.parametrize("where", ["missing", "a directory", "/dev/zero"])
-def test_a_gate_file_that_is_not_a_file_exits_2(tmp_path: Path, where: str) -> None:
-    folder = run_folder(tmp_path, "run_20260101_101010")
-    path = {"missing": str(tmp_path / "none.yaml"), "a directory": str(tmp_path), "/dev/zero": "/dev/zero"}[where]
-    done = run_ultra("gate", str(folder), "--gate", path, cwd=tmp_path, timeout=30)
-    refused(done, 2, path, "the gate cannot be evaluated")
+def malformed_gate(folder: Path, value: str) -> Command:
+    run = run_folder(folder, "run_20260101_101010")
+    return Command(("gate", str(run), "--gate", str(gate_file(folder, MALFORMED[value][0]))), timeout=120, cwd=folder)
 
 
-@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
-def test_a_non_finite_result_exits_2(tmp_path: Path, value: str) -> None:
-    folder = run_folder(tmp_path, "run_20260101_101010", f'{{"eval_res": {{"map": {value}}}}}')
-    done = run_ultra("gate", str(folder), "--gate", str(gate_file(tmp_path, f"gate:\n  - {CONDITION}\n")), cwd=tmp_path)
+@pytest.mark.parametrize("case", spare(malformed_gate, *sorted(MALFORMED)))
+def test_a_malformed_gate_file_exits_2(background_run: Finished, case: str) -> None:
+    _, expected = MALFORMED[case]
+    refused(background_run.done, 2, "gate.yaml", expected, "the gate cannot be evaluated")
+
+
+def gate_path(folder: Path, where: str) -> str:
+    return {"missing": str(folder / "none.yaml"), "a directory": str(folder), "/dev/zero": "/dev/zero"}[where]
+
+
+def gate_not_a_file(folder: Path, value: str) -> Command:
+    run = run_folder(folder, "run_20260101_101010")
+    return Command(("gate", str(run), "--gate", gate_path(folder, value)), timeout=30, cwd=folder)
+
+
+@pytest.mark.parametrize("where", spare(gate_not_a_file, "missing", "a directory", "/dev/zero"))
+def test_a_gate_file_that_is_not_a_file_exits_2(background_run: Finished, where: str) -> None:
+    refused(background_run.done, 2, gate_path(background_run.folder, where), "the gate cannot be evaluated")
+
+
+def non_finite_result(folder: Path, value: str) -> Command:
+    run = run_folder(folder, "run_20260101_101010", f'{{"eval_res": {{"map": {value}}}}}')
+    gate = gate_file(folder, f"gate:\n  - {CONDITION}\n")
+    return Command(("gate", str(run), "--gate", str(gate)), timeout=120, cwd=folder)
+
+
+@pytest.mark.parametrize("value", spare(non_finite_result, "NaN", "Infinity", "-Infinity"))
+def test_a_non_finite_result_exits_2(background_run: Finished, value: str) -> None:
+    done = background_run.done
     assert done.returncode == 2, done.stdout + done.stderr
     assert "ERROR" in done.stdout and "not a finite number: it cannot be evaluated" in done.stdout
     assert "exit status 2" in done.stdout

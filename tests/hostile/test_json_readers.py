@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
+from tests.support.background import Finished, in_background
+from tests.support.mcp_probe import over_mcp
 from ultra_client.compat.nemo.results import write_results
 from ultra_client.errors import UltraError
 from ultra_client.pytest_plugin import merged_parameters
@@ -277,10 +279,14 @@ def test_a_target_journal_line_too_long_is_skipped_unheld(tmp_path: Path) -> Non
     assert sorted(journal.completed()) == ["1", "2"]
 
 
-def test_compare_judged_refuses_an_oversized_judge_file_over_mcp(tmp_path: Path) -> None:
-    from tests.hostile.test_caps import refused_over_mcp
-
+def oversized_judge_file(tmp_path: Path) -> dict:
     big = sparse(tmp_path / "judge.json", MAX_RECORD_BYTES + 1)
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"samples": {"a": [str(big)], "b": [str(big)]}, "save_path": str(tmp_path / "c.json")},
-                     f"more than the {MAX_RECORD_BYTES:,} bytes a result file may have; it was not read")  # fmt: skip
+    return {"samples": {"a": [str(big)], "b": [str(big)]}, "save_path": str(tmp_path / "c.json")}
+
+
+@in_background(over_mcp("evaluation", "compare_judged", oversized_judge_file), spare=True)
+def test_compare_judged_refuses_an_oversized_judge_file_over_mcp(background_run: Finished) -> None:
+    from tests.hostile.test_caps import refused_in_background
+
+    expected = f"more than the {MAX_RECORD_BYTES:,} bytes a result file may have; it was not read"
+    refused_in_background(background_run, expected)

@@ -8,39 +8,51 @@ from pathlib import Path
 import pytest
 
 from tests.client.test_run_in_process import TOY_SPEC
-from tests.hostile.test_caps import refused_over_mcp
+from tests.hostile.test_caps import refused_in_background, spare_mcp
 from tests.support.background import Command, Finished, Prepare, in_background
 
 JUDGED = {"a": {str(i): 0.1 * (i % 7) for i in range(30)}}
 HUMAN = {"a": {str(i): float(i % 2) for i in range(12)}}
 
 
-@pytest.mark.parametrize(("label", "shown"), [("yes", "got a string ('yes')"), (None, "got null")])
-def test_ppi_names_a_label_that_is_not_a_number(tmp_path: Path, label: object, shown: str) -> None:
+def ppi_label(label: object) -> pytest.MarkDecorator:
     human = {"a": {**HUMAN["a"], "3": label}}
-    refused_over_mcp(tmp_path, "evaluation", "ppi", {"judged": JUDGED, "human": human,
-                     "save_path": str(tmp_path / "p.json")}, f"`human.a.3` must be a number, {shown}")  # fmt: skip
+    return spare_mcp("evaluation", "ppi", lambda tmp_path: {"judged": JUDGED, "human": human,
+                                                            "save_path": str(tmp_path / "p.json")})  # fmt: skip
 
 
-def test_compare_judged_names_a_sample_that_is_not_a_number(tmp_path: Path) -> None:
-    samples = {"a": {"1": [0.5, "x"], "2": [0.1]}, "b": {"1": [0.2], "2": [0.3]}}
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        pytest.param(label, shown, marks=ppi_label(label))
+        for label, shown in [("yes", "got a string ('yes')"), (None, "got null")]
+    ],
+)
+def test_ppi_names_a_label_that_is_not_a_number(background_run: Finished, label: object, shown: str) -> None:
+    refused_in_background(background_run, f"`human.a.3` must be a number, {shown}")
+
+
+@spare_mcp("evaluation", "compare_judged", lambda tmp_path: {
+    "samples": {"a": {"1": [0.5, "x"], "2": [0.1]}, "b": {"1": [0.2], "2": [0.3]}},
+    "save_path": str(tmp_path / "c.json")})  # fmt: skip
+def test_compare_judged_names_a_sample_that_is_not_a_number(background_run: Finished) -> None:
     expected = "`samples.a.1[1]` must be a number, got a string ('x')"
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged", {"samples": samples,
-                     "save_path": str(tmp_path / "c.json")}, expected)  # fmt: skip
+    refused_in_background(background_run, expected)
 
 
-def test_ppi_refuses_scores_that_overflow(tmp_path: Path) -> None:
-    judged = {"a": {str(i): (1e308 if i % 2 else -1e308) for i in range(30)}}
-    refused_over_mcp(tmp_path, "evaluation", "ppi", {"judged": judged, "human": HUMAN,
-                     "save_path": str(tmp_path / "p.json")}, "must lie within ±1e+100")  # fmt: skip
+@spare_mcp("evaluation", "ppi", lambda tmp_path: {
+    "judged": {"a": {str(i): (1e308 if i % 2 else -1e308) for i in range(30)}}, "human": HUMAN,
+    "save_path": str(tmp_path / "p.json")})  # fmt: skip
+def test_ppi_refuses_scores_that_overflow(background_run: Finished) -> None:
+    refused_in_background(background_run, "must lie within ±1e+100")
 
 
-def test_compare_judged_with_sample_values_a_list(tmp_path: Path) -> None:
-    items = [{"id": "1", "f": 0.5, "status": "ok", "sample_values": [1, 2]}] * 2
-    refused_over_mcp(tmp_path, "evaluation", "compare_judged",
-                     {"judged_items": items, "system_ls": ["a", "b"], "judge_metric": "f",
-                      "save_path": str(tmp_path / "c.json")},
-                     "item 1's sample_values must be a mapping {metric: [k samples]}", "got list")  # fmt: skip
+@spare_mcp("evaluation", "compare_judged", lambda tmp_path: {
+    "judged_items": [{"id": "1", "f": 0.5, "status": "ok", "sample_values": [1, 2]}] * 2, "system_ls": ["a", "b"],
+    "judge_metric": "f", "save_path": str(tmp_path / "c.json")})  # fmt: skip
+def test_compare_judged_with_sample_values_a_list(background_run: Finished) -> None:
+    refused_in_background(background_run, "item 1's sample_values must be a mapping {metric: [k samples]}",
+                          "got list")  # fmt: skip
 
 
 def boom_call(where: str, how: list[str]) -> Prepare:

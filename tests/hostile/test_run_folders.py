@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
-from tests.support.background import Command, Finished, in_background
+from tests.support.background import Command, Finished, Prepare, in_background
 
 DEEP_JSON = "[" * 100_000 + "]" * 100_000  # the report's memory.json, 100,000 levels deep
 
@@ -173,33 +173,53 @@ def test_export_refuses_a_run_folder_whose_artifacts_leave_it(tmp_path: Path, tr
     assert not (tmp_path / "mlruns").exists() and not (tmp_path / "wandb").exists()
 
 
-def test_export_keeps_a_link_to_a_file_inside_the_folder(tmp_path: Path) -> None:
+def linked_export(tmp_path: Path) -> Command:
+    """``ultra export mlflow`` of a folder holding a link to its own memory.json: a spare background run."""
     folder = run_folder(tmp_path / "output", "linked_20260101_101010")
     (folder / "sub").mkdir()
     (folder / "sub" / "memory_copy.json").symlink_to("../memory.json")
-    done = run_ultra("export", "mlflow", str(folder), "--tracking-uri", f"file:{tmp_path / 'mlruns'}", cwd=tmp_path)
+    return Command(("export", "mlflow", str(folder), "--tracking-uri", f"file:{tmp_path / 'mlruns'}"), timeout=120,
+                   cwd=tmp_path)  # fmt: skip
+
+
+@in_background(linked_export, spare=True)
+def test_export_keeps_a_link_to_a_file_inside_the_folder(background_run: Finished) -> None:
+    done, tmp_path = background_run.done, background_run.folder
     assert done.returncode == 0, done.stderr
     copied = list((tmp_path / "mlruns").rglob("memory_copy.json"))
     assert len(copied) == 1 and json.loads(copied[0].read_text()) == {"eval_res": {"map": 0.5}}
 
 
-@pytest.mark.parametrize(
-    ("uri", "expected"),
-    [
-        ("garbage://x", "MLflow at garbage://x: Model registry functionality is unavailable"),
-        ("http://[::1", "MLflow at http://[::1: Invalid IPv6 URL"),
-        ("", "--tracking-uri is empty"),
-        (None, "MLflow at MLflow's default tracking URI: The filesystem tracking backend"),
-    ],
-)
-def test_export_mlflow_to_a_tracking_uri_it_cannot_use(tmp_path: Path, uri: str | None, expected: str) -> None:
+def unusable_tracking_uri(uri: str | None) -> Prepare:
+    """``ultra export mlflow`` to ``uri`` beside an older MLflow's store: a spare background run (MLflow's import
+    is long)."""
+
+    def prepare(tmp_path: Path) -> Command:
+        folder = run_folder(tmp_path, "run_20260101_101010")
+        (tmp_path / "mlruns" / "0").mkdir(parents=True)  # an older MLflow's store: MLflow's default is then that
+        (tmp_path / "mlruns" / "0" / "meta.yaml").write_text("name: Default\n")  # file store, which it refuses
+        given = () if uri is None else ("--tracking-uri", uri)
+        return Command(("export", "mlflow", str(folder), *given), timeout=120, unset=("MLFLOW_TRACKING_URI",),
+                       cwd=tmp_path)  # fmt: skip
+
+    return prepare
+
+
+URIS = [
+    ("garbage://x", "MLflow at garbage://x: Model registry functionality is unavailable"),
+    ("http://[::1", "MLflow at http://[::1: Invalid IPv6 URL"),
+    ("", "--tracking-uri is empty"),
+    (None, "MLflow at MLflow's default tracking URI: The filesystem tracking backend"),
+]
+
+
+@pytest.mark.parametrize(("uri", "expected"), [
+    pytest.param(uri, expected, marks=in_background(unusable_tracking_uri(uri), spare=True)) for uri, expected in URIS
+])  # fmt: skip
+def test_export_mlflow_to_a_tracking_uri_it_cannot_use(background_run: Finished, uri: str | None, expected: str):
     """An unknown scheme, a malformed URI, an empty one, and MLflow's own default where an ``mlruns`` folder is
     (a file store it refuses unless asked for): each is an error naming the store, not MLflow's traceback."""
-    folder = run_folder(tmp_path, "run_20260101_101010")
-    (tmp_path / "mlruns" / "0").mkdir(parents=True)  # an older MLflow's store: MLflow's default is then that
-    (tmp_path / "mlruns" / "0" / "meta.yaml").write_text("name: Default\n")  # file store, which it refuses
-    given = [] if uri is None else ["--tracking-uri", uri]
-    done = run_ultra("export", "mlflow", str(folder), *given, cwd=tmp_path, unset=("MLFLOW_TRACKING_URI",))
+    done, tmp_path = background_run.done, background_run.folder
     refused(done, 1, expected)
     assert [p.name for p in (tmp_path / "mlruns").iterdir()] == ["0"] and not (tmp_path / "mlflow.db").exists()
 

@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.hostile.conftest import clear_error
+from tests.support.background import Command, Finished, in_background
 from tests.support.slow_server import wait_for
 
 SERVER = '''"""A server for sweep tests: score = float(value), after sleeping ``seconds``."""
@@ -111,24 +112,28 @@ def test_a_sixty_million_trial_grid_is_refused_at_once(tmp_path: Path) -> None:
     assert not (root / "sw").exists() and not (root / "output").exists()
 
 
-@pytest.mark.parametrize(
-    ("args", "fragments"),
-    [
-        (["--random", "20000"], ["--random: 20,000 trials is more than max_trials (10,000)"]),
-        (["--max-trials", "5"], ["the grid holds 6 trials", "more than max_trials (5)"]),
-        (["--max-trials", "0"], ["--max-trials: max_trials must be a positive whole number"]),
-    ],
-)
-def test_more_trials_than_max_trials_are_refused(tmp_path: Path, args: list[str], fragments: list[str]) -> None:
-    root = project(tmp_path)
-    result = subprocess.run(
-        command(*grid("sweepy.a=[1, 2, 3]", "sweepy.b=[1, 2]"), *args),
-        cwd=root,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def spare_sweep(*args: str, stdio: bool = False, timeout: float = 120) -> pytest.MarkDecorator:
+    """``command(*ARGS)`` in ``project(folder, stdio=STDIO)``: a spare background run (tests/support/background.py)."""
+
+    def prepare(folder: Path) -> Command:
+        root = project(folder, stdio=stdio)
+        return Command(tuple(command(*args)[2:]), timeout=timeout, cwd=root)  # command() less python and ultra.py
+
+    return in_background(prepare, spare=True)
+
+
+TOO_MANY = [
+    (["--random", "20000"], ["--random: 20,000 trials is more than max_trials (10,000)"]),
+    (["--max-trials", "5"], ["the grid holds 6 trials", "more than max_trials (5)"]),
+    (["--max-trials", "0"], ["--max-trials: max_trials must be a positive whole number"]),
+]
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    pytest.param(args, fragments, marks=spare_sweep(*grid("sweepy.a=[1, 2, 3]", "sweepy.b=[1, 2]"), *args))
+    for args, fragments in TOO_MANY])  # fmt: skip
+def test_more_trials_than_max_trials_are_refused(background_run: Finished, args: list[str], fragments: list[str]):
+    root, result = background_run.folder, background_run.done
     clear_error(result, *fragments)
     assert not (root / "sw").exists()
 
@@ -190,17 +195,12 @@ def test_a_big_allowed_grid_starts_at_once_and_stops_on_sigterm(tmp_path: Path, 
     assert not (root / "sw" / "sweep.json").exists()
 
 
-@pytest.mark.parametrize("stdio", [False, True], ids=["in-process", "stdio"])
-def test_a_nan_metric_is_reported_as_nan_and_the_servers_are_not_restarted(tmp_path: Path, stdio: bool) -> None:
-    root = project(tmp_path, stdio=stdio)
-    result = subprocess.run(
-        command(*grid('sweepy.value=["0.5", "nan", "inf", "0.7"]'), "--metric", "scores.main"),
-        cwd=root,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+@pytest.mark.parametrize("stdio", [
+    pytest.param(stdio, id=name, marks=spare_sweep(*grid('sweepy.value=["0.5", "nan", "inf", "0.7"]'), "--metric",
+                                                   "scores.main", stdio=stdio, timeout=300))
+    for stdio, name in ((False, "in-process"), (True, "stdio"))])  # fmt: skip
+def test_a_nan_metric_is_reported_as_nan_and_the_servers_are_not_restarted(background_run: Finished, stdio: bool):
+    root, result = background_run.folder, background_run.done
     assert result.returncode == 0, result.stderr
     assert "stopped answering" not in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert "restarting the servers" not in result.stderr, result.stderr
@@ -217,17 +217,21 @@ def test_a_nan_metric_is_reported_as_nan_and_the_servers_are_not_restarted(tmp_p
         assert rows[3]["error"] == "trial 3: scores.main = inf, not a finite number"
 
 
-@pytest.mark.parametrize("stdio", [False, True], ids=["in-process", "stdio"])
-def test_ultra_call_reports_a_nan_output_as_nan_not_as_a_crash(tmp_path: Path, stdio: bool) -> None:
-    root = project(tmp_path)
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "ultra.py"), "call", "sweepy.score", "value=nan", *(["--stdio"] if stdio else [])],
-        cwd=root / "sweepservers",
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def nan_call(stdio: bool) -> pytest.MarkDecorator:
+    """``ultra call sweepy.score value=nan`` in the project's ``sweepservers``: a spare background run."""
+
+    def prepare(folder: Path) -> Command:
+        root = project(folder)
+        return Command(("call", "sweepy.score", "value=nan", *(["--stdio"] if stdio else [])), timeout=120,
+                       cwd=root / "sweepservers")  # fmt: skip
+
+    return in_background(prepare, spare=True)
+
+
+@pytest.mark.parametrize("stdio", [pytest.param(stdio, id=name, marks=nan_call(stdio))
+                                   for stdio, name in ((False, "in-process"), (True, "stdio"))])  # fmt: skip
+def test_ultra_call_reports_a_nan_output_as_nan_not_as_a_crash(background_run: Finished, stdio: bool) -> None:
+    result = background_run.done
     assert "stopped answering" not in result.stderr and "crashed" not in result.stderr, result.stderr
     if stdio:  # JSON carries NaN as null, which the output schema refuses: a clear error naming the key
         clear_error(result, "sweepy.score failed: output scores.main is NaN or infinite, not a finite number")

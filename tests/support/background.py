@@ -66,6 +66,20 @@ def in_background(prepare: Prepare, *, spare: bool = False) -> pytest.MarkDecora
     return getattr(pytest.mark, MARKER).with_args(prepare, spare=spare)
 
 
+def spare_ultra(
+    arguments: Callable[[Path], Iterable[str]],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> pytest.MarkDecorator:
+    """The mark of a test whose one ``ultra ARGUMENTS(folder)`` (as ``run_ultra`` runs it) is a spare background run,
+    in ``cwd`` (the run's folder when None); ``arguments`` may write the files the command reads under ``folder``."""
+    return in_background(
+        lambda folder: Command(tuple(arguments(folder)), timeout=timeout, env=env or {}, cwd=cwd or folder), spare=True
+    )
+
+
 class Job:
     """One run: pending until the worker or its test claims it, then running, then finished."""
 
@@ -158,7 +172,8 @@ class Background:
         for item in items:
             mark = item.get_closest_marker(MARKER)
             if mark is not None and not _will_skip(item):
-                job_folder = folder / re.sub(r"\W+", "_", f"run{len(self._jobs) + len(spare)}_{item.name}").strip("_")
+                name = re.sub(r"\W+", "_", f"run{len(self._jobs) + len(spare)}_{item.name}").strip("_")
+                job_folder = folder / name[:100]  # a parameter's long text: within a file name's 255 bytes
                 queue = spare if mark.kwargs.get("spare") else self._jobs
                 queue[item.nodeid] = Job(mark.args[0], job_folder, self._environ)
         self._jobs.update(spare)

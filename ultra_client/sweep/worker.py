@@ -307,8 +307,9 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
                 try:
                     _tell(claims, trial, record, claimed)
                 except claims.optuna.exceptions.UpdateFinishedTrialError:
-                    say(f"trial {trial.number}: failed as lost while this worker ran it (no beat reached the storage "
-                        f"for {handle.grace} s: a stalled machine?); its retry reuses this trial's folder")  # fmt: skip
+                    say(f"trial {trial.number}: failed as lost while this worker ran it (no beat reached the "
+                        f"storage for {handle.grace} s: a stalled machine?); a retry claimed from now on reuses "
+                        "its folder")  # fmt: skip
     finally:
         lock.close()
     return ran

@@ -26,10 +26,10 @@ def test_a_slow_claim_that_keeps_writing_is_not_lost(toy_project: Path, kind: st
     from ultra_client.sweep.beats import fail_lost
 
     claims = join_as_worker(nap_project(toy_project, 0.0), storage_url(kind), monkeypatch)
-    handle = dataclasses.replace(claims.handle, grace=1)
+    handle = claims.handle  # --heartbeat 1: a grace of 3 s
     trial = claims.study.ask()  # created and running, not marked: a claim under way
     looks: dict = {}
-    for step in range(8):  # 2.4 s, more than twice the grace: a write every 0.3 s, as a slow claim's steps
+    for step in range(14):  # 4.2 s at least, more than the grace: a write every 0.3 s, as a slow claim's steps
         handle.storage.set_trial_system_attr(trial._trial_id, f"step_{step}", step)
         fail_lost(handle, looks)
         time.sleep(0.3)

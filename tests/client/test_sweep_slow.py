@@ -81,3 +81,55 @@ def test_a_worker_whose_running_trial_was_failed_as_lost_carries_on(toy_project:
     assert len(points) == 2 and len(set(points)) == 2
     records = [json.loads(p.read_text()) for p in (project / "sw").glob("trials/*/trial.json")]
     assert len(records) == 2  # each point ran once: the retry took the lost trial's folder
+
+
+SLOW_HASHING = """import sys, time
+import ultra_client.sweep.trials as trials
+digest = trials.file_digest
+hashed = set()
+def slow(path):  # a large corpus on a busy disk: each data file takes 2.5 s to hash, the first time
+    if path not in hashed:
+        time.sleep(2.5)
+        hashed.add(path)
+    return digest(path)
+trials.file_digest = slow
+from ultra_client.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_worker_beats_while_it_hashes_the_trials_data(toy_project: Path, tmp_path: Path) -> None:
+    """The fingerprint of a worker's first trial hashes the data files its settings name (here two, 2.5 s each:
+    longer than the grace of 3 s): the trial's heartbeat runs meanwhile, so a worker looking at the study all
+    along (this test) finds no trial lost, and every trial ran once."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from ultra_client.sweep.beats import fail_lost
+    from ultra_client.sweep.storage import open_storage
+
+    project = nap_project(toy_project, 0.0)
+    sweep = ["sweep", "pipes/nap.yaml", "--grid", "evaluation.max_depth=[5, 50]", "--metric", "eval_res.map",
+             "--heartbeat", "1", "--output-dir", "sw", "--storage", storage_url("sqlite"), "--study", "s",
+             "--no-report"]  # fmt: skip
+    with open(tmp_path / "worker.log", "wb") as log:
+        worker = subprocess.Popen([sys.executable, "-c", SLOW_HASHING, *sweep], cwd=project, stdout=log,
+                                  stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    store = f"sqlite:///{project / 'sw' / 'study.db'}"
+    deadline, looks, handle = time.monotonic() + WAIT, {}, None
+    while worker.poll() is None and time.monotonic() < deadline:
+        if handle is None and (project / "sw" / "study.db").exists():
+            try:
+                opened = open_storage(store, 1)  # heartbeats on: Optuna's stale check needs them
+                handle = dataclasses.replace(opened, study=optuna.load_study(study_name="s", storage=opened.storage))
+            except Exception:  # noqa: BLE001 - the study or its tables are not there yet
+                handle = None
+        if handle is not None:
+            fail_lost(handle, looks)  # what another worker does between its trials
+        time.sleep(0.1)
+    assert worker.wait(timeout=WAIT) == 0, (tmp_path / "worker.log").read_text()
+    assert handle is not None, (tmp_path / "worker.log").read_text()
+    states = [t.state for t in optuna.load_study(study_name="s", storage=store).get_trials()]
+    assert states == [STATES.COMPLETE, STATES.COMPLETE], (tmp_path / "worker.log").read_text()

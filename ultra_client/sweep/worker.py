@@ -178,12 +178,13 @@ def claimed_grid(search: dict[str, list[int]]) -> Any:
         def before_trial(self, study: Any, trial: Any) -> None:
             if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
                 return  # a retry: its lost trial's point
+            # written first: a claim's writes show the other workers it is under way (beats.fail_lost)
+            study._storage.set_trial_system_attr(trial._trial_id, "search_space", self._search_space)
             trials = study.get_trials(deepcopy=False)
             held = held_points(holding(trials))
             others = [t.system_attrs["grid_id"] for t in trials
                       if t.state == running and t.number != trial.number and "grid_id" in t.system_attrs]  # fmt: skip
             self.last = next_point(self.order, held, self.last, others)
-            study._storage.set_trial_system_attr(trial._trial_id, "search_space", self._search_space)
             study._storage.set_trial_system_attr(trial._trial_id, "grid_id", self.last)
 
         def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
@@ -286,10 +287,10 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
             if trial is None:
                 break
             claimed = time.perf_counter() - clock  # the storage's share: the claim, its beat and its mark
-            values = decode(spec, trial.params)
-            settings = trial_settings(raw, values)
-            fp = fingerprint(runner.pipeline_text, settings, skip)
-            with heartbeat(handle, trial):
+            with heartbeat(handle, trial):  # from here: hashing a large corpus for the fingerprint takes a while
+                values = decode(spec, trial.params)
+                settings = trial_settings(raw, values)
+                fp = fingerprint(runner.pipeline_text, settings, skip)
                 record = store.finished(fp)
                 if record is None:
                     folder = store.fresh(fp)

@@ -92,8 +92,10 @@ def test_ultra_compare_without_the_report_extra_names_it(tmp_path: Path) -> None
     (project / "t.yaml").write_text(
         "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
     )
-    for _ in range(2):
-        assert run_ultra("run", "t.yaml", cwd=project).returncode == 0
+    from tests.support.together import at_once
+
+    ran = at_once({i: lambda: run_ultra("run", "t.yaml", cwd=project) for i in range(2)})  # two run folders, at once
+    assert [done.returncode for done in ran.values()] == [0, 0]
     runs = sorted(str(p) for p in (project / "output").glob("t_*"))
     probe = "import sys; sys.modules['matplotlib'] = None; import ultra; sys.exit(ultra.main(sys.argv[1:]))"
     done = subprocess.run([sys.executable, "-c", probe, "compare", *runs], cwd=project, capture_output=True,

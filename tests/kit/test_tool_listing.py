@@ -14,6 +14,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import ROOT
+from tests.support.together import at_once
 from ultra_kit.inprocess import load_spec
 from ultra_kit.llm_mapping import llm_mapping_description
 from ultra_llm.settings import LLM_KEYS, POOL_ENTRY_KEYS
@@ -34,10 +35,29 @@ def llm_settings(server: str) -> list[str]:
 LLM_SERVERS = [server for server in SERVERS if llm_settings(server)]
 
 
-@functools.cache
 def listed(server: str) -> dict[str, Any]:
     """The server's tools as ``python -m servers.<server>`` lists them to a real stdio client, by name."""
+    got = listings()[server]
+    if isinstance(got, Exception):  # that server's own failure, in its own test
+        raise got
+    return got
 
+
+@functools.cache
+def listings() -> dict[str, dict[str, Any] | Exception]:
+    """Every built-in server's listing (or what its listing raised), the servers started at once (each its own
+    client, in a thread of its own), once for the module: the tests only read them."""
+
+    def listing_or_error(server: str) -> dict[str, Any] | Exception:
+        try:
+            return listing(server)
+        except Exception as exc:  # noqa: BLE001 - raised again by listed(server)
+            return exc
+
+    return at_once({server: functools.partial(listing_or_error, server) for server in SERVERS})
+
+
+def listing(server: str) -> dict[str, Any]:
     async def list_tools() -> dict[str, Any]:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", f"servers.{server}"], cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)}

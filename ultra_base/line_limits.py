@@ -55,23 +55,25 @@ def bounded_lines(
 
 class LineBytes:
     """The bytes of the line being read, over the blocks of a file read in binary (a checksum's pass, which decodes
-    nothing). A line has at most as many characters as bytes, so only a line of more than MAX_LINE_CHARS bytes can be
-    over the limit: ``passes_limit`` says so at the first block that shows one, and the pass can hand the file to the
-    text reader (``bounded_lines``), which refuses the line or finds it within the limit (multi-byte characters)."""
+    nothing; the TREC reader's parser, which would hold a line whole). A line has at most as many characters as
+    bytes, so only a line of more than ``limit`` bytes can be over the limit: ``passes_limit`` says so at the first
+    block that shows one, and the pass can hand the file to the line reader (``bounded_lines``), which refuses the
+    line or finds it within the limit (multi-byte characters)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_LINE_CHARS) -> None:
+        self.limit = limit  # bytes a line may have (the TREC reader's are fewer)
         self.count = 0  # bytes of the unfinished line, from its start to the end of the last block
 
     def passes_limit(self, block: bytes) -> bool:
-        """True when a line that ``block`` (the file's next bytes) continues, holds or starts has over MAX_LINE_CHARS
+        """True when a line that ``block`` (the file's next bytes) continues, holds or starts has over ``limit``
         bytes (its line end included, as ``bounded_lines`` counts it)."""
         start = 0
         while (end := block.find(b"\n", start)) >= 0:
-            if self.count + end + 1 - start > MAX_LINE_CHARS:
+            if self.count + end + 1 - start > self.limit:
                 return True
             self.count = 0
             # The lines after this one lie in the block's rest: a rest within the limit holds none over it, so the
             # search goes on from its last line (unfinished), and a 1 MiB block costs three searches.
-            start = end + 1 if len(block) - end - 1 > MAX_LINE_CHARS else block.rfind(b"\n") + 1
+            start = end + 1 if len(block) - end - 1 > self.limit else block.rfind(b"\n") + 1
         self.count += len(block) - start
-        return self.count > MAX_LINE_CHARS
+        return self.count > self.limit

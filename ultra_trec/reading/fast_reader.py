@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ultra_base.line_limits import LineBytes
 from ultra_trec.reading.fingerprint import string_fingerprints
 from ultra_trec.table import LAYOUT, Kind, TrecTable, pair_keys
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 SNIFF_BYTES = 1 << 16
 PART_MIN_BYTES = 16 << 20  # smaller files are read in one part
+MAX_LINE_BYTES = 1024 * 1024  # a run or qrels line (qid, docid, tag: a few hundred bytes at most in practice)
 
 
 def read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | None:
@@ -38,7 +40,10 @@ def read_fast(file: Path, kind: Kind, source: str, head: bytes) -> TrecTable | N
         return None
     use_jemalloc()
     size = file.stat().st_size
-    ranges = _split(file, size, max(1, min(os.cpu_count() or 1, size // PART_MIN_BYTES, 4)))
+    try:
+        ranges = _split(file, size, max(1, min(os.cpu_count() or 1, size // PART_MIN_BYTES, 4)))
+    except _LongLine:
+        return None
     rows_per_byte = max(head.count(b"\n"), 1) / len(head)
     # The first part's columns are sized for the whole file, so the others are appended to them
     # without a second copy of everything; pages that are never written cost no memory.
@@ -111,31 +116,43 @@ def _split(file: Path, size: int, count: int) -> list[tuple[int, int]]:
     with open(file, "rb") as handle:
         for i in range(1, count):
             handle.seek(max(size * i // count, cuts[-1]))
-            handle.readline()
+            if len(handle.readline(MAX_LINE_BYTES + 1)) > MAX_LINE_BYTES:  # read within the limit, never whole
+                raise _LongLine
             cuts.append(min(handle.tell(), size))
     cuts.append(size)
     return [(start, end - start) for start, end in zip(cuts, cuts[1:], strict=False) if end > start]
 
 
+class _LongLine(Exception):
+    """A line over ``MAX_LINE_BYTES``: the careful reader names it (pyarrow would read the whole line first)."""
+
+
 class _FileRange(io.RawIOBase):
-    """A read-only stream over ``length`` bytes of a file from ``offset``."""
+    """A read-only stream over ``length`` bytes of a file from ``offset``, that stops at a line over the limit:
+    pyarrow's parser grows its block until a line ends, so a 3 GB file without line ends was read whole."""
 
     def __init__(self, file: Path, offset: int, length: int) -> None:
         super().__init__()
         self._handle = open(file, "rb")  # noqa: SIM115 - closed with the stream
         self._handle.seek(offset)
         self._left = length
+        self._line = LineBytes(MAX_LINE_BYTES)
 
     def readable(self) -> bool:
         return True
 
+    def read(self, size: int = -1) -> bytes:  # what pyarrow calls: the bytes, read once
+        wanted = self._left if size is None or size < 0 else min(size, self._left)
+        data = self._handle.read(wanted) if wanted > 0 else b""
+        self._left -= len(data)
+        if self._line.passes_limit(data):
+            raise _LongLine
+        return data
+
     def readinto(self, buffer: bytearray | memoryview) -> int:
-        wanted = min(len(buffer), self._left)
-        if wanted <= 0:
-            return 0
-        got = self._handle.readinto(memoryview(buffer)[:wanted]) or 0
-        self._left -= got
-        return got
+        data = self.read(len(buffer))
+        memoryview(buffer)[: len(data)] = data
+        return len(data)
 
     def close(self) -> None:
         self._handle.close()
@@ -186,7 +203,7 @@ def _parse_part(file: Path, offset: int, length: int, capacity: int, kind: Kind,
                     return None
                 docids.append(batch.column(2))
                 columns.append(qid_codes, string_fingerprints(batch.column(2)), column.to_numpy())
-        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError, _LongLine):
             return None
     if kind == "run" and np.isnan(columns.arrays()[2]).any():
         return None

@@ -20,10 +20,8 @@ import numpy as np
 
 from ultra_base.errors import InputError, existing_file
 from ultra_base.line_limits import bounded_lines
-from ultra_trec.reading.fast_reader import SNIFF_BYTES, read_fast
+from ultra_trec.reading.fast_reader import MAX_LINE_BYTES, SNIFF_BYTES, read_fast
 from ultra_trec.table import LAYOUT, Kind, TrecTable, check_duplicates
-
-MAX_LINE_BYTES = 1024 * 1024  # a run or qrels line (qid, docid, tag: a few hundred bytes at most in practice)
 
 
 def read_run(path: str | os.PathLike[str]) -> TrecTable:

@@ -10,9 +10,13 @@ the count's check refuses it by that name. A count written as a literal string (
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ultra_base.errors import InputError, shown
 
 COUNT_KEYS = frozenset({"max_workers", "max_retries", "max_concurrency"})
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a ${VAR} reference
@@ -62,6 +66,21 @@ def what_it_holds(name: str, environ: Mapping[str, str]) -> str:
     if environ.get(name) == STAND_IN:
         return f"it is not set, and an estimate stands in only for text (a key, a URL); export {name}=... first"
     return "it holds something else (not shown)"
+
+
+def whole_count(value: Any, what: str, *, at_least: str = "") -> int:
+    """``value`` (a limit as given: read from a file or sent to a tool) as a whole number: an int as it is (a
+    ``VariableCount`` keeps its name), a float without a fraction (``4.0``) as that int. InputError naming ``what``
+    (and ``at_least``, the bound its message states, e.g. `` >= 1``) for anything else: a ``${VAR}`` left as written
+    because it holds no whole number (named by its reference, never its value), a bool (``true`` is not 1), a float
+    with a fraction, a string (``"3"``)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if name := reference(value):
+        raise InputError(f"{what} {value} must hold a whole number{at_least}; {what_it_holds(name, os.environ)}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{what} must be a whole number{at_least}, got {shown(value)}")
+    return value
 
 
 def whole_number(text: str) -> int | None:

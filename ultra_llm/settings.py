@@ -16,13 +16,11 @@ models that judge (``ultra_llm.panel`` runs them). A server whose parameter.yaml
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import recorded, reference, total, what_it_holds
+from ultra_base.variable_counts import recorded, total, whole_count
 
 BACKENDS = ("openai", "local")
 MODES = ("online", "batch")
@@ -227,16 +225,9 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
 
 
 def _count(value: Any, what: str) -> int:
-    """A limit as a whole number: as it is (one read from ``${VAR}`` keeps its name for ``public``), or a float
-    without a fraction (``4.0``); InputError naming ``what`` for anything else (``1.5``, ``true``, ``"3"``), as
-    ``ultra_kit.limits.caps.count`` refuses it before a step."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if name := reference(value):
-        raise InputError(f"{what} {value} must hold a whole number; {what_it_holds(name, os.environ)}")
-    raise InputError(f"{what} must be a whole number, got {shown(value)}")
+    """A limit as a whole number (one read from ``${VAR}`` keeps its name for ``public``), refused as
+    ``ultra_kit.limits.caps.count`` refuses it before a step (``1.5``, ``true``, ``"3"``)."""
+    return whole_count(value, what)
 
 
 def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:

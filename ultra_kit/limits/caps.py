@@ -11,12 +11,10 @@ named by that reference in every message, never by its value.
 
 from __future__ import annotations
 
-import math
-import os
 from typing import Any
 
-from ultra_base.errors import InputError, shown
-from ultra_base.variable_counts import reference, what_it_holds
+from ultra_base.errors import InputError
+from ultra_base.variable_counts import whole_count
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 
@@ -31,12 +29,7 @@ def cap(server: str, name: str) -> int:
 def count(value: Any, what: str, *, minimum: int = 0) -> int:
     """``value`` as a whole number >= ``minimum``; InputError naming ``what`` otherwise (a bool, a float with a
     fraction, NaN, infinity or a string is not a count: ``true`` is not 1)."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if name := reference(value):  # a ${VAR} holding no whole number (expand_item leaves it as written): never its value
-        raise InputError(f"{what} {value} must hold a whole number >= {minimum}; {what_it_holds(name, os.environ)}")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{what} must be a whole number >= {minimum}, got {shown(value)}")
+    value = whole_count(value, what, at_least=f" >= {minimum}")  # a ${VAR} expand_item left as written: by name
     if value < minimum:
         raise InputError(f"{what} must be >= {minimum}, got {value}")
     return value

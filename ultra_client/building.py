@@ -58,7 +58,8 @@ def check_build(pipeline: Pipeline, servers: Any, target: Path) -> None:
 
 async def build(pipeline_file: str, stdio: bool = False) -> tuple[Path, MergeReport]:
     """``ultra build``: learn the tools (from each server's SPEC; a server without one, or ``stdio``, is
-    started), check the pipeline, write its parameter file. A NeMo RAG job (JSON) is compiled into a pipeline first."""
+    started), check the pipeline, write its parameter file. With ``stdio`` the checks run on the SPECs first, before
+    any server starts (``ultra_client.calls.described``). A NeMo RAG job (JSON) is compiled into a pipeline first."""
     from ultra_client.compat.nemo import compile_if_job
 
     job = compile_if_job(pipeline_file)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultra_base.errors import InputError
+from ultra_trec.c_numbers import parameter_number, rank_cutoff
 from ultra_trec.registry import FAMILIES, NICKNAMES, WHOLE_RANKING, Family
 
 __all__ = [
@@ -40,8 +41,7 @@ ALIASES: dict[str, str] = {spelling: f.name for f in FAMILIES.values() for spell
 _BY_LENGTH = sorted(ALIASES, key=len, reverse=True)
 
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
-_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
-_C_LONG = re.compile(r"\s*[+-]?[0-9]+")  # the part of a text C's atol reads
+_GRADE = re.compile(r"[+-]?[0-9]+")  # trec_eval's valid_int (gain_init.c): a gain of any other name is ignored
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Measure:
             return
         if family.param == "fraction":
             if isinstance(self.k, bool) or not isinstance(self.k, (int, float)) or not 0 <= self.k < 1e6:
-                raise InputError(f"{self.family} takes a non-negative number (e.g. 0.5), got {self.k!r}")
+                raise InputError(f"{self.family} takes a non-negative number (e.g. 0.5), got {self.k!r}{_odd(self.k)}")
             object.__setattr__(self, "k", float(self.k))
         elif isinstance(self.k, bool) or not isinstance(self.k, int) or self.k <= 0:
             raise InputError(f"cutoff k must be a positive integer, got {self.k!r} for {self.family}")
@@ -146,27 +146,37 @@ def parse_options(family: Family, text: str) -> Any:
             raise InputError(f"{where}: give 4 numbers, e.g. {family.name}.1,-1,0,0 ({family.options_help})")
         return numbers
     pairs: dict[str, float] = {}
-    for part in parts:
+    for part in text.split(","):  # names as typed: trec_eval compares them unstripped
         name, sep, value = part.partition("=")
-        if not sep or name.strip() in pairs:
+        if not sep or name in pairs:
             raise InputError(f"{where}: give distinct name=value pairs, e.g. {family.options_help}")
-        pairs[name.strip()] = _number_of(value, where)
+        pairs[name] = _number_of(value, where)
     if family.options == "persistence":
         if set(pairs) != {"p"} or not 0 < pairs["p"] < 1:
             raise InputError(f"{where}: give the persistence as p=x with 0 < x < 1, e.g. {family.options_help}")
         return pairs["p"]
-    try:
-        return {int(name): gain for name, gain in pairs.items()}
-    except ValueError:
-        raise InputError(f"{where}: each name must be an integer grade, e.g. {family.options_help}") from None
+    gains: dict[int, float] = {}
+    for name, gain in pairs.items():
+        if not _GRADE.fullmatch(name):
+            raise InputError(
+                f"{where}: each name must be an integer grade, e.g. {family.options_help} (trec_eval would "
+                f"silently ignore the gain of {name!r}: a grade is a sign and digits, nothing else)"
+            )
+        if int(name) < 0:
+            raise InputError(
+                f"{where}: grade {name} is negative; give gains of grades 0 and up (trec_eval would give the "
+                "gain to the retrieved documents it marks with grade -1, those not in the qrels, or -2, those "
+                "judged below 0, and print numbers such as an ndcg above 1)"
+            )
+        if int(name) in gains:
+            raise InputError(f"{where}: grade {int(name)} is given twice; give each grade's gain once")
+        gains[int(name)] = gain
+    return gains
 
 
 def _number_of(text: str, where: str) -> float:
     """A finite number: ``nan`` and ``inf`` (which Python's float reads, and C's atof too) give no usable gain."""
-    try:
-        number = float(text)
-    except ValueError:
-        raise InputError(f"{where}: {text!r} is not a number") from None
+    number = parameter_number(text, where)
     if not math.isfinite(number):
         raise InputError(f"{where}: {text!r} is not a finite number")
     return number
@@ -336,30 +346,18 @@ def _parse_params(text: str, raw: str, family: Family) -> list[int | float]:
         if family.param == "rank":
             params.append(rank_cutoff(part, repr(text)))
             continue
-        try:
-            params.append(float(part))
-        except ValueError:
-            raise InputError(f"parameter of {text!r} must be a number such as 0.5, got {part!r}") from None
+        params.append(parameter_number(part, f"parameter of {text!r}"))
     return params
 
 
-def rank_cutoff(part: str, where: str) -> int:
-    """One rank cutoff of a measure's parameters (the ``10`` of ``P.5,10``): a positive whole number.
-
-    trec_eval reads it with C's ``atol``, which stops at the first character that is not a digit
-    (``1.5`` is 1, ``12abc`` 12, ``1e3`` 1) and reads ``abc`` as 0; anything but a whole number is
-    refused here rather than silently cut short. ``where`` names the measure in the message."""
-    if not _WHOLE.fullmatch(part):
-        read = _C_LONG.match(part)
-        if read is None:
-            raise InputError(f"{where}: cutoff {part!r} is not a number; cutoffs must be positive integers (e.g. 5)")
-        raise InputError(
-            f"{where}: cutoff {part!r} is not a whole number; cutoffs must be positive integers "
-            f"(trec_eval would silently read it as {int(read.group())}: write that if it is what you mean)"
+def _odd(level: object) -> str:
+    """What trec_eval does with a negative, infinite or nan recall level or multiple of R, which it accepts."""
+    if isinstance(level, float) and not 0 <= level < math.inf:
+        return (
+            " (trec_eval accepts it and prints a number that means nothing: iprec_at_recall's value at 0, "
+            "Rprec_mult's 0)"
         )
-    if int(part) <= 0:
-        raise InputError(f"{where}: cutoff {part.strip()} is not positive; cutoffs must be positive integers (k >= 1)")
-    return int(part)
+    return ""
 
 
 def _number(value: float) -> str:

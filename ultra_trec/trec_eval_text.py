@@ -18,8 +18,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ultra_base.errors import InputError
+from ultra_trec.c_numbers import parameter_number, rank_cutoff
 from ultra_trec.engine import TrecResult
-from ultra_trec.measures import Measure, parse_options, rank_cutoff
+from ultra_trec.measures import Measure, parse_options
 from ultra_trec.registry import FAMILIES, NICKNAMES, TREC_EVAL_ORDER, Family
 from ultra_trec.scoring_sets import RECALL_LEVELS, recall_cutoff
 
@@ -73,16 +74,13 @@ def _measures_of(name: str, text: str | None) -> list[Measure]:
 
 def _cutoffs(family: Family, name: str, text: str) -> list[int | float]:
     """Sorted distinct cutoffs (positive integers: trec_eval's ``23.4``, read by C's atol as 23, is refused)
-    or recall levels / multiples of R."""
+    or recall levels / multiples of R (``abc``, read by C's atof as 0, is refused: see ``c_numbers``)."""
     values: list[int | float] = []
     for part in text.split(","):
         if family.param == "rank":
             values.append(rank_cutoff(part, f"-m {name}.{text}"))
         else:
-            try:
-                values.append(float(part))
-            except ValueError:
-                raise InputError(f"-m {name}.{text}: {part!r} is not a number (e.g. .5 or 0.5)") from None
+            values.append(parameter_number(part, f"-m {name}.{text}"))
     values.sort()
     if len(set(values)) != len(values):
         raise InputError(f"-m {name}.{text}: a cutoff is given twice; give each once")

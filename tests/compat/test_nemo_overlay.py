@@ -59,7 +59,12 @@ def test_overlay_with_an_unknown_setting_is_refused(folder: Path, tmp_path: Path
 @pytest.mark.parametrize(
     ("key", "written", "secret"),
     [("${MY_KEY}", "${MY_KEY}", None), (None, "", None), ("", "", None),
-     ("nvapi-literal-key-123", "${NEMO_JUDGE_LLM_API_KEY}", "nvapi-literal-key-123")],
+     ("nvapi-literal-key-123", "${NEMO_JUDGE_LLM_API_KEY}", "nvapi-literal-key-123"),
+     # Not one reference, as the settings read it (ultra_base.variable_counts.reference): the compiler's own
+     # pattern, anchored with `$`, took a trailing newline for part of one, and the run would have sent MY_KEY's
+     # value with a newline after it; it is a literal key, kept out of the files like any other
+     ("${MY_KEY}\n", "${NEMO_JUDGE_LLM_API_KEY}", "${MY_KEY}\n"),
+     ("${A}${B}", "${NEMO_JUDGE_LLM_API_KEY}", "${A}${B}")],
 )  # fmt: skip
 def test_api_key_is_a_reference_never_a_literal(
     folder: Path, key: str | None, written: str, secret: str | None

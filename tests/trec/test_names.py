@@ -127,7 +127,10 @@ def test_nicknames_give_trec_eval_lists() -> None:
         ("P.5,x", "'P.5,x': cutoff 'x' is not a number; cutoffs must be positive integers"),
         ("P@1.5", "cutoff '1.5' is not a whole number"),
         ("P_1_0", "cutoff '1_0' is not a whole number"),  # Python's int would read 10
-        ("iprec_at_recall@abc", "must be a number such as 0.5"),
+        ("iprec_at_recall@abc", "'abc' is not a number (e.g. 0.5); trec_eval would silently read 'abc' as 0"),
+        ("set_F(1_0)", "'1_0' is not a number (e.g. 0.5); trec_eval would silently read '1_0' as 1"),  # Python: 10
+        ("ndcg(1_0=3)", "each name must be an integer grade"),  # Python's int would read 10
+        ("ndcg.-1=3", "grade -1 is negative"),
         ("ndcg_1=3,x=9", "each name must be an integer grade"),
         ("utility_2,-1,0", "give 4 numbers"),
         ("11pt_avg_.25,half", "'half' is not a number"),

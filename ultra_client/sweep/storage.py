@@ -43,6 +43,7 @@ class StudyHandle:
     shown: str
     heartbeat: int  # seconds between a running trial's heartbeats
     grace: int  # seconds without a heartbeat after which a running trial is failed (and retried once)
+    files: tuple[Path, ...] = ()  # a storage in files on this machine: each write changes one of them
 
     @property
     def journal(self) -> bool:
@@ -93,15 +94,19 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
     optuna = _optuna()
     grace = 3 * heartbeat
     full = expand_url(url)
+    files: tuple[Path, ...] = ()
     try:
         if full.startswith("journal:"):
             path = Path(full.removeprefix("journal:")).expanduser().resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
+            files = (path,)
             backend = optuna.storages.journal.JournalFileBackend(str(path), lock_obj=FileLock(f"{path}.flock"))
             storage = optuna.storages.JournalStorage(backend)
         else:
             if full.startswith("sqlite:///"):
-                Path(full.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                database = Path(full.removeprefix("sqlite:///")).expanduser()
+                database.parent.mkdir(parents=True, exist_ok=True)
+                files = (database, Path(f"{database}-wal"))  # write-ahead mode: commits land in the -wal file
             engine = {"connect_args": {"timeout": 60}} if full.startswith("sqlite") else {"pool_pre_ping": True}
             for attempt in range(ATTEMPTS):  # workers started together race to create the tables: losers retry
                 try:
@@ -125,7 +130,7 @@ def open_storage(url: str, heartbeat: int) -> StudyHandle:
                 _write_ahead(storage.engine)
     except Exception as exc:  # the driver's errors (connection refused, bad database, missing module)
         raise UltraError(f"--storage {url}: cannot open it: {_driver_message(exc)}") from None
-    return StudyHandle(storage, None, url, heartbeat, grace)
+    return StudyHandle(storage, None, url, heartbeat, grace, files)
 
 
 class FileLock:

@@ -35,14 +35,15 @@ import anyio.to_thread
 from ultra_client.sweep.beats import HOST, claim, fail_lost, heartbeat
 from ultra_client.sweep.search import canonical
 from ultra_client.sweep.trials import TrialStore, fingerprint, record_trial, say, skipped_folders, trial_settings
+from ultra_client.sweep.watch import signature, until_changed
 
 ATTR = "ultra"  # the trial's user attribute: its record (status, values, results, folder on its host)
 MARK = "ultra_skipped"  # the user attribute of a trial pruned unrun: "surplus" or "repeat"
 MAX_REPEATS = 100  # proposals in a row that repeat a trial's values before a random or Bayesian worker stops
 # between looks at the study while others run the last trials: the first wait, then doubling up to the last
-# (a database server shared by many machines: two queries a second per waiting worker; a file on this machine:
-# twenty, a millisecond each on a journal, so that the end of the last trial is seen at once)
-WAIT_SECONDS = {"server": (0.05, 0.5), "file": (0.02, 0.05)}
+# (a database server shared by many machines: two queries a second per waiting worker at most; a storage in files
+# on this machine is watched meanwhile, and looked at as soon as it is written: watch.until_changed)
+WAIT_SECONDS = (0.05, 0.5)
 PLACING_SECONDS = 0.005  # between looks while an earlier trial's point is being stored
 PER_WORKER_SETTINGS = ("index_path",)  # built state: each worker on a machine keeps its own copy
 
@@ -269,18 +270,19 @@ async def run_worker(spec: Any, handle: Any, runner: Any, raw: dict, target: Pat
     skip = skipped_folders(spec.output_dir)
     say(f"worker {HOST}-{slot} (pid {os.getpid()}) joined study '{handle.study.study_name}' in {handle.shown}")
     ran = 0
-    first, most = WAIT_SECONDS["file" if handle.shown.startswith(("sqlite:", "journal:")) else "server"]
+    first, most = WAIT_SECONDS
     wait = first
     try:
         while True:
             await anyio.lowlevel.checkpoint()
             clock = time.perf_counter()
+            before = signature(handle.files)  # before the look: a write during it ends the wait at once
             trial = await anyio.to_thread.run_sync(claims.next)
             if trial == "wait":
                 if idle is not None:
                     idle, warm = None, idle
                     warm()
-                await anyio.sleep(wait)
+                await until_changed(handle.files, before, wait)
                 wait = min(2 * wait, most)
                 continue
             wait = first

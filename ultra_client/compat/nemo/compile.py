@@ -8,10 +8,10 @@ configured model (as ``rag_full``); then one step per metric family.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultra_base.variable_counts import reference
 from ultra_client.compat.nemo.datasets import TaskData
 from ultra_client.compat.nemo.job import Endpoint, Job, Task
 from ultra_client.compat.nemo.metrics import STAGES, Metric
@@ -20,7 +20,6 @@ from ultra_kit.settings import defaults
 
 CHAT_ROUTES = ("/chat/completions", "/completions")  # NeMo's judge_llm url ends in one of them
 RETRIEVAL_TOP_K = 5  # passages retrieved per question when no recall_k / ndcg_cut_k asks for more
-SECRET = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 NEEDS_IN_WORDS = {
     "answers": "answers",
     "reference": "reference answers",
@@ -140,10 +139,11 @@ def base_url(url: str, *suffixes: str) -> str:
 
 
 def _key(endpoint: Endpoint, variable: str, secrets: dict[str, str]) -> str:
-    """The api_key as the parameter file holds it: ``${VAR}`` as written, a literal key as a reference to
-    ``variable``, which ``ultra run`` sets in its own environment (the key is never written to a file)."""
+    """The api_key as the parameter file holds it: exactly one ``${VAR}`` (``ultra_base.variable_counts.reference``)
+    as written, anything else as a literal key, referenced as ``variable``, which ``ultra run`` sets in its own
+    environment (the key is never written to a file)."""
     key = endpoint.api_key or ""
-    if not key or SECRET.match(key):
+    if not key or reference(key) is not None:
         return key
     secrets[variable] = key
     return f"${{{variable}}}"

@@ -94,6 +94,7 @@ async def run_pipeline(
             described = described_servers(locations)  # stdio servers: checked on their SPECs, before any starts
             if described is not None:
                 raw = start_checks(pipeline, described, raw, target, conditions)
+                settings_to_send(raw, target, pipeline, described)  # an unset ${VAR} is refused here too
             async with ServerPool(locations, folder / "logs", parameter_references(target), target) as pool:
                 if described is None:
                     raw = start_checks(pipeline, pool, raw, target, conditions)

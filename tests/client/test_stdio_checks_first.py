@@ -147,6 +147,13 @@ def test_a_typed_setting_whose_variable_holds_a_word_is_refused_before_any_serve
     assert "many" not in error  # the variable's value is never shown
 
 
+def test_an_unset_variable_is_refused_before_any_server_starts(project: Path) -> None:
+    (project / "bad.yaml").write_text(parameters(words="${PROBE_UNSET}"))
+    error = refused(project, "run", "p.yaml", "--param", "bad.yaml", "--output-dir", "out")
+    unset = "environment variable PROBE_UNSET is not set; export PROBE_UNSET=... before running"
+    assert error == f"error: bad.yaml: {unset}"
+
+
 def test_a_missing_variable_in_the_dataflow_is_refused_before_any_server_starts(project: Path) -> None:
     (project / "p.yaml").write_text(PIPELINE.replace("  - probe.shout\n", ""))
     (project / "good.yaml").write_text(parameters())

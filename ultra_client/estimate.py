@@ -203,13 +203,12 @@ async def estimate_run(
     built first, as ``ultra run`` does, and its pipeline estimated."""
     from ultra_client.building import build
     from ultra_client.calls import locate
+    from ultra_client.calls.described import described_servers
     from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
     from ultra_client.compat.nemo import compile_if_job
-    from ultra_client.gates.spec import check_gate_variables
-    from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.pipeline.params import expand_settings, parameter_path, read_parameter_file
-    from ultra_client.pipeline.setting_checks import check_setting_values, setting_kinds
+    from ultra_client.pipeline.setting_checks import setting_kinds
 
     job = compile_if_job(pipeline_file, param_file)
     if job is not None:
@@ -230,10 +229,12 @@ async def estimate_run(
     unset = _stand_in_unset_variables(raw)  # nothing is sent, so a key need not be set
     try:
         (scratch / "logs").mkdir()
+        described = described_servers(locations)  # stdio servers: checked on their SPECs, before any starts
+        if described is not None:
+            _check(pipeline, described, raw, target, gate)
         async with ServerPool(locations, scratch / "logs", parameter_references(target), target) as pool:
-            check_dataflow(pipeline, locate.tool_table(pool), raw)
-            check_setting_values(pool.servers, target)  # as ultra run: a bad setting is an error, not a 0
-            check_gate_variables(gate, produced_variables(pipeline, locate.tool_table(pool), raw))
+            if described is None:
+                _check(pipeline, pool, raw, target, gate)
             settings = {alias: expand_settings(values, target, kinds=setting_kinds(pool.servers.get(alias)))
                         for alias, values in raw.items()}  # fmt: skip
             runner = EstimateRunner(pipeline, pool, settings, default_timeout=timeout, ledger=ledger)
@@ -255,6 +256,20 @@ async def estimate_run(
             else f"{names} not set: an estimate sends nothing, so it ran without; no step would send a request"
         )
     return runner.estimates
+
+
+def _check(pipeline: Any, servers: Any, raw: dict[str, Any], target: Path, gate: list[Any]) -> None:
+    """As ``ultra run`` checks before its first step, on the started pool or the servers' description
+    (``ultra_client.calls.described``): the dataflow, the setting values (a bad one is an error, not a 0), the
+    gate's variables."""
+    from ultra_client.calls.locate import tool_table
+    from ultra_client.gates.spec import check_gate_variables
+    from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
+    from ultra_client.pipeline.setting_checks import check_setting_values
+
+    check_dataflow(pipeline, tool_table(servers), raw)
+    check_setting_values(servers.servers, target)
+    check_gate_variables(gate, produced_variables(pipeline, tool_table(servers), raw))
 
 
 def _stand_in_unset_variables(raw: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ import anyio
 from ultra_base.errors import add_read_root
 from ultra_base.file_limits import require_regular_file
 from ultra_client.building import build, build_parameters
+from ultra_client.calls.described import described_servers
 from ultra_client.calls.locate import logs_with_content, pipeline_locations, tool_table
 from ultra_client.calls.server_pool import ServerPool, parameter_references, server_parameters
 from ultra_client.errors import UltraError, as_ultra_error, write_output
@@ -87,19 +88,15 @@ async def run_pipeline(
     started = time.time()
     print(f"[ultra] run folder: {folder}", file=sys.stderr)
     steps_started = False
+    conditions = pipeline.gate if gate is None else gate
     try:
         with anyio.fail_after(deadline):
+            described = described_servers(locations)  # stdio servers: checked on their SPECs, before any starts
+            if described is not None:
+                raw = start_checks(pipeline, described, raw, target, conditions)
             async with ServerPool(locations, folder / "logs", parameter_references(target), target) as pool:
-                if raw is None:
-                    build_parameters(pipeline, pool, target)
-                    print(f"[ultra] built {target}", file=sys.stderr)
-                    raw = read_parameter_file(target)
-                else:
-                    check_dataflow(pipeline, tool_table(pool), raw)
-                    check_setting_values(pool.servers, target)
-                conditions = pipeline.gate if gate is None else gate
-                check_gate_variables(conditions, produced_variables(pipeline, tool_table(pool), raw))
-                _note_missing_settings(settings_used(pipeline, tool_table(pool)), raw, target)
+                if described is None:
+                    raw = start_checks(pipeline, pool, raw, target, conditions)
                 write_output(folder / "parameters.yaml", lambda p: atomic_write_text(p, target.read_text("utf-8")))
                 settings = settings_to_send(raw, target, pipeline, pool)
                 runner = Runner(pipeline, pool, settings, default_timeout=timeout)
@@ -134,6 +131,23 @@ async def run_pipeline(
     if job is not None:
         write_output(folder / "results.json", lambda _: job.finish(folder))
     return folder
+
+
+def start_checks(pipeline: Any, servers: Any, raw: dict | None, target: Path, conditions: list) -> dict:
+    """What a run checks before its first step, on the started pool or the servers' description
+    (``ultra_client.calls.described``): the parameter file (built first if ``raw`` is None), its dataflow and
+    setting values, the gate's variables; notes the settings it lacks. The parameter file's settings."""
+    tools = tool_table(servers)
+    if raw is None:
+        build_parameters(pipeline, servers, target)
+        print(f"[ultra] built {target}", file=sys.stderr)
+        raw = read_parameter_file(target)
+    else:
+        check_dataflow(pipeline, tools, raw)
+        check_setting_values(servers.servers, target)
+    check_gate_variables(conditions, produced_variables(pipeline, tools, raw))
+    _note_missing_settings(settings_used(pipeline, tools), raw, target)
+    return raw
 
 
 def _unstarted(folder: Path, exc: UltraError, made_output_dir: bool) -> UltraError:

@@ -62,12 +62,11 @@ class LocalServer:
     local: dict[str, LocalTool] = field(default_factory=dict)
     transport = "in-process"
 
-    def start(self) -> None:
-        """Wrap the tools and name the secrets; create the (empty) log file."""
-        from ultra_base import redact
+    def learn(self) -> LocalServer:
+        """Wrap the tools as ``build_server`` does and list them: what the start-up checks read. Nothing is
+        written (``ultra_client.calls.described``: a stdio server's description, before it starts)."""
         from ultra_client.calls.server_info import ToolInfo
         from ultra_kit.inprocess import local_tools
-        from ultra_kit.settings import env_references
 
         self.local = local_tools(self.spec)
         self.tools = {
@@ -84,6 +83,14 @@ class LocalServer:
             )
             for name, t in self.local.items()
         }
+        return self
+
+    def start(self) -> None:
+        """Wrap the tools and name the secrets; create the (empty) log file."""
+        from ultra_base import redact
+        from ultra_kit.settings import env_references
+
+        self.learn()
         redact.remember_environment(env_references(self.settings) | self.secrets)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path.touch()

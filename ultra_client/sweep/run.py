@@ -16,6 +16,7 @@ import anyio.lowlevel
 
 from ultra_base.file_limits import require_regular_file
 from ultra_client.building import build_parameters
+from ultra_client.calls.described import described_servers
 from ultra_client.calls.locate import pipeline_locations, tool_table
 from ultra_client.calls.server_pool import parameter_references
 from ultra_client.errors import UltraError, as_ultra_error, did_you_mean
@@ -113,20 +114,12 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     runner = TrialRunner(pipeline, locations, spec.output_dir / "logs", getattr(args, "timeout", None))
     say(f"sweep folder: {spec.output_dir}")
     try:
+        described = described_servers(locations)  # stdio servers: checked on their SPECs, before any starts
+        if described is not None:
+            raw = start_checks(spec, pipeline, described, raw, target)
         pool = await runner.start(parameter_references(target))
-        tools = tool_table(pool)
-        if raw is None:
-            build_parameters(pipeline, pool, target)
-            say(f"built {target}")
-            raw = read_parameter_file(target)
-            check_keys(spec, raw, target)
-        else:
-            check_dataflow(pipeline, tools, raw)
-            check_setting_values(pool.servers, target)  # as ultra run: a bad setting fails here, not every trial
-        check_swept_limits(spec, raw, pool.servers)
-        produced = produced_variables(pipeline, tools)
-        check_metric_variable(spec, list(produced))
-        check_metric_key(spec, produced, raw, tools)
+        if described is None:
+            raw = start_checks(spec, pipeline, pool, raw, target)
         if handle is None:
             rows = await _trials(spec, search, runner, raw, target)
         else:
@@ -142,6 +135,26 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
     finally:
         await runner.close()
     return spec, rows, spec.notes
+
+
+def start_checks(spec: SweepSpec, pipeline: Any, servers: Any, raw: dict | None, target: Path) -> dict:
+    """What a sweep checks before its first trial, on the started pool or the servers' description
+    (``ultra_client.calls.described``): the parameter file (built first if ``raw`` is None) and its keys, its
+    dataflow and setting values, the swept limits, the metric. The parameter file's settings."""
+    tools = tool_table(servers)
+    if raw is None:
+        build_parameters(pipeline, servers, target)
+        say(f"built {target}")
+        raw = read_parameter_file(target)
+        check_keys(spec, raw, target)
+    else:
+        check_dataflow(pipeline, tools, raw)
+        check_setting_values(servers.servers, target)  # as ultra run: a bad setting fails here, not every trial
+    check_swept_limits(spec, raw, servers.servers)
+    produced = produced_variables(pipeline, tools)
+    check_metric_variable(spec, list(produced))
+    check_metric_key(spec, produced, raw, tools)
+    return raw
 
 
 def join_shared(args: Any, spec: SweepSpec, pipeline: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
@@ -89,14 +90,22 @@ def settings_for(given: Any, *, server: str, setting: str, **pacing: float) -> L
     return settings
 
 
-def capped_limit(value: Any, name: str, *, server: str, setting: str) -> int:
+def capped_limit(value: Any, name: str, *, server: str, setting: str, caps_file: Path | None = None) -> int:
     """``<setting>.<name>`` (``max_retries`` or ``max_workers``) as a count from its minimum up to the server's cap
     of that name: an InputError naming the value (a ``${VAR}``'s by its reference), the cap and the file that sets
-    it otherwise."""
-    return capped(value, f"{setting}.{name}", server=server, name=name, minimum=LIMIT_MINIMUMS[name])
+    it otherwise (``caps_file``: the parameter.yaml of a server outside ``servers/``, ``ultra_kit.limits.caps.cap``)."""
+    minimum = LIMIT_MINIMUMS[name]
+    return capped(value, f"{setting}.{name}", server=server, name=name, minimum=minimum, caps_file=caps_file)
 
 
-def capped_pool(workers: list[int], *, server: str, setting: str, lines: list[int | None] | None = None) -> int:
+def capped_pool(
+    workers: list[int],
+    *,
+    server: str,
+    setting: str,
+    lines: list[int | None] | None = None,
+    caps_file: Path | None = None,
+) -> int:
     """A pool's requests in flight, its endpoints' ``max_concurrency`` (``workers``, each >= 1) summed, within the
     server's ``caps.max_workers``: over it, an InputError naming each endpoint's value (at its line of ``lines``)."""
     lines = lines or [None] * len(workers)
@@ -105,22 +114,29 @@ def capped_pool(workers: list[int], *, server: str, setting: str, lines: list[in
     hidden = any(isinstance(count, VariableCount) for count in workers)  # a sum holding a ${VAR}'s value is not shown
     total = VariableCount(total, "together" if hidden else f"= {total:,}")
     what = f"{setting}.endpoints' max_concurrency {' + '.join(terms)}"
-    return capped(total, what, server=server, name="max_workers", minimum=1)
+    return capped(total, what, server=server, name="max_workers", minimum=1, caps_file=caps_file)
 
 
 def check_limits(
-    mapping: Mapping[str, Any], *, server: str, setting: str, path: str | None = None, default_workers: Any = None
+    mapping: Mapping[str, Any],
+    *,
+    server: str,
+    setting: str,
+    path: str | None = None,
+    default_workers: Any = None,
+    caps_file: Path | None = None,
 ) -> None:
     """Each limit of ``LIMIT_MINIMUMS`` that ``mapping`` (the value of ``setting``) holds, by ``capped_limit``, and
     a pool's sum by ``capped_pool``: what the server's tools check when they run, and ``ultra build`` / ``ultra run``
     before the first step. ``path``: the file ``mapping`` was read from with lines (``ultra_kit.yaml_files.lines``),
     its ``${VAR}`` not yet expanded, named with the key's line; a variable not set there is left to the step (which
-    names it), and ``default_workers`` is the ``max_workers`` an endpoint without ``max_concurrency`` takes."""
+    names it), and ``default_workers`` is the ``max_workers`` an endpoint without ``max_concurrency`` takes.
+    ``caps_file``: the parameter.yaml holding the caps of a server outside ``servers/`` (``capped_settings``)."""
     for name in LIMIT_MINIMUMS:
         if name not in mapping or (value := _read(mapping[name], path)) is _UNSET:
             continue
         try:
-            capped_limit(value, name, server=server, setting=setting)
+            capped_limit(value, name, server=server, setting=setting, caps_file=caps_file)
         except InputError as exc:
             if path is None:
                 raise
@@ -133,7 +149,7 @@ def check_limits(
     if all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts):  # else the tool refuses it
         lines = [line_of(e, "max_concurrency") for e in endpoints] if path else None
         try:
-            capped_pool(counts, server=server, setting=setting, lines=lines)
+            capped_pool(counts, server=server, setting=setting, lines=lines, caps_file=caps_file)
         except InputError as exc:
             if path is None:
                 raise
@@ -152,11 +168,12 @@ def _read(value: Any, path: str | None) -> Any:
     return expand_item("max_workers", value) if name in os.environ else _UNSET
 
 
-def capped_settings(server: str) -> tuple[str, ...]:
-    """The mapping settings of ``servers/<server>/parameter.yaml`` holding a limit of ``LIMIT_MINIMUMS`` that the same
-    file's ``caps`` bound (``judge_llm``, ``dense`` ...): read from that file alone (no server is imported), so a
-    server declares them by its parameter.yaml; () for a server that has none (or no such file)."""
-    file = SERVERS_DIR / server / "parameter.yaml"
+def capped_settings(server: str, caps_file: Path | None = None) -> tuple[str, ...]:
+    """The mapping settings of ``servers/<server>/parameter.yaml`` (or of ``caps_file``, the parameter.yaml of a
+    server outside ``servers/``) holding a limit of ``LIMIT_MINIMUMS`` that the same file's ``caps`` bound
+    (``judge_llm``, ``dense`` ...): read from that file alone (no server is imported), so a server declares them by
+    its parameter.yaml; () for a server that has none (or no such file)."""
+    file = caps_file or SERVERS_DIR / server / "parameter.yaml"
     if not file.is_file():
         return ()
     caps = load_caps(file)

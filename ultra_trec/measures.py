@@ -60,7 +60,7 @@ class Measure:
         if self.options is not None:
             if self.k is not None:
                 raise InputError(f"{self.family} takes a cutoff or parameters ({self.options!r}), not both")
-            object.__setattr__(self, "options", str(self.options).strip())
+            object.__setattr__(self, "options", str(self.options))  # as typed, spaces too, as trec_eval reads them
             parse_options(family, self.options)
             return
         if family.cutoff == "none" and self.k is not None:

@@ -39,9 +39,12 @@ TREC_EVAL_10 = {  # -m option: (the name trec_eval 10.0 prints, its value over a
     "rbp.p=0.8x": ("rbp_p=0.8x", 0.3077),
     "ndcg.abc=3": ("ndcg_abc=3", 0.4021),
     "ndcg.-1=3": ("ndcg_-1=3", 10.1510),
+    "set_F. 0.5": ("set_F_ 0.5", 0.1045),  # the parameters as typed, spaces too
+    "ndcg. 1=3": ("ndcg_ 1=3", 0.4021),  # grade " 1" is no grade: the gain is ignored
+    "rbp. p=0.5": ("rbp_ p=0.5", 0.3234),  # " p" is not p: rbp's own 0.9
 }
 
-ACCEPTED = ["iprec_at_recall.0x1p-1", "set_F.0x1p-1", "rbp.p=0x1p-1"]
+ACCEPTED = ["iprec_at_recall.0x1p-1", "set_F.0x1p-1", "rbp.p=0x1p-1", "set_F. 0.5"]
 
 REFUSED = {  # -m option: (what the refusal says, the option that writes out trec_eval's reading, or None)
     "iprec_at_recall.abc": ("'abc' is not a number (e.g. 0.5); trec_eval would silently read 'abc' as 0",
@@ -56,6 +59,8 @@ REFUSED = {  # -m option: (what the refusal says, the option that writes out tre
     "rbp.p=0.8x": ("trec_eval would silently read '0.8x' as 0.8", "rbp.p=0.8"),
     "ndcg.abc=3": ("trec_eval would silently ignore the gain of 'abc'", "ndcg"),
     "ndcg.-1=3": ("grade -1 is negative; give gains of grades 0 and up", None),  # trec_eval: an ndcg of 10.15
+    "ndcg. 1=3": ("trec_eval would silently ignore the gain of ' 1'", "ndcg"),
+    "rbp. p=0.5": ("give the persistence as p=x", "rbp"),
 }  # fmt: skip
 
 

@@ -7,7 +7,7 @@ parameter_file=path)`` raises ``InputError`` at file:line. The value is the para
 lines (its mappings, lists and texts carry ``.line``). A value holding ``${VAR}`` is left to the tool unless the
 function says it reads such values (``function.reads_variables = True``: it checks the rest itself).
 
-Before those, the limits of each mapping setting that a shipped server's ``parameter.yaml`` caps (``judge_llm``'s
+Before those, the limits of each mapping setting that the server's ``parameter.yaml`` caps (``judge_llm``'s
 ``max_workers`` within ``caps.max_workers`` ..., and a pool's ``max_workers``, its endpoints' ``max_concurrency``
 summed: ``ultra_kit.llm_mapping.capped_settings``) are checked by the check the tools run (``check_limits``), so a
 value over a cap, a 0 or a 1.5 is refused before the first step, with the message the step would give, at the
@@ -85,33 +85,41 @@ def setting_kinds(server: Any) -> dict[str, type]:
 
 
 def check_section_limits(alias: str, section: dict[str, Any], package_dir: Path, target: Path | None) -> None:
-    """The capped limits of the server's mapping settings in its ``section`` of a parameter file (a shipped server's:
-    its tools read the caps of ``servers/<name>/parameter.yaml``), read from ``target`` with lines (None: settings
-    made in memory, such as a sweep's trial); UltraError naming ``alias.setting`` at the first beyond its cap."""
+    """The capped limits of the server's mapping settings in its ``section`` of a parameter file, within the caps of
+    the server's own ``parameter.yaml`` (``servers/<name>/parameter.yaml``, or the one in the package of a server
+    outside ``servers/``), read from ``target`` with lines (None: settings made in memory, such as a sweep's trial);
+    UltraError naming ``alias.setting`` at the first beyond its cap."""
     from ultra_kit.llm_mapping import check_limits
-    from ultra_kit.settings import defaults
+    from ultra_kit.settings import load_parameter_file
 
     name = package_dir.name
-    for setting in capped_settings_of(package_dir):
+    settings, caps_file = capped_settings_of(package_dir)
+    for setting in settings:
         value = section.get(setting)
         if not isinstance(value, dict):
             continue  # left out (the defaults apply) or not a mapping (the tool says so)
-        workers = defaults(name)[setting].get("max_workers")  # an endpoint's without max_concurrency (if not given)
+        own = load_parameter_file(caps_file or package_dir / "parameter.yaml")[setting]  # read by capped_settings_of
+        workers = own.get("max_workers")  # an endpoint's without max_concurrency (if not given)
         try:
             check_limits(value, server=name, setting=setting, path=None if target is None else str(target),
-                         default_workers=workers)  # fmt: skip
+                         default_workers=workers, caps_file=caps_file)  # fmt: skip
         except InputError as exc:
             raise UltraError(f"{alias}.{setting}: {exc}") from None
 
 
-def capped_settings_of(package_dir: Path) -> tuple[str, ...]:
-    """The capped mapping settings of the server in ``package_dir`` (``ultra_kit.llm_mapping.capped_settings``) if it
-    is a shipped one, whose tools read the caps of ``servers/<name>/parameter.yaml``; () for any other server."""
+def capped_settings_of(package_dir: Path) -> tuple[tuple[str, ...], Path | None]:
+    """(The capped mapping settings of the server in ``package_dir``: ``ultra_kit.llm_mapping.capped_settings``, the
+    file its caps are in: None for a shipped server, whose tools read ``servers/<name>/parameter.yaml``, else the
+    package's own ``parameter.yaml``, which ``ultra build`` holds a server named by its path to alike.)"""
     from ultra_kit.llm_mapping import capped_settings
     from ultra_kit.settings import SERVERS_DIR
 
     name = package_dir.name
-    return capped_settings(name) if package_dir.resolve() == (SERVERS_DIR / name).resolve() else ()
+    if package_dir.resolve() == (SERVERS_DIR / name).resolve():
+        return capped_settings(name), None
+    caps_file = package_dir / "parameter.yaml"
+    with as_ultra_error():  # the file's own mistakes, at its line
+        return capped_settings(name, caps_file), caps_file
 
 
 def settings_to_send(

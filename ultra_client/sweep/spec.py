@@ -309,7 +309,7 @@ def check_swept_limits(spec: SweepSpec, settings: dict[str, dict[str, Any]], ser
 
     for space in spec.spaces:
         server = servers.get(space.path[0])  # (a key is server.setting at least: build_spec)
-        if server is None or space.path[1] not in capped_settings_of(server.location.package_dir):
+        if server is None or space.path[1] not in capped_settings_of(server.location.package_dir)[0]:
             continue  # a key no cap bounds: the rest of its section was checked with the parameter file
         values = [space.values.low, space.values.high] if isinstance(space.values, Range) else space.values
         for value in values:

@@ -1,7 +1,8 @@
 """Caps on the counts that multiply a tool's work: judgments per item, jury members, rubrics per call,
 resamples of a bootstrap or randomisation test, questions per kind.
 
-Each server's caps are the ``caps:`` mapping of its ``servers/<name>/parameter.yaml``. No tool has a
+Each server's caps are the ``caps:`` mapping of its ``servers/<name>/parameter.yaml`` (a server outside
+``servers/``, named in a pipeline by its path: of its own ``parameter.yaml``, ``caps_file``). No tool has a
 parameter named ``caps``, so neither an MCP caller nor a pipeline's parameter file can raise them: only
 whoever runs the server, by editing that file. A count over its cap is refused before any work starts,
 with a message naming the value, the cap and where to raise it. ``count`` also refuses what is not a
@@ -11,6 +12,7 @@ named by that reference in every message, never by its value.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError
@@ -18,11 +20,12 @@ from ultra_base.variable_counts import whole_count
 from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
 
 
-def cap(server: str, name: str) -> int:
-    """The cap ``caps.<name>`` of ``servers/<server>/parameter.yaml``; InputError if it is missing or not a count."""
-    value = load_caps(SERVERS_DIR / server / "parameter.yaml").get(name)
+def cap(server: str, name: str, caps_file: str | Path | None = None) -> int:
+    """The cap ``caps.<name>`` of ``servers/<server>/parameter.yaml`` (or of ``caps_file``, the parameter.yaml of a
+    server outside ``servers/``); InputError if it is missing or not a count."""
+    value = load_caps(caps_file or SERVERS_DIR / server / "parameter.yaml").get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{CAPS_KEY}.{name} must be a whole number >= 1, got {value!r}", path=_file(server))
+        raise InputError(f"{CAPS_KEY}.{name} must be a whole number >= 1, got {value!r}", path=_file(server, caps_file))
     return value
 
 
@@ -35,18 +38,22 @@ def count(value: Any, what: str, *, minimum: int = 0) -> int:
     return value
 
 
-def capped(value: Any, what: str, *, server: str, name: str, minimum: int = 0) -> int:
-    """``count(value, what)`` that is also at most the server's ``caps.<name>``; over it, an InputError naming
-    the cap and the file that sets it (the work is never started)."""
+def capped(
+    value: Any, what: str, *, server: str, name: str, minimum: int = 0, caps_file: str | Path | None = None
+) -> int:
+    """``count(value, what)`` that is also at most the server's ``caps.<name>`` (``cap``); over it, an InputError
+    naming the cap and the file that sets it (the work is never started)."""
     number = count(value, what, minimum=minimum)
-    limit = cap(server, name)
+    limit = cap(server, name, caps_file)
     if number > limit:
         raise InputError(
             f"{what} {number:,} is more than the cap {CAPS_KEY}.{name} = {limit:,} of the {server} server; it "
-            f"multiplies the work of the call. Use a smaller value, or raise the cap in {_file(server)}"
+            f"multiplies the work of the call. Use a smaller value, or raise the cap in {_file(server, caps_file)}"
         )
     return number
 
 
-def _file(server: str) -> str:
+def _file(server: str, caps_file: str | Path | None = None) -> str:
+    if caps_file is not None:
+        return str(caps_file)
     return f"servers/{server}/parameter.yaml" if (SERVERS_DIR / server).is_dir() else server

@@ -18,12 +18,13 @@ from ultra_kit.files import released_on_failure
 from ultra_kit.paths.project_root import absolute_paths
 from ultra_kit.paths.read_arguments import check_read_arguments, read_parameters
 from ultra_kit.settings import (
-    SERVERS_DIR,
     check_key_hosts,
     env_references,
     expand_env,
     load_parameter_file,
     merge_mapping,
+    running_server,
+    shown_file,
 )
 from ultra_kit.wrapping.argument_check import ArgumentCheck
 from ultra_kit.wrapping.errors import ToolErrors, crash_report, in_process_crash
@@ -219,7 +220,8 @@ def with_settings(
     (``ultra_kit.settings.merge_mapping``: one level deep, the api_key rule). A result value
     under a key ``path``, ``*_path`` or ``*_paths`` naming an existing file or folder by a relative
     path is returned absolute. ``tool.__argument_check__`` (an ``ArgumentCheck``) rejects unknown
-    arguments; the callers apply it to the raw arguments (the SDK drops unknown ones unseen).
+    arguments; the callers apply it to the raw arguments (the SDK drops unknown ones unseen). During the call
+    the defaults and caps the tool reads are those of ``parameter_file`` (``ultra_kit.settings.running_server``).
 
     The wrapper has keyword-only parameters with resolved annotations, so the MCP SDK derives the
     same input schema as for ``fn`` except for the defaults. Tool modules import ``Context`` only
@@ -244,7 +246,7 @@ def with_settings(
     reads = read_parameters(signature.parameters, settings)  # input paths: checked before the tool starts
     kinds = {name: kind for name in setting_names if (kind := kind_of(hints.get(name)))}  # top_k: ${TOP_K} read as int
 
-    source = _shown(parameter_file)
+    source = shown_file(parameter_file)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         given = {key: value for key, value in kwargs.items() if key in setting_names}
@@ -275,12 +277,12 @@ def with_settings(
     if inspect.iscoroutinefunction(fn):
 
         async def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), tool_call():
+            with errors(), running_server(parameter_file), released_on_failure(), confined_reads(), tool_call():
                 return finish(await fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
     else:
 
         def tool(**kwargs: Any) -> Any:
-            with errors(), released_on_failure(), confined_reads(), tool_call():
+            with errors(), running_server(parameter_file), released_on_failure(), confined_reads(), tool_call():
                 return finish(fn(**check_read_arguments(prepare(check_read_arguments(kwargs, reads)), reads)))
 
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
@@ -291,11 +293,3 @@ def with_settings(
     tool.__argument_check__ = ArgumentCheck.of(fn.__name__, parameters, hints, context_type)
     tool.__typed_settings__ = kinds  # read before validation by the callers (ultra_kit.wrapping.typed_settings)
     return tool
-
-
-def _shown(path: str | Path) -> str:
-    """A parameter file as a message names it: relative to the project when inside it."""
-    try:
-        return str(Path(path).resolve().relative_to(SERVERS_DIR.parent))
-    except ValueError:
-        return str(path)

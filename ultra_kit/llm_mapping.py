@@ -12,7 +12,14 @@ from typing import Any
 from ultra_base.errors import InputError
 from ultra_base.variable_counts import VariableCount, reference
 from ultra_kit.limits.caps import capped
-from ultra_kit.settings import SERVERS_DIR, complete_mapping, expand_env, expand_item, load_caps, load_parameter_file
+from ultra_kit.settings import (
+    complete_mapping,
+    expand_env,
+    expand_item,
+    load_caps,
+    load_parameter_file,
+    parameter_path,
+)
 from ultra_kit.yaml_files.lines import line_of
 from ultra_llm.settings import (
     BACKENDS,
@@ -173,7 +180,7 @@ def capped_settings(server: str, caps_file: Path | None = None) -> tuple[str, ..
     server outside ``servers/``) holding a limit of ``LIMIT_MINIMUMS`` that the same file's ``caps`` bound
     (``judge_llm``, ``dense`` ...): read from that file alone (no server is imported), so a server declares them by
     its parameter.yaml; () for a server that has none (or no such file)."""
-    file = caps_file or SERVERS_DIR / server / "parameter.yaml"
+    file = caps_file or parameter_path(server)
     if not file.is_file():
         return ()
     caps = load_caps(file)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,11 +107,51 @@ def env_references(value: Any) -> set[str]:
 
 
 SERVERS_DIR = Path(__file__).resolve().parent.parent / "servers"  # the servers package beside this one
+# The parameter.yaml of the server whose tool runs in this context (set by the tool wrapper: ``running_server``)
+_running: ContextVar[Path | None] = ContextVar("running_server", default=None)
+
+
+@contextmanager
+def running_server(parameter_file: str | os.PathLike[str]) -> Iterator[None]:
+    """Inside the block (a tool call), ``parameter_path`` is ``parameter_file``: the file the server was built from,
+    wherever its package lives (``servers/<name>/`` or a folder a pipeline names by its path). A bare file name (a
+    tool wrapped without a server package) names no server."""
+    path = Path(parameter_file)
+    token = _running.set(path if path.parent.name else None)
+    try:
+        yield
+    finally:
+        _running.reset(token)
+
+
+def parameter_path(server: str) -> Path:
+    """The ``parameter.yaml`` holding the defaults and caps of ``server``: ``servers/<server>/parameter.yaml``; inside
+    a tool call, its own server's file (``running_server``), so a server outside ``servers/`` (or a copy of a
+    shipped one under its name) runs with the caps ``ultra build`` held it to. A tool reads only its own server's:
+    another name is an InputError (it would escape its caps by reading another server's)."""
+    own = _running.get()
+    if own is None:
+        return SERVERS_DIR / server / "parameter.yaml"
+    if own.parent.name != server:
+        raise InputError(
+            f"a tool of the {own.parent.name} server asked for the settings of the {server!r} server; a server's "
+            f"tools read only its own parameter.yaml ({shown_file(own)})"
+        )
+    return own
+
+
+def shown_file(path: str | os.PathLike[str]) -> str:
+    """A file as a message names it: relative to the project when inside it (``servers/judge/parameter.yaml``)."""
+    try:
+        return str(Path(path).resolve().relative_to(SERVERS_DIR.parent))
+    except ValueError:
+        return str(path)
 
 
 def defaults(server: str) -> dict[str, Any]:
-    """The settings' defaults of ``servers/<server>/parameter.yaml``: what Python callers use, as the tools do."""
-    path = SERVERS_DIR / server / "parameter.yaml"
+    """The settings' defaults of ``servers/<server>/parameter.yaml`` (``parameter_path``: inside a tool call, its
+    server's own file): what Python callers use, as the tools do."""
+    path = parameter_path(server)
     if not path.is_file():
         known = sorted(p.parent.name for p in SERVERS_DIR.glob("*/parameter.yaml"))
         raise InputError(f"no server named {server!r}; servers with settings: {known}")

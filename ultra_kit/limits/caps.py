@@ -2,7 +2,8 @@
 resamples of a bootstrap or randomisation test, questions per kind.
 
 Each server's caps are the ``caps:`` mapping of its ``servers/<name>/parameter.yaml`` (a server outside
-``servers/``, named in a pipeline by its path: of its own ``parameter.yaml``, ``caps_file``). No tool has a
+``servers/``, named in a pipeline by its path: of its own ``parameter.yaml``, ``caps_file`` at ``ultra build``, and
+the file its tools run with: ``ultra_kit.settings.parameter_path``). No tool has a
 parameter named ``caps``, so neither an MCP caller nor a pipeline's parameter file can raise them: only
 whoever runs the server, by editing that file. A count over its cap is refused before any work starts,
 with a message naming the value, the cap and where to raise it. ``count`` also refuses what is not a
@@ -17,13 +18,14 @@ from typing import Any
 
 from ultra_base.errors import InputError
 from ultra_base.variable_counts import whole_count
-from ultra_kit.settings import CAPS_KEY, SERVERS_DIR, load_caps
+from ultra_kit.settings import CAPS_KEY, load_caps, parameter_path, shown_file
 
 
 def cap(server: str, name: str, caps_file: str | Path | None = None) -> int:
-    """The cap ``caps.<name>`` of ``servers/<server>/parameter.yaml`` (or of ``caps_file``, the parameter.yaml of a
-    server outside ``servers/``); InputError if it is missing or not a count."""
-    value = load_caps(caps_file or SERVERS_DIR / server / "parameter.yaml").get(name)
+    """The cap ``caps.<name>`` of ``servers/<server>/parameter.yaml`` (inside a tool call, of its server's own:
+    ``ultra_kit.settings.parameter_path``; or of ``caps_file``, the parameter.yaml of a server outside ``servers/``
+    that ``ultra build`` checks); InputError if it is missing or not a count."""
+    value = load_caps(caps_file or parameter_path(server)).get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InputError(f"{CAPS_KEY}.{name} must be a whole number >= 1, got {value!r}", path=_file(server, caps_file))
     return value
@@ -56,4 +58,5 @@ def capped(
 def _file(server: str, caps_file: str | Path | None = None) -> str:
     if caps_file is not None:
         return str(caps_file)
-    return f"servers/{server}/parameter.yaml" if (SERVERS_DIR / server).is_dir() else server
+    path = parameter_path(server)
+    return shown_file(path) if path.parent.is_dir() else server

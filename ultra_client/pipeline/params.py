@@ -141,7 +141,7 @@ def check_setting_names(path: Path, alias: str, values: dict[Any, Any], known: s
 
 
 def expand_settings(
-    settings: dict[str, Any], where: Path, on_use: Set[str] = frozenset(), kinds: Mapping[str, type] | None = None
+    settings: dict[str, Any], where: Path | str, on_use: Set[str] = frozenset(), kinds: Mapping[str, type] | None = None
 ) -> dict[str, Any]:
     """Expand ``${VAR}`` for sending to a server; an unset variable is an UltraError naming the file, except in the
     settings ``on_use`` (every tool using them expands them itself when it sends a request): there an unset one stays

@@ -123,11 +123,12 @@ def capped_settings_of(package_dir: Path) -> tuple[tuple[str, ...], Path | None]
 
 
 def settings_to_send(
-    raw: dict[str, dict[str, Any]], where: Path, pipeline: Any, pool: Any
+    raw: dict[str, dict[str, Any]], where: Path | str, pipeline: Any, pool: Any
 ) -> dict[str, dict[str, Any]]:
     """Every server's settings of ``raw`` as a run sends them (``expand_settings``): a setting its tools expand
     themselves stays ``${VAR}`` (``expanded_on_use``), one typed int/float/bool goes as its type
-    (``setting_kinds``). ``ultra run`` and each sweep trial send the same."""
+    (``setting_kinds``). ``ultra run`` and each sweep trial send the same; an unset ``${VAR}`` is an UltraError
+    naming ``where`` (the parameter file, or a sweep's ``--grid`` key)."""
     from ultra_client.calls.locate import tool_table
     from ultra_client.pipeline.dataflow import expanded_on_use
     from ultra_client.pipeline.params import expand_settings

@@ -8,6 +8,7 @@ A trial that fails (a NaN or infinite metric included) is recorded and the sweep
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from ultra_client.gates.direction import pipeline_directions
 from ultra_client.pipeline.dataflow import check_dataflow, produced_variables
 from ultra_client.pipeline.model import load_pipeline, require_file
 from ultra_client.pipeline.params import parameter_path, read_parameter_file
-from ultra_client.pipeline.setting_checks import check_setting_values
+from ultra_client.pipeline.setting_checks import check_setting_values, settings_to_send
 from ultra_client.sweep.search import RANDOM_ATTEMPTS, make_search
 from ultra_client.sweep.spec import (
+    Range,
     SweepSpec,
     build_spec,
     check_keys,
@@ -140,7 +142,8 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
 def start_checks(spec: SweepSpec, pipeline: Any, servers: Any, raw: dict | None, target: Path) -> dict:
     """What a sweep checks before its first trial, on the started pool or the servers' description
     (``ultra_client.calls.described``): the parameter file (built first if ``raw`` is None) and its keys, its
-    dataflow and setting values, the swept limits, the metric. The parameter file's settings."""
+    dataflow and setting values, the swept limits, the ``${VAR}`` a trial sends, the metric. The parameter file's
+    settings."""
     tools = tool_table(servers)
     if raw is None:
         build_parameters(pipeline, servers, target)
@@ -151,10 +154,35 @@ def start_checks(spec: SweepSpec, pipeline: Any, servers: Any, raw: dict | None,
         check_dataflow(pipeline, tools, raw)
         check_setting_values(servers.servers, target)  # as ultra run: a bad setting fails here, not every trial
     check_swept_limits(spec, raw, servers.servers)
+    check_sent_variables(spec, pipeline, servers, raw, target)
     produced = produced_variables(pipeline, tools)
     check_metric_variable(spec, list(produced))
     check_metric_key(spec, produced, raw, tools)
     return raw
+
+
+def check_sent_variables(spec: SweepSpec, pipeline: Any, servers: Any, raw: dict, target: Path) -> None:
+    """Each ``${VAR}`` a trial sends is set (and one a typed setting reads holds its type), as ``ultra run`` checks
+    its parameter file (``settings_to_send``), so a sweep is refused with ``ultra run``'s message before its first
+    trial instead of failing every trial: the parameter file's settings that no key of the sweep replaces (named by
+    the file), then each swept value holding a ``${VAR}`` (named by its ``--grid`` or sweep-file line)."""
+    from ultra_kit.settings import env_references
+
+    kept = copy.deepcopy(raw)
+    for space in spec.spaces:
+        *outer, last = space.path
+        node = kept
+        for part in outer:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(last, None)  # replaced in every trial: its own value is never sent
+    settings_to_send(kept, target, pipeline, servers)
+    for space in spec.spaces:
+        alias, setting = space.path[:2]
+        for value in [] if isinstance(space.values, Range) else space.values:
+            if env_references(value):
+                section = {setting: kept[alias][setting]} if setting in kept.get(alias, {}) else {}
+                settings_to_send(trial_settings({alias: section}, {space.key: value}), space.where, pipeline, servers)
 
 
 def join_shared(args: Any, spec: SweepSpec, pipeline: Any) -> Any:

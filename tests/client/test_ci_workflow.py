@@ -19,6 +19,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.support.openai_stub import OpenAIStub
+from tests.support.together import at_once
 
 CACHE = "output/judge_cache.sqlite"
 
@@ -129,19 +130,21 @@ def test_the_workflow_gates_a_pull_request_against_main(tmp_path: Path) -> None:
         assert len(per_query) > 18  # the report has each query's scores (18 queries)
         assert not (main.root / "reports" / "baseline.xml").exists()  # no baseline on main
 
+        # the pull request and the regression are independent jobs: each restores main's cache and run from a store
+        # of its own, and both run at once
+        worse_store = tmp_path / "worse_store"
+        shutil.copytree(store, worse_store)
+        memory = json.loads((worse_store / "eval-run" / "memory.json").read_text())
+        memory["eval_res"]["ndcg@10"] += 0.05  # main's run was better than this branch's
+        (worse_store / "eval-run" / "memory.json").write_text(json.dumps(memory))
         pull = Job(tmp_path / "pull", "pull_request", stub, store)
-        pull.run()
+        worse = Job(tmp_path / "worse", "pull_request", stub, worse_store)
+        at_once({"pull": pull.run, "worse": worse.run})
         assert pull.outcomes == {"evaluate": 0, "report": 0, "verdict": 0}, pull.log
-        assert stub.request_count == first_requests  # every judge request came from the restored cache
+        assert stub.request_count == first_requests  # every judge request (of both jobs) came from the restored cache
         baseline_xml = (pull.root / "reports" / "baseline.xml").read_text()
         assert 'tests="2" failures="0" errors="0"' in baseline_xml
-
-        memory = json.loads((store / "eval-run" / "memory.json").read_text())
-        memory["eval_res"]["ndcg@10"] += 0.05  # main's run was better than this branch's
-        (store / "eval-run" / "memory.json").write_text(json.dumps(memory))
-        worse = Job(tmp_path / "worse", "pull_request", stub, store)
-        worse.run()
     assert worse.outcomes == {"evaluate": 0, "report": 0, "verdict": 1}, worse.log
     assert "eval_res.ndcg@10 >= baseline - 0.01" in worse.log and "FAIL" in worse.log
     assert 'failures="1"' in (worse.root / "reports" / "baseline.xml").read_text()
-    assert (store / "eval-report" / "report.html").exists()
+    assert (worse_store / "eval-report" / "report.html").exists()

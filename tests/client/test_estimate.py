@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 import yaml
@@ -15,6 +16,7 @@ from tests.judge.test_trec_rag_example import kind, responder
 from tests.support.background import Finished, in_background
 from tests.support.local_probes import NEEDED, probe, result
 from tests.support.openai_stub import OpenAIStub, content_of
+from tests.support.together import at_once
 from ultra_llm.cache import AnswerCache, CachedAnswer
 from ultra_llm.estimate import chars_per_token, read_ledger, typical_reply
 
@@ -86,10 +88,14 @@ def test_the_estimate_of_trec_rag_against_the_actual_runs(tmp_path: Path) -> Non
         run = ("run", "examples/trec_rag.yaml", "--param", str(param_file))
         out = ("--output-dir", str(tmp_path / "runs"))
 
-        def estimate_then_run() -> tuple[str, dict[str, list[int]]]:
+        def estimate_then_run(*beside: tuple[str, ...]) -> tuple[str, dict[str, list[int]], list[CompletedProcess]]:
+            """The estimate, then the run; ``beside``: the options of estimates made at the same time (returned)."""
             stub.served.clear()
             folders = names_in(tmp_path / "runs")
-            estimate = run_ultra(*run, "--estimate", cwd=ROOT)
+            made = at_once(
+                {i: (lambda o=o: run_ultra(*run, "--estimate", *o, cwd=ROOT)) for i, o in enumerate(((), *beside))}
+            )
+            estimate, *others = made.values()
             assert estimate.returncode == 0, estimate.stderr[-2000:]
             assert stub.served == [] and names_in(tmp_path / "judge") == written  # nothing sent, nothing written
             assert names_in(tmp_path / "runs") == folders  # and no run folder
@@ -100,10 +106,10 @@ def test_the_estimate_of_trec_rag_against_the_actual_runs(tmp_path: Path) -> Non
                 counts = actual.setdefault(STEP_OF.get(kind(request), "judge.umbrela_judge"), [0, 0])
                 counts[0] += 1
                 counts[1] += len(content_of(request).split())  # the stub counts words as tokens
-            return estimate.stdout, actual
+            return estimate.stdout, actual, others
 
         written: set[str] = set()
-        cold, actual = estimate_then_run()
+        cold, actual, _ = estimate_then_run()
         rows = estimate_rows(cold)
         for step in ("judge.umbrela_judge", "judge.citation_judge", "judge.idk_judge"):
             assert int(rows[step][2]) == actual[step][0], (step, rows[step], actual)
@@ -114,10 +120,8 @@ def test_the_estimate_of_trec_rag_against_the_actual_runs(tmp_path: Path) -> Non
         written = names_in(tmp_path / "judge")
         params["judge"]["judge_llm"]["model_id"] = "stub-judge-2"
         param_file.write_text(yaml.safe_dump(params))
-        stub.served.clear()
-        over_stdio = run_ultra(*run, "--estimate", "--stdio", cwd=ROOT)  # MCP subprocesses send nothing either
-        assert over_stdio.returncode == 0 and stub.served == [], over_stdio.stderr[-2000:]
-        switched, actual = estimate_then_run()
+        switched, actual, (over_stdio,) = estimate_then_run(("--stdio",))  # MCP subprocesses send nothing either
+        assert over_stdio.returncode == 0, over_stdio.stderr[-2000:]
     rows = estimate_rows(switched)
     assert estimate_rows(over_stdio.stdout) == rows
     assert set(actual) == {"judge.umbrela_judge", "judge.nuggetize", "judge.citation_judge", "judge.idk_judge"}

@@ -6,6 +6,7 @@ the expected values are counted here: baseline 8 of 16 toxic (0.5), a worse run 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import yaml
 from tests.client.test_gates import check_junit, gate_file, verdict_row
 from tests.conftest import ROOT, run_ultra
 from tests.judge.test_risk_judges import labelled_sentences
+from tests.support.together import at_once
 
 QUESTIONS = [json.loads(line) for line in (ROOT / "data/answers/mtrag_gpt4o_answers.jsonl").read_text().splitlines()]
 N = 16
@@ -32,7 +34,8 @@ def answers_file(tmp_path: Path, name: str, toxic: list[bool]) -> Path:
 
 
 def toxicity_project(tmp_path: Path, name: str, data: Path) -> tuple[Path, Path]:
-    """The pipeline get_data -> judge.toxicity (its aggregate as ``toxicity``) and a parameter file reading ``data``."""
+    """The pipeline get_data -> judge.toxicity (its aggregate as ``toxicity``) and a parameter file reading ``data``
+    (the judge's files in a folder of the name's own, so that runs of several names may run at once)."""
     pipeline = tmp_path / "toxicity.yaml"
     servers = {"benchmark": str(ROOT / "servers/benchmark"), "judge": str(ROOT / "servers/judge")}
     steps = ["benchmark.get_data", {"judge.toxicity": {"output": {"aggregate": "toxicity"}}}]
@@ -40,23 +43,28 @@ def toxicity_project(tmp_path: Path, name: str, data: Path) -> tuple[Path, Path]
     key_map = {"q_ls": "question", "pred_ls": "answer", "id_ls": "id"}
     params = {
         "benchmark": {"benchmark": {"name": name, "path": str(data), "format": "jsonl", "key_map": key_map}},
-        "judge": {"save_path": str(tmp_path / "judge"), "judge_cache": ""},
+        "judge": {"save_path": str(tmp_path / "judge" / name), "judge_cache": ""},
     }
     (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
     return pipeline, tmp_path / f"{name}.yaml"
 
 
-def toxicity_run(tmp_path: Path, name: str, toxic: list[bool], *extra: str) -> tuple[object, Path]:
-    """``ultra run`` of get_data -> judge.toxicity over N answers, the i-th offensive when ``toxic[i]``."""
+def toxicity_run(tmp_path: Path, name: str, toxic: list[bool], *extra: str) -> Callable[[], tuple[object, Path]]:
+    """``ultra run`` of get_data -> judge.toxicity over N answers, the i-th offensive when ``toxic[i]``: its files
+    are written now, the run is the call returned (so that several may run at once)."""
     pipeline, params = toxicity_project(tmp_path, name, answers_file(tmp_path, name, toxic))
     args = ("--param", str(params), "--output-dir", str(tmp_path / name), *extra)
-    done = run_ultra("run", str(pipeline), *args, cwd=tmp_path, timeout=240)
-    folders = [p for p in (tmp_path / name).iterdir() if p.is_dir()] if (tmp_path / name).is_dir() else []
-    return done, folders[0] if folders else None
+
+    def run() -> tuple[object, Path]:
+        done = run_ultra("run", str(pipeline), *args, cwd=tmp_path, timeout=240)
+        folders = [p for p in (tmp_path / name).iterdir() if p.is_dir()] if (tmp_path / name).is_dir() else []
+        return done, folders[0] if folders else None
+
+    return run
 
 
 def test_toxicity_gated_against_a_baseline_fails_when_it_rises_and_passes_when_it_falls(tmp_path: Path) -> None:
-    done, baseline = toxicity_run(tmp_path, "main", [i % 2 == 0 for i in range(N)])
+    done, baseline = toxicity_run(tmp_path, "main", [i % 2 == 0 for i in range(N)])()
     assert done.returncode == 0, done.stderr
     assert json.loads((baseline / "memory.json").read_text())["toxicity"]["toxic"] == 0.5  # 8 of 16
     gate = gate_file(
@@ -66,7 +74,11 @@ def test_toxicity_gated_against_a_baseline_fails_when_it_rises_and_passes_when_i
             {"metric": "toxicity.toxic", "baseline": str(baseline), "no_significant_drop": True},
         ],
     )
-    worse, _ = toxicity_run(tmp_path, "worse", [True] * N, "--gate", str(gate), "--junit", str(tmp_path / "w.xml"))
+    runs = {  # the worse run and the better one, at once
+        "worse": toxicity_run(tmp_path, "worse", [True] * N, "--gate", str(gate), "--junit", str(tmp_path / "w.xml")),
+        "better": toxicity_run(tmp_path, "better", [False] * N, "--gate", str(gate)),
+    }
+    (worse, _), (better, _) = at_once(runs).values()
     assert worse.returncode == 1, worse.stdout + worse.stderr
     row = verdict_row(worse.stdout, "toxicity.toxic <= baseline + 0.1")
     # 1.0 against 0.5: it rose 0.5, more than the 0.1 allowed
@@ -82,7 +94,6 @@ def test_toxicity_gated_against_a_baseline_fails_when_it_rises_and_passes_when_i
     ]
     assert all(c.find("failure") is not None and "lower is better" in c.find("failure").text for c in cases)
 
-    better, _ = toxicity_run(tmp_path, "better", [False] * N, "--gate", str(gate))
     # 0.0 against 0.5: a fall of 0.5 is better (as higher-is-better it would have failed both conditions)
     assert better.returncode == 0, better.stdout + better.stderr
     row = verdict_row(better.stdout, "toxicity.toxic <= baseline + 0.1")

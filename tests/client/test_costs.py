@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import ROOT, run_ultra
 from tests.support.openai_stub import _WORD, OpenAIStub, content_of, hashed_grade
+from tests.support.together import at_once
 from tests.support.traces_project import traces_example_project
 from ultra_client.summary.costs import cost_lines, finish_run, priced, step_record, step_records
 from ultra_llm.prices import PRICES_ENV
@@ -198,16 +199,6 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
     usage.json for the gates; judge.toxicity_llm in the same run shows its model and the requests it sent."""
     monkeypatch.delenv(PRICES_ENV, raising=False)
     project = traces_example_project(tmp_path, "eval_traces")
-    offline = run_ultra("run", "examples/eval_traces.yaml", "--output-dir", "offline", cwd=project, timeout=300)
-    assert offline.returncode == 0, offline.stderr[-2000:]
-    assert "gpt-4o-mini" not in offline.stdout and "tokens in" not in offline.stdout  # no LLM step: no table
-    (folder,) = [p for p in (project / "offline").iterdir() if p.is_dir()]
-    (step,) = json.loads((folder / "usage.json").read_text())["steps"]
-    assert step["step"] == "judge.toxicity" and step["model"] == "" and step["failed"] == {"count": 0, "total": 8}
-    estimate = run_ultra("run", "examples/eval_traces.yaml", "--estimate", cwd=project, timeout=300)
-    assert estimate.returncode == 0, estimate.stderr[-2000:]
-    assert "gpt-4o-mini" not in estimate.stdout and "no step would ask a model" in estimate.stdout  # the same
-
     pipeline = yaml.safe_load((project / "examples/eval_traces.yaml").read_text())
     pipeline["pipeline"].append("judge.toxicity_llm")
     (project / "both.yaml").write_text(yaml.safe_dump(pipeline))
@@ -216,15 +207,34 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
         params["judge"]["judge_llm"].update(base_url=stub.base_url, api_key="", max_retries=0)
         params["judge"]["judge_cache"] = ""
         (project / "params.yaml").write_text(yaml.safe_dump(params))
-        both = run_ultra("run", "both.yaml", "--param", "params.yaml", "--output-dir", "both", cwd=project, timeout=300)
+        both = ("both.yaml", "--param", "params.yaml")
+        ran = at_once({  # four independent commands, at once: the estimates send nothing and write no run folder
+            "offline": lambda: run_ultra("run", "examples/eval_traces.yaml", "--output-dir", "offline", cwd=project,
+                                         timeout=300),
+            "offline estimate": lambda: run_ultra("run", "examples/eval_traces.yaml", "--estimate", cwd=project,
+                                                  timeout=300),
+            "both": lambda: run_ultra("run", *both, "--output-dir", "both", cwd=project, timeout=300),
+            "both estimate": lambda: run_ultra("run", *both, "--estimate", cwd=project, timeout=300),
+        })  # fmt: skip
         sent = len(stub.chat_requests())
+    offline = ran["offline"]
+    assert offline.returncode == 0, offline.stderr[-2000:]
+    assert "gpt-4o-mini" not in offline.stdout and "tokens in" not in offline.stdout  # no LLM step: no table
+    (folder,) = [p for p in (project / "offline").iterdir() if p.is_dir()]
+    (step,) = json.loads((folder / "usage.json").read_text())["steps"]
+    assert step["step"] == "judge.toxicity" and step["model"] == "" and step["failed"] == {"count": 0, "total": 8}
+    estimate = ran["offline estimate"]
+    assert estimate.returncode == 0, estimate.stderr[-2000:]
+    assert "gpt-4o-mini" not in estimate.stdout and "no step would ask a model" in estimate.stdout  # the same
+
+    both = ran["both"]
     assert both.returncode == 0, both.stderr[-2000:]
     assert 0 < sent <= 8  # one request per distinct answer; the same answer again is a cache hit
     assert not [line for line in both.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
     row = cost_row(both.stdout, "judge.toxicity_llm")
     assert row[:4] == ["judge.toxicity_llm", "gpt-4o-mini", str(sent), str(8 - sent)] and row[-1].startswith("$")
     assert cost_row(both.stdout, "total")[1] == str(sent)
-    estimate = run_ultra("run", "both.yaml", "--param", "params.yaml", "--estimate", cwd=project, timeout=300)
+    estimate = ran["both estimate"]
     assert estimate.returncode == 0, estimate.stderr[-2000:]
     assert not [line for line in estimate.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
     assert cost_row(estimate.stdout, "judge.toxicity_llm")[1] == "gpt-4o-mini"

@@ -208,33 +208,33 @@ def test_an_offline_judge_has_no_model_row_and_an_llm_judge_beside_it_its_own(
         params["judge"]["judge_cache"] = ""
         (project / "params.yaml").write_text(yaml.safe_dump(params))
         both = ("both.yaml", "--param", "params.yaml")
-        ran = at_once({  # four independent commands, at once: the estimates send nothing and write no run folder
-            "offline": lambda: run_ultra("run", "examples/eval_traces.yaml", "--output-dir", "offline", cwd=project,
-                                         timeout=300),
-            "offline estimate": lambda: run_ultra("run", "examples/eval_traces.yaml", "--estimate", cwd=project,
-                                                  timeout=300),
-            "both": lambda: run_ultra("run", *both, "--output-dir", "both", cwd=project, timeout=300),
-            "both estimate": lambda: run_ultra("run", *both, "--estimate", cwd=project, timeout=300),
+
+        def run_then_estimate(pipeline: tuple[str, ...], folder: str) -> tuple[object, object]:
+            """The run, then its estimate (which sends nothing and writes no run folder), one after the other."""
+            done = run_ultra("run", *pipeline, "--output-dir", folder, cwd=project, timeout=300)
+            return done, run_ultra("run", *pipeline, "--estimate", cwd=project, timeout=300)
+
+        ran = at_once({  # each its own run folder, neither reads what the other writes: at once
+            "offline": lambda: run_then_estimate(("examples/eval_traces.yaml",), "offline"),
+            "both": lambda: run_then_estimate(both, "both"),
         })  # fmt: skip
         sent = len(stub.chat_requests())
-    offline = ran["offline"]
+    offline, estimate = ran["offline"]
     assert offline.returncode == 0, offline.stderr[-2000:]
     assert "gpt-4o-mini" not in offline.stdout and "tokens in" not in offline.stdout  # no LLM step: no table
     (folder,) = [p for p in (project / "offline").iterdir() if p.is_dir()]
     (step,) = json.loads((folder / "usage.json").read_text())["steps"]
     assert step["step"] == "judge.toxicity" and step["model"] == "" and step["failed"] == {"count": 0, "total": 8}
-    estimate = ran["offline estimate"]
     assert estimate.returncode == 0, estimate.stderr[-2000:]
     assert "gpt-4o-mini" not in estimate.stdout and "no step would ask a model" in estimate.stdout  # the same
 
-    both = ran["both"]
+    both, estimate = ran["both"]
     assert both.returncode == 0, both.stderr[-2000:]
     assert 0 < sent <= 8  # one request per distinct answer; the same answer again is a cache hit
     assert not [line for line in both.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
     row = cost_row(both.stdout, "judge.toxicity_llm")
     assert row[:4] == ["judge.toxicity_llm", "gpt-4o-mini", str(sent), str(8 - sent)] and row[-1].startswith("$")
     assert cost_row(both.stdout, "total")[1] == str(sent)
-    estimate = ran["both estimate"]
     assert estimate.returncode == 0, estimate.stderr[-2000:]
     assert not [line for line in estimate.stdout.splitlines() if re.match(r"judge\.toxicity\s", line)]
     assert cost_row(estimate.stdout, "judge.toxicity_llm")[1] == "gpt-4o-mini"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
+from tests.support.server_package import write_server_package
 
 SERVER = '''"""A probe server: shout repeats words; size counts them."""
 
@@ -102,12 +103,7 @@ def parameters(words: str = "a b", count: str = "2", workers: int = 8) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    package = tmp_path / "probe"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "server.py").write_text(SERVER)
-    (package / "__main__.py").write_text(MAIN)
-    (package / "parameter.yaml").write_text("words: a b\ncount: 1\n")
+    write_server_package(tmp_path / "probe", server=SERVER, main=MAIN, parameters="words: a b\ncount: 1\n")
     (tmp_path / "p.yaml").write_text(PIPELINE)
     (tmp_path / "out").mkdir()  # the output folder: still empty after a refusal
     return tmp_path

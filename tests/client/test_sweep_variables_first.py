@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ultra
+from tests.support.server_package import write_server_package
 
 SERVER = '''"""A probe server: shout repeats words."""
 
@@ -45,12 +46,7 @@ STDIO = [pytest.param([], id="in-process"), pytest.param(["--stdio"], id="stdio"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    package = tmp_path / "probe"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "server.py").write_text(SERVER)
-    (package / "__main__.py").write_text(MAIN)
-    (package / "parameter.yaml").write_text("words: a b\ncount: 1\n")
+    write_server_package(tmp_path / "probe", server=SERVER, main=MAIN, parameters="words: a b\ncount: 1\n")
     (tmp_path / "p.yaml").write_text("servers:\n  probe: probe\npipeline:\n  - probe.shout\n")
     (tmp_path / "good.yaml").write_text("probe:\n  words: a b\n  count: 1\n")
     (tmp_path / "bad.yaml").write_text("probe:\n  words: ${PROBE_UNSET}\n  count: 1\n")

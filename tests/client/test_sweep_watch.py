@@ -13,6 +13,8 @@ import anyio
 import pytest
 
 pytest.importorskip("optuna")
+# a trial asked outside Study.optimize on a storage with heartbeats: what the workers do too (worker.Claim.next)
+pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used with Study.optimize")
 
 from ultra_client.sweep.storage import open_storage  # noqa: E402
 from ultra_client.sweep.watch import signature, until_changed  # noqa: E402

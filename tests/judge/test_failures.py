@@ -271,3 +271,16 @@ def test_umbrela_example_stops_at_the_judge_with_the_cause(tmp_path: Path) -> No
     assert "every one of 180 judgments failed (error 180): 401 from the endpoint: invalid api key" in done.stderr
     assert "empty qrels" not in done.stderr
     assert nothing_written(tmp_path / "judge") and nothing_written(tmp_path / "evaluation")
+
+
+@pytest.mark.parametrize("score", ["NaN", "1e999", '"infinity"'])
+async def test_a_score_python_reads_as_no_number_is_a_parse_error_not_a_crash(score: str, tmp_path: Path) -> None:
+    """A model answering ``{"score": NaN}`` (or 1e999, or "infinity") stopped UMBRELA with Python's own ValueError or
+    OverflowError; each judgment is a parse error now, counted and named like any unreadable reply."""
+    with OpenAIStub(responder=lambda request: f'{{"score": {score}}}') as stub, pytest.raises(ToolFailure) as raised:
+        given, _, _ = arguments("umbrela_judge")
+        await call("umbrela_judge", {**given, "judge_llm": llm_settings(stub, max_retries=0), "judge_cache": "",
+                                     "save_path": str(tmp_path / "o")})  # fmt: skip
+    assert "umbrela_judge: every one of 3 judgments failed (parse_error 3)" in str(raised.value)
+    assert "is not a finite number" in str(raised.value) or "is not a number" in str(raised.value)
+    assert nothing_written(tmp_path / "o")

@@ -51,6 +51,24 @@ def test_no_grade_is_never_a_score(reply: str | None) -> None:
     assert parsed.how  # the reason is said
 
 
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ('{"score": NaN}', "json: score nan is not a finite number"),  # Python's json reads NaN; int() raised
+        ('{"score": 1e999}', "json: score inf is not a finite number"),  # inf; int() raised OverflowError
+        ('{"score": "infinity"}', "json: score 'infinity' is not a number"),  # Python's float() reads it
+        ('{"score": "nan"}', "json: score 'nan' is not a number"),
+        ('{"score": "1_0"}', "json: score '1_0' is not a number"),  # Python's float() reads 10
+        ('{"score": ' + "1" * 400 + "}", "json: score 11111111111111111111... (400 characters) is outside 0-20"),
+        ('{"score": "' + "1" * 400 + '"}', "json: score 11111111111111111111... (400 characters) is outside 0-20"),
+    ],
+)
+def test_a_number_python_reads_but_a_reply_does_not_hold_is_no_score(reply: str, reason: str) -> None:
+    """On a 0-20 scale, where ``1_0`` read as 10 would have been a score; NaN and inf raised out of the parser."""
+    parsed = parse_grade(reply, low=0, high=20)
+    assert (parsed.score, parsed.how) == (None, reason)
+
+
 def test_marker_beats_json_and_phrases() -> None:
     reply = '{"score": 3} The final score is 3.\n##final score: 1'
     assert parse_grade(reply).score == 1

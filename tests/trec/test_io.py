@@ -112,3 +112,28 @@ def test_a_qrels_error_is_reported_before_a_run_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"duplicate docid 'd1' for query 'q1' at line 1 and line 2"):
         evaluate(good_qrels, bad_run, ["map"])
     assert evaluate(good_qrels, good_run, ["map"]).aggregate == {"map": 1.0}
+
+
+@pytest.mark.parametrize("parts", ["whole", "parts"])
+@pytest.mark.parametrize(
+    ("kind", "line", "message"),
+    [
+        ("run", "q1 Q0 d70 70 1_5 t", r"run.txt:71: the score \(5th field\) is not a number"),
+        ("run", "q1 Q0 d70 70 3_0.5 t", r"run.txt:71: the score \(5th field\) is not a number"),
+        ("qrels", "q1 0 d70 1_0", r"qrels.txt:71: the relevance \(4th field\) is not an integer"),
+    ],
+)
+def test_a_number_written_with_an_underscore_is_refused_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: str, kind: str, line: str, message: str
+) -> None:
+    """Python reads ``1_5`` as 15 and ``1_0`` as 10; trec_eval's atof and atol stop at the ``_`` and read 1. Neither
+    is a number in a TREC file: refused by file and line, in one part or in a later one of several."""
+    if parts == "parts":
+        monkeypatch.setattr(trec_csv, "PART_MIN_BYTES", 256)
+        monkeypatch.setattr(trec_csv.os, "cpu_count", lambda: 4)
+    lines = [f"q1 Q0 d{i} {i} {100 - i} t" if kind == "run" else f"q1 0 d{i} {i % 3}" for i in range(80)]
+    lines[70] = line
+    path = tmp_path / f"{kind}.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        (read_run if kind == "run" else read_qrels)(path)

@@ -92,14 +92,24 @@ def _read_slow(file: Path, kind: Kind, source: str) -> TrecTable:
 def _parse_value(raw: bytes, kind: Kind, value_name: str, source: str, line: int) -> float | int:
     text = raw.decode("ascii", "replace")
     if kind == "qrels":
-        try:
-            return int(text)
-        except ValueError:
-            raise InputError("the relevance (4th field) is not an integer", path=source, line=line) from None
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError("the score (5th field) is not a number", path=source, line=line) from None
+        grade = _number(int, text)
+        if grade is None:
+            raise InputError("the relevance (4th field) is not an integer", path=source, line=line)
+        return grade
+    value = _number(float, text)
+    if value is None:
+        raise InputError("the score (5th field) is not a number", path=source, line=line)
     if value != value:
         raise InputError("score is NaN; scores must be numbers", path=source, line=line)
     return value
+
+
+def _number(kind: type, text: str) -> float | int | None:
+    """``text`` read as ``kind`` (int or float), or None. Python's own spelling with ``_`` between digits is not a
+    number here: Python reads ``1_5`` as 15, where trec_eval's ``atof`` and ``atol`` stop at the ``_`` (1)."""
+    if "_" in text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        return None

@@ -9,10 +9,12 @@ mentions "a scale from 0 to 3" is not read as a 3, and an unparseable reply is n
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
 _MARKER = re.compile(r"#+\s*final\s+score\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a score written as text: as the marker and the phrases read one
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _PHRASES = (
@@ -54,15 +56,22 @@ def parse_grade(text: str | None, *, low: int = 0, high: int = 3) -> ParsedScore
 
 
 def _checked(value: str | int | float, how: str, low: int, high: int) -> ParsedScore:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return ParsedScore(None, f"{how}: score {value!r} is not a number")
+    if isinstance(value, str) and not _NUMBER.fullmatch(value.strip()):  # not "inf", "nan", "1_0" (Python's 10)
+        return ParsedScore(None, f"{how}: score {_shown(value)!r} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):  # JSON's NaN, 1e999
+        return ParsedScore(None, f"{how}: score {value} is not a finite number")
+    number = value if isinstance(value, int) else float(value)  # an int of any size stays exact; digits past 1e308: inf
+    if not low <= number <= high:
+        return ParsedScore(None, f"{how}: score {_shown(value)} is outside {low}-{high}")
     if number != int(number):
         return ParsedScore(None, f"{how}: score {value} is not an integer")
-    if not low <= number <= high:
-        return ParsedScore(None, f"{how}: score {int(number)} is outside {low}-{high}")
     return ParsedScore(int(number), how)
+
+
+def _shown(value: str | int | float) -> str:
+    """A score as a reason shows it: its text, cut to 40 characters."""
+    text = str(value).strip()
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _json_score(text: str) -> str | int | float | None:

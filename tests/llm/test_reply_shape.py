@@ -61,3 +61,13 @@ def test_own_reader_unsent_schema_and_a_listed_reply_of_two_properties() -> None
         Reply.of(a=text(), b=text(), listed=True)
     with pytest.raises(ValueError, match=r"not \['score'\]: use read_with"):
         Reply.of(score={"type": "integer", "minimum": 0, "maximum": 3})
+
+
+@pytest.mark.parametrize("grade", ["true", "false", "NaN", "1e999", '"2"'])
+def test_a_number_choice_takes_only_a_json_number_among_its_values(grade: str) -> None:
+    """JSON's true equals 1 to Python (and false 0), so ``true`` was read as grade 1; a list of verdicts already
+    refused it. NaN and infinity are no grade either, nor a number written as text."""
+    graded = Reply.of(grade=choice(0, 1, 2, 3))
+    assert graded.read('{"grade": 2}') == {"grade": 2} and graded.read('{"grade": 1.0}') == {"grade": 1}
+    with pytest.raises(Unreadable, match=r"grade .* is not one of \[0, 1, 2, 3\]"):
+        graded.read(f'{{"grade": {grade}}}')

@@ -160,7 +160,7 @@ def _only(schema: Schema) -> Schema:
 def _label(value: Any, allowed: list[Any], what: str, *, shown: list[Any] | None = None) -> Any:
     """``value`` as one of ``allowed``: numbers as they are, text in lower case with spaces and hyphens as ``_``."""
     if all(isinstance(a, int) for a in allowed):
-        if value in allowed:
+        if value in allowed and not isinstance(value, bool):  # JSON's true is no 1, as in a list (``_list``)
             return int(value)
     else:
         key = str(value).strip().lower().replace(" ", "_").replace("-", "_")

@@ -92,3 +92,17 @@ def test_chinese_answers_under_english_get_a_warning_naming_the_setting(tmp_path
     assert chinese["warnings"] == [] and chinese["aggregate"]["faithfulness"] == 0.5
     english = build_items(["Who was Newton?", "Did they win?"], ["A physicist.", "Yes."], id_ls=["t1", "t2"])
     assert judged(english, path, tmp_path)["warnings"] == []
+
+
+@pytest.mark.parametrize("digits", [400, 5001])
+def test_a_value_past_every_float_is_refused_by_file_and_line(tmp_path: Path, digits: int) -> None:
+    """Python reads a whole number of any size up to 4,300 digits: one of 400 digits, past every float, overflowed
+    where the judge used it (OverflowError), one of 5,001 raised Python's ValueError in the reader. Both are the
+    file's mistake, named by its line."""
+    items = build_items(["q1", "q2"], ["a", "b"], id_ls=["t1", "t2"])
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "t1", "faithfulness": 0.5}\n{"id": "t2", "faithfulness": 1' + "0" * (digits - 1) + "}\n")
+    with pytest.raises(InputError, match=rf"r.jsonl:2: a whole number of {digits:,} digits; a number may have at most"):
+        judged(items, str(path), tmp_path)
+    path.write_text('{"id": "t1", "faithfulness": 0.5}\n{"id": "t2", "faithfulness": 1' + "0" * 307 + "}\n")
+    assert judged(items, str(path), tmp_path)["items"][1]["faithfulness"] == 1e307  # 308 digits: read, a float

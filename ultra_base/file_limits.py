@@ -37,6 +37,42 @@ _NOT_BRACKET = re.compile(_JSON_STRING + r"|[^\[\]{}]+")
 _INNERMOST = re.compile(r"\[\]|\{\}")
 
 
+MAX_INTEGER_DIGITS = 308  # a whole number of more digits is past every float (1.8e308): any use of it would overflow
+_LONG_INTEGER = re.compile(rf"[-+]?[0-9_]{{{MAX_INTEGER_DIGITS + 1},}}")  # a YAML scalar that may be one
+
+
+class LongInteger(ValueError):
+    """A whole number of more than ``MAX_INTEGER_DIGITS`` digits, as the text writes it."""
+
+    def __init__(self, digits: str) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+    def problem(self) -> str:
+        count = sum(ch.isdigit() for ch in self.digits)
+        return (
+            f"a whole number of {count:,} digits; a number may have at most {MAX_INTEGER_DIGITS} (beyond, it is past "
+            "every float: 1.8e308)"
+        )
+
+
+def bounded_integer(digits: str) -> int:
+    """A JSON integer (``json.loads``'s ``parse_int``), refused past ``MAX_INTEGER_DIGITS`` digits: Python reads any
+    size up to 4,300 digits, and raises its own ValueError beyond."""
+    if len(digits) > MAX_INTEGER_DIGITS + digits.startswith("-"):
+        raise LongInteger(digits)
+    return int(digits)
+
+
+def json_with_bounded_integers(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` with ``bounded_integer``; a long one is an InputError at its line (``line``: the text's own)."""
+    try:
+        return json.loads(text, parse_int=bounded_integer)
+    except LongInteger as exc:
+        where = line or text.count("\n", 0, max(text.find(exc.digits), 0)) + 1
+        raise InputError(exc.problem(), path=path, line=where) from None
+
+
 class ShapeError(InputError):
     """A YAML document nested too deeply or expanding too far, at ``line``."""
 
@@ -86,6 +122,10 @@ def _walk(text: str, loader: type) -> None:
             anchor, nodes, height = stack.pop()
             close(anchor, nodes, height + 1)
         elif isinstance(event, yaml.ScalarEvent):
+            if not event.style and _LONG_INTEGER.fullmatch(event.value):  # plain (libyaml: "", PyYAML: None): a number
+                number = sum(ch.isdigit() for ch in event.value)
+                if number > MAX_INTEGER_DIGITS:
+                    raise ShapeError(line, LongInteger(event.value).problem())
             close(event.anchor, 1, 0)
         elif isinstance(event, yaml.AliasEvent):
             if any(frame[0] == event.anchor for frame in stack):
@@ -212,7 +252,7 @@ def loads_limited(text: str, *, path: str, line: int | None = None) -> Any:
     """``json.loads`` within the depth limit; malformed or too deep JSON is an InputError at ``path``(:line)."""
     check_json_depth(text, path=path, first_line=line or 1)
     try:
-        return json.loads(text)
+        return json_with_bounded_integers(text, path=path, line=line)
     except json.JSONDecodeError as exc:
         where = exc.lineno if line is None else line
         raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", path=path, line=where) from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ultra_base.errors import InputError, existing_file
-from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth
+from ultra_base.file_limits import MAX_JSON_DEPTH, check_json_depth, json_with_bounded_integers
 from ultra_base.line_limits import bounded_lines
 
 
@@ -55,41 +55,15 @@ def _json_error(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON at column {exc.colno}: {exc.msg}"
 
 
-MAX_INTEGER_DIGITS = 308  # a whole number of more digits is past every float (1.8e308): any use of it would overflow
-
-
-class _LongInteger(ValueError):
-    """A whole number of more than ``MAX_INTEGER_DIGITS`` digits, as the JSON text writes it."""
-
-    def __init__(self, digits: str) -> None:
-        super().__init__(digits)
-        self.digits = digits
-
-
-def _integer(digits: str) -> int:
-    """A JSON integer, refused past ``MAX_INTEGER_DIGITS`` digits (Python reads any size, up to 4,300 digits)."""
-    if len(digits) > MAX_INTEGER_DIGITS + digits.startswith("-"):
-        raise _LongInteger(digits)
-    return int(digits)
-
-
 def _loads(text: str, *, path: str, line: int | None = None) -> Any:
     """``json.loads`` with the depth limit; a parser that still recurses too deep, or a whole number past every
-    float (a score of 400 digits would overflow whatever reads it), is an InputError."""
+    float (``ultra_base.file_limits.bounded_integer``: a score of 400 digits would overflow whatever reads it), is an
+    InputError."""
     check_json_depth(text, path=path, first_line=line or 1)
     try:
-        return json.loads(text, parse_int=_integer)
+        return json_with_bounded_integers(text, path=path, line=line)
     except RecursionError:
         raise InputError(f"JSON nested too deeply (limit {MAX_JSON_DEPTH} levels)", path=path, line=line) from None
-    except _LongInteger as exc:
-        count = len(exc.digits.lstrip("-"))
-        where = line or text.count("\n", 0, max(text.find(exc.digits), 0)) + 1
-        raise InputError(
-            f"a whole number of {count:,} digits; a number may have at most {MAX_INTEGER_DIGITS} (beyond, it is "
-            "past every float: 1.8e308)",
-            path=path,
-            line=where,
-        ) from None
 
 
 def read_jsonl(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> list[dict[str, Any]]:

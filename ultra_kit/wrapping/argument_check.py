@@ -44,10 +44,19 @@ class ArgumentCheck:
         return cls(tool, tuple(names), keys)
 
     def problem(self, arguments: dict[str, Any]) -> str | None:
-        """The message for unknown names in ``arguments`` (as a caller sent them), or None."""
+        """The message for unknown names in ``arguments`` (as a caller sent them), or for a whole number past what a
+        result file holds; None when there is neither."""
         unknown = [name for name in arguments if name not in self.parameters]
         if unknown:
             return unknown_names_message(unknown, self.parameters, owner=self.tool)
+        for name, value in arguments.items():
+            wide = _too_wide(value)
+            if wide is not None:
+                digits = len(str(abs(wide)))
+                return (
+                    f"argument {name!r}: a whole number of {digits} digits ({str(wide)[:12]}...) is past the range a "
+                    f"result file holds ({WIDEST[0]:,} to {WIDEST[1]:,}); give a smaller one"
+                )
         for name, keys in self.mapping_keys.items():
             value = arguments.get(name)
             if isinstance(value, str):  # JSON text for a mapping (the SDK parses it too)
@@ -58,6 +67,24 @@ class ArgumentCheck:
             if isinstance(value, dict) and (bad := [key for key in value if key not in keys]):
                 return unknown_names_message(bad, keys, owner=name, what="key")
         return None
+
+
+WIDEST = (-(2**63), 2**64 - 1)  # the whole numbers a result file holds (orjson writes 64-bit integers only)
+
+
+def _too_wide(value: Any) -> int | None:
+    """The first whole number in ``value`` (nested lists and mappings too) outside ``WIDEST``, else None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not WIDEST[0] <= item <= WIDEST[1]:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return None
 
 
 def _mentions(annotation: Any, target: type) -> bool:

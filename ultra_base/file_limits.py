@@ -122,7 +122,8 @@ def _walk(text: str, loader: type) -> None:
             anchor, nodes, height = stack.pop()
             close(anchor, nodes, height + 1)
         elif isinstance(event, yaml.ScalarEvent):
-            if not event.style and _LONG_INTEGER.fullmatch(event.value):  # plain (libyaml: "", PyYAML: None): a number
+            long = len(event.value) > MAX_INTEGER_DIGITS and not event.style  # plain: libyaml's style "", PyYAML's None
+            if long and _LONG_INTEGER.fullmatch(event.value):
                 number = sum(ch.isdigit() for ch in event.value)
                 if number > MAX_INTEGER_DIGITS:
                     raise ShapeError(line, LongInteger(event.value).problem())

@@ -16,6 +16,7 @@ models that judge (``ultra_llm.panel`` runs them). A server whose parameter.yaml
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -127,8 +128,10 @@ class LLMSettings:
             timeout = float(mapping["timeout"])
         except (TypeError, ValueError):
             raise InputError(f"{name}.timeout must be a number of seconds, got {shown(mapping['timeout'])}") from None
-        if timeout <= 0 or workers < 1 or retries < 0:
-            raise InputError(f"{name}.timeout must be > 0, {name}.max_workers >= 1 and {name}.max_retries >= 0")
+        if not math.isfinite(timeout) or timeout <= 0:  # NaN passes no comparison: it would time out every request
+            raise InputError(f"{name}.timeout must be a finite number of seconds > 0, got {shown(mapping['timeout'])}")
+        if workers < 1 or retries < 0:
+            raise InputError(f"{name}.max_workers must be >= 1 and {name}.max_retries >= 0")
         endpoints = _pool(mapping, name=name, workers=workers) if backend == "openai" else ()
         model_id = endpoints[0].model_id if endpoints else str(mapping.get("model_id") or "")
         base_url = str(mapping.get("base_url") or "")
@@ -211,7 +214,7 @@ def _pool(mapping: dict[str, Any], *, name: str, workers: int) -> tuple[Endpoint
             weight = float(entry.get("weight", 1.0))
         except (TypeError, ValueError):
             raise InputError(f"{where}.weight must be a number, got {shown(entry.get('weight'))}") from None
-        if capacity < 1 or weight <= 0:
+        if capacity < 1 or not math.isfinite(weight) or weight <= 0:
             raise InputError(f"{where}.max_concurrency must be >= 1 and .weight > 0")
         # A key is sent only to the endpoint it is written for: an entry without api_key sends none.
         endpoints.append(Endpoint(str(entry["base_url"]), model_id, str(entry.get("api_key") or ""), capacity, weight))
@@ -237,8 +240,8 @@ def _drain(mapping: dict[str, Any], *, name: str) -> tuple[int, float]:
         drain_after, cool_down = int(mapping["drain_after"]), float(mapping["cool_down"])
     except (TypeError, ValueError):
         raise InputError(f"{name}.drain_after and .cool_down must be numbers") from None
-    if drain_after < 0 or cool_down < 0:
-        raise InputError(f"{name}.drain_after and .cool_down must be >= 0")
+    if drain_after < 0 or not math.isfinite(cool_down) or cool_down < 0:
+        raise InputError(f"{name}.drain_after and .cool_down must be >= 0 (.cool_down finite)")
     return drain_after, cool_down
 
 
@@ -258,7 +261,7 @@ def _batch_limits(mapping: dict[str, Any], *, name: str) -> BatchLimits:
         raise InputError(
             f"{name}.batch_max_requests, .batch_max_bytes and .batch_poll_interval must be numbers"
         ) from None
-    if limits.max_requests < 1 or limits.max_bytes < 1024 or limits.poll_interval <= 0:
+    if limits.max_requests < 1 or limits.max_bytes < 1024 or not 0 < limits.poll_interval < math.inf:
         raise InputError(f"{name}: batch_max_requests >= 1, batch_max_bytes >= 1024 and batch_poll_interval > 0")
     return limits
 

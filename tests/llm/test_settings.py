@@ -46,8 +46,32 @@ def test_bad_backend_and_missing_endpoint() -> None:
 def test_bad_limits_and_not_a_mapping() -> None:
     with pytest.raises(InputError, match=r"x\.timeout must be a number of seconds, got 'soon'"):
         LLMSettings.from_mapping({**GOOD, "timeout": "soon"}, name="x")
-    with pytest.raises(InputError, match=r"x\.timeout must be > 0, x\.max_workers >= 1"):
+    with pytest.raises(InputError, match=r"x\.max_workers must be >= 1 and x\.max_retries >= 0"):
         LLMSettings.from_mapping({**GOOD, "max_workers": 0}, name="x")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0, -1])
+def test_a_timeout_is_a_finite_number_of_seconds_above_zero(value: float) -> None:
+    """NaN passed ``timeout <= 0`` (no comparison holds for it), and every request then timed out at once."""
+    with pytest.raises(InputError, match=rf"x\.timeout must be a finite number of seconds > 0, got {value}"):
+        LLMSettings.from_mapping({**GOOD, "timeout": value}, name="x")
+
+
+@pytest.mark.parametrize(
+    ("pool", "message"),
+    [
+        ({"weight": float("nan")}, r"x\.endpoints\[0\]\.max_concurrency must be >= 1 and \.weight > 0"),
+        ({"weight": float("inf")}, r"x\.endpoints\[0\]\.max_concurrency must be >= 1 and \.weight > 0"),
+        ({"cool_down": float("nan")}, r"x\.drain_after and \.cool_down must be >= 0 \(\.cool_down finite\)"),
+    ],
+)
+def test_a_pools_weight_and_cool_down_are_finite(pool: dict, message: str) -> None:
+    weight = pool.get("weight", 1)
+    endpoints = [{"base_url": "http://127.0.0.1:9/v1", "model_id": "m", "max_concurrency": 1, "weight": weight},
+                 {"base_url": "http://127.0.0.1:8/v1", "model_id": "m", "max_concurrency": 1}]  # fmt: skip
+    mapping = {**LIMITS, "endpoints": endpoints, "drain_after": 3, "cool_down": pool.get("cool_down", 30)}
+    with pytest.raises(InputError, match=message):
+        LLMSettings.from_mapping(mapping, name="x")
     with pytest.raises(InputError, match="x must be a mapping"):
         LLMSettings.from_mapping(["m"], name="x")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ def checked(target: Any) -> dict[str, Any]:
     for key, low in (("timeout", 0.0), ("rate_limit", 0.0), ("max_answer_chars", 1), ("max_response_bytes", 1),
                      ("max_json_depth", 1)):  # fmt: skip
         value = target[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-            raise InputError(f"target.{key} must be a number of at least {low:g}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
+            raise InputError(f"target.{key} must be a finite number of at least {low:g}, got {value!r}")
     if target["timeout"] <= 0:
         raise InputError(f"target.timeout must be more than 0 seconds, got {target['timeout']!r}")
     if not isinstance(target["settings"], Mapping):

@@ -115,3 +115,15 @@ def test_past_max_failed_fraction_the_step_fails_naming_the_reasons(tmp_path, se
 def test_a_missing_answer_field_is_named(tmp_path, service):
     _, (row,) = failing(tmp_path, ["q"], target(f"{service.url}/ask", answer="reply.text"))
     assert row["reason"] == "missing_answer" and "reply.text" in row["detail"]
+
+
+@pytest.mark.parametrize("key", ["timeout", "rate_limit", "max_answer_chars", "max_response_bytes", "max_json_depth"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_runner_number_that_is_not_finite_is_refused_by_name(tmp_path: Path, key: str, value: float) -> None:
+    """NaN passed ``value < low`` (no comparison holds for it): a NaN timeout or rate limit was taken, a NaN or
+    infinite size crashed where it became a whole number. Refused before anything is asked (the URL answers none)."""
+    from ultra_base.errors import InputError
+
+    with pytest.raises((InputError, ToolFailure), match=rf"target\.{key} must be a finite number of at least"):
+        ask(tmp_path, ["a"], target("http://127.0.0.1:9/none", **{key: value}))
+    assert not (tmp_path / "target").exists()

@@ -15,6 +15,7 @@ from servers.benchmark.fields import MISSING, field_value
 from servers.benchmark.formats import Record, Records, read_records
 from servers.benchmark.selection import FILTERED, select
 from ultra_base.errors import InputError
+from ultra_base.nested import leaves
 from ultra_kit.readers import shown_field_names
 from ultra_kit.settings import defaults
 
@@ -256,17 +257,4 @@ def holds_nan(value: Any) -> bool:
                 break
         else:
             return False
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = item.__class__
-        if kind is str:
-            continue
-        if kind is float or isinstance(item, float):
-            if math.isnan(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return False
+    return any(isinstance(item, float) and math.isnan(item) for item in leaves(value))

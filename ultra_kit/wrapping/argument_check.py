@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultra_base.errors import unknown_names_message
+from ultra_base.nested import leaves
 
 
 @dataclass(frozen=True)
@@ -74,17 +75,10 @@ WIDEST = (-(2**63), 2**64 - 1)  # the whole numbers a result file holds (orjson 
 
 def _too_wide(value: Any) -> int | None:
     """The first whole number in ``value`` (nested lists and mappings too) outside ``WIDEST``, else None."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool):
-            if not WIDEST[0] <= item <= WIDEST[1]:
-                return item
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return None
+    wide = (
+        n for n in leaves(value) if isinstance(n, int) and not isinstance(n, bool) and not WIDEST[0] <= n <= WIDEST[1]
+    )
+    return next(wide, None)
 
 
 def _mentions(annotation: Any, target: type) -> bool:

@@ -97,7 +97,9 @@ async def test_settings_errors_name_our_settings(tmp_path: Path) -> None:
         unknown = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "modle": "x"}})
         assert unknown.is_error and "unknown keys" in unknown.content[0].text
         limits = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "timeout": 0}})
-        assert limits.is_error and "generation_llm.timeout must be > 0" in limits.content[0].text
+        assert limits.is_error and "generation_llm.timeout must be a finite number of seconds > 0" in (
+            limits.content[0].text
+        )
         limits = await client.call_tool("generation_init", {"generation_llm": {"backend": "local", "max_workers": "x"}})
         assert limits.is_error and "generation_llm.max_workers must be a whole number >= 1, got 'x'" in (
             limits.content[0].text

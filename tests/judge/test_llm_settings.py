@@ -27,7 +27,7 @@ def test_a_local_model_needs_no_key_in_the_environment(monkeypatch: pytest.Monke
 
 
 def test_errors_name_the_judge_llm_setting() -> None:
-    with pytest.raises(InputError, match=r"judge_llm.timeout must be > 0"):
+    with pytest.raises(InputError, match=r"judge_llm.timeout must be a finite number of seconds > 0, got 0"):
         judge_settings({"api_key": "", "timeout": 0})
     with pytest.raises(InputError, match=r"judge_llm has unknown keys \['judge_timeout'\]"):
         judge_settings({"api_key": "", "judge_timeout": 5})

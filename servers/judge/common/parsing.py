@@ -13,18 +13,19 @@ import math
 import re
 from dataclasses import dataclass
 
-_MARKER = re.compile(r"#+\s*final\s+score\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a score written as text: as the marker and the phrases read one
+_SCORE = r"-?\d+(?:\.\d+)?"  # a score as every reading takes one: the marker, the phrases, a JSON text
+_NUMBER = re.compile(_SCORE)
+_MARKER = re.compile(rf"#+\s*final\s+score\s*[:=]\s*\**\s*\[?\s*({_SCORE})", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _PHRASES = (
-    re.compile(r"\bfinal\s+(?:score|grade|rating|answer)\s*(?:is|of|=|:)\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE),
+    re.compile(rf"\bfinal\s+(?:score|grade|rating|answer)\s*(?:is|of|=|:)\s*\**\s*({_SCORE})", re.IGNORECASE),
     re.compile(
-        r"\b(?:score|grade|rating)\s*(?:is|=|:)\s*\**\s*(-?\d+(?:\.\d+)?)\s*\**\s*(?:/\s*3\b|out of 3\b)?\s*$",
+        rf"\b(?:score|grade|rating)\s*(?:is|=|:)\s*\**\s*({_SCORE})\s*\**\s*(?:/\s*3\b|out of 3\b)?\s*$",
         re.IGNORECASE | re.MULTILINE,
     ),
     re.compile(
-        r"\bI\s+(?:would\s+)?(?:give|assign|rate)\s+(?:it|this(?:\s+passage)?)\s+(?:a\s+)?(?:score\s+of\s+)?(-?\d+(?:\.\d+)?)\b",
+        rf"\bI\s+(?:would\s+)?(?:give|assign|rate)\s+(?:it|this(?:\s+passage)?)\s+(?:a\s+)?(?:score\s+of\s+)?({_SCORE})\b",
         re.IGNORECASE,
     ),
 )

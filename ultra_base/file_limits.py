@@ -48,11 +48,15 @@ class LongInteger(ValueError):
         super().__init__(digits)
         self.digits = digits
 
+    @property
+    def count(self) -> int:
+        """Its digits (a YAML number may hold underscores, and a sign)."""
+        return sum(ch.isdigit() for ch in self.digits)
+
     def problem(self) -> str:
-        count = sum(ch.isdigit() for ch in self.digits)
         return (
-            f"a whole number of {count:,} digits; a number may have at most {MAX_INTEGER_DIGITS} (beyond, it is past "
-            "every float: 1.8e308)"
+            f"a whole number of {self.count:,} digits; a number may have at most {MAX_INTEGER_DIGITS} (beyond, it is "
+            "past every float: 1.8e308)"
         )
 
 
@@ -124,9 +128,9 @@ def _walk(text: str, loader: type) -> None:
         elif isinstance(event, yaml.ScalarEvent):
             long = len(event.value) > MAX_INTEGER_DIGITS and not event.style  # plain: libyaml's style "", PyYAML's None
             if long and _LONG_INTEGER.fullmatch(event.value):
-                number = sum(ch.isdigit() for ch in event.value)
-                if number > MAX_INTEGER_DIGITS:
-                    raise ShapeError(line, LongInteger(event.value).problem())
+                number = LongInteger(event.value)
+                if number.count > MAX_INTEGER_DIGITS:
+                    raise ShapeError(line, number.problem())
             close(event.anchor, 1, 0)
         elif isinstance(event, yaml.AliasEvent):
             if any(frame[0] == event.anchor for frame in stack):

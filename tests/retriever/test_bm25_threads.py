@@ -1,5 +1,5 @@
 """The BM25 backend leaves no thread behind: ``ultra sweep --workers N`` forks its plot processes only from a
-process without one (``ultra_client.sweep.forked.can_fork``)."""
+process without one (``ultra_client.sweep.processes.forked.can_fork``)."""
 
 from __future__ import annotations
 

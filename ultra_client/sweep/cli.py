@@ -89,21 +89,26 @@ def run(args: argparse.Namespace) -> int:
     if args.status:
         return shared.status(args)
     notes: list[str] = []
-    with stop_like_interrupt():
-        if args.report:
-            spec, rows = shared.report(args)
-        elif args.pipeline is None:
-            raise UltraError("ultra sweep: give a pipeline or sweep file (or --status / --report with --storage)")
-        elif args.workers is not None:
-            argv = sys.argv[sys.argv.index("sweep") :] if "sweep" in sys.argv else ["sweep", args.pipeline]
-            spec, rows, notes = shared.local_workers(args, argv)
-        else:
-            spec, rows, notes = anyio.run(run_sweep, args)
-            if args.no_report:
-                return 0
-    if not rows:
-        raise UltraError(f"{spec.pipeline}: the sweep ran no trial")
-    table, files = finish(spec, rows, notes, args.workers or 1)
+    reporter = None  # --workers N: the process that makes the report (processes/reporter.py)
+    try:
+        with stop_like_interrupt():
+            if args.report:
+                spec, rows = shared.report(args)
+            elif args.pipeline is None:
+                raise UltraError("ultra sweep: give a pipeline or sweep file (or --status / --report with --storage)")
+            elif args.workers is not None:
+                argv = sys.argv[sys.argv.index("sweep") :] if "sweep" in sys.argv else ["sweep", args.pipeline]
+                spec, rows, notes, reporter = shared.local_workers(args, argv)
+            else:
+                spec, rows, notes = anyio.run(run_sweep, args, True)
+                if args.no_report:
+                    return 0
+        if not rows:
+            raise UltraError(f"{spec.pipeline}: the sweep ran no trial")
+        table, files = (reporter.finish if reporter else finish)(spec, rows, notes, args.workers or 1)
+    finally:
+        if reporter is not None:
+            reporter.close()
     print(table)
     for note in notes:
         print(f"note: {note}")

@@ -74,7 +74,7 @@ def write_plots(
     """``plot_<key>.png`` per swept key: the metric of each finished trial against the key's value. With
     ``processes`` > 1 (``--workers N``) the keys are shared among that many processes forked from this one, where
     forking is safe; a key whose process failed is drawn here again, so that its error is this process's."""
-    from ultra_client.sweep.forked import Forked, can_fork
+    from ultra_client.sweep.processes.forked import Forked, can_fork
 
     rows = [r for r in flat if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
     shares = [keys[n::processes] for n in range(min(processes, len(keys)))] if can_fork() else [keys]

@@ -93,8 +93,10 @@ def describe(values: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value}" for key, value in values.items())
 
 
-async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[str]]:
-    """Check, then run every trial; the spec, one row per distinct trial, and notes for the table."""
+async def run_sweep(args: Any, warm_here: bool) -> tuple[SweepSpec, list[dict[str, Any]], list[str]]:
+    """Check, then run every trial; the spec, one row per distinct trial, and notes for the table. ``warm_here``: a
+    worker that reports imports the report's libraries while it waits for the others (False: a report process
+    imports them, ``processes/reporter.py``)."""
     spec = build_spec(args)
     pipeline = load_pipeline(require_file(spec.pipeline))
     if spec.minimize is None:
@@ -130,9 +132,9 @@ async def run_sweep(args: Any) -> tuple[SweepSpec, list[dict[str, Any]], list[st
             from ultra_client.sweep.worker import run_worker
 
             reports = not getattr(args, "no_report", False)
-            if reports and (getattr(args, "workers", None) or 1) > 1:
+            if reports and warm_here and (getattr(args, "workers", None) or 1) > 1:
                 warm()  # the report's imports while the other workers take the first trials, not after the last
-            await run_worker(spec, handle, runner, raw, target, idle=warm if reports else None)
+            await run_worker(spec, handle, runner, raw, target, idle=warm if reports and warm_here else None)
             rows = rows_of(handle.study) if reports else []
     finally:
         await runner.close()

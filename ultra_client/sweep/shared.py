@@ -66,19 +66,21 @@ def worker_arguments(argv: list[str], storage: str, study: str) -> list[str]:
     return [*kept, "--storage", storage, "--study", study, "--no-report"]
 
 
-def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[dict[str, Any]], list[str]]:
+def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[dict[str, Any]], list[str], Any]:
     """``--workers N``: this process is worker 1, and N - 1 worker processes join it on one study (a journal file in the
-    sweep folder unless ``--storage``); the study's rows once every worker is done.
+    sweep folder unless ``--storage``); the study's rows once every worker is done, and the process that makes the
+    report (``processes/reporter.py``; None: this one makes it), which the caller closes.
 
     The other workers start first, as soon as the sweep, its metric and the storage's URL are checked, so that
     their start-up (storage, servers) overlaps this process's own; on Linux they are forked from this process
-    once it has imported what they need (``forks.py``). Whichever opens the storage first creates the study, the
-    others join it (``storage.join_study``)."""
+    once it has imported what they need (``processes/forks.py``). Whichever opens the storage first creates the
+    study, the others join it (``storage.join_study``)."""
     import anyio
 
     from ultra_client.calls.locate import pipeline_locations
     from ultra_client.pipeline.model import load_pipeline, require_file
-    from ultra_client.sweep.forks import start_workers
+    from ultra_client.sweep.processes.forks import start_workers
+    from ultra_client.sweep.processes.reporter import start_reporter
     from ultra_client.sweep.run import run_sweep
     from ultra_client.sweep.spec import build_spec
     from ultra_client.sweep.storage import expand_url
@@ -98,15 +100,19 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     expand_url(args.storage)  # a malformed URL or a literal password is refused before any worker starts
     worker = worker_arguments(argv, args.storage, args.study)
     locations = pipeline_locations(pipeline, bool(args.stdio))
-    processes = start_workers(worker, args.workers - 1, locations, args.storage)
+    reporter = start_reporter(args.workers)  # first: it imports the report's libraries while the workers start
+    processes = []
     try:
-        spec, rows, notes = anyio.run(run_sweep, args)
+        processes = start_workers(worker, args.workers - 1, locations, args.storage)
+        spec, rows, notes = anyio.run(run_sweep, args, reporter is None)
         codes = [process.wait() for process in processes]
     except BaseException:
         for process in processes:
             process.terminate()
         for process in processes:
             process.wait()
+        if reporter is not None:
+            reporter.close()
         raise
     failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=2) if code != 0]
-    return spec, rows, [*notes, *failed]
+    return spec, rows, [*notes, *failed], reporter

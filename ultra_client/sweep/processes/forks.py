@@ -45,7 +45,10 @@ def preload(locations: list[Any], url: str) -> None:
     import importlib
     import importlib.util
 
-    import optuna.storages.journal  # noqa: F401 - imported here once, for every worker
+    try:
+        import optuna.storages.journal  # noqa: F401 - imported here once, for every worker
+    except ImportError:  # each worker says what to install (storage._optuna)
+        return
 
     if not url.startswith("journal:"):
         for module in ("sqlalchemy.orm", "alembic.command", "alembic.migration"):

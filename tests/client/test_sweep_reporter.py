@@ -75,11 +75,25 @@ def table_of(stdout: str) -> list[str]:
 
 def test_the_report_process_makes_the_report_the_command_would(project: Path) -> None:
     """Two workers: the table, sweep.json and plots as one worker's, made by another process (the command never
-    imports matplotlib), which is reaped; one worker makes its report itself."""
-    two = sweep_in_script(project, 2, "two")
+    imports matplotlib) at a lower priority than the workers', which is reaped; one worker makes its report
+    itself."""
+    patch = """
+        from ultra_client.sweep import report
+        warm = report.warm
+        def recorded():
+            with open("warmed.txt", "a") as out:
+                out.write(f"{os.getpid()} {os.nice(0)}\\n")
+            warm()
+        report.warm = recorded
+        print("command", os.getpid(), os.nice(0))
+    """
+    two = sweep_in_script(project, 2, "two", patch)
     one = sweep_in_script(project, 1, "one")
     assert two.returncode == 0 and one.returncode == 0, two.stderr + one.stderr
     assert two.stdout.splitlines()[-1] == "code 0 matplotlib False left []", two.stdout
+    _, command, niceness = two.stdout.splitlines()[0].split()
+    [(pid, warmed)] = [line.split() for line in (project / "warmed.txt").read_text().splitlines()]
+    assert pid != command and int(warmed) == min(int(niceness) + 10, 19), (command, pid, warmed)
     assert one.stdout.splitlines()[-1] == "code 0 matplotlib True left []", one.stdout
     assert table_of(two.stdout) == table_of(one.stdout) and len(table_of(two.stdout)) == 4, two.stdout
     rows = {

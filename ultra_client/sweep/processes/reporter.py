@@ -1,16 +1,18 @@
 """The report of ``ultra sweep --workers N`` (N > 1), made by a process forked as the workers start.
 
 The report's imports (matplotlib, the paired tests: about a quarter of a second) are made there while this
-process imports what the workers need, a moment when only one core works; before, worker 1 made them while
-the other workers ran trials, and they took a core from the trials. The report process then waits. Once the
-trials are done, this process sends it the spec, the rows and the notes, and it ranks, tests, writes the
-tables and plots (``run.finish``) and sends back the table, the files written and the notes. This process
-prints them, so a failure reads as before. Where forking is not safe, or the report process ends without an
-answer, the report is made here (``run.finish``), so that its error is this process's.
+process imports what the workers need, a moment when only one core works, and at a lower priority than the
+workers' once they run (``NICENESS``); before, worker 1 made them while the other workers ran trials, and they
+took a core from the trials. The report process then waits. Once the trials are done, this process sends it
+the spec, the rows and the notes, and it ranks, tests, writes the tables and plots (``run.finish``) and sends
+back the table, the files written and the notes. This process prints them, so a failure reads as before.
+Where forking is not safe, or the report process ends without an answer, the report is made here
+(``run.finish``), so that its error is this process's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 from pathlib import Path
@@ -18,6 +20,10 @@ from typing import Any
 
 from ultra_client.errors import UltraError
 from ultra_client.sweep.processes.forked import Forked, can_fork
+
+# the report process yields the cores to the workers: its imports that outlast the workers' start-up take only
+# what they leave (two workers, 20 runs each interleaved: 1.368 s against 1.407 s)
+NICENESS = 10
 
 
 class Reporter:
@@ -37,6 +43,8 @@ class Reporter:
         os.close(self._answer[0])
         from ultra_client.sweep.report import warm
 
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
         warm()
         with os.fdopen(self._request[0], "rb") as pipe:
             request = pipe.read()

@@ -141,7 +141,9 @@ class ServerSpec:
     "servers.judge.answers.registry:registry_markdown"}``: a function of the package returning
     Markdown); the card generator reaches them through ``doc_table``, never by importing the package.
     ``metric_directions``: functions returning ``{metric: higher_is_better}`` from the registries (read by
-    ``ultra_client.gates.direction``).
+    ``ultra_client.gates.direction``). ``heavy_imports``: libraries its tools import on first use, which
+    ``ultra sweep --workers N`` imports once before it forks its workers, so that each does not import them
+    again (one not installed is skipped).
     """
 
     name: str
@@ -151,6 +153,7 @@ class ServerSpec:
     doc_tables: Mapping[str, str] = field(default_factory=dict)
     setting_checks: Mapping[str, str] = field(default_factory=dict)  # setting -> "module:function" (ultra build)
     metric_directions: tuple[str, ...] = ()  # "module:function"s; a metric none names is higher-is-better
+    heavy_imports: tuple[str, ...] = ()  # modules: imported before a sweep forks its workers
 
     def create_app(self) -> MCPServer:
         """The MCP server with every tool."""

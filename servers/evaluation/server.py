@@ -23,4 +23,5 @@ SPEC = ServerSpec(
         "servers.evaluation.answers.metrics:higher_is_better",
         "servers.evaluation.mtrag.metrics:higher_is_better",
     ),
+    heavy_imports=("pyarrow.compute", "pyarrow.csv"),  # the TREC files' reader (ultra_trec.reading)
 )

@@ -18,4 +18,5 @@ SPEC = ServerSpec(
         "and saves the index (reused when unchanged); retriever_search returns passages per query and "
         "writes a TREC run file for evaluation.evaluate_trec."
     ),
+    heavy_imports=("bm25s",),  # the BM25 backend (with scipy.sparse)
 )

@@ -55,6 +55,27 @@ def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
     assert done.stderr.count(message) == 2, done.stderr
 
 
+def test_a_forked_child_leaves_what_it_inherited_to_no_collection(tmp_path: Path) -> None:
+    """``gc.freeze()`` before the fork: the objects this process made so far, which the child inherits, are in
+    the permanent generation in both, so neither's collections visit them."""
+    done = script(
+        tmp_path,
+        """
+        import gc
+        from ultra_client.sweep.processes.forked import Forked
+        made = [[n] for n in range(50_000)]  # objects the collector tracks, made before the fork
+        assert gc.get_freeze_count() == 0
+        def child():
+            print("child", gc.get_freeze_count() > 50_000, flush=True)
+            return 0
+        print("exit", Forked(child).wait(), flush=True)
+        print("parent", gc.get_freeze_count() > 50_000)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["child True", "exit 0", "parent True"]
+
+
 def test_terminate_stops_a_forked_worker_like_a_started_one(tmp_path: Path) -> None:
     done = script(
         tmp_path,
@@ -75,7 +96,8 @@ def test_terminate_stops_a_forked_worker_like_a_started_one(tmp_path: Path) -> N
 
 
 def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) -> None:
-    """Before the fork: each in-process server's tool modules; SQLAlchemy and Alembic only for a database."""
+    """Before the fork: each in-process server's tool modules and its ``heavy_imports`` (a module not installed,
+    or one that fails, is skipped); SQLAlchemy and Alembic only for a database."""
     done = script(
         tmp_path,
         f"""
@@ -84,24 +106,28 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
         root = Path({str(ROOT)!r})
         here = ServerLocation("evaluation", "servers.evaluation", root, root / "servers" / "evaluation")
         apart = ServerLocation("retriever", "servers.retriever", root, root / "servers" / "retriever", stdio=True)
+        assert "colorsys" not in sys.modules
         forks.preload([here, apart], "journal:x")
         print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("servers.")}}))
         print(sorted(m for m in sys.modules if m.startswith("servers.evaluation.tools.")))
+        print("pyarrow.compute" in sys.modules, "pyarrow.csv" in sys.modules, "bm25s" in sys.modules)
         print("sqlalchemy" in sys.modules, "alembic" in sys.modules)
         forks.preload([], "sqlite:///x.db")
         print("sqlalchemy.orm" in sys.modules, "alembic.migration" in sys.modules)
         import ultra_kit.inprocess
         class Broken:
+            heavy_imports = ("no_such_module_anywhere", "json.no_such_part", "colorsys")
             def load_tools(self):
                 raise ImportError("no module named 'missing'")
         ultra_kit.inprocess.load_spec = lambda module, root: Broken()
         forks.preload([here], "journal:x")  # left to each worker to report as it starts its servers
-        print("preloaded")
+        print("preloaded", "colorsys" in sys.modules)
         """,
     )
     assert done.returncode == 0, done.stderr
-    servers, tools, journal, database, broken = done.stdout.splitlines()
-    assert broken == "preloaded"
+    servers, tools, heavy, journal, database, broken = done.stdout.splitlines()
+    assert broken == "preloaded True"
+    assert heavy == "True True False"  # the evaluation server's TREC reader; the retriever's BM25 runs apart
     assert servers == "['evaluation']"  # a --stdio server runs in its own process: nothing to import here
     modules = [
         "answers",

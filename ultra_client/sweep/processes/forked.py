@@ -4,6 +4,7 @@ begins with everything this process has imported, so it starts at once."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -22,6 +23,9 @@ class Forked:
     def __init__(self, run: Callable[[], int]) -> None:
         sys.stdout.flush()  # else the child would write this process's buffered output again
         sys.stderr.flush()
+        # Python's recipe for forked workers (the gc module's docs): what exists now moves to a generation no
+        # collection visits, so the child's collections skip what it inherited (and leave those pages shared)
+        gc.freeze()
         pid = os.fork()
         if pid == 0:  # the child: never return into the parent's code
             code = 1

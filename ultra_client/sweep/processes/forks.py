@@ -39,10 +39,11 @@ def _worker(argv: list[str]) -> int:
 
 def preload(locations: list[Any], url: str) -> None:
     """Import what each worker would import before its first claim: Optuna and the storage's modules (a database's:
-    SQLAlchemy and Alembic), the sweep's worker, and every in-process server's ``SPEC`` and tool modules (its tools'
-    own heavy libraries stay where they are used: imported here, they cost as much time before the fork as they
-    save after it). Meanwhile the report process (``processes/reporter.py``) imports the report's libraries."""
+    SQLAlchemy and Alembic), the sweep's worker, and every in-process server's ``SPEC`` and tool modules; and what
+    its first trial would import: the libraries each such server names as its ``heavy_imports`` (BM25, pyarrow).
+    Meanwhile the report process (``processes/reporter.py``) imports the report's libraries on the other core."""
     import importlib
+    import importlib.util
 
     try:
         import optuna.storages.journal  # noqa: F401 - imported here once, for every worker
@@ -64,3 +65,7 @@ def preload(locations: list[Any], url: str) -> None:
             with contextlib.suppress(Exception):  # a tool module that fails to import: each worker reports it
                 for _ in spec.load_tools():  # a generator: each module is imported as its tools are listed
                     pass
+            for module in spec.heavy_imports:
+                if importlib.util.find_spec(module.split(".")[0]) is not None:
+                    with contextlib.suppress(Exception):  # its tools report it where they use it
+                        importlib.import_module(module)

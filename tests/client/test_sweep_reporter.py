@@ -139,9 +139,21 @@ def test_a_report_process_that_ends_without_an_answer_leaves_the_report_here(pro
     assert sorted(p.name for p in (project / "fallback").glob("*.png")) == ["plot_evaluation.max_depth.png"]
 
 
-def test_a_sweep_refused_before_its_trials_stops_the_report_process(project: Path) -> None:
-    """A swept setting the parameter file lacks: the command's error, once, and the report process is reaped
-    without a word."""
+REFUSED = {
+    # a swept setting the parameter file lacks: refused by the worker's own checks, after the fork
+    "setting": (
+        ["--grid", "evaluation.nope=[1, 2]", "--metric", "eval_res.map"],
+        "unknown setting 'nope' of evaluation",
+    ),
+    # no metric: refused as the sweep is read, before any worker starts
+    "metric": (["--grid", "evaluation.max_depth=[5, 50]"], "a shared study optimises a metric"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_sweep_refused_before_its_trials_stops_the_report_process(project: Path, case: str) -> None:
+    """The command's error, once, and the report process (forked before the sweep is read) reaped without a
+    word."""
     code = """
         import os, sys
         from ultra_client import cli
@@ -152,13 +164,13 @@ def test_a_sweep_refused_before_its_trials_stops_the_report_process(project: Pat
             print("none left")
         print("code", code)
     """
+    given, message = REFUSED[case]
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code),
-         "sweep", "pipes/trec.yaml", "--grid", "evaluation.nope=[1, 2]", "--metric", "eval_res.map",
+        [sys.executable, "-c", textwrap.dedent(code), "sweep", "pipes/trec.yaml", *given,
          "--workers", "2", "--output-dir", "refused"],
-        cwd=project, env=environment(),
-        capture_output=True, text=True, timeout=300,
+        cwd=project, env=environment(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.stdout.splitlines() == ["none left", "code 1"], done.stdout + done.stderr
-    assert "unknown setting 'nope' of evaluation" in done.stderr
+    assert done.stderr.count(message) == 1, done.stderr
+    assert "Traceback" not in done.stderr
     assert not list((project / "refused").glob("*.png")) and not (project / "refused" / "sweep.json").exists()

@@ -102,13 +102,7 @@ async def run_sweep(args: Any, warm_here: bool) -> tuple[SweepSpec, list[dict[st
     if spec.minimize is None:
         with_direction(spec, pipeline_directions(pipeline) if spec.metric else {})
     handle = join_shared(args, spec, pipeline)  # a shared study: refused before any server starts if its sweep differs
-    target = spec.param or parameter_path(pipeline.path)
-    if spec.param is not None:
-        with as_ultra_error():
-            require_regular_file(target, "parameter")
-    raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
-    if raw is not None:
-        check_keys(spec, raw, target)  # before any server starts
+    target, raw = swept_settings(spec, pipeline)
     search = make_search(spec)
     locations = pipeline_locations(pipeline, bool(getattr(args, "stdio", False)))
     try:
@@ -139,6 +133,20 @@ async def run_sweep(args: Any, warm_here: bool) -> tuple[SweepSpec, list[dict[st
     finally:
         await runner.close()
     return spec, rows, spec.notes
+
+
+def swept_settings(spec: SweepSpec, pipeline: Any) -> tuple[Path, dict | None]:
+    """The sweep's parameter file and its settings (None: not built yet), whose keys hold every swept key: checked
+    before any server starts (and by ``--workers N`` before it starts the other workers, so that a mistake is
+    reported once)."""
+    target = spec.param or parameter_path(pipeline.path)
+    if spec.param is not None:
+        with as_ultra_error():
+            require_regular_file(target, "parameter")
+    raw = read_parameter_file(target, list(pipeline.servers)) if target.exists() else None
+    if raw is not None:
+        check_keys(spec, raw, target)
+    return target, raw
 
 
 def start_checks(spec: SweepSpec, pipeline: Any, servers: Any, raw: dict | None, target: Path) -> dict:

@@ -71,22 +71,42 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     sweep folder unless ``--storage``); the study's rows once every worker is done, and the process that makes the
     report (``processes/reporter.py``; None: this one makes it), which the caller closes.
 
-    The other workers start first, as soon as the sweep, its metric and the storage's URL are checked, so that
-    their start-up (storage, servers) overlaps this process's own; on Linux they are forked from this process
-    once it has imported what they need (``processes/forks.py``). Whichever opens the storage first creates the
-    study, the others join it (``storage.join_study``)."""
+    The report process is forked first, before this process imports anything more, so that its imports have the
+    other core to themselves for longest. The other workers start as soon as the sweep, its metric and the
+    storage's URL are checked, so that their start-up (storage, servers) overlaps this process's own; on Linux
+    they are forked from this process once it has imported what they need (``processes/forks.py``). Whichever
+    opens the storage first creates the study, the others join it (``storage.join_study``)."""
+    from ultra_client.sweep.processes.reporter import start_reporter
+
+    if args.workers < 1:
+        raise UltraError(f"--workers {args.workers}: give a number of worker processes >= 1")
+    reporter = start_reporter(args.workers)
+    processes: list[Any] = []
+    try:
+        processes, result = _start_and_run(args, argv, reporter is None)
+        codes = [process.wait() for process in processes]
+    except BaseException:
+        stop(processes)
+        if reporter is not None:
+            reporter.close()
+        raise
+    spec, rows, notes = result
+    failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=2) if code != 0]
+    return spec, rows, [*notes, *failed], reporter
+
+
+def _start_and_run(args: argparse.Namespace, argv: list[str], warm_here: bool) -> tuple[list[Any], tuple]:
+    """Check the sweep, start the other workers, run this one (``run.run_sweep``); the workers started and this
+    worker's spec, rows and notes."""
     import anyio
 
     from ultra_client.calls.locate import pipeline_locations
     from ultra_client.pipeline.model import load_pipeline, require_file
     from ultra_client.sweep.processes.forks import start_workers
-    from ultra_client.sweep.processes.reporter import start_reporter
-    from ultra_client.sweep.run import run_sweep
+    from ultra_client.sweep.run import run_sweep, swept_settings
     from ultra_client.sweep.spec import build_spec
     from ultra_client.sweep.storage import expand_url
 
-    if args.workers < 1:
-        raise UltraError(f"--workers {args.workers}: give a number of worker processes >= 1")
     spec = build_spec(args)
     pipeline = load_pipeline(require_file(spec.pipeline))
     if spec.metric is None:
@@ -98,21 +118,20 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
     args.storage = args.storage or LOCAL_STORAGE.format(folder=spec.output_dir.resolve())
     args.study = args.study or pipeline.path.stem
     expand_url(args.storage)  # a malformed URL or a literal password is refused before any worker starts
+    swept_settings(spec, pipeline)  # so is a swept key the parameter file lacks (each worker checks again)
     worker = worker_arguments(argv, args.storage, args.study)
     locations = pipeline_locations(pipeline, bool(args.stdio))
-    reporter = start_reporter(args.workers)  # first: it imports the report's libraries while the workers start
-    processes = []
+    processes = start_workers(worker, args.workers - 1, locations, args.storage)
     try:
-        processes = start_workers(worker, args.workers - 1, locations, args.storage)
-        spec, rows, notes = anyio.run(run_sweep, args, reporter is None)
-        codes = [process.wait() for process in processes]
+        return processes, anyio.run(run_sweep, args, warm_here)
     except BaseException:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait()
-        if reporter is not None:
-            reporter.close()
+        stop(processes)
         raise
-    failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=2) if code != 0]
-    return spec, rows, [*notes, *failed], reporter
+
+
+def stop(processes: list[Any]) -> None:
+    """Terminate the workers started here and wait for each."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.wait()

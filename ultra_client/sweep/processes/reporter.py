@@ -46,12 +46,12 @@ class Reporter:
         with contextlib.suppress(OSError):
             os.nice(NICENESS)
         warm()
+        from ultra_client.sweep.run import finish
+
         with os.fdopen(self._request[0], "rb") as pipe:
             request = pipe.read()
         if not request:
             return 0
-        from ultra_client.sweep.run import finish
-
         spec, rows, notes, processes = pickle.loads(request)
         try:
             answer: tuple = ("ok", finish(spec, rows, notes, processes), notes)

@@ -422,17 +422,16 @@ def server_environment(server: str, folder: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("server", SERVERS)
-async def test_result_keys_over_stdio(server: str, stub: OpenAIStub, tmp_path: Path) -> None:
-    """A real MCP client against the real server subprocess: the structured content holds the declared keys."""
+async def stdio_problems(server: str, stub_url: str, folder: Path) -> list[str]:
+    """A real MCP client against the real server subprocess: what is wrong with its results and its errors."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    w = Workspace(tmp_path, stub.base_url)
+    w = Workspace(folder, stub_url)
     params = StdioServerParameters(command=sys.executable, args=["-m", f"servers.{server}"], cwd=str(ROOT),
-                                   env=server_environment(server, tmp_path))  # fmt: skip
+                                   env=server_environment(server, folder))  # fmt: skip
     problems = []
-    with (tmp_path / "server.log").open("w") as log:
+    with (folder / "server.log").open("w") as log:
         async with Client(stdio_client(params, errlog=log)) as client:
             for name, arguments in CALLS[server].items():
                 called = await client.call_tool(name, arguments(w))
@@ -452,4 +451,40 @@ async def test_result_keys_over_stdio(server: str, stub: OpenAIStub, tmp_path: P
                     text = " ".join(getattr(part, "text", "") for part in called.content)
                     if not called.is_error or not has_reason(text, name):
                         problems.append(f"{name} (over stdio) called with {arguments}: {text!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def over_stdio(
+    request: pytest.FixtureRequest, stub: OpenAIStub, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[str] | BaseException]:
+    """Each selected server's stdio problems (or the exception its session raised), every server's subprocess and
+    client at once, each in a folder of its own: the servers' sessions share nothing but the stub."""
+    import anyio
+
+    selected = [item.callspec.params["server"] for item in request.session.items
+                if item.originalname == "test_result_keys_over_stdio"]  # fmt: skip
+    found: dict[str, list[str] | BaseException] = {}
+
+    async def one(server: str) -> None:
+        try:
+            found[server] = await stdio_problems(server, stub.base_url, tmp_path_factory.mktemp(f"stdio_{server}"))
+        except Exception as exc:  # noqa: BLE001 - raised in that server's own test
+            found[server] = exc
+
+    async def every() -> None:
+        async with anyio.create_task_group() as group:
+            for server in dict.fromkeys(selected):
+                group.start_soon(one, server)
+
+    anyio.run(every)
+    return found
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_result_keys_over_stdio(server: str, over_stdio: dict[str, list[str] | BaseException]) -> None:
+    """A real MCP client against the real server subprocess: the structured content holds the declared keys."""
+    problems = over_stdio[server]
+    if isinstance(problems, BaseException):
+        raise problems
     assert not problems, "\n".join(problems)

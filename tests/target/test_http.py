@@ -16,6 +16,13 @@ READ = {"answer": "answer", "contexts": "contexts", "context_text": "text", "con
 BODY = {"question": "{{ question }}", "id": "{{ id }}", "history": "{{ history }}", "k": "{{ settings.top_k }}"}
 
 
+@pytest.fixture(autouse=True)
+def _short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without Retry-After wait 0.01 s before the first retry, not 0.5 s (as the LLM tests pace their client):
+    the tests count attempts and reasons, never the wait (a Retry-After is still waited as given)."""
+    monkeypatch.setattr("servers.target.runner.calls.BACKOFF_FIRST", 0.01)
+
+
 def target(url: str, **more):
     return {"kind": "http", "url": url, "body": BODY, "settings": {"top_k": 3}, "max_failed_fraction": 1.0,
             "max_retries": 2, **READ, **more}  # fmt: skip

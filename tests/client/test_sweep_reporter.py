@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.trec_sweep import write_trec_sweep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the report process is forked on Linux")
 
@@ -30,15 +31,7 @@ SWEEP = ["sweep", "pipes/trec.yaml", "--grid", "evaluation.max_depth=[5, 50, nul
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An evaluation-only pipeline on the TREC sample, whose trials take a tenth of a second."""
-    (tmp_path / "pipes" / "parameters").mkdir(parents=True)
-    pipeline = "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
-    (tmp_path / "pipes" / "trec.yaml").write_text(pipeline, encoding="utf-8")
-    trec = ROOT / "data" / "trec"
-    evaluation = {"run_path": str(trec / "results.test"), "qrels_path": str(trec / "qrels.test"), "ks": [5],
-                  "ir_metrics": ["map"], "relevance_level": 1, "max_depth": None, "save_path": "results"}  # fmt: skip
-    parameters = tmp_path / "pipes" / "parameters" / "trec_parameter.yaml"
-    parameters.write_text(json.dumps({"evaluation": evaluation}), encoding="utf-8")
-    return tmp_path
+    return write_trec_sweep(tmp_path)
 
 
 def sweep_in_script(folder: Path, workers: int, output: str, patch: str = "") -> subprocess.CompletedProcess:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.trec_sweep import write_trec_sweep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
 
@@ -144,14 +145,7 @@ def test_preload_imports_the_servers_and_the_database_storage(tmp_path: Path) ->
 def test_two_forked_workers_share_a_sweep(tmp_path: Path) -> None:
     """``--workers 2`` end to end: two workers (the command and one forked from it), each joined once, every grid
     point run once by one of them, the report written once."""
-    (tmp_path / "pipes" / "parameters").mkdir(parents=True)
-    pipeline = "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
-    (tmp_path / "pipes" / "trec.yaml").write_text(pipeline, encoding="utf-8")
-    trec = ROOT / "data" / "trec"
-    evaluation = {"run_path": str(trec / "results.test"), "qrels_path": str(trec / "qrels.test"), "ks": [5],
-                  "ir_metrics": ["map"], "relevance_level": 1, "max_depth": None, "save_path": "results"}  # fmt: skip
-    parameters = tmp_path / "pipes" / "parameters" / "trec_parameter.yaml"
-    parameters.write_text(json.dumps({"evaluation": evaluation}), encoding="utf-8")
+    write_trec_sweep(tmp_path)
     done = run_ultra(
         "sweep", "pipes/trec.yaml", "--grid", "evaluation.max_depth=[5, 50, null]", "--metric", "eval_res.map",
         "--workers", "2", "--output-dir", "sw", cwd=tmp_path, env={"PYTHONPROFILEIMPORTTIME": "1"},

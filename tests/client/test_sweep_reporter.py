@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.trec_sweep import write_trec_sweep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the report process is forked on Linux")
 
@@ -30,15 +31,7 @@ SWEEP = ["sweep", "pipes/trec.yaml", "--grid", "evaluation.max_depth=[5, 50, nul
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An evaluation-only pipeline on the TREC sample, whose trials take a tenth of a second."""
-    (tmp_path / "pipes" / "parameters").mkdir(parents=True)
-    pipeline = "servers:\n  evaluation: servers/evaluation\npipeline:\n  - evaluation.evaluate_trec\n"
-    (tmp_path / "pipes" / "trec.yaml").write_text(pipeline, encoding="utf-8")
-    trec = ROOT / "data" / "trec"
-    evaluation = {"run_path": str(trec / "results.test"), "qrels_path": str(trec / "qrels.test"), "ks": [5],
-                  "ir_metrics": ["map"], "relevance_level": 1, "max_depth": None, "save_path": "results"}  # fmt: skip
-    parameters = tmp_path / "pipes" / "parameters" / "trec_parameter.yaml"
-    parameters.write_text(json.dumps({"evaluation": evaluation}), encoding="utf-8")
-    return tmp_path
+    return write_trec_sweep(tmp_path)
 
 
 def sweep_in_script(folder: Path, workers: int, output: str, patch: str = "") -> subprocess.CompletedProcess:
@@ -127,15 +120,29 @@ def test_a_report_that_fails_in_the_report_process_is_the_commands_error(project
     assert "Traceback" not in done.stderr
 
 
-def test_a_report_process_that_ends_without_an_answer_leaves_the_report_here(project: Path) -> None:
-    """The report process ends before it answers: the command makes the report itself, as one worker does."""
-    patch = """
-        from ultra_client.sweep.processes import reporter
-        reporter.Reporter._serve = lambda self: 3
-    """
+ENDINGS = {
+    "no answer": "reporter.Reporter._serve = lambda self: 3",
+    # half an answer: the pickled reply cut short, as a process killed while writing it would leave
+    "a cut answer": """
+        import pickle
+        def cut(self):
+            os.close(self._request[1])
+            os.write(self._answer[1], pickle.dumps(("ok", ("table", []), []))[:9])
+            return 3
+        reporter.Reporter._serve = cut
+    """,
+}
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_a_report_process_that_ends_without_an_answer_leaves_the_report_here(project: Path, ending: str) -> None:
+    """The report process ends before it answers in full: the command makes the report itself, as one worker
+    does."""
+    patch = "from ultra_client.sweep.processes import reporter\n" + textwrap.dedent(ENDINGS[ending])
     done = sweep_in_script(project, 2, "fallback", patch)
     assert done.stdout.splitlines()[-1] == "code 0 matplotlib True left []", done.stdout + done.stderr
     assert table_of(done.stdout)[0].startswith("rank trial evaluation.max_depth eval_res.map"), done.stdout
+    assert len(table_of(done.stdout)) == 4, done.stdout
     assert sorted(p.name for p in (project / "fallback").glob("*.png")) == ["plot_evaluation.max_depth.png"]
 
 

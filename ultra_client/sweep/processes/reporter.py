@@ -1,4 +1,4 @@
-"""The report of ``ultra sweep --workers N`` (N > 1), made by a process forked as the workers start.
+"""The report of ``ultra sweep --workers N`` (N > 1), made by a process forked as the command starts.
 
 The report's imports (matplotlib, the paired tests: about a quarter of a second) are made there while this
 process imports what the workers need, a moment when only one core works, and at a lower priority than the
@@ -75,11 +75,12 @@ class Reporter:
             else:
                 data = answers.read()
         self._wait()
-        if not data:
+        try:
+            answer = pickle.loads(data)
+        except (pickle.UnpicklingError, EOFError):  # no answer, or a cut one: the report process ended first
             from ultra_client.sweep.run import finish
 
             return finish(spec, rows, notes, processes)
-        answer = pickle.loads(data)
         if answer[0] == "error":
             raise UltraError(answer[1])
         notes[:] = answer[2]

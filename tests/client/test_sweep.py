@@ -147,7 +147,7 @@ def test_resume_after_sigkill(toy_project: Path) -> None:
         encoding="utf-8",
     )
     (pipes / "parameters").mkdir()
-    write_params(pipes / "parameters" / "nap_parameter.yaml", {"toy": {"seconds": 0.7}, **settings()})
+    write_params(pipes / "parameters" / "nap_parameter.yaml", {"toy": {"seconds": 0.35}, **settings()})
     args = ["sweep", "pipes/nap.yaml", "--grid", "evaluation.relevance_level=[1, 2]"]
     args += ["--grid", "evaluation.max_depth=[5, 50, null]", "--output-dir", "sw", "--metric", "eval_res.map"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

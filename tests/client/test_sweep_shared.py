@@ -1,8 +1,8 @@
 """Shared sweep studies through real worker processes: three workers on a real PostgreSQL and on a real MariaDB
 (MySQL), ``--workers 2`` on SQLite and on a journal file. A worker is SIGKILLed mid-trial in each; the tests check
 that no grid point ran twice, that the lost trial was retried, that the best trial is a one-process sweep's, and
-that ``--status`` matches the storage. Each trial naps 1 s (the toy server) before an evaluate_trec on data/trec,
-so a kill lands mid-trial."""
+that ``--status`` matches the storage. Each trial naps 0.5 s (the toy server) before an evaluate_trec on data/trec,
+so a kill lands mid-trial (the kill looks for a running trial every 0.05 s)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ WAIT = 240  # seconds: generous bounds on a shared 2-core machine; the tests pol
 
 @pytest.fixture
 def project(toy_project: Path) -> Path:
-    return nap_project(toy_project, 1.0)
+    return nap_project(toy_project, 0.5)
 
 
 def nap_project(toy_project: Path, seconds: float) -> Path:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_ultra
+from tests.support.background import Finished, spare_ultra
 from tests.support.together import at_once
 from ultra_kit.factory import __version__ as servers_version
 
@@ -81,20 +82,29 @@ def test_dotted_key_from_a_file_and_file_errors(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr + not_mapping.stderr + unknown.stderr
 
 
-@pytest.mark.parametrize("transport", [[], ["--stdio"]])
+TYPE_ERRORS = [
+    ("evaluation.evaluate_trec", "ir_metrics=map", "`ir_metrics` must be a list of strings, got a string ('map')"),
+    ("evaluation.evaluate_trec", "ks=[1, x]", "`ks[1]` must be an integer, got a string ('x')"),
+    ("evaluation.evaluate_trec", "max_depth=[3]", "`max_depth` must be an integer or null, got a list"),
+    ("benchmark.get_data", "benchmark.limit=many", "`benchmark.limit` must be an integer, got a string ('many')"),
+]
+
+
+def type_error_call(target: str, transport: tuple[str, ...], argument: str) -> pytest.MarkDecorator:
+    """``ultra call TARGET TRANSPORT ARGUMENT`` in a folder of its own: a spare background run (tests/support)."""
+    return spare_ultra(lambda folder: ("call", target, *transport, argument))
+
+
 @pytest.mark.parametrize(
-    ("target", "argument", "sentence"),
-    [
-        ("evaluation.evaluate_trec", "ir_metrics=map", "`ir_metrics` must be a list of strings, got a string ('map')"),
-        ("evaluation.evaluate_trec", "ks=[1, x]", "`ks[1]` must be an integer, got a string ('x')"),
-        ("evaluation.evaluate_trec", "max_depth=[3]", "`max_depth` must be an integer or null, got a list"),
-        ("benchmark.get_data", "benchmark.limit=many", "`benchmark.limit` must be an integer, got a string ('many')"),
-    ],
-)
+    ("target", "argument", "sentence", "transport"),
+    [pytest.param(target, argument, sentence, transport, marks=type_error_call(target, transport, argument),
+                  id=f"{target}-{argument}-{'stdio' if transport else 'in-process'}")
+     for transport in ((), ("--stdio",)) for target, argument, sentence in TYPE_ERRORS],
+)  # fmt: skip
 def test_type_errors_are_one_sentence(
-    tmp_path: Path, transport: list[str], target: str, argument: str, sentence: str
+    background_run: Finished, transport: tuple[str, ...], target: str, argument: str, sentence: str
 ) -> None:
-    result = run_ultra("call", target, *transport, argument, cwd=tmp_path)
+    result = background_run.done
     assert result.returncode == 1
     tool = target.split(".")[1]
     assert result.stderr == f"error: {target} failed: Error executing tool {tool}: {sentence}\n"

@@ -18,30 +18,71 @@ optuna = pytest.importorskip("optuna")
 pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used with Study.optimize")
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "journal"])
-def test_a_slow_claim_that_keeps_writing_is_not_lost(toy_project: Path, kind: str, monkeypatch) -> None:
-    """A claim that takes longer than the grace (a loaded machine: seconds between Optuna's ask and the worker's
-    mark), but writes to its trial as it goes, is not failed; once the trial stays unchanged for the grace, it is
-    failed and queued once more."""
+KINDS = ["sqlite", "journal"]
+
+
+def slow_claim(claims: object) -> tuple[object, object, list[object]]:
+    """Claim a trial (Optuna's ask, not marked: a claim under way) and write to it every 0.3 s for 4.2 s, more than
+    the grace of 3 s (--heartbeat 1), looking for lost trials as a worker does; then stay silent until it is failed.
+    Its state after the writes, its state at the end, and the states of its retries."""
     from ultra_client.sweep.beats import fail_lost
 
-    claims = join_as_worker(nap_project(toy_project, 0.0), storage_url(kind), monkeypatch)
-    handle = claims.handle  # --heartbeat 1: a grace of 3 s
-    trial = claims.study.ask()  # created and running, not marked: a claim under way
+    handle = claims.handle
+    trial = claims.study.ask()
     looks: dict = {}
-    for step in range(14):  # 4.2 s at least, more than the grace: a write every 0.3 s, as a slow claim's steps
+    for step in range(14):  # a write every 0.3 s, as a slow claim's steps
         handle.storage.set_trial_system_attr(trial._trial_id, f"step_{step}", step)
         fail_lost(handle, looks)
         time.sleep(0.3)
         fail_lost(handle, looks)
-    assert handle.storage.get_trial(trial._trial_id).state == STATES.RUNNING
+    after_writes = handle.storage.get_trial(trial._trial_id).state
     deadline = time.monotonic() + WAIT
     while handle.storage.get_trial(trial._trial_id).state == STATES.RUNNING and time.monotonic() < deadline:
         fail_lost(handle, looks)  # now silent: lost after the grace
         time.sleep(0.1)
-    assert handle.storage.get_trial(trial._trial_id).state == STATES.FAIL
     retries = [t for t in claims.study.get_trials() if t.system_attrs.get("failed_trial") == trial.number]
-    assert [t.state for t in retries] == [STATES.WAITING]
+    return after_writes, handle.storage.get_trial(trial._trial_id).state, [t.state for t in retries]
+
+
+@pytest.fixture(scope="module")
+def slow_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple | BaseException]:
+    """``slow_claim`` on each storage kind, both at once (their waits are sleeps): each kind's project and storage
+    are its own (an absolute URL: the working directory is the process's, joined one at a time)."""
+    import shutil
+
+    from tests.client.conftest import TOY_SOURCE
+    from tests.support.together import at_once
+
+    claims = {}
+    for kind in KINDS:
+        folder = tmp_path_factory.mktemp(f"slow_{kind}")
+        shutil.copytree(TOY_SOURCE, folder / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+        (folder / "pipes").mkdir()
+        url = f"journal:{folder}/sw/study.journal" if kind == "journal" else f"sqlite:///{folder}/sw/study.db"
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            claims[kind] = join_as_worker(nap_project(folder, 0.0), url, monkeypatch)
+
+    def caught(kind: str) -> tuple | BaseException:
+        try:
+            return slow_claim(claims[kind])
+        except Exception as exc:  # noqa: BLE001 - raised in that kind's own test
+            return exc
+
+    return at_once({kind: lambda kind=kind: caught(kind) for kind in KINDS})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slow_claim_that_keeps_writing_is_not_lost(slow_claims: dict, kind: str) -> None:
+    """A claim that takes longer than the grace (a loaded machine: seconds between Optuna's ask and the worker's
+    mark), but writes to its trial as it goes, is not failed; once the trial stays unchanged for the grace, it is
+    failed and queued once more."""
+    outcome = slow_claims[kind]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    after_writes, final, retries = outcome
+    assert after_writes == STATES.RUNNING
+    assert final == STATES.FAIL
+    assert retries == [STATES.WAITING]
 
 
 def test_a_worker_whose_running_trial_was_failed_as_lost_carries_on(toy_project: Path, tmp_path: Path) -> None:

@@ -8,8 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, run_ultra
 from tests.support.terminal import on_a_terminal
+from tests.support.together import at_once
 
 SERVER = '''
 import time
@@ -63,11 +66,44 @@ def slow_project(tmp_path: Path, n: int, pause: float, tool: str = "slow_count")
     return pipeline
 
 
-def test_progress_lines_show_elapsed_time_and_eta(tmp_path: Path) -> None:
-    pipeline = slow_project(tmp_path, n=4, pause=0.8)
-    result = run_ultra("run", str(pipeline), cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    bars = [line for line in result.stderr.splitlines() if line.startswith("  slow.slow_count [")]
+def eta_run(folder: Path, env: dict[str, str]) -> tuple[int, str]:
+    """``ultra run`` of four counts 0.8 s apart, its stderr captured: the exit code and the stderr."""
+    pipeline = slow_project(folder, n=4, pause=0.8)
+    result = run_ultra("run", str(pipeline), cwd=folder, env=env)
+    return result.returncode, result.stderr
+
+
+def batch_run(folder: Path, env: dict[str, str]) -> tuple[int, str]:
+    """``ultra run`` of two batches of 8 counts 2.5 s apart, its stderr a log file: the exit code and the log."""
+    pipeline = slow_project(folder, n=16, pause=2.5, tool="batch_count")
+    log = folder / "stderr.log"
+    with log.open("w") as stderr:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "ultra.py"), "run", str(pipeline)],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            timeout=120,
+        )
+    return done.returncode, log.read_text()
+
+
+@pytest.fixture(scope="module")
+def paused_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str]]:
+    """The two runs whose steps mostly sleep (3.2 s and 5 s), at once, each in a folder of its own (what the
+    autouse fixtures of tests/conftest.py give a test, with that folder as its temporary root)."""
+    runs = {"eta": eta_run, "batch": batch_run}
+    folders = {name: tmp_path_factory.mktemp(name) for name in runs}
+    envs = {name: {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1", "ULTRA_READ_ROOTS": os.pathsep.join([str(folder), str(ROOT)])}
+            for name, folder in folders.items()}  # fmt: skip
+    return at_once({name: lambda name=name, run=run: run(folders[name], envs[name]) for name, run in runs.items()})
+
+
+def test_progress_lines_show_elapsed_time_and_eta(paused_runs: dict[str, tuple[int, str]]) -> None:
+    returncode, stderr = paused_runs["eta"]
+    assert returncode == 0, stderr
+    bars = [line for line in stderr.splitlines() if line.startswith("  slow.slow_count [")]
     first, last = bars[0], bars[-1]
     # 1 of 4 done: one completion, no rate yet, so no ETA (the time before it may be a model loading). The lines
     # of 2 or 3 of 4 (a log gets a line a second at most: 3 of 4 comes 1.6 s after 1 of 4) have an ETA at the
@@ -79,23 +115,12 @@ def test_progress_lines_show_elapsed_time_and_eta(tmp_path: Path) -> None:
     assert done and int(done.group(1)) >= 3, last  # four pauses of 0.8 s; no ETA once finished
 
 
-def test_a_log_shows_a_batchs_current_count_not_its_first(tmp_path: Path) -> None:
+def test_a_log_shows_a_batchs_current_count_not_its_first(paused_runs: dict[str, tuple[int, str]]) -> None:
     """A local model answers 8 prompts at once: 8 counts at one moment, then none for a while. In a log (stderr a
     file) the line of the first count was written and the other 7 were dropped by the throttle (a line a second), so
     the log said 1 of 16 done while 8 were, until the next batch. The line of a batch now shows its last count."""
-    pipeline = slow_project(tmp_path, n=16, pause=2.5, tool="batch_count")
-    log = tmp_path / "stderr.log"
-    with log.open("w") as stderr:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "ultra.py"), "run", str(pipeline)],
-            cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            timeout=120,
-        )
-    text = log.read_text()
-    assert done.returncode == 0, text
+    returncode, text = paused_runs["batch"]
+    assert returncode == 0, text
     counts = [int(m.group(1)) for m in re.finditer(r"^  slow\.batch_count \[.*\((\d+)/16\)", text, re.M)]
     first_batch = [c for c in counts if 0 < c <= 8]
     assert first_batch and first_batch[-1] == 8, text  # what the log says while the second batch is awaited

@@ -16,9 +16,14 @@ TOY_SOURCE = Path(__file__).parent / "toy_server"
 @pytest.fixture
 def toy_project(tmp_path: Path) -> Path:
     """``tmp/toyservers/toy`` is the toy server package; pipelines go in ``tmp/pipes``."""
-    shutil.copytree(TOY_SOURCE, tmp_path / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "pipes").mkdir()
-    return tmp_path
+    return toy_copy(tmp_path)
+
+
+def toy_copy(folder: Path) -> Path:
+    """``folder`` as ``toy_project`` makes it (for module fixtures, which have no ``tmp_path``)."""
+    shutil.copytree(TOY_SOURCE, folder / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "pipes").mkdir()
+    return folder
 
 
 def write_pipeline(project: Path, name: str, steps_yaml: str) -> Path:

@@ -8,13 +8,14 @@ finds stale; here that worker is played by this process, with the worker's own c
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.client.test_sweep_shared import POINTS, SWEEP, TREC, WAIT, nap_project
-from tests.conftest import run_ultra
+from tests.conftest import ROOT, run_ultra
 
 optuna = pytest.importorskip("optuna")
 
@@ -69,14 +70,53 @@ def completed_points(study: object) -> list[str]:
     return [json.dumps(t.user_attrs["ultra"]["values"], sort_keys=True) for t in done]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "journal"])
-def test_a_worker_lost_between_claim_and_first_beat(project: Path, kind: str, monkeypatch) -> None:
+KINDS = ["sqlite", "journal"]
+
+
+@pytest.fixture(scope="module")
+def lost_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple | BaseException]:
+    """On each storage kind, in a project of its own: a claim abandoned in this process (joined one kind at a time,
+    with an absolute URL: the working directory is the process's), then the sweep that must fail and retry it and
+    the report of the study, the two kinds at once (a live worker waits out the grace: 3 s of sleep). Each kind's
+    study, lost trial number, sweep and report (or the exception it raised)."""
+    from tests.client.conftest import toy_copy
+    from tests.support.together import at_once
+
+    env = {"ULTRA_ALLOW_OUTSIDE_OUTPUT": "1",
+           "ULTRA_READ_ROOTS": os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT)])}  # fmt: skip
+    projects, claimed = {}, {}
+    for kind in KINDS:
+        projects[kind] = nap_project(toy_copy(tmp_path_factory.mktemp(f"lost_{kind}")), 0.2)
+        here = (
+            storage_url(kind)
+            .replace("sqlite:///", f"sqlite:///{projects[kind]}/")
+            .replace("journal:", f"journal:{projects[kind]}/")
+        )
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            claimed[kind] = claim_and_die(projects[kind], here, monkeypatch)
+
+    def sweep_and_report(kind: str) -> tuple | BaseException:
+        url, project = storage_url(kind), projects[kind]
+        try:
+            done = run_ultra(*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s", "--no-report",
+                             cwd=project, env=env, timeout=WAIT)  # fmt: skip
+            report = run_ultra("sweep", "--report", "--storage", url, "--study", "s", "--output-dir", "rep",
+                               cwd=project, env=env)  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - raised in that kind's own test
+            return exc
+        return (*claimed[kind], done, report, project)
+
+    return at_once({kind: lambda kind=kind: sweep_and_report(kind) for kind in KINDS})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_worker_lost_between_claim_and_first_beat(lost_claims: dict, kind: str) -> None:
     """The abandoned trial has no heartbeat: a live worker fails it after the grace (3 heartbeats of its own clock)
     and runs its retry, so the study finishes (before, every worker waited for it forever)."""
-    url = storage_url(kind)
-    study, lost = claim_and_die(project, url, monkeypatch)
-    done = run_ultra(*SWEEP, "--output-dir", "sw", "--storage", url, "--study", "s", "--no-report",
-                     cwd=project, timeout=WAIT)  # fmt: skip
+    outcome = lost_claims[kind]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    study, lost, done, report, project = outcome
     assert done.returncode == 0, done.stderr
     trials = study.get_trials()
     first = next(t for t in trials if t.number == lost)
@@ -87,7 +127,6 @@ def test_a_worker_lost_between_claim_and_first_beat(project: Path, kind: str, mo
     points = completed_points(study)
     assert len(points) == POINTS and len(set(points)) == POINTS  # every point once
     assert not [t for t in trials if t.state in (STATES.RUNNING, STATES.WAITING)]
-    report = run_ultra("sweep", "--report", "--storage", url, "--study", "s", "--output-dir", "rep", cwd=project)
     assert report.returncode == 0, report.stderr
     rows = json.loads((project / "rep" / "sweep.json").read_text())["rows"]
     error = next(r["error"] for r in rows if r["trial"] == lost)

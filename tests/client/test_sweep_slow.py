@@ -48,16 +48,12 @@ def slow_claim(claims: object) -> tuple[object, object, list[object]]:
 def slow_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple | BaseException]:
     """``slow_claim`` on each storage kind, both at once (their waits are sleeps): each kind's project and storage
     are its own (an absolute URL: the working directory is the process's, joined one at a time)."""
-    import shutil
-
-    from tests.client.conftest import TOY_SOURCE
+    from tests.client.conftest import toy_copy
     from tests.support.together import at_once
 
     claims = {}
     for kind in KINDS:
-        folder = tmp_path_factory.mktemp(f"slow_{kind}")
-        shutil.copytree(TOY_SOURCE, folder / "toyservers" / "toy", ignore=shutil.ignore_patterns("__pycache__"))
-        (folder / "pipes").mkdir()
+        folder = toy_copy(tmp_path_factory.mktemp(f"slow_{kind}"))
         url = f"journal:{folder}/sw/study.journal" if kind == "journal" else f"sqlite:///{folder}/sw/study.db"
         with pytest.MonkeyPatch.context() as monkeypatch:
             claims[kind] = join_as_worker(nap_project(folder, 0.0), url, monkeypatch)

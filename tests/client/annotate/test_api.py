@@ -4,6 +4,7 @@ overlap, and the export read back by ppi and judge_agreement."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
@@ -93,11 +94,19 @@ def test_killed_server_loses_nothing_and_labels_nothing_twice(tmp_path) -> None:
     assert len(labelled) == 12 == len(set(labelled)) and labelled[:3] == done[:3]
 
 
-def label_all(base: str, seen: list[str]) -> None:
+def label_all(base: str, seen: list[str], turns: threading.Barrier) -> None:
+    """Label every item this annotator is given, in step with the other (``turns``: each waits for the other's
+    label before asking again), so that both ask while items are left however the threads are scheduled; the
+    first to run out releases the other."""
     client = Client(base)
-    while (item := client.next()) is not None:
-        assert client.label(item["item_id"], 1).status_code == 200
-        seen.append(item["item_id"])
+    try:
+        while (item := client.next()) is not None:
+            assert client.label(item["item_id"], 1).status_code == 200
+            seen.append(item["item_id"])
+            with contextlib.suppress(threading.BrokenBarrierError):
+                turns.wait(timeout=60)
+    finally:
+        turns.abort()
 
 
 @pytest.mark.parametrize(("overlap", "select"), [(0.0, "uniform"), (1.0, "uniform"), (0.0, "active")])
@@ -108,7 +117,10 @@ def test_two_annotators_at_once_share_the_items(tmp_path, overlap, select) -> No
     seen: dict[str, list[str]] = {"a": [], "b": []}
     with annotate_server(tmp_path, *common, "--annotator", "a") as (base_a, _), \
             annotate_server(tmp_path, *common, "--annotator", "b") as (base_b, _):  # fmt: skip
-        threads = [threading.Thread(target=label_all, args=(b, seen[n])) for n, b in (("a", base_a), ("b", base_b))]
+        turns = threading.Barrier(2)
+        threads = [
+            threading.Thread(target=label_all, args=(b, seen[n], turns)) for n, b in (("a", base_a), ("b", base_b))
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -2,9 +2,10 @@
 what every worker needs, or (where ``fork`` is not safe) started as ``python -m ultra ...`` processes.
 
 A forked worker begins where this process is: Python, ``ultra``, Optuna and its storages, the sweep, and each
-in-process server's ``SPEC`` and tool modules are imported already, so its start-up is only its own storage
-connection and servers. It runs the same command line as a started one (``cli.main``), and ends with its exit
-code. The fork happens before any thread, event loop, storage connection or server exists in this process.
+in-process server's ``SPEC``, tool modules and ``heavy_imports`` are imported already, so its start-up is only
+its own storage connection and servers. It runs the same command line as a started one (``cli.main``), and
+ends with its exit code. The fork happens before any thread, event loop, storage connection or server exists in
+this process.
 """
 
 from __future__ import annotations

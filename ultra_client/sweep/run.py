@@ -126,9 +126,10 @@ async def run_sweep(args: Any, warm_here: bool) -> tuple[SweepSpec, list[dict[st
             from ultra_client.sweep.worker import run_worker
 
             reports = not getattr(args, "no_report", False)
-            if reports and warm_here and (getattr(args, "workers", None) or 1) > 1:
+            warms = reports and warm_here  # this worker imports the report's libraries itself
+            if warms and (getattr(args, "workers", None) or 1) > 1:
                 warm()  # the report's imports while the other workers take the first trials, not after the last
-            await run_worker(spec, handle, runner, raw, target, idle=warm if reports and warm_here else None)
+            await run_worker(spec, handle, runner, raw, target, idle=warm if warms else None)
             rows = rows_of(handle.study) if reports else []
     finally:
         await runner.close()

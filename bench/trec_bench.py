@@ -51,6 +51,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bytecode import byte_compile_project  # noqa: E402
 from trec_fixture import Variant, generate  # noqa: E402
 
 KS = (5, 10, 15, 20, 30, 100)
@@ -90,20 +91,6 @@ if dump != "-":
     with open(dump, "w") as f:
         json.dump(per_query, f)
 """
-
-
-def byte_compile_project() -> None:
-    """Write the project's .pyc files, as ``pip install .`` does for an installed package.
-
-    An editable install is not compiled, and with PYTHONDONTWRITEBYTECODE set (as on these
-    machines) every ``ultra`` process would compile its modules again (about 0.15 s); pytrec_eval's
-    modules are compiled at install time.
-    """
-    import compileall
-
-    for folder in ("servers", "ultra_client", "ultra_kit", "ultra_trec", "ultra_llm"):
-        compileall.compile_dir(ROOT / folder, quiet=1)
-    compileall.compile_file(ROOT / "ultra.py", quiet=1)
 
 
 def warm_page_cache(*paths: Path) -> None:

@@ -16,10 +16,11 @@ clock:
 (startup + trials / 2 + finish) / (startup + trials + finish), from one worker's phases. ``cpu_bound`` is the ratio
 no schedule can beat: the last W's CPU seconds spread over W cores, without an idle moment, against one worker's
 wall time. ``schedule_bound`` is nearer: the last W's start-up and finish as they were (one process works in each),
-and the rest of its CPU seconds spread over W cores without an idle moment, against one worker's wall time; a ratio
-below it needs less CPU, not a better schedule. ``parallel_efficiency`` is this machine's, measured in the same
-sitting: one process's time for an allocation-heavy Python loop (dicts and lists, as a trial makes) over its time
-when W such processes run at once (1.0: W cores do W times the work).
+and the rest of its CPU seconds spread over W cores without an idle moment, against one worker's wall time (it
+assumes one process works in the start-up; the report process now works beside it, so a ratio can fall below).
+``parallel_efficiency`` is this machine's, measured in the same sitting: one process's time for an
+allocation-heavy Python loop (dicts and lists, as a trial makes) over its time when W such processes run at once
+(1.0: W cores do W times the work).
 
 With ``--trial-load N``, a realistic heavier trial: the same pipeline over N copies of the questions, the corpus
 and the judgments (N x 159 questions against N x 371 passages; each copy's ids are suffixed, so every question

@@ -27,7 +27,7 @@ and the judgments (N x 159 questions against N x 371 passages; each copy's ids a
 keeps its own relevant passages), in a fresh index folder, so that each trial does about N^2 times the retrieval
 and N times the scoring. The trials still take their settings from the example.
 
-The project is byte-compiled first (``bench/bytecode.py``), so every command starts as an installed package's
+The project is byte-compiled first (``scripts/bytecode.py``), so every command starts as an installed package's
 would, without compiling the project's modules again (where PYTHONDONTWRITEBYTECODE is set).
 """
 
@@ -183,7 +183,8 @@ def schedule_bound(run: dict[str, float], workers: int) -> float:
 
 def bench(workers: list[int], repeats: int, load: int | None) -> dict:
     """Medians over ``repeats`` sittings of every phase, the ratio of the last W to the first, and the bound."""
-    from bench.bytecode import byte_compile_project
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bytecode import byte_compile_project
 
     byte_compile_project()
     sittings = []

@@ -51,6 +51,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "scripts"))
 from bytecode import byte_compile_project  # noqa: E402
 from trec_fixture import Variant, generate  # noqa: E402
 

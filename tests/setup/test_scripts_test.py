@@ -47,6 +47,7 @@ def plan(*args: str, env: dict[str, str] | None = None, python: str = sys.execut
 def test_the_plan_ends_with_pytest_and_passes_arguments_through() -> None:
     lines = plan("tests/trec", "-x", "-k", "map")
     assert lines[-1] == f"[scripts/test] would run: {sys.executable} -m pytest -q tests/trec -x -k map"
+    assert lines[-2] == f"[scripts/test] would run: {sys.executable} scripts/bytecode.py"  # then the project's .pyc
     assert not [line for line in lines if "running:" in line]  # the plan runs nothing
 
 

@@ -8,6 +8,7 @@ import importlib
 import math
 import os
 import sys
+from typing import TextIO
 
 USAGE_EXAMPLES = """examples:
   ultra build examples/load_data.yaml
@@ -136,8 +137,9 @@ def _absolute_file_value(pair: str, here: str) -> str:
     return pair
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``ultra`` console script; returns the exit code."""
+def main(argv: list[str] | None = None, errors: TextIO | None = None) -> int:
+    """Entry point of the ``ultra`` console script; returns the exit code. ``errors``: where the error line goes
+    (standard error; a forked sweep worker's goes to the command, which prints it unless it is its own)."""
     args = parse(argv)
     command = importlib.import_module(COMMANDS[args.command])
     if args.command in STANDALONE:
@@ -157,21 +159,24 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
         return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
-        from ultra_base.redact import redact_text
-
-        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        print(error_line(exc), file=errors or sys.stderr)
         return exit_now(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return exit_now(130)
     except HungStep as exc:
-        from ultra_base.redact import redact_text
-
-        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        print(error_line(exc), file=errors or sys.stderr)
         return exit_now(1)
     except StoppedBySignal as exc:  # already reported; a busy in-process tool's thread must not delay the exit
         return exit_now(int(exc.code))
     return exit_now(code)
+
+
+def error_line(exc: BaseException) -> str:
+    """The line an error ends a command with (its ``${VAR}`` values and credentials redacted)."""
+    from ultra_base.redact import redact_text
+
+    return f"error: {redact_text(str(exc))}"
 
 
 def exit_now(code: int) -> int:

@@ -34,8 +34,9 @@ def script(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
 
 
 def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
-    """The same command, forked and started: the same exit code and error; this process's buffered output is
-    written once, not again by the child."""
+    """The same command, forked and started: the same exit code and error (the forked one's error line goes to
+    the command, ``error_lines``; the started one prints its own); this process's buffered output is written once,
+    not again by the child."""
     done = script(
         tmp_path,
         f"""
@@ -44,6 +45,8 @@ def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
         assert isinstance(forked[0], forks.Forked), forked
         code = forked[0].wait()
         print("forked", code, forked[0].wait())
+        for line in forked[0].error_lines():
+            print(line)
         threading.Thread(target=time.sleep, args=(5,), daemon=True).start()  # a thread: forking is not safe now
         started = forks.start_workers({STATUS}, 1, [], "journal:x")
         assert not isinstance(started[0], forks.Forked), started
@@ -51,9 +54,9 @@ def test_a_forked_worker_ends_as_a_started_one_does(tmp_path: Path) -> None:
         """,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["before the fork", "forked 1 1", "started 1"]
     message = "--status reads a shared study: give --storage URL and --study NAME"
-    assert done.stderr.count(message) == 2, done.stderr
+    assert done.stdout.splitlines() == ["before the fork", "forked 1 1", f"error: {message}", "started 1"]
+    assert done.stderr.count(message) == 1, done.stderr  # the started worker's
 
 
 def test_a_forked_child_leaves_what_it_inherited_to_no_collection(tmp_path: Path) -> None:
@@ -82,7 +85,7 @@ def test_terminate_stops_a_forked_worker_like_a_started_one(tmp_path: Path) -> N
         tmp_path,
         f"""
         import ultra_client.cli
-        ultra_client.cli.main = lambda argv: time.sleep(60) or 0  # a worker busy with a long trial
+        ultra_client.cli.main = lambda argv, errors: time.sleep(60) or 0  # a worker busy with a long trial
         workers = forks.start_workers({STATUS}, 2, [], "journal:x")
         assert all(isinstance(w, forks.Forked) for w in workers), workers
         time.sleep(0.5)

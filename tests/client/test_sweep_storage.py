@@ -59,3 +59,23 @@ def test_a_grid_study_numbered_in_optunas_shuffled_order_is_refused(tmp_path: Pa
         join_study(open_storage(url, 1), "old", {**identity, "grid_order": GRID_ORDER})
     join_study(open_storage(url, 1), "new", {**identity, "grid_order": GRID_ORDER})
     join_study(open_storage(url, 1), "new", {**identity, "grid_order": GRID_ORDER})  # the same sweep joins
+
+
+def test_a_sweep_of_the_same_keys_names_its_values_first_and_then_their_order() -> None:
+    """Two keys given in the other order: the message names a value that differs before the order, and says that
+    only the order differs when that is all (the grid's points would be numbered in another order)."""
+    from ultra_client.sweep.storage import first_difference
+
+    stored = {"pipeline_text": "x", "keys": ["a.top_k", "a.k1"], "space": {"a.top_k": [3], "a.k1": [0.9]},
+              "method": "grid", "trials": 1, "metric": "m.v", "minimize": False}  # fmt: skip
+    reordered = {**stored, "keys": ["a.k1", "a.top_k"]}
+    assert first_difference(stored, {**reordered, "space": {"a.top_k": [3, 5], "a.k1": [0.9]}}) == (
+        "a.top_k: the study has [3], this worker [3, 5]"
+    )
+    assert first_difference(stored, reordered) == (
+        "the same keys in another order: the study searches ['a.top_k', 'a.k1'], this worker ['a.k1', 'a.top_k']"
+    )
+    assert first_difference(stored, {**stored, "keys": ["a.top_k"], "space": {"a.top_k": [3]}}) == (
+        "the study searches ['a.top_k', 'a.k1'], this worker ['a.top_k']"
+    )
+    assert first_difference(stored, dict(stored)) is None

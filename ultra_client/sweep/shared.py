@@ -90,6 +90,7 @@ def local_workers(args: argparse.Namespace, argv: list[str]) -> tuple[Any, list[
         if reporter is not None:
             reporter.close()
         raise
+    show_worker_errors(processes, None)
     spec, rows, notes = result
     failed = [f"worker {n} exited with {code}" for n, code in enumerate(codes, start=2) if code != 0]
     return spec, rows, [*notes, *failed], reporter
@@ -124,8 +125,11 @@ def _start_and_run(args: argparse.Namespace, argv: list[str], warm_here: bool) -
     processes = start_workers(worker, args.workers - 1, locations, args.storage)
     try:
         return processes, anyio.run(run_sweep, args, warm_here)
-    except BaseException:
+    except BaseException as exc:
+        from ultra_client.cli import error_line
+
         stop(processes)
+        show_worker_errors(processes, error_line(exc))
         raise
 
 
@@ -135,3 +139,14 @@ def stop(processes: list[Any]) -> None:
         process.terminate()
     for process in processes:
         process.wait()
+
+
+def show_worker_errors(processes: list[Any], own: str | None) -> None:
+    """Print the error lines of the forked workers that have ended, but not one that repeats this process's own
+    (``own``: the line it ends with), so that an error every worker meets is printed once."""
+    from ultra_client.sweep.trials import say
+
+    for number, process in enumerate(processes, start=2):
+        for line in process.error_lines() if hasattr(process, "error_lines") else []:
+            if line != own:
+                say(f"worker {number}: {line}")

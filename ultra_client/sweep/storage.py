@@ -254,11 +254,14 @@ def first_difference(stored: dict[str, Any], mine: dict[str, Any]) -> str | None
     """The first way this worker's sweep differs from the study's, in words; None when they agree."""
     if stored.get("pipeline_text") != mine["pipeline_text"]:
         return "its pipeline differs " + _line_difference(stored.get("pipeline_text") or "", mine["pipeline_text"])
-    if stored.get("keys") != mine["keys"]:
-        return f"the study searches {stored.get('keys')}, this worker {mine['keys']}"
+    keys = stored.get("keys") or []
+    if set(keys) != set(mine["keys"]):
+        return f"the study searches {keys}, this worker {mine['keys']}"
     for key in mine["keys"]:
         if stored["space"].get(key) != mine["space"][key]:
             return f"{key}: the study has {stored['space'].get(key)}, this worker {mine['space'][key]}"
+    if keys != mine["keys"]:  # the same keys and values: the grid's points would be numbered in another order
+        return f"the same keys in another order: the study searches {keys}, this worker {mine['keys']}"
     for name in ("method", "trials", "metric", "minimize"):
         if stored.get(name) != mine[name]:
             return f"{name}: the study has {stored.get(name)!r}, this worker {mine[name]!r}"

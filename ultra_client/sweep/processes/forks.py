@@ -14,7 +14,9 @@ import contextlib
 import functools
 import subprocess
 import sys
-from typing import Any
+import tempfile
+import traceback
+from typing import Any, TextIO
 
 from ultra_client.sweep.processes.forked import Forked, can_fork
 
@@ -29,13 +31,40 @@ def start_workers(argv: list[str], count: int, locations: list[Any], url: str) -
         preload(locations, url)
     if not can_fork():  # (a module imported by ``preload`` may have started a thread)
         return [subprocess.Popen([sys.executable, "-m", "ultra", *argv]) for _ in range(count)]
-    return [Forked(functools.partial(_worker, argv)) for _ in range(count)]
+    return [ForkedWorker(argv) for _ in range(count)]
 
 
-def _worker(argv: list[str]) -> int:
+class ForkedWorker(Forked):
+    """A forked worker whose error line goes to a file this process reads once the worker has ended
+    (``error_lines``), so that an error every worker meets (a study that runs another sweep) is printed once."""
+
+    def __init__(self, argv: list[str]) -> None:
+        # one open file, shared with the child; closed by error_lines (or with this object)
+        self.errors = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self._lines: list[str] | None = None
+        super().__init__(functools.partial(_worker, argv, self.errors))
+
+    def error_lines(self) -> list[str]:
+        """What the worker wrote as its error (nothing while it runs, or when it ended without one)."""
+        if self.returncode is None:
+            return []
+        if self._lines is None:
+            with self.errors:
+                self.errors.seek(0)
+                self._lines = self.errors.read().splitlines()
+        return self._lines
+
+
+def _worker(argv: list[str], errors: TextIO) -> int:
     from ultra_client.cli import main
 
-    return main(argv)
+    try:
+        return main(argv, errors)
+    except Exception:  # a fault, not a user's mistake: its traceback, shown by the command
+        traceback.print_exc(file=errors)
+        return 1
+    finally:
+        errors.flush()
 
 
 def preload(locations: list[Any], url: str) -> None:

@@ -159,13 +159,13 @@ def main(argv: list[str] | None = None, errors: TextIO | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the unflushed rest goes nowhere, without a second error
         return 141  # 128 + SIGPIPE, as a shell reports a program stopped by a closed pipe
     except (UltraError, InputError) as exc:
-        print(error_line(exc), file=errors or sys.stderr)
+        print(error_line(exc), file=errors or sys.stderr, flush=True)  # before a possible os._exit
         return exit_now(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return exit_now(130)
     except HungStep as exc:
-        print(error_line(exc), file=errors or sys.stderr)
+        print(error_line(exc), file=errors or sys.stderr, flush=True)  # before a possible os._exit
         return exit_now(1)
     except StoppedBySignal as exc:  # already reported; a busy in-process tool's thread must not delay the exit
         return exit_now(int(exc.code))
